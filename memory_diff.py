@@ -1,0 +1,1602 @@
+"""memory-diff: propose additions to an agent memory file as a patch a person reviews.
+
+Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Aider,
+Cline, OpenAI/Anthropic message lists, or {"role","text"} JSONL), picks the few sentences
+that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
+unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
+CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
+
+Promises:
+- It never writes the memory file: no code path opens it for writing.
+- A patch only adds lines (git's format forces one exception: a last line that has no
+  newline is re-emitted with one).
+- Keyword and rule heuristics, no model: the same inputs always give the same bytes.
+- Stdout carries only the product (the patch, the JSON, the explanation or the findings).
+
+Exit status:
+  0  success, whether or not anything is proposed (lint: nothing but notes found)
+  1  with --exit-code, something is proposed (lint: a finding other than a note)
+  2  usage or input error: one line on stderr, `memory-diff: error: PATH[:LINE]: reason`
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import datetime
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import sys
+import tomllib
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import Any
+from typing import NamedTuple
+
+__version__ = "0.1.0"
+
+PROG = "memory-diff"
+
+# --------------------------------------------------------------------------------------
+# Constants a reviewer will want to argue with. Each carries the reason for its value.
+# --------------------------------------------------------------------------------------
+
+# SIGNAL: a sentence is a candidate only when one of these markers occurs in it. One
+# regular expression compiled from named alternatives, so `--explain` can say which class
+# matched and a team extends it by adding alternatives (config `signal = [...]`), never by
+# a second mechanism. English markers use word boundaries; Chinese has no spaces, so its
+# markers match anywhere.
+SIGNAL_RULES: tuple[tuple[str, str], ...] = (
+    # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of".
+    ("decision", r"\b(?:decided|decide to|decision|chose|chosen|choose|opted|went with|"
+                 r"settled on|instead of|rather than|switched to|in favou?r of)\b"),
+    ("decision", r"决定|选择|选用|改用|采用|约定"),
+    # Rules and conventions: "always X", "never Y", "X must Y", "don't".
+    ("constraint", r"\b(?:must|mustn't|never|always|do not|don't|should(?:n't| not)?|"
+                   r"avoid|required|only ever|make sure|ensure|not allowed|forbidden)\b"),
+    ("constraint", r"必须|不要|不能|禁止|务必|一定要|总是|永远|不得|不必|不需要|只能|需要确保"),
+    # A bug's mechanism stated concretely.
+    ("root-cause", r"\b(?:root cause|caused by|because|the (?:bug|issue|problem|culprit) "
+                   r"(?:is|was)|the fix (?:is|was)|due to|fails? (?:when|if|because)|"
+                   r"breaks? (?:when|if|because))\b"),
+    ("root-cause", r"根本原因|根因|原因是|因为|由于|导致|修复"),
+    # How the user wants things done.
+    ("preference", r"\b(?:prefer|prefers|preferred|preference|I'd rather|I want|we want|"
+                   r"I like)\b"),
+    ("preference", r"偏好|更喜欢|倾向于|喜欢用|希望"),
+    # Non-obvious facts that will bite again.
+    ("gotcha", r"\b(?:intentional(?:ly)?|on purpose|by design|gotcha|keep in mind|"
+               r"note that|beware|caveat|only (?:reads|handles|works|runs|supports|finds))\b"),
+    ("gotcha", r"注意|陷阱|故意"),
+)
+
+# NOISE: sentences that carry a marker but are not memory. Each rule names the case it
+# exists for; `--explain` prints the name. Matched against the sentence with its list
+# marker and emphasis already stripped.
+NOISE_RULES: tuple[tuple[str, str], ...] = (
+    # First-person narration and plans: "Now let me check...", "I'll update the test".
+    ("narration", r"^(?:(?:now|next|first|then|ok(?:ay)?|so|great|good|perfect)[,!]?\s+)*"
+                  r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|"
+                  r"i should|i can|we'll|we will now|we need to (?:check|look|see|find)|"
+                  r"going to)\b"),
+    ("narration", r"^(?:让我|我来|我将|我会|我先|现在|接下来|好的|首先|然后)"),
+    # Questions ask; memory states.
+    ("question", r"[?？]\s*$"),
+    # Pleasantries and status reports: "Great, all tests pass because...".
+    ("status", r"^(?:all (?:\d+ )?(?:tests?|checks?)|tests? (?:now )?pass|done\b|fixed\b|"
+               r"thanks?|thank you|you're right|you are right|perfect|great|excellent|"
+               r"sounds good|got it)"),
+    # A sentence that leans on context it does not carry.
+    ("context", r"^(?:this|that|these|those|it|its|they|both|here|there|the above|"
+                r"the following|above|below)\b"),
+    # List intros and headings: "Here's what changed:".
+    ("list-intro", r"[:：]\s*$"),
+)
+
+# Length gates, in terminal columns (an East Asian wide character counts as two, as a
+# terminal shows it, so a short Chinese rule such as 不要把密钥提交到仓库。 is kept).
+# Under 20 columns a sentence cannot state a rule and its subject ("Always do that.");
+# over 300 it is a paragraph a reviewer cannot approve as one bullet.
+MIN_WIDTH = 20
+MAX_WIDTH = 300
+
+# Default --max-add. Approval fatigue is the failure mode: a reviewer who sees 30
+# proposals starts approving in bulk. Ten fit on one screen.
+DEFAULT_MAX_ADD = 10
+
+# Sizes of the memory file that agents load (for `lint` and the preamble warning):
+# Claude Code reads about 40,000 characters of CLAUDE.md; Codex truncates AGENTS.md at
+# 32 KiB (project_doc_max_bytes).
+BUDGETS: tuple[tuple[str, str, int], ...] = (
+    ("Claude Code", "chars", 40_000),
+    ("Codex", "bytes", 32 * 1024),
+)
+
+EXIT_OK = 0
+EXIT_PROPOSED = 1
+EXIT_ERROR = 2
+
+# Abbreviations after which ". " does not end a sentence.
+ABBREVIATIONS = frozenset(
+    "e.g i.e vs etc cf approx al fig no mr mrs ms dr st jr sr inc ltd co eq resp"
+    " incl esp viz ca".split()
+)
+
+# Wrappers that agents inject into the user's turn; never the user's own words.
+INJECTED_TAGS = (
+    "system-reminder", "command-name", "command-message", "command-args",
+    "local-command-stdout", "local-command-stderr", "local-command-caveat", "bash-input",
+    "bash-stdout", "bash-stderr", "environment_context", "environment_details",
+    "user_instructions", "INSTRUCTIONS", "user_shell_command", "turn_aborted",
+    "ide_opened_file", "ide_selection", "ide_diagnostics", "thinking",
+)
+INJECTED_SPAN = re.compile(
+    r"<(" + "|".join(INJECTED_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.S
+)
+# Whole messages that are the agent's own boilerplate, by their first characters.
+INJECTED_PREFIXES = (
+    "Caveat: The messages below were generated by the user while running local commands",
+    "[Request interrupted by user",
+    "This session is being continued from a previous conversation",
+    "# AGENTS.md instructions for",
+    "This is the Gemini CLI. We are setting up the context",
+    "# TODO LIST UPDATE REQUIRED",
+    "[TASK RESUMPTION]",
+)
+# Cline tool results that ride in user text blocks: "[read_file for 'x'] Result:".
+CLINE_TOOL_RESULT = re.compile(r"^\[[\w-]+(?: for [^\]]*)?\] Result:")
+# Cline's older XML tool calls inside assistant text; attempt_completion's result and
+# plan_mode_respond's response are prose and kept.
+CLINE_TOOLS = (
+    "read_file", "write_to_file", "replace_in_file", "execute_command", "search_files",
+    "list_files", "list_code_definition_names", "browser_action", "use_mcp_tool",
+    "access_mcp_resource", "ask_followup_question", "new_task", "load_mcp_documentation",
+    "apply_diff", "insert_content", "search_and_replace", "update_todo_list",
+)
+CLINE_TOOL_XML = re.compile(r"<(" + "|".join(CLINE_TOOLS) + r")>.*?(?:</\1>|\Z)", re.S)
+CLINE_KEEP_XML = re.compile(
+    r"</?(?:attempt_completion|result|plan_mode_respond|response|task|feedback|"
+    r"user_message|answer|command)>"
+)
+
+# -- safety gates ----------------------------------------------------------------------
+
+# Credentials, in the manner of gitleaks / detect-secrets: named kinds, a prefix rule
+# each, and an entropy check where the prefix alone is not proof. A sentence holding one
+# is dropped whole (never redacted into a bullet) and the value is never printed.
+SECRET_RULES: tuple[tuple[str, str], ...] = (
+    ("private_key", r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
+                    r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+    ("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}|"
+                    r"hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
+    ("anthropic_key", r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
+    # `sk-` only after a non-word character, so `cask-point-at-...` and `sk-learn` pass.
+    ("openai_key", r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]+:([^\s/@'\"<>]+)@[^\s/]+"),
+    ("generic_secret", r"(?i:\b(?:password|passwd|pwd|secret|token|api[_-]?key|"
+                       r"access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key|"
+                       r"[a-z0-9]+_(?:secret|token|password|key))\b[\"']?\s*(?:=|:|:=)\s*"
+                       r"[\"']?)([^\s\"',;`]{8,})"),
+)
+# Kinds whose match is only a secret when the value looks random (the group the rule
+# captures, or the whole match): Shannon entropy of at least this many bits a character,
+# the threshold detect-secrets uses for base64-ish strings, lowered for shorter values.
+ENTROPY_CHECKED = frozenset({"openai_key", "generic_secret", "url_password"})
+MIN_ENTROPY = 3.0
+# Values that are obviously not a real secret: placeholders and variable references.
+PLACEHOLDER = re.compile(
+    r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|x{3,}|\*{3,}|"
+    r"\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)[-_]?\S*|changeme|"
+    r"password|secret|redacted|\[redacted\]|none|null|true|false|os\.environ\S*|"
+    r"process\.env\S*|env\(\S*)$", re.I
+)
+# Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
+# `note` in lint, since a memory file quoting the docs is not a leak.
+EXAMPLE_SECRET = re.compile(r"EXAMPLE", re.I)
+
+# Personal data. E-mail addresses, except git remotes, noreply addresses and reserved
+# example domains (RFC 2606); phone numbers in international (+CC) and mainland-China
+# mobile form. Bare national numbers are not matched: too many ids and timestamps look
+# like them.
+EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})\b(?!:)")
+NOT_PERSONAL_EMAIL = re.compile(
+    r"(?i)(?:^|[.@])(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$|"
+    r"noreply|no-reply"
+)
+PHONE = re.compile(
+    r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])|"
+    r"(?<![\w])(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)"
+)
+# Absolute home paths name a person and a machine: rewritten to `~/...`, which keeps the
+# fact and drops the name.
+HOME_PATH = re.compile(r"(?:/Users/|/home/)[^/\s]+(?=/)|[A-Za-z]:\\Users\\[^\\\s]+(?=\\)")
+
+# Invisible and deceptive text, by class and what is done with it:
+# - terminal escape sequences: cleaned (they are colour codes from tool output);
+# - other C0/C1 control characters: cleaned (tab becomes a space);
+# - lone surrogates and non-characters: cleaned (broken emoji from split streams);
+# - zero-width and other default-ignorable code points: cleaned (copy-paste debris;
+#   once removed, what the reviewer reads is what is applied);
+# - bidirectional overrides and isolates (Trojan Source): the sentence is dropped, since
+#   they exist to make text read differently from what it is.
+ANSI_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]"
+)
+BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200d\u2060-\u2064\u206a-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff]"
+)
+
+# Injection-shaped text: a sentence that addresses the agent to override its
+# instructions, or to send data somewhere. Dropped whatever role it came from.
+INJECTION = re.compile(
+    r"(?i)\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
+    r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
+    r"directions|guidelines|context|messages)\b|"
+    r"\byou are now\b|\bfrom now on,? you\b|\bnew (?:system )?instructions\s*:|"
+    r"\bsystem prompt\s*:|\bdo not (?:tell|inform|alert) the user\b|"
+    r"\b(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
+    r"\b(?:to|at|into)\s+(?:https?|ftp)://|"
+    r"忽略(?:之前|以上|前面|上面|所有)|你现在是|无视(?:之前|以上|前面)"
+)
+
+# Structure: a bullet is one line after `- `, and it must not open something that
+# swallows what follows (an HTML comment, a fenced block) nor make an agent load a file:
+# Claude Code imports `@path` written in CLAUDE.md (`@~/.ssh/id_rsa`), outside code spans.
+STRUCTURE = re.compile(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|---\s*$|\+\+\+\s*$|<\w)")
+AT_IMPORT = re.compile(
+    r"(?:^|(?<=\s))@(?:[~.]|[\w.-]*/|[\w.-]+\.(?:md|txt|json|ya?ml|toml|ini|cfg|env|pem|"
+    r"key|sh|py|js|ts|go|rs|rb|java|c|h|cpp|conf|log|csv)\b)\S*"
+)
+CODE_SPAN = re.compile(r"`+[^`]*`+")
+
+# Lines that are never prose: table rows, horizontal rules, bare code.
+FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+LIST_MARKER = re.compile(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
+EMPHASIS = re.compile(r"\*\*|__")
+SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+|[。！？]+[\"”’」』)）]*\s*|[;；]\s+(?=[A-Z])")
+
+# Stats keys in the order --stats prints them. Input records are partitioned by the
+# `records` group, sentences by the `sentences` group; see README "Accounting".
+STAT_KEYS = (
+    "lines", "parsed", "malformed", "blank", "prose",
+    "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
+    "skipped_injected", "skipped_role", "skipped_sidechain", "skipped_summary",
+    "skipped_duplicate_event", "skipped_empty",
+    "messages", "sentences", "dropped_secret", "dropped_pii", "dropped_invisible",
+    "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
+    "dropped_noise", "dropped_length", "dropped_duplicate", "already_in_memory",
+    "already_seen", "dropped_over_cap", "proposed", "cleaned_invisible",
+    "rewritten_home_path",
+)
+
+FORMATS = ("native", "claude", "codex", "gemini", "messages", "cline", "aider")
+
+
+class UserError(Exception):
+    """An input or usage problem: printed as one line, exit 2."""
+
+    def __init__(self, path: str, reason: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {reason}" if path else reason)
+
+
+# --------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------
+
+class Message(NamedTuple):
+    """Visible prose of one turn, as a reader found it."""
+    role: str
+    text: str
+    line: int
+    timestamp: str | None
+
+
+class Candidate(NamedTuple):
+    """A sentence that passed the per-file stages, on its way to the patch."""
+    text: str
+    key: str
+    role: str
+    file: str
+    line: int
+    timestamp: str | None
+    klass: str
+    score: int
+    order: tuple[int, int, int]
+
+
+class Options(NamedTuple):
+    fmt: str | None = None
+    roles: frozenset[str] = frozenset({"user", "assistant"})
+    include_sidechains: bool = False
+    include_summaries: bool = False
+    allow_pii: bool = False
+    extra_signal: tuple[str, ...] = ()
+    extra_noise: tuple[str, ...] = ()
+    explain: bool = False
+
+
+def _compile_rules(rules: Iterable[tuple[str, str]], flags: int = 0) -> re.Pattern[str]:
+    names: dict[str, int] = {}
+    parts = []
+    for name, pattern in rules:
+        names[name] = names.get(name, 0) + 1
+        group = f"{re.sub(r'[^A-Za-z0-9]', '_', name)}__{names[name]}"
+        parts.append(f"(?P<{group}>{pattern})")
+    return re.compile("|".join(parts), flags)
+
+
+def rule_name(match: re.Match[str]) -> str:
+    group = match.lastgroup or ""
+    return group.rsplit("__", 1)[0].replace("_", "-")
+
+
+SIGNAL = _compile_rules(SIGNAL_RULES, re.I)
+NOISE = _compile_rules(NOISE_RULES, re.I)
+# One pattern a kind: a kind's group 1, when it has one, is the value to judge.
+SECRETS = tuple((kind, re.compile(pattern, re.S)) for kind, pattern in SECRET_RULES)
+
+
+# --------------------------------------------------------------------------------------
+# Reading: records in, visible prose out. A reader is a function from one record to
+# (outcome, messages): the outcome is the counter the record lands in ("prose" or a
+# skipped_* reason), so every input record is accounted for exactly once.
+# --------------------------------------------------------------------------------------
+
+_DECODER = json.JSONDecoder()
+
+Outcome = tuple[str, list[Message]]
+
+
+def parse_jsonl_line(raw: bytes) -> list[Any] | None:
+    """One JSONL line to its records; a line holding glued records yields each one.
+
+    None when the line is not JSON (malformed, or half-written as the last line of a
+    live session is)."""
+    try:
+        return [json.loads(raw)]
+    except (ValueError, UnicodeDecodeError):
+        pass
+    try:
+        text = raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
+    records = []
+    pos, end = 0, len(text)
+    try:
+        while pos < end:
+            while pos < end and text[pos] in " \t\r\n":
+                pos += 1
+            if pos == end:
+                break
+            obj, pos = _DECODER.raw_decode(text, pos)
+            records.append(obj)
+    except ValueError:
+        return None
+    return records
+
+
+def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str]) -> Iterator[Message]:
+    """Drive a record reader over JSONL lines, streaming: memory holds one line."""
+    for number, raw in enumerate(lines, 1):
+        stats["lines"] += 1
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if not raw.strip():
+            stats["blank"] += 1
+            continue
+        records = parse_jsonl_line(raw)
+        if records is None:
+            stats["malformed"] += 1
+            continue
+        stats["parsed"] += 1
+        outcomes = []
+        for record in records:
+            outcome, messages = reader(record, number)
+            outcomes.append(outcome)
+            yield from messages
+        # One line, one counter: prose wins over the skip reason of a glued partner.
+        stats["prose" if "prose" in outcomes else outcomes[0]] += 1
+    yield from getattr(reader, "finish", lambda: [])()
+
+
+def read_document(messages: Any, reader: Any, stats: Counter[str]) -> Iterator[Message]:
+    """Drive a record reader over the messages of a one-document format."""
+    for index, record in enumerate(messages if isinstance(messages, list) else [], 1):
+        stats["lines"] += 1
+        stats["parsed"] += 1
+        outcome, found = reader(record, index)
+        stats[outcome] += 1
+        yield from found
+
+
+def strip_injected(text: str) -> str:
+    """Remove tag-wrapped injected context; "" when the whole text is boilerplate."""
+    if "<" in text:
+        text = INJECTED_SPAN.sub("", text)
+    text = text.strip()
+    if text.startswith(INJECTED_PREFIXES):
+        return ""
+    return text
+
+
+SKIP_FOR_BLOCK = {
+    "tool_result": "skipped_tool_output", "function_call_output": "skipped_tool_output",
+    "web_search_tool_result": "skipped_tool_output", "functionResponse": "skipped_tool_output",
+    "tool_use": "skipped_tool_call", "server_tool_use": "skipped_tool_call",
+    "function_call": "skipped_tool_call", "functionCall": "skipped_tool_call",
+    "thinking": "skipped_thinking", "redacted_thinking": "skipped_thinking",
+    "reasoning": "skipped_thinking", "thought": "skipped_thinking",
+}
+
+
+def content_texts(content: Any, clean: Any = None) -> tuple[str, list[str]]:
+    """(outcome, visible texts) of message content: a string, or a list of parts and
+    blocks (OpenAI parts, Anthropic blocks, Gemini parts). Only text is prose."""
+    parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    texts: list[str] = []
+    reason = ""
+    for part in parts:
+        if isinstance(part, dict):
+            kind = part.get("type") or next((k for k in ("functionCall", "functionResponse") if k in part), "text")
+            if part.get("thought"):
+                kind = "thought"
+            if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+                part = part["text"]
+            else:
+                reason = reason or SKIP_FOR_BLOCK.get(kind, "skipped_meta")
+                continue
+        if not isinstance(part, str):
+            continue
+        visible = strip_injected(clean(part) if clean else part)
+        if visible:
+            texts.append(visible)
+        elif part.strip():
+            reason = reason or "skipped_injected"
+    return ("prose" if texts else reason or "skipped_empty"), texts
+
+
+def _messages(role: str, texts: list[str], line: int, stamp: Any) -> list[Message]:
+    when = _timestamp(stamp)
+    return [Message(role, text, line, when) for text in texts]
+
+
+def native_reader(opts: Options) -> Any:
+    """The core format: {"role": ..., "text": ...} per line."""
+    def read(record: Any, line: int) -> Outcome:
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            return "skipped_meta", []
+        role = record.get("role")
+        if role not in opts.roles:
+            return "skipped_role", []
+        outcome, texts = content_texts(record["text"])
+        return outcome, _messages(role, texts, line, record.get("timestamp"))
+    return read
+
+
+def claude_reader(opts: Options) -> Any:
+    """Claude Code session JSONL: user and assistant records; tool results ride in user
+    records and are not speech; an assistant reply is split into a record per block."""
+    def read(record: Any, line: int) -> Outcome:
+        if not isinstance(record, dict):
+            return "skipped_meta", []
+        kind = record.get("type")
+        message = record.get("message")
+        if kind not in ("user", "assistant") or not isinstance(message, dict):
+            return "skipped_meta", []
+        if record.get("isSidechain") and not opts.include_sidechains:
+            return "skipped_sidechain", []
+        summary = bool(record.get("isCompactSummary"))
+        if summary and not opts.include_summaries:
+            return "skipped_summary", []
+        if record.get("isMeta") or record.get("isApiErrorMessage") \
+                or record.get("isVisibleInTranscriptOnly") or message.get("model") == "<synthetic>":
+            return "skipped_meta", []
+        role = "user" if kind == "user" else "assistant"
+        if role not in opts.roles:
+            return "skipped_role", []
+        content = message.get("content")
+        if summary:  # asked for: its boilerplate opening is the whole point
+            role, content = "assistant", [{"type": "text", "text": _after_first_line(content)}]
+        outcome, texts = content_texts(content)
+        return outcome, _messages(role, texts, line, record.get("timestamp"))
+    return read
+
+
+def _after_first_line(content: Any) -> str:
+    text = content if isinstance(content, str) else " ".join(
+        b.get("text", "") for b in content if isinstance(b, dict)) if isinstance(content, list) else ""
+    return text.split("\n", 1)[-1]
+
+
+CODEX_ITEM_SKIP = {
+    "reasoning": "skipped_thinking", "function_call": "skipped_tool_call",
+    "custom_tool_call": "skipped_tool_call", "local_shell_call": "skipped_tool_call",
+    "web_search_call": "skipped_tool_call", "tool_search_call": "skipped_tool_call",
+    "image_generation_call": "skipped_tool_call", "function_call_output": "skipped_tool_output",
+    "custom_tool_call_output": "skipped_tool_output", "tool_search_output": "skipped_tool_output",
+}
+
+
+class CodexReader:
+    """Codex CLI rollouts, current ({timestamp, type, payload}) and legacy flat. The
+    prose is in response_item messages; event_msg repeats it, and is read only when a
+    rollout has no response_item message at all (never both)."""
+
+    def __init__(self, opts: Options, stats: Counter[str]) -> None:
+        self.opts = opts
+        self.stats = stats
+        self.seen_items = False
+        self.events: list[Message] = []
+
+    def __call__(self, record: Any, line: int) -> Outcome:
+        if not isinstance(record, dict):
+            return "skipped_meta", []
+        kind = record.get("type")
+        payload = record.get("payload") if kind in CODEX_TYPES else record
+        if not isinstance(payload, dict):
+            return "skipped_meta", []
+        stamp = record.get("timestamp")
+        if kind == "event_msg":
+            event = payload.get("type")
+            if event not in ("user_message", "agent_message"):
+                return "skipped_meta", []
+            role = "user" if event == "user_message" else "assistant"
+            if role in self.opts.roles and not self.seen_items:
+                _, texts = content_texts(payload.get("message"))
+                self.events += _messages(role, texts, line, stamp)
+            return "skipped_duplicate_event", []
+        if kind == "compacted":
+            if not self.opts.include_summaries or "assistant" not in self.opts.roles:
+                return "skipped_summary", []
+            outcome, texts = content_texts(payload.get("message"))
+            return outcome, _messages("assistant", texts, line, stamp)
+        if kind not in ("response_item", "message", None) or payload.get("type") != "message":
+            return CODEX_ITEM_SKIP.get(str(payload.get("type")), "skipped_meta"), []
+        role = payload.get("role")
+        if role not in ("user", "assistant"):
+            return "skipped_meta", []  # developer and system: instructions, not speech
+        self.seen_items = True
+        self.events = []
+        if role not in self.opts.roles:
+            return "skipped_role", []
+        outcome, texts = content_texts(payload.get("content"))
+        return outcome, _messages(role, texts, line, stamp)
+
+    def finish(self) -> list[Message]:
+        if self.seen_items or not self.events:
+            return []
+        # A rollout without response_item messages: its event stream is the prose.
+        lines = len({m.line for m in self.events})
+        self.stats["skipped_duplicate_event"] -= lines
+        self.stats["prose"] += lines
+        return self.events
+
+
+def gemini_reader(opts: Options) -> Any:
+    """Gemini CLI chat recordings ({messages: [{type, content}]}) and /chat save
+    checkpoints ([{role: user|model, parts}])."""
+    def read(msg: Any, index: int) -> Outcome:
+        if not isinstance(msg, dict):
+            return "skipped_meta", []
+        role = {"user": "user", "gemini": "assistant", "model": "assistant"}.get(
+            str(msg.get("type") or msg.get("role")))
+        if role is None:
+            return "skipped_meta", []  # info, error, warning
+        if role not in opts.roles:
+            return "skipped_role", []
+        outcome, texts = content_texts(msg.get("content", msg.get("parts")))
+        if outcome == "skipped_empty" and msg.get("toolCalls"):
+            outcome = "skipped_tool_call"
+        return outcome, _messages(role, texts, index, msg.get("timestamp"))
+    return read
+
+
+def messages_reader(opts: Options, cline: bool = False) -> Any:
+    """OpenAI / Anthropic messages ({role, content}; a JSONL line may also hold a
+    {"messages": [...]} fine-tune record) and Cline's api_conversation_history.json."""
+    def read(msg: Any, index: int) -> Outcome:
+        if isinstance(msg, dict) and isinstance(msg.get("messages"), list):
+            found = [read(m, index) for m in msg["messages"]]
+            texts = [m for _, ms in found for m in ms]
+            return ("prose" if texts else found[0][0] if found else "skipped_empty"), texts
+        if not isinstance(msg, dict):
+            return "skipped_meta", []
+        role = msg.get("role")
+        if role in ("tool", "function"):
+            return "skipped_tool_output", []
+        if role not in ("user", "assistant"):
+            return "skipped_meta", []  # system, developer
+        if role not in opts.roles:
+            return "skipped_role", []
+        content = msg.get("content")
+        if cline and isinstance(content, list):
+            content = [_cline_block(b) for b in content]
+        outcome, texts = content_texts(content, _cline_text if cline else None)
+        stamp = msg.get("ts") or msg.get("timestamp") or msg.get("created_at")
+        return outcome, _messages(role, texts, index, stamp)
+    return read
+
+
+def _cline_block(block: Any) -> Any:
+    # attempt_completion's result is the final answer: prose, not a tool call.
+    if isinstance(block, dict) and block.get("type") == "tool_use" \
+            and block.get("name") in ("attempt_completion", "plan_mode_respond"):
+        tool_input = block.get("input") or {}
+        for key in ("result", "response"):
+            if isinstance(tool_input.get(key), str):
+                return {"type": "text", "text": tool_input[key]}
+    return block
+
+
+def _cline_text(text: str) -> str:
+    if CLINE_TOOL_RESULT.match(text.lstrip()):
+        return ""
+    return CLINE_KEEP_XML.sub("", CLINE_TOOL_XML.sub("", text))
+
+
+AIDER_HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
+
+
+def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> Iterator[Message]:
+    """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines are tool
+    output, everything else until the next of those is the assistant. Each physical line
+    is one record."""
+    stamp: str | None = None
+    role = ""
+    buf: list[str] = []
+    start = 0
+    in_edit = False
+
+    def flush() -> list[Message]:
+        text = "\n".join(buf).strip()
+        return [Message(role, text, start, stamp)] if role in opts.roles and text else []
+
+    for number, raw in enumerate(lines, 1):
+        stats["lines"] += 1
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if number == 1:
+            line = line.lstrip("\ufeff")
+        header = AIDER_HEADER.match(line)
+        user = line.startswith("#### ") or line.rstrip() == "####"
+        said = line[5:].rstrip() if user else ""
+        if header or line.startswith("-*- mode:") or said.startswith("/"):
+            # Session headers, and aider commands: `/ask X` is followed by a copy
+            # `#### X`, which is the one read.
+            yield from flush()
+            role, buf = "", []
+            stamp = header.group(1) if header else stamp
+            stats["skipped_meta"] += 1
+        elif user:
+            if role != "user":
+                yield from flush()
+                role, buf, start = "user", [], number
+            buf.append(said)
+            stats["prose" if said else "blank"] += 1
+        elif line.startswith("> ") or line.rstrip() == ">":
+            if role == "user":
+                yield from flush()
+                role, buf = "", []
+            stats["skipped_tool_output"] += 1
+        elif not line.strip():
+            buf.append("")
+            stats["blank"] += 1
+        elif in_edit or line.startswith("<<<<<<< SEARCH"):
+            # SEARCH/REPLACE edit blocks are file contents, even outside a fence.
+            in_edit = not line.startswith(">>>>>>> REPLACE")
+            stats["skipped_tool_output"] += 1
+        else:
+            if role != "assistant":
+                yield from flush()
+                role, buf, start = "assistant", [], number
+            buf.append(line.rstrip())
+            stats["prose"] += 1
+    yield from flush()
+
+
+def _timestamp(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        seconds = value / 1000 if value > 1e11 else value  # epoch ms (Cline) or s
+        moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None
+
+
+# -- format sniffing --------------------------------------------------------------------
+
+CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "progress",
+                          "file-history-snapshot", "queue-operation", "last-prompt"})
+# How much of a file the sniffer reads: enough lines to get past Claude Code's summary
+# and snapshot records, never more than a few MB of a file whose lines are huge.
+SNIFF_LINES = 20
+SNIFF_BYTES = 4 << 20
+
+
+def sniff_records(records: list[Any]) -> str | None:
+    """The JSONL format of the first records of a file, or None if unknown."""
+    for record in records:
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        if kind in CODEX_TYPES and "payload" in record:
+            return "codex"
+        if "record_type" in record or ("instructions" in record and "id" in record):
+            return "codex"  # legacy flat rollout
+        if kind == "message" and "role" in record:
+            return "codex"
+        if "parentUuid" in record or ("sessionId" in record and "message" in record):
+            return "claude"
+        if kind in CLAUDE_TYPES and ("message" in record or "uuid" in record or "leafUuid" in record):
+            return "claude"
+        if "role" in record and "text" in record:
+            return "native"
+        if ("role" in record and "content" in record) or isinstance(record.get("messages"), list):
+            return "messages"
+    return None
+
+
+def sniff_document(doc: Any) -> str | None:
+    """The format of a file that is one JSON document."""
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        typed = any(isinstance(m, dict) and m.get("type") in ("gemini", "user") and "role" not in m
+                    for m in doc["messages"][:5])
+        return "gemini" if "projectHash" in doc or typed else "messages"
+    if isinstance(doc, list):
+        first = next((m for m in doc if isinstance(m, dict)), None)
+        if first is None:
+            return "messages"
+        if "role" in first and "parts" in first:
+            return "gemini"
+        if "role" in first and "content" in first:
+            return "cline" if "ts" in first else "messages"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Sentences: visible text in, candidate sentences out (pure).
+# --------------------------------------------------------------------------------------
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences: `. ! ?` followed by a space, `。！？`, and line breaks.
+
+    Fenced code blocks, table rows and rules are skipped; list markers, heading marks,
+    quote marks and emphasis are stripped."""
+    out: list[str] = []
+    fence = ""
+    for line in re.split(r"\n|\r|\x85|\u2028|\u2029", text):
+        stripped = line.strip()
+        opened = FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not stripped[len(opened.group(1)):].strip():
+                fence = ""
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if not stripped or stripped.startswith("|") or re.fullmatch(r"[-=*_\s]{3,}", stripped):
+            continue
+        stripped = EMPHASIS.sub("", LIST_MARKER.sub("", stripped)).strip()
+        out.extend(_split_line(stripped))
+    return out
+
+
+def _split_line(line: str) -> list[str]:
+    pieces = []
+    start = 0
+    for match in SENTENCE_END.finditer(line):
+        end = match.end()
+        if line[match.start()] == "." and match.group().startswith(".") and not match.group().startswith(".."):
+            word = line[start:match.start()].rsplit(None, 1)[-1:] or [""]
+            token = word[0].lower().lstrip("(\"'")
+            if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
+                continue  # e.g. / i.e. / vs. / an initial
+        piece = line[start:end].strip()
+        if piece:
+            pieces.append(piece)
+        start = end
+    tail = line[start:].strip()
+    if tail:
+        pieces.append(tail)
+    return pieces
+
+
+def width(text: str) -> int:
+    """Terminal columns: East Asian wide and full-width characters count as two."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def normalize(text: str) -> str:
+    """The comparison key: case, inner white space, a bullet marker and trailing
+    punctuation do not count."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = re.sub(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", "", text)
+    text = " ".join(text.split())
+    return text.rstrip(" .。!！?？;；:：,，")
+
+
+# -- gates -----------------------------------------------------------------------------
+
+SECRET_MARK = "\ue000"  # private-use character standing for a withheld secret
+
+
+class Finding(NamedTuple):
+    kind: str
+    start: int
+    end: int
+    example: bool
+
+
+def scan_secrets(text: str) -> list[Finding]:
+    """Credentials in text, by kind, in order; where two kinds overlap, the earlier rule
+    wins. Placeholders and values that do not look random are not credentials."""
+    found: list[Finding] = []
+    for kind, pattern in SECRETS:
+        for match in pattern.finditer(text):
+            if kind in ENTROPY_CHECKED:
+                value = (match.group(1) if pattern.groups else match.group()).strip("\"'`")
+                if PLACEHOLDER.match(value) or shannon(value) < MIN_ENTROPY \
+                        or (kind != "url_password" and not re.search(r"\d", value)):
+                    continue
+            if any(f.start < match.end() and match.start() < f.end for f in found):
+                continue
+            found.append(Finding(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(match.group()))))
+    return sorted(found, key=lambda f: f.start)
+
+
+def shannon(value: str) -> float:
+    if not value:
+        return 0.0
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def mask_secrets(text: str, stats: Counter[str]) -> str:
+    """Replace each credential with SECRET_MARK, counting it by kind. Runs on a
+    message's whole text, so a PEM block spanning lines is one span."""
+    if SECRET_MARK in text:
+        text = text.replace(SECRET_MARK, "")
+    findings = scan_secrets(text)
+    if not findings:
+        return text
+    out = []
+    pos = 0
+    for finding in findings:
+        stats[f"secret_{finding.kind}"] += 1
+        out.append(text[pos:finding.start])
+        out.append(SECRET_MARK)
+        pos = finding.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def find_pii(text: str) -> list[tuple[str, int, int]]:
+    """(kind, start, end) of e-mail addresses and phone numbers that name a person."""
+    found = []
+    if "@" in text:
+        for match in EMAIL.finditer(text):
+            local = match.group().split("@", 1)[0]
+            if local == "git" or NOT_PERSONAL_EMAIL.search(match.group(1)) or NOT_PERSONAL_EMAIL.search(local):
+                continue
+            found.append(("email", match.start(), match.end()))
+    if re.search(r"\d{4}", text):
+        for match in PHONE.finditer(text):
+            if sum(c.isdigit() for c in match.group()) >= 8:
+                found.append(("phone", match.start(), match.end()))
+    return found
+
+
+def clean_invisible(text: str) -> tuple[str, bool]:
+    """Remove the invisible classes that are cleaned; True when something was."""
+    cleaned = text
+    if "\x1b" in cleaned or "\x9b" in cleaned:
+        cleaned = ANSI_ESCAPE.sub("", cleaned)
+    cleaned = cleaned.replace("\t", " ")
+    cleaned = INVISIBLE.sub("", cleaned)
+    return cleaned, cleaned != text
+
+
+def structure_problem(text: str) -> str | None:
+    """Why this sentence, as a bullet, could change the memory file's structure."""
+    if STRUCTURE.search(text):
+        return "structure"
+    if "@" in text and AT_IMPORT.search(CODE_SPAN.sub("", text)):
+        return "at-import"
+    return None
+
+
+# -- the per-sentence verdict ------------------------------------------------------------
+
+class Verdict(NamedTuple):
+    stage: str    # the stats counter the sentence lands in; "signal" goes on
+    reason: str   # the rule that decided, for --explain
+    text: str     # the cleaned sentence ("" when it must not be shown)
+    score: int
+    cleaned: bool
+
+
+def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
+          noise: re.Pattern[str]) -> Verdict:
+    """Gates first (secret, invisible, personal data, injection, structure), then
+    SIGNAL, NOISE and the length gates."""
+    if SECRET_MARK in sentence:
+        return Verdict("dropped_secret", "secret", "", 0, False)
+    text, cleaned = clean_invisible(sentence)
+    if BIDI.search(text):
+        return Verdict("dropped_invisible", "bidi", "", 0, cleaned)
+    text = text.strip()
+    if not opts.allow_pii:
+        pii = find_pii(text)
+        if pii:
+            return Verdict("dropped_pii", pii[0][0], "", 0, cleaned)
+    if INJECTION.search(text):
+        return Verdict("dropped_injection", "injection", text, 0, cleaned)
+    problem = structure_problem(text)
+    if problem:
+        return Verdict("dropped_structure", problem, text, 0, cleaned)
+    hit = signal.search(text)
+    if not hit:
+        return Verdict("dropped_no_signal", "", text, 0, cleaned)
+    bad = noise.search(text)
+    if bad:
+        return Verdict("dropped_noise", rule_name(bad), text, 0, cleaned)
+    columns = width(text)
+    if columns < MIN_WIDTH or columns > MAX_WIDTH:
+        return Verdict("dropped_length", f"{columns} columns", text, 0, cleaned)
+    klass = rule_name(hit)
+    return Verdict("signal", klass, text, score(text, role, klass), cleaned)
+
+
+SCORE_CLASS = {"constraint": 3, "root-cause": 3, "decision": 2, "preference": 3, "gotcha": 2}
+
+
+def score(text: str, role: str, klass: str) -> int:
+    """Rank for the cap: the keyword class, the role, the form of the sentence."""
+    points = SCORE_CLASS.get(klass, 1)
+    if role == "user":
+        points += 1  # the user's own rules and preferences outrank the agent's summaries
+    if "`" in text:
+        points += 1  # names a concrete thing in the code
+    return points
+
+
+# --------------------------------------------------------------------------------------
+# One transcript: read, pick visible text, split, gate, filter. Runs in a worker.
+# --------------------------------------------------------------------------------------
+
+class FileResult(NamedTuple):
+    candidates: list[Candidate]
+    stats: Counter[str]
+    explain: list[str]
+    fmt: str
+
+
+def detect_format(path: str, head: list[bytes]) -> str:
+    """The reader for a file, from its first lines; the name only breaks a tie (Gemini
+    sessions published as .jsonl are one pretty-printed JSON object)."""
+    body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
+    if body.startswith((b"# aider chat", b"-*- mode", b"#### ")) or \
+            (path.endswith(".md") and b"\n#### " in body):
+        return "aider"
+    first = head[0].lstrip(b"\xef\xbb\xbf").strip() if head else b""
+    records: list[Any] = []
+    for raw in head:
+        records += parse_jsonl_line(raw) or [] if raw.strip() else []
+    if first not in (b"{", b"[") and parse_jsonl_line(first):
+        found = sniff_records(records)
+        if found:
+            return found
+    if body.startswith((b"{", b"[")):
+        return "document"
+    return sniff_records(records) or ("aider" if path.endswith(".md") else "native")
+
+
+def read_head(stream: Any) -> list[bytes]:
+    head: list[bytes] = []
+    size = 0
+    while len(head) < SNIFF_LINES and size < SNIFF_BYTES:
+        raw = stream.readline()
+        if not raw:
+            break
+        head.append(raw)
+        size += len(raw)
+    return head
+
+
+def _first_record_is_object(head: list[bytes]) -> bool:
+    """True for JSONL whose first line is a whole JSON object (not a document's `{`)."""
+    records = parse_jsonl_line(head[0].lstrip(b"\xef\xbb\xbf")) if head else None
+    return bool(records) and isinstance(records[0], dict)
+
+
+def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[str, Iterator[Message]]:
+    """The format of one transcript and an iterator over its visible prose."""
+    head = read_head(stream)
+    fmt = opts.fmt or detect_format(path, head)
+    lines = itertools.chain(head, stream)
+    if fmt == "aider":
+        return fmt, read_aider(lines, opts, stats)
+    if fmt == "codex":
+        return fmt, read_jsonl(lines, CodexReader(opts, stats), stats)
+    if fmt in ("native", "claude") or (fmt == "messages" and _first_record_is_object(head)):
+        reader = {"native": native_reader, "claude": claude_reader, "messages": messages_reader}[fmt]
+        return fmt, read_jsonl(lines, reader(opts), stats)
+    data = b"".join(lines).lstrip(b"\xef\xbb\xbf")
+    try:
+        doc = json.loads(data.decode("utf-8", "surrogatepass"))
+    except ValueError as exc:
+        raise UserError(path, "not valid JSON", getattr(exc, "lineno", None)) from None
+    if fmt == "document":
+        fmt = sniff_document(doc) or ""
+        if not fmt:
+            raise UserError(path, "unrecognised transcript format (use --format)")
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    if fmt == "gemini":
+        return fmt, read_document(messages, gemini_reader(opts), stats)
+    return fmt, read_document(messages, messages_reader(opts, cline=fmt == "cline"), stats)
+
+
+def process_file(index: int, path: str, opts: Options) -> FileResult:
+    """Everything that can be done for one transcript without seeing the others."""
+    stats: Counter[str] = Counter()
+    explain: list[str] = []
+    candidates: list[Candidate] = []
+    signal = build_rules(SIGNAL_RULES, SIGNAL, opts.extra_signal, "signal")
+    noise = build_rules(NOISE_RULES, NOISE, opts.extra_noise, "noise")
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    except OSError as exc:
+        raise UserError(path, exc.strerror or str(exc)) from None
+    with stream if path != "-" else contextlib.nullcontext():
+        try:
+            fmt, messages = read_transcript(path, stream, opts, stats)
+            for message in messages:
+                stats["messages"] += 1
+                text = mask_secrets(message.text, stats)
+                if "/Users/" in text or "/home/" in text or ":\\Users\\" in text:
+                    text, homes = HOME_PATH.subn("~", text)
+                    stats["rewritten_home_path"] += homes
+                for number, sentence in enumerate(split_sentences(text)):
+                    stats["sentences"] += 1
+                    verdict = judge(sentence, message.role, opts, signal, noise)
+                    stats["cleaned_invisible"] += verdict.cleaned
+                    if verdict.stage != "signal":
+                        stats[verdict.stage] += 1
+                        if opts.explain:
+                            explain.append(explain_line(verdict.stage, verdict.reason, path, message.line,
+                                                        message.role, verdict.text or f"<withheld: {verdict.reason}>"))
+                        continue
+                    stats["signal"] += 1
+                    candidates.append(Candidate(verdict.text, normalize(verdict.text), message.role, path,
+                                                message.line, message.timestamp, verdict.reason,
+                                                verdict.score, (index, message.line, number)))
+        except OSError as exc:
+            raise UserError(path, exc.strerror or str(exc)) from None
+    return FileResult(candidates, stats, explain, fmt)
+
+
+def explain_line(stage: str, reason: str, path: str, line: int, role: str, text: str) -> str:
+    label = f"{stage}({reason})" if reason else stage
+    return f"{label}\t{path}:{line}\t{role}\t{text}"
+
+
+def build_rules(base: tuple[tuple[str, str], ...], compiled: re.Pattern[str],
+                extra: tuple[str, ...], name: str) -> re.Pattern[str]:
+    """The built-in rules, extended (never replaced) by a team's extra patterns."""
+    if not extra:
+        return compiled
+    return _compile_rules(base + tuple((f"{name}-extra", p) for p in extra), re.I)
+
+
+# --------------------------------------------------------------------------------------
+# Across transcripts: dedupe, drop what memory holds, cap (pure).
+# --------------------------------------------------------------------------------------
+
+def select(candidates: list[Candidate], known: set[str], seen: set[str], max_add: int,
+           stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
+    """Chronological dedupe, then what memory or the seen file holds, then the cap.
+
+    Returns the proposals in transcript order and the (candidate, stage) drops."""
+    dropped: list[tuple[Candidate, str]] = []
+    kept: list[Candidate] = []
+    first: set[str] = set()
+    for cand in sorted(candidates, key=lambda c: c.order):
+        if cand.key in first:
+            stage = "dropped_duplicate"
+        elif cand.key in known:
+            stage = "already_in_memory"
+        elif cand.key in seen:
+            stage = "already_seen"
+        else:
+            first.add(cand.key)
+            kept.append(cand)
+            continue
+        first.add(cand.key)
+        stats[stage] += 1
+        dropped.append((cand, stage))
+    if len(kept) > max_add:
+        # Keep the strongest; ties go to the earlier sentence. Shown in transcript order.
+        ranked = sorted(kept, key=lambda c: (-c.score, c.order))
+        winners = {id(c) for c in ranked[:max_add]}
+        for cand in kept:
+            if id(cand) not in winners:
+                stats["dropped_over_cap"] += 1
+                dropped.append((cand, "dropped_over_cap"))
+        kept = [c for c in kept if id(c) in winners]
+    stats["proposed"] += len(kept)
+    return kept, dropped
+
+
+# --------------------------------------------------------------------------------------
+# The patch (pure): memory bytes and bullets in, unified-diff bytes out.
+# --------------------------------------------------------------------------------------
+
+def split_keep_ends(data: bytes) -> list[bytes]:
+    """Lines as git sees them: split on \\n only, terminators kept."""
+    lines = data.split(b"\n")
+    out = [ln + b"\n" for ln in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def line_ending(lines: list[bytes]) -> bytes:
+    crlf = sum(1 for ln in lines if ln.endswith(b"\r\n"))
+    lf = sum(1 for ln in lines if ln.endswith(b"\n")) - crlf
+    return b"\r\n" if crlf > lf else b"\n"
+
+
+HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def heading_key(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(" .:：!?。").strip()
+
+
+def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
+    """(heading index, end index) of a Markdown section; end is the next heading of the
+    same or a higher level, or the end of the file. Level, case and trailing
+    punctuation of the heading do not matter."""
+    want = heading_key(section.lstrip("#"))
+    fence = ""
+    found: tuple[int, int] | None = None
+    for i, raw in enumerate(lines):
+        text = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff")
+        opened = FENCE.match(text)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0]:
+                fence = ""
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        match = HEADING.match(text)
+        if not match:
+            continue
+        level = len(match.group(1))
+        if found is not None and level <= found[1]:
+            return found[0], i
+        if found is None and heading_key(match.group(2)) == want:
+            found = (i, level)
+    return (found[0], len(lines)) if found else None
+
+
+def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int, list[bytes], list[bytes]]:
+    """Where the bullets go and what surrounds them: (index, lines before, lines after)."""
+    blank = lambda ln: not ln.strip(b" \t\r\n\xef\xbb\xbf")  # noqa: E731
+    if section:
+        where = find_section(lines, section)
+        if where:
+            head, end = where
+            last = end
+            while last > head + 1 and blank(lines[last - 1]):
+                last -= 1
+            if last == head + 1 and last < end and blank(lines[last]):
+                # An empty section whose heading is followed by a blank line.
+                return last + 1, [], [eol] if last + 1 == end and end < len(lines) else []
+            return last, [], []
+        title = section if section.lstrip().startswith("#") else f"## {section.strip()}"
+        before = [eol] if lines and not blank(lines[-1]) else []
+        return len(lines), before + [title.encode() + eol, eol], []
+    last = len(lines)
+    while last > 0 and blank(lines[last - 1]):
+        last -= 1
+    return last, [], []
+
+
+def quote_path(path: str) -> str:
+    # GNU patch needs a TAB after a name with spaces; git writes one too.
+    return path + ("\t" if " " in path else "")
+
+
+def render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None) -> bytes:
+    """A unified diff that appends `- bullet` lines to one file, with 3 lines of context."""
+    if not bullets:
+        return b""
+    if current is None:
+        eol = b"\n"
+        lines: list[bytes] = []
+    else:
+        lines = split_keep_ends(current)
+        eol = line_ending(lines)
+    at, before, after = insertion(lines, section, eol)
+    added = before + [f"- {b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after
+    old_start = max(0, at - 3)
+    ctx_before = lines[old_start:at]
+    ctx_after = lines[at:at + 3]
+    body: list[bytes] = []
+    removed: list[bytes] = []
+    if ctx_before and not ctx_before[-1].endswith(b"\n") and not ctx_after:
+        # The file's last line has no newline: git's format can only add after it by
+        # re-emitting it with one. The only line a patch of ours ever removes.
+        last = ctx_before.pop()
+        removed = [b"-" + last + b"\n\\ No newline at end of file\n"]
+        added = [last + eol] + added
+    body += [b" " + ln for ln in ctx_before]
+    body += removed
+    body += [b"+" + ln for ln in added]
+    for ln in ctx_after:
+        body.append(b" " + ln)
+    if ctx_after and not ctx_after[-1].endswith(b"\n"):
+        body[-1] += b"\n\\ No newline at end of file\n"
+    old_len = len(ctx_before) + len(removed) + len(ctx_after)
+    new_len = len(ctx_before) + len(added) + len(ctx_after)
+    old = f"{old_start + 1 if old_len else old_start},{old_len}" if old_len != 1 else f"{old_start + 1}"
+    new = f"{old_start + 1 if new_len else old_start},{new_len}" if new_len != 1 else f"{old_start + 1}"
+    if current is None:
+        old, new = "0,0", (f"1,{new_len}" if new_len != 1 else "1")
+    head = f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
+    return head.encode("utf-8", "surrogateescape") + f"@@ -{old} +{new} @@\n".encode() + b"".join(body)
+
+
+# --------------------------------------------------------------------------------------
+# The I/O edge: files, the repository, discovery, configuration.
+# --------------------------------------------------------------------------------------
+
+def repo_root(start: str) -> str | None:
+    """The nearest folder above `start` that holds .git (a folder, or a worktree file)."""
+    path = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def patch_path(path: str) -> tuple[str, str]:
+    """(real path to read, path relative to the repository root for the diff header).
+
+    A symbolic link (CLAUDE.md -> AGENTS.md) is resolved: git apply and patch refuse to
+    patch through one."""
+    real = os.path.realpath(path)
+    root = repo_root(os.path.dirname(real)) or os.getcwd()
+    rel = os.path.relpath(real, root).replace(os.sep, "/")
+    return real, rel
+
+
+def read_memory(real: str, shown: str) -> bytes | None:
+    """The memory file's bytes, or None when it does not exist. Read-only, always."""
+    try:
+        with open(real, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UserError(shown, exc.strerror or str(exc)) from None
+
+
+def memory_keys(data: bytes | None) -> set[str]:
+    if not data:
+        return set()
+    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    return {normalize(line) for line in text.split("\n") if line.strip()}
+
+
+def home_display(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
+
+
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md")
+
+
+def expand_inputs(paths: list[str]) -> list[str]:
+    """Files as given; a directory means every transcript inside it, sorted."""
+    out: list[str] = []
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            found = []
+            for folder, dirs, files in os.walk(path):
+                dirs.sort()
+                found += [os.path.join(folder, f) for f in sorted(files)
+                          if f.endswith(TRANSCRIPT_SUFFIXES) and not f.endswith(".meta.json")]
+            out.extend(found)
+        elif path != "-" and not os.path.exists(path):
+            raise UserError(path, "no such file or directory")
+        else:
+            out.append(path)
+    return out
+
+
+def claude_slug(path: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+def inside(path: Any, root: str) -> bool:
+    if not isinstance(path, str) or not path:
+        return False
+    path = os.path.normpath(path)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) -> Any:
+    """The first `key` found in the first records of a JSONL file (for discovery)."""
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle):
+                if number >= limit:
+                    break
+                for record in parse_jsonl_line(raw) or []:
+                    if not isinstance(record, dict):
+                        continue
+                    payload = record.get("payload") if record.get("type") in kinds else record
+                    if isinstance(payload, dict) and payload.get(key):
+                        return payload[key]
+    except OSError:
+        return None
+    return None
+
+
+def discover(root: str, since: float | None) -> list[tuple[str, str]]:
+    """(path, tool) of the sessions that belong to the repository at `root`."""
+    env = os.environ
+    home = os.path.expanduser("~")
+    found: list[tuple[str, str]] = []
+    claude = os.path.join(env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "projects")
+    slug = claude_slug(root)
+    if os.path.isdir(claude):
+        for name in sorted(os.listdir(claude)):
+            # The slug is lossy (/a-b and /a/b share it) and sessions started in a
+            # subfolder live under longer slugs: match by prefix, then check cwd.
+            if name != slug and not name.startswith(slug + "-"):
+                continue
+            folder = os.path.join(claude, name)
+            for path in expand_inputs([folder]):
+                if path.endswith(".jsonl") and inside(_first_value(path, "cwd", ()), root):
+                    found.append((path, "claude"))
+    codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
+    if os.path.isdir(codex):
+        for path in expand_inputs([codex]):
+            name = os.path.basename(path)
+            if name.startswith("rollout-") and name.endswith(".jsonl") and \
+                    inside(_first_value(path, "cwd", ("session_meta",)), root):
+                found.append((path, "codex"))
+    gemini_home = env.get("GEMINI_CLI_HOME") or home
+    digest = hashlib.sha256(root.encode()).hexdigest()
+    chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
+    if os.path.isdir(chats):
+        found += [(p, "gemini") for p in expand_inputs([chats]) if p.endswith(".json")]
+    if since is not None:
+        found = [(p, t) for p, t in found if _mtime(p) >= since]
+    return found
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def parse_since(value: str) -> float:
+    """`7d`, `12h`, `30m`, `2w` ago, or an ISO date, as an epoch time."""
+    match = re.fullmatch(r"(\d+)\s*([smhdw])", value.strip())
+    if match:
+        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[match.group(2)]
+        return datetime.datetime.now().timestamp() - int(match.group(1)) * unit
+    try:
+        moment = datetime.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration (7d, 12h) or a date: {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1: {value!r}")
+    return number
+
+
+def parse_roles(value: str) -> frozenset[str]:
+    roles = frozenset(r.strip() for r in value.split(",") if r.strip())
+    unknown = roles - {"user", "assistant"}
+    if not roles or unknown:
+        raise argparse.ArgumentTypeError(f"roles are user and assistant: {value!r}")
+    return roles
+
+
+# --------------------------------------------------------------------------------------
+# The command line.
+# --------------------------------------------------------------------------------------
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Propose additions to an agent memory file as a unified diff.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    build = commands.add_parser(
+        "build", help="print a patch that appends bullets from transcripts",
+        description="Print a unified diff that appends the decisions, constraints, root "
+                    "causes and preferences found in TRANSCRIPTs to the memory file.",
+    )
+    build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
+                       help="transcript file, folder of transcripts, or - for stdin "
+                            "(default: this repository's Claude Code, Codex and Gemini sessions)")
+    build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
+    build.add_argument("--max-add", type=positive_int, metavar="N",
+                       help=f"propose at most N bullets (default: {DEFAULT_MAX_ADD})")
+    build.add_argument("--format", choices=FORMATS, help="transcript format (default: detected)")
+    build.add_argument("--roles", type=parse_roles, metavar="ROLES",
+                       help="whose prose to read: user, assistant or both (default: user,assistant)")
+    build.add_argument("--include-sidechains", action="store_true", default=None,
+                       help="also read sub-agent (sidechain) messages")
+    build.add_argument("--include-summaries", action="store_true", default=None,
+                       help="also read model-written compaction summaries")
+    build.add_argument("--allow-pii", action="store_true", default=None,
+                       help="do not drop sentences with e-mail addresses or phone numbers")
+    build.add_argument("--since", type=parse_since, metavar="WHEN",
+                       help="discover only sessions modified since WHEN (7d, 12h, 2026-01-31)")
+    build.add_argument("--list-sources", action="store_true",
+                       help="print the transcripts that would be read, and their formats")
+    build.add_argument("--stats", action="store_true", help="print the accounting on stderr")
+    build.add_argument("--json", action="store_true", help="print JSON instead of the patch")
+    build.add_argument("--explain", action="store_true",
+                       help="print every sentence with the stage that kept or dropped it")
+    build.add_argument("--exit-code", action="store_true",
+                       help="exit 1 when something is proposed")
+    build.add_argument("--jobs", type=positive_int, metavar="N",
+                       help="read transcripts in N processes (default: CPUs)")
+    lint = commands.add_parser(
+        "lint", help="check memory files for secrets, personal data and size",
+        description="Check memory files, read only. Exit 1 on a finding other than a note.",
+    )
+    lint.add_argument("memories", nargs="+", metavar="MEMORY", help="memory file to check")
+    return parser
+
+
+def run_build(args: argparse.Namespace) -> int:
+    opts = Options(
+        fmt=args.format,
+        roles=args.roles or frozenset({"user", "assistant"}),
+        include_sidechains=bool(args.include_sidechains),
+        include_summaries=bool(args.include_summaries),
+        allow_pii=bool(args.allow_pii),
+        explain=args.explain,
+    )
+    memory = args.memory or "memory.md"
+    max_add = args.max_add or DEFAULT_MAX_ADD
+    if args.transcripts:
+        paths = expand_inputs(args.transcripts)
+    else:
+        root = repo_root(os.getcwd()) or os.getcwd()
+        paths = [p for p, _ in discover(os.path.realpath(root), args.since)]
+    if args.list_sources:
+        out = []
+        for path in paths:
+            fmt = opts.fmt or (detect_format(path, _head(path)) if path != "-" else "detected on read")
+            out.append(f"{home_display(path)}\t{fmt}\n")
+        write("".join(out).encode())
+        return EXIT_OK
+    results = process_all(paths, opts, args.jobs)
+    stats: Counter[str] = Counter()
+    candidates: list[Candidate] = []
+    explain: list[str] = []
+    for result in results:
+        stats.update(result.stats)
+        candidates += result.candidates
+        explain += result.explain
+    real, rel = patch_path(memory)
+    current = read_memory(real, memory)
+    proposed, dropped = select(candidates, memory_keys(current), set(), max_add, stats)
+    if args.explain:
+        lines = explain + [f"{stage}\t{c.file}:{c.line}\t{c.role}\t{c.text}" for c, stage in dropped]
+        lines += [f"proposed(score {c.score}, {c.klass})\t{c.file}:{c.line}\t{c.role}\t{c.text}" for c in proposed]
+        write("".join(line + "\n" for line in lines).encode("utf-8", "replace"))
+    elif args.json:
+        doc = {"stats": stats_dict(stats), "proposed": [
+            {"text": c.text, "score": c.score, "kind": c.klass,
+             "source": {"file": c.file, "line": c.line, "role": c.role, "timestamp": c.timestamp}}
+            for c in proposed]}
+        write((json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8", "replace"))
+    else:
+        write(render_file_patch(rel, current, [c.text for c in proposed], None))
+    if args.stats:
+        sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
+    return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
+
+
+def stats_dict(stats: Counter[str]) -> dict[str, int]:
+    keys = list(STAT_KEYS) + sorted(k for k in stats if k not in STAT_KEYS)
+    return {k: stats.get(k, 0) for k in keys}
+
+
+def _head(path: str) -> list[bytes]:
+    try:
+        with open(path, "rb") as handle:
+            return read_head(handle)
+    except OSError as exc:
+        raise UserError(path, exc.strerror or str(exc)) from None
+
+
+def process_all(paths: list[str], opts: Options, jobs: int | None) -> list[FileResult]:
+    """Process every transcript, in processes when there are several; results come back
+    in input order, so the output bytes do not depend on the number of jobs."""
+    workers = min(jobs or os.cpu_count() or 1, len(paths))
+    if workers <= 1 or "-" in paths:
+        return [process_file(i, p, opts) for i, p in enumerate(paths)]
+    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(process_file, i, p, opts) for i, p in enumerate(paths)]
+        return [f.result() for f in futures]
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    return EXIT_OK
+
+
+def write(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_usage(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return run_build(args) if args.command == "build" else run_lint(args)
+    except UserError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return EXIT_ERROR
+    except BrokenPipeError:
+        # `memory-diff build ... | head`: the reader left; say nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
