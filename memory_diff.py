@@ -21,6 +21,7 @@ Exit status:
 from __future__ import annotations
 
 import argparse
+import bisect
 import concurrent.futures
 import contextlib
 import datetime
@@ -505,8 +506,9 @@ def claude_reader(opts: Options) -> Any:
         summary = bool(record.get("isCompactSummary"))
         if summary and not opts.include_summaries:
             return "skipped_summary", []
-        if record.get("isMeta") or record.get("isApiErrorMessage") \
-                or record.get("isVisibleInTranscriptOnly") or message.get("model") == "<synthetic>":
+        # A compaction summary is also marked isVisibleInTranscriptOnly; asked for, it is read.
+        if record.get("isMeta") or record.get("isApiErrorMessage") or message.get("model") == "<synthetic>" \
+                or (record.get("isVisibleInTranscriptOnly") and not summary):
             return "skipped_meta", []
         role = "user" if kind == "user" else "assistant"
         if role not in opts.roles:
@@ -627,11 +629,35 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
             return "skipped_role", []
         content = msg.get("content")
         if cline and isinstance(content, list):
-            content = [_cline_block(b) for b in content]
+            content = _cline_content(content)
         outcome, texts = content_texts(content, _cline_text if cline else None)
         stamp = msg.get("ts") or msg.get("timestamp") or msg.get("created_at")
         return outcome, _messages(role, texts, index, stamp)
     return read
+
+
+def _cline_content(blocks: list[Any]) -> list[Any]:
+    """Cline blocks with tool output removed. A tool result is a text block starting
+    `[tool for 'x'] Result:`; when that header stands alone, the output is the next
+    block, except after attempt_completion and ask_followup_question, whose "result" is
+    the user's own feedback or answer."""
+    out = []
+    skip_next = False
+    for block in blocks:
+        text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+        if skip_next and isinstance(text, str) and not text.lstrip().startswith(("<feedback>", "<answer>", "<user_message>")):
+            skip_next = False
+            out.append({"type": "tool_result"})
+            continue
+        skip_next = False
+        header = CLINE_TOOL_RESULT.match(text.lstrip()) if isinstance(text, str) else None
+        if header:
+            skip_next = not text.lstrip()[header.end():].strip() and not re.match(
+                r"\[(?:attempt_completion|ask_followup_question)\b", text.lstrip())
+            out.append({"type": "tool_result"})
+            continue
+        out.append(_cline_block(block))
+    return out
 
 
 def _cline_block(block: Any) -> Any:
@@ -971,14 +997,24 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
 SCORE_CLASS = {"constraint": 3, "root-cause": 3, "decision": 2, "preference": 3, "gotcha": 2}
 
 
-def score(text: str, role: str, klass: str) -> int:
-    """Rank for the cap: the keyword class, the role, the form of the sentence."""
-    points = SCORE_CLASS.get(klass, 1)
+def score_parts(text: str, role: str, klass: str) -> list[tuple[str, int]]:
+    """The score for the cap, as (reason, points): the keyword class, the role, the
+    form of the sentence. `--explain` prints these parts."""
+    parts = [(klass, SCORE_CLASS.get(klass, 1))]
     if role == "user":
-        points += 1  # the user's own rules and preferences outrank the agent's summaries
+        parts.append(("user", 1))  # the user's own rules outrank the agent's summaries
     if "`" in text:
-        points += 1  # names a concrete thing in the code
-    return points
+        parts.append(("names code", 1))
+    return parts
+
+
+def score(text: str, role: str, klass: str) -> int:
+    return sum(points for _, points in score_parts(text, role, klass))
+
+
+def explain_score(cand: Candidate) -> str:
+    parts = score_parts(cand.text, cand.role, cand.klass)
+    return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
 
 
 # --------------------------------------------------------------------------------------
@@ -988,7 +1024,7 @@ def score(text: str, role: str, klass: str) -> int:
 class FileResult(NamedTuple):
     candidates: list[Candidate]
     stats: Counter[str]
-    explain: list[str]
+    explain: list[tuple[tuple[int, int, int], str]]
     fmt: str
 
 
@@ -1030,6 +1066,14 @@ def _first_record_is_object(head: list[bytes]) -> bool:
     return bool(records) and isinstance(records[0], dict)
 
 
+def _load_document(path: str, data: bytes) -> Any:
+    """A transcript that is one JSON document (bounded by its size, not streamed)."""
+    try:
+        return json.loads(data.lstrip(b"\xef\xbb\xbf").decode("utf-8", "surrogatepass"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UserError(path, "not valid JSON", getattr(exc, "lineno", None)) from None
+
+
 def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[str, Iterator[Message]]:
     """The format of one transcript and an iterator over its visible prose."""
     head = read_head(stream)
@@ -1042,11 +1086,7 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str]) 
     if fmt in ("native", "claude") or (fmt == "messages" and _first_record_is_object(head)):
         reader = {"native": native_reader, "claude": claude_reader, "messages": messages_reader}[fmt]
         return fmt, read_jsonl(lines, reader(opts), stats)
-    data = b"".join(lines).lstrip(b"\xef\xbb\xbf")
-    try:
-        doc = json.loads(data.decode("utf-8", "surrogatepass"))
-    except ValueError as exc:
-        raise UserError(path, "not valid JSON", getattr(exc, "lineno", None)) from None
+    doc = _load_document(path, b"".join(lines))
     if fmt == "document":
         fmt = sniff_document(doc) or ""
         if not fmt:
@@ -1060,7 +1100,7 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str]) 
 def process_file(index: int, path: str, opts: Options) -> FileResult:
     """Everything that can be done for one transcript without seeing the others."""
     stats: Counter[str] = Counter()
-    explain: list[str] = []
+    explain: list[tuple[tuple[int, int, int], str]] = []
     candidates: list[Candidate] = []
     signal = build_rules(SIGNAL_RULES, SIGNAL, opts.extra_signal, "signal")
     noise = build_rules(NOISE_RULES, NOISE, opts.extra_noise, "noise")
@@ -1084,8 +1124,8 @@ def process_file(index: int, path: str, opts: Options) -> FileResult:
                     if verdict.stage != "signal":
                         stats[verdict.stage] += 1
                         if opts.explain:
-                            explain.append(explain_line(verdict.stage, verdict.reason, path, message.line,
-                                                        message.role, verdict.text or f"<withheld: {verdict.reason}>"))
+                            explain.append(((index, message.line, number), explain_line(verdict.stage, verdict.reason, path, message.line,
+                                                        message.role, verdict.text or f"<withheld: {verdict.reason}>")))
                         continue
                     stats["signal"] += 1
                     candidates.append(Candidate(verdict.text, normalize(verdict.text), message.role, path,
@@ -1146,6 +1186,132 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], max_add
         kept = [c for c in kept if id(c) in winners]
     stats["proposed"] += len(kept)
     return kept, dropped
+
+
+# -- what the reviewer is told: near-duplicates and contradictions ----------------------
+
+# A proposal whose character trigrams overlap a memory line's this much (Jaccard) is
+# flagged as a near-duplicate. Trigrams of characters, not words, so it works for
+# Chinese; 0.6 flags rewordings ("Never commit .env files" / "Never commit the .env
+# file") and leaves sentences that only share a topic.
+NEAR_DUPLICATE = 0.6
+# Overlap at which a flip of polarity (a negation, always/never, 要/不要) is flagged as a
+# possible contradiction: lower than NEAR_DUPLICATE since the flip itself changes words.
+CONTRADICTION = 0.4
+NEGATION = re.compile(
+    r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
+    r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不"
+)
+ALWAYS = re.compile(r"(?i)\balways\b|总是|始终|必须|一定")
+WORD = re.compile(r"\w+")
+
+
+def trigrams(key: str) -> set[str]:
+    text = f"  {key} "
+    return {text[i:i + 3] for i in range(len(text) - 2)}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def polarity(text: str) -> tuple[bool, bool]:
+    return bool(NEGATION.search(text)), bool(ALWAYS.search(text))
+
+
+class MemoryIndex:
+    """An inverted index of the memory file's lines by word (by character for CJK),
+    so flagging looks at the few lines that share words with a proposal instead of
+    comparing every proposal with every line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.postings: dict[str, list[int]] = {}
+        for number, line in enumerate(lines):
+            for token in set(_tokens(line)):
+                self.postings.setdefault(token, []).append(number)
+
+    def related(self, key: str, least: int = 2) -> list[int]:
+        hits: Counter[int] = Counter()
+        for token in set(_tokens(key)):
+            postings = self.postings.get(token, ())
+            if len(postings) <= 1000:  # a word on most lines says nothing
+                hits.update(postings)
+        return sorted(n for n, count in hits.items() if count >= least)
+
+
+def _tokens(text: str) -> list[str]:
+    words = WORD.findall(text.casefold())
+    return [w for w in words if len(w) > 2 or not w.isascii()] + \
+           [c for w in words if not w.isascii() for c in w if unicodedata.east_asian_width(c) == "W"]
+
+
+def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> list[str]:
+    """One line for each proposal that repeats or contradicts a memory line."""
+    flags = []
+    for number, cand in enumerate(proposed, 1):
+        grams = trigrams(cand.key)
+        mine = polarity(cand.key)
+        best: tuple[float, int, str] | None = None
+        for line_no in index.related(cand.key):
+            other = normalize(index.lines[line_no])
+            overlap = jaccard(grams, trigrams(other))
+            theirs = polarity(other)
+            if overlap >= NEAR_DUPLICATE and mine == theirs:
+                kind = "near-duplicate of"
+            elif overlap >= CONTRADICTION and mine != theirs:
+                kind = "may contradict"
+            else:
+                continue
+            if best is None or overlap > best[0]:
+                best = (overlap, line_no, kind)
+        if best:
+            overlap, line_no, kind = best
+            flags.append(f"bullet {number} {kind} {shown}:{line_no + 1} "
+                         f"(overlap {overlap:.2f}): {index.lines[line_no].strip()}")
+    return flags
+
+
+def budget_warnings(current: bytes | None, added: list[str], shown: str) -> list[str]:
+    """Where applying the patch would push the memory file past what agents load."""
+    text = (current or b"").decode("utf-8", "replace")
+    extra = "".join(f"- {b}\n" for b in added)
+    out = []
+    for agent, unit, limit in BUDGETS:
+        before = len(text) if unit == "chars" else len(text.encode())
+        after = before + (len(extra) if unit == "chars" else len(extra.encode()))
+        if after > limit:
+            out.append(f"warning: with this patch {shown} is {after:,} {unit}; "
+                       f"{agent} loads about {limit:,}, the rest is not read")
+    return out
+
+
+def summary_line(stats: Counter[str], sessions: int) -> str:
+    dropped = stats["signal"] - stats["proposed"]
+    parts = [f"{stats[k]} {label}" for k, label in (
+        ("dropped_noise", "noise"), ("dropped_length", "length"),
+        ("dropped_duplicate", "duplicate"), ("already_in_memory", "already in memory"),
+        ("already_seen", "already seen"), ("dropped_over_cap", "over the cap")) if stats[k]]
+    gated = sum(stats[k] for k in ("dropped_secret", "dropped_pii", "dropped_injection",
+                                   "dropped_invisible", "dropped_structure"))
+    line = (f"{stats['proposed']} proposed from {sessions} session{'s' if sessions != 1 else ''}; "
+            f"{dropped} candidate{'s' if dropped != 1 else ''} dropped" + (": " + ", ".join(parts) if parts else ""))
+    if gated:
+        line += f"; {gated} sentences withheld by the safety gates"
+    return line
+
+
+def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: int,
+                    notes: list[str]) -> bytes:
+    """What the reviewer reads before the diff. Every line starts with `# `, so git
+    apply and patch skip it as the text before a patch; the memory file gets only the
+    bullets."""
+    lines = ["memory-diff: " + summary_line(stats, sessions)]
+    for number, cand in enumerate(proposed, 1):
+        when = f", {cand.timestamp}" if cand.timestamp else ""
+        lines.append(f"  {number}. {home_display(cand.file)}:{cand.line} ({cand.role}{when})")
+    lines += notes
+    return "".join(f"# {line}\n" for line in lines).encode("utf-8", "replace")
 
 
 # --------------------------------------------------------------------------------------
@@ -1447,25 +1613,171 @@ def parse_roles(value: str) -> frozenset[str]:
 
 
 # --------------------------------------------------------------------------------------
+# Configuration a team commits: [tool.memory-diff] in pyproject.toml, or
+# .memory-diff.toml, the nearest one from the current folder up to the repository root.
+# --------------------------------------------------------------------------------------
+
+CONFIG_KEYS = {
+    # key: (type, whether it names a path relative to the config file)
+    "memory": (str, True), "section": (str, False), "seen": (str, True),
+    "max-add": (int, False), "roles": (list, False), "format": (str, False),
+    "signal": (list, False), "noise": (list, False), "since": (str, False),
+    "jobs": (int, False), "include-sidechains": (bool, False),
+    "include-summaries": (bool, False), "allow-pii": (bool, False),
+}
+
+
+def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
+    """(path, table) of the nearest configuration, or None."""
+    root = repo_root(start)
+    folder = os.path.abspath(start)
+    while True:
+        for name in (".memory-diff.toml", "pyproject.toml"):
+            path = os.path.join(folder, name)
+            if not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as handle:
+                    doc = tomllib.load(handle)
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise UserError(path, f"invalid TOML: {exc}") from None
+            table = doc if name == ".memory-diff.toml" else doc.get("tool", {}).get("memory-diff")
+            if name == ".memory-diff.toml" and isinstance(doc.get("tool"), dict) and "memory-diff" in doc["tool"]:
+                table = doc["tool"]["memory-diff"]
+            if table is not None:
+                return path, table
+        if folder == root or os.path.dirname(folder) == folder:
+            return None
+        folder = os.path.dirname(folder)
+
+
+def load_config(path: str, table: Any) -> dict[str, Any]:
+    """Validated settings from a config table; relative paths made relative to it."""
+    if not isinstance(table, dict):
+        raise UserError(path, "[tool.memory-diff] must be a table")
+    out: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-")
+        if key not in CONFIG_KEYS:
+            raise UserError(path, f"unknown key {raw_key!r}")
+        kind, is_path = CONFIG_KEYS[key]
+        if kind is list and isinstance(value, str) and key == "roles":
+            value = [v.strip() for v in value.split(",")]
+        if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 1)) \
+                or (kind is list and not all(isinstance(v, str) for v in value)):
+            expected = {str: "a string", int: "a whole number of at least 1", list: "a list of strings",
+                        bool: "true or false"}[kind]
+            raise UserError(path, f"key {raw_key!r} must be {expected}")
+        if key in ("signal", "noise"):
+            for pattern in value:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise UserError(path, f"key {raw_key!r}: bad regular expression {pattern!r}: {exc}") from None
+        if key == "roles":
+            try:
+                value = parse_roles(",".join(value))
+            except argparse.ArgumentTypeError as exc:
+                raise UserError(path, f"key {raw_key!r}: {exc}") from None
+        if key == "format" and value not in FORMATS:
+            raise UserError(path, f"key {raw_key!r} must be one of {', '.join(FORMATS)}")
+        if key == "since":
+            try:
+                value = parse_since(value)
+            except argparse.ArgumentTypeError as exc:
+                raise UserError(path, f"key {raw_key!r}: {exc}") from None
+        if is_path:
+            value = os.path.join(os.path.dirname(path), os.path.expanduser(value))
+        out[key.replace("-", "_")] = value
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Lint: the same gates over an existing memory file, read only.
+# --------------------------------------------------------------------------------------
+
+def lint_text(text: str) -> list[tuple[int, str, str]]:
+    """(line, kind, message) findings; never the secret or personal datum itself."""
+    findings: list[tuple[int, str, str]] = []
+    starts = [0]
+    for match in re.finditer("\n", text):
+        starts.append(match.end())
+    line_of = lambda pos: bisect.bisect_right(starts, pos)  # noqa: E731
+    for secret in scan_secrets(text):
+        if secret.example:
+            findings.append((line_of(secret.start), "note", f"documentation example {secret.kind} (not a leak; value withheld)"))
+        else:
+            findings.append((line_of(secret.start), "secret", f"{secret.kind} (value withheld)"))
+    first_line: dict[str, int] = {}
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        for kind, _, _ in find_pii(line):
+            findings.append((number, "pii", f"{'e-mail address' if kind == 'email' else 'phone number'} (withheld)"))
+        if HOME_PATH.search(line):
+            findings.append((number, "pii", "absolute home path names a person (use ~/)"))
+        bidi = BIDI.search(line)
+        hidden = INVISIBLE.search(line.replace("\t", " ").replace("\r", "").lstrip("\ufeff") if number == 1
+                                  else line.replace("\t", " ").rstrip("\r"))
+        for found, what in ((bidi, "bidirectional control"), (hidden, "invisible character")):
+            if found:
+                findings.append((number, "invisible", f"{what} U+{ord(found.group()):04X}"))
+        if INJECTION.search(line):
+            findings.append((number, "injection", "text that addresses the agent to override its instructions"))
+        if AT_IMPORT.search(CODE_SPAN.sub("", line)) and re.search(r"@~|@/|@\.\./", line):
+            findings.append((number, "import", "an @path import outside the repository"))
+        if line.lstrip().startswith(("- ", "* ", "+ ")):
+            key = normalize(line)
+            if key in first_line:
+                findings.append((number, "duplicate", f"same bullet as line {first_line[key]}"))
+            else:
+                first_line[key] = number
+    for agent, unit, limit in BUDGETS:
+        size = len(text) if unit == "chars" else len(text.encode())
+        if size > limit:
+            cut = limit if unit == "chars" else len(text.encode()[:limit].decode("utf-8", "ignore"))
+            findings.append((line_of(cut), "size", f"{size:,} {unit}; {agent} loads about {limit:,}, "
+                                                   f"from this line on it is not read"))
+    return sorted(findings)
+
+
+def run_lint(paths: list[str]) -> int:
+    status = EXIT_OK
+    out = []
+    for path in paths:
+        data = read_memory(path, path)
+        if data is None:
+            raise UserError(path, "no such file")
+        text = data.decode("utf-8", "replace")
+        for line, kind, message in lint_text(text):
+            out.append(f"{path}:{line}: {kind}: {message}\n")
+            if kind != "note":
+                status = EXIT_PROPOSED
+    write("".join(out).encode("utf-8", "replace"))
+    return status
+
+
+# --------------------------------------------------------------------------------------
 # The command line.
 # --------------------------------------------------------------------------------------
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Propose additions to an agent memory file as a unified diff.",
-    )
+        prog=PROG, description="Propose additions to an agent memory file as a unified diff.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     build = commands.add_parser(
         "build", help="print a patch that appends bullets from transcripts",
         description="Print a unified diff that appends the decisions, constraints, root "
-                    "causes and preferences found in TRANSCRIPTs to the memory file.",
-    )
+                    "causes and preferences found in TRANSCRIPTs to the memory file.")
     build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
                        help="transcript file, folder of transcripts, or - for stdin "
                             "(default: this repository's Claude Code, Codex and Gemini sessions)")
     build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
+    build.add_argument("--section", metavar="HEADING",
+                       help="put the bullets at the end of this Markdown section (added if missing)")
+    build.add_argument("--seen", metavar="PATH",
+                       help="file of bullets already proposed: never propose them again, and "
+                            "append the new ones to it in the same patch")
     build.add_argument("--max-add", type=positive_int, metavar="N",
                        help=f"propose at most N bullets (default: {DEFAULT_MAX_ADD})")
     build.add_argument("--format", choices=FORMATS, help="transcript format (default: detected)")
@@ -1476,7 +1788,7 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--include-summaries", action="store_true", default=None,
                        help="also read model-written compaction summaries")
     build.add_argument("--allow-pii", action="store_true", default=None,
-                       help="do not drop sentences with e-mail addresses or phone numbers")
+                       help="keep sentences with e-mail addresses and phone numbers")
     build.add_argument("--since", type=parse_since, metavar="WHEN",
                        help="discover only sessions modified since WHEN (7d, 12h, 2026-01-31)")
     build.add_argument("--list-sources", action="store_true",
@@ -1485,64 +1797,83 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--json", action="store_true", help="print JSON instead of the patch")
     build.add_argument("--explain", action="store_true",
                        help="print every sentence with the stage that kept or dropped it")
-    build.add_argument("--exit-code", action="store_true",
-                       help="exit 1 when something is proposed")
+    build.add_argument("--exit-code", action="store_true", help="exit 1 when something is proposed")
     build.add_argument("--jobs", type=positive_int, metavar="N",
                        help="read transcripts in N processes (default: CPUs)")
     lint = commands.add_parser(
         "lint", help="check memory files for secrets, personal data and size",
-        description="Check memory files, read only. Exit 1 on a finding other than a note.",
-    )
+        description="Check memory files, read only. Exit 1 on a finding other than a note.")
     lint.add_argument("memories", nargs="+", metavar="MEMORY", help="memory file to check")
     return parser
 
 
-def run_build(args: argparse.Namespace) -> int:
+class Settings(NamedTuple):
+    opts: Options
+    memory: str
+    section: str | None
+    seen: str | None
+    max_add: int
+    since: float | None
+    jobs: int | None
+
+
+def settings(args: argparse.Namespace) -> Settings:
+    """Command-line flags over the config file over the defaults."""
+    found = find_config(os.getcwd())
+    conf = load_config(*found) if found else {}
+    pick = lambda name, default=None: next(  # noqa: E731
+        (v for v in (getattr(args, name, None), conf.get(name)) if v is not None), default)
     opts = Options(
-        fmt=args.format,
-        roles=args.roles or frozenset({"user", "assistant"}),
-        include_sidechains=bool(args.include_sidechains),
-        include_summaries=bool(args.include_summaries),
-        allow_pii=bool(args.allow_pii),
-        explain=args.explain,
-    )
-    memory = args.memory or "memory.md"
-    max_add = args.max_add or DEFAULT_MAX_ADD
+        fmt=pick("format"), roles=pick("roles", frozenset({"user", "assistant"})),
+        include_sidechains=bool(pick("include_sidechains")),
+        include_summaries=bool(pick("include_summaries")), allow_pii=bool(pick("allow_pii")),
+        extra_signal=tuple(conf.get("signal", ())), extra_noise=tuple(conf.get("noise", ())),
+        explain=args.explain)
+    return Settings(opts, pick("memory", "memory.md"), pick("section"), pick("seen"),
+                    pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
+
+
+def run_build(args: argparse.Namespace) -> int:
+    conf = settings(args)
     if args.transcripts:
         paths = expand_inputs(args.transcripts)
     else:
-        root = repo_root(os.getcwd()) or os.getcwd()
-        paths = [p for p, _ in discover(os.path.realpath(root), args.since)]
+        root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
+        paths = [p for p, _ in discover(root, conf.since)]
     if args.list_sources:
-        out = []
-        for path in paths:
-            fmt = opts.fmt or (detect_format(path, _head(path)) if path != "-" else "detected on read")
-            out.append(f"{home_display(path)}\t{fmt}\n")
-        write("".join(out).encode())
+        write("".join(f"{home_display(p)}\t{conf.opts.fmt or source_format(p)}\n" for p in paths).encode())
         return EXIT_OK
-    results = process_all(paths, opts, args.jobs)
+    results = process_all(paths, conf.opts, conf.jobs)
     stats: Counter[str] = Counter()
-    candidates: list[Candidate] = []
-    explain: list[str] = []
     for result in results:
         stats.update(result.stats)
-        candidates += result.candidates
-        explain += result.explain
-    real, rel = patch_path(memory)
-    current = read_memory(real, memory)
-    proposed, dropped = select(candidates, memory_keys(current), set(), max_add, stats)
+    candidates = [c for result in results for c in result.candidates]
+    real, rel = patch_path(conf.memory)
+    current = read_memory(real, conf.memory)
+    seen_real, seen_rel = patch_path(conf.seen) if conf.seen else ("", "")
+    seen = read_memory(seen_real, conf.seen) if conf.seen else None
+    proposed, dropped = select(candidates, memory_keys(current), memory_keys(seen), conf.max_add, stats)
     if args.explain:
-        lines = explain + [f"{stage}\t{c.file}:{c.line}\t{c.role}\t{c.text}" for c, stage in dropped]
-        lines += [f"proposed(score {c.score}, {c.klass})\t{c.file}:{c.line}\t{c.role}\t{c.text}" for c in proposed]
-        write("".join(line + "\n" for line in lines).encode("utf-8", "replace"))
+        rows = [(order, text) for result in results for order, text in result.explain]
+        rows += [(c.order, explain_line(stage, "", c.file, c.line, c.role, c.text)) for c, stage in dropped]
+        rows += [(c.order, explain_line("proposed", explain_score(c), c.file, c.line, c.role, c.text))
+                 for c in proposed]
+        write("".join(text + "\n" for _, text in sorted(rows)).encode("utf-8", "replace"))
     elif args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
-            {"text": c.text, "score": c.score, "kind": c.klass,
+            {"text": c.text, "kind": c.klass, "score": c.score,
              "source": {"file": c.file, "line": c.line, "role": c.role, "timestamp": c.timestamp}}
             for c in proposed]}
         write((json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8", "replace"))
-    else:
-        write(render_file_patch(rel, current, [c.text for c in proposed], None))
+    elif proposed:
+        bullets = [c.text for c in proposed]
+        text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
+        notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel) + budget_warnings(current, bullets, rel)
+        patch = render_preamble(proposed, stats, len(paths), notes)
+        patch += render_file_patch(rel, current, bullets, conf.section)
+        if conf.seen:
+            patch += render_file_patch(seen_rel, seen, bullets, None)
+        write(patch)
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
@@ -1553,10 +1884,17 @@ def stats_dict(stats: Counter[str]) -> dict[str, int]:
     return {k: stats.get(k, 0) for k in keys}
 
 
-def _head(path: str) -> list[bytes]:
+def source_format(path: str) -> str:
+    if path == "-":
+        return "detected on read"
     try:
         with open(path, "rb") as handle:
-            return read_head(handle)
+            fmt = detect_format(path, read_head(handle))
+            if fmt == "document":
+                handle.seek(0)
+                doc = _load_document(path, handle.read())
+                fmt = sniff_document(doc) or "unrecognised"
+            return fmt
     except OSError as exc:
         raise UserError(path, exc.strerror or str(exc)) from None
 
@@ -1568,12 +1906,7 @@ def process_all(paths: list[str], opts: Options, jobs: int | None) -> list[FileR
     if workers <= 1 or "-" in paths:
         return [process_file(i, p, opts) for i, p in enumerate(paths)]
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        futures = [pool.submit(process_file, i, p, opts) for i, p in enumerate(paths)]
-        return [f.result() for f in futures]
-
-
-def run_lint(args: argparse.Namespace) -> int:
-    return EXIT_OK
+        return list(pool.map(process_file, range(len(paths)), paths, itertools.repeat(opts)))
 
 
 def write(data: bytes) -> None:
@@ -1588,14 +1921,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         return EXIT_ERROR
     try:
-        return run_build(args) if args.command == "build" else run_lint(args)
+        return run_build(args) if args.command == "build" else run_lint(args.memories)
     except UserError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return EXIT_ERROR
     except BrokenPipeError:
-        # `memory-diff build ... | head`: the reader left; say nothing.
+        # `memory-diff build ... | head`: the reader left; say nothing more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

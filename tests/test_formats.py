@@ -1,0 +1,181 @@
+"""End-to-end reader tests: each fixture in tests/fixtures/formats/<case>/ goes through the CLI.
+
+A case directory holds one transcript (named as the real tool names it) and expected.json:
+  format   the reader the sniffer must pick (and the name accepted by --format)
+  args     extra CLI arguments for the case
+  bullets  [[role, text], ...] exactly what `build --json` proposes, in transcript order
+  absent   substrings planted in content that must be skipped; none may reach stdout
+  stats    (optional) counters that must have exactly these values
+Skipped content carries signal-shaped sentences on purpose, so a leak shows up as a bullet.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SCRIPT = HERE / ".." / "memory_diff.py"
+FIXTURES = HERE / "fixtures" / "formats"
+
+
+def _load_cases() -> list[Any]:
+    params = []
+    for case_dir in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+        transcripts = [p for p in case_dir.iterdir() if p.name != "expected.json"]
+        assert len(transcripts) == 1, f"{case_dir}: expected exactly one transcript"
+        expected = json.loads((case_dir / "expected.json").read_text(encoding="utf-8"))
+        params.append(pytest.param(transcripts[0], expected, id=case_dir.name))
+    return params
+
+
+CASES = _load_cases()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def build_json(transcript: Path, tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str]:
+    proc = run_cli(
+        "build", str(transcript),
+        "--memory", str(tmp_path / "memory.md"),
+        "--max-add", "100",
+        "--json",
+        *extra,
+    )
+    stdout = proc.stdout.decode("utf-8", errors="replace")
+    stderr = proc.stderr.decode("utf-8", errors="replace")
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstderr:\n{stderr}"
+    assert "Traceback" not in stderr, stderr
+    result = json.loads(stdout) if stdout.strip() else {"stats": {}, "proposed": []}
+    return result, stdout
+
+
+def bullets_of(result: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(p["source"]["role"], p["text"]) for p in result["proposed"]]
+
+
+def check(expected: dict[str, Any], result: dict[str, Any], stdout: str) -> None:
+    assert bullets_of(result) == [tuple(b) for b in expected["bullets"]]
+    for needle in expected["absent"]:
+        assert needle not in stdout, f"skipped content leaked: {needle!r}"
+    for key, value in expected.get("stats", {}).items():
+        assert result["stats"].get(key) == value, f"stats[{key!r}]"
+
+
+@pytest.mark.parametrize(("transcript", "expected"), CASES)
+def test_sniffed_format(transcript: Path, expected: dict[str, Any], tmp_path: Path) -> None:
+    result, stdout = build_json(transcript, tmp_path, *expected["args"])
+    check(expected, result, stdout)
+
+
+@pytest.mark.parametrize(("transcript", "expected"), CASES)
+def test_forced_format_and_list_sources(
+    transcript: Path, expected: dict[str, Any], tmp_path: Path,
+) -> None:
+    fmt = expected["format"]
+    result, stdout = build_json(transcript, tmp_path, *expected["args"], "--format", fmt)
+    check(expected, result, stdout)
+
+    proc = run_cli("build", "--list-sources", str(transcript))
+    listing = proc.stdout.decode("utf-8", errors="replace")
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", errors="replace")
+    assert re.search(rf"(?<![\w-]){re.escape(fmt)}(?![\w-])", listing), listing
+
+
+# -- generated in tmp_path: inputs too big, or too broken, to keep as files ---------------
+
+BEFORE = "We decided to keep uploaded originals for ninety days because customers re-crop them."
+AFTER = "Never resize images on the request path because large originals stall the web workers."
+
+
+def claude_line(type_: str, content: Any, n: int, **extra: Any) -> str:
+    message: dict[str, Any] = {"role": type_, "content": content}
+    if type_ == "assistant":
+        message.update({"model": "claude-opus-4-5-20251101", "id": f"msg_gen{n}",
+                        "type": "message", "stop_reason": None})
+    record = {
+        "parentUuid": None if n == 0 else f"00000000-0000-4000-8000-{n - 1:012d}",
+        "isSidechain": False, "userType": "external", "cwd": "/workspace/demo-app",
+        "sessionId": "00000000-0000-4000-8000-aaaaaaaaaaaa", "version": "2.1.12",
+        "type": type_, "message": message, **extra,
+        "uuid": f"00000000-0000-4000-8000-{n:012d}",
+        "timestamp": f"2026-01-20T04:16:{n:02d}.000Z",
+    }
+    return json.dumps(record, ensure_ascii=False)
+
+
+def huge_image_result() -> list[dict[str, Any]]:
+    data = base64.b64encode(bytes(range(256)) * (4 * 1024 * 1024 // 256)).decode("ascii")
+    return [{"type": "tool_result", "tool_use_id": "toolu_gen_big", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+    ]}]
+
+
+def huge_file_result() -> list[dict[str, Any]]:
+    lines = [
+        f"{i:6d}\u2192# Always rebuild LEAKHUGEFILE shard {i} before release because stale shards break search."
+        for i in range(1, 60_000)
+    ]
+    return [{"type": "tool_result", "tool_use_id": "toolu_gen_big", "content": "\n".join(lines)}]
+
+
+@pytest.mark.parametrize(
+    "make_result",
+    [pytest.param(huge_image_result, id="base64_image"), pytest.param(huge_file_result, id="huge_file")],
+)
+def test_claude_huge_tool_result_line(make_result: Any, tmp_path: Path) -> None:
+    big = claude_line("user", make_result(), 2, toolUseResult={"type": "text"})
+    assert len(big) > 5_000_000
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(
+        "\n".join([
+            claude_line("user", BEFORE, 0),
+            claude_line("assistant", [{"type": "tool_use", "id": "toolu_gen_big", "name": "Read",
+                                       "input": {"file_path": "/workspace/demo-app/big.txt"}}], 1),
+            big,
+            claude_line("assistant", [{"type": "text", "text": AFTER}], 3),
+        ]) + "\n",
+        encoding="utf-8",
+    )
+    result, stdout = build_json(transcript, tmp_path)
+    assert bullets_of(result) == [("user", BEFORE), ("assistant", AFTER)]
+    assert "LEAKHUGEFILE" not in stdout
+    assert result["stats"]["malformed"] == 0
+
+
+def test_native_truncated_last_line(tmp_path: Path) -> None:
+    first = {"role": "user", "text": BEFORE}
+    second = {"role": "assistant", "text": AFTER}
+    half = json.dumps({"role": "assistant",
+                       "text": "Always LEAKHALFLINE keep partial records because they finish later."})
+    transcript = tmp_path / "live.jsonl"
+    transcript.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n" + half[: len(half) // 2],
+                          encoding="utf-8")
+    result, stdout = build_json(transcript, tmp_path)
+    assert bullets_of(result) == [("user", BEFORE), ("assistant", AFTER)]
+    assert result["stats"]["malformed"] == 1
+    assert "LEAKHALFLINE" not in stdout
+
+
+def test_claude_two_records_glued_on_one_line(tmp_path: Path) -> None:
+    transcript = tmp_path / "glued.jsonl"
+    transcript.write_text(
+        claude_line("user", BEFORE, 0) + claude_line("assistant", [{"type": "text", "text": AFTER}], 1) + "\n",
+        encoding="utf-8",
+    )
+    result, _ = build_json(transcript, tmp_path)
+    assert bullets_of(result) == [("user", BEFORE), ("assistant", AFTER)]
