@@ -52,7 +52,7 @@ def build_json(transcript: Path, tmp_path: Path, *extra: str) -> tuple[dict[str,
     proc = run_cli(
         "build", str(transcript),
         "--memory", str(tmp_path / "memory.md"),
-        "--max-add", "100",
+        "--max-add", "100", "--min-score", "0",  # readers under test, not the score
         "--json",
         *extra,
     )
