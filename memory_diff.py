@@ -98,8 +98,6 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     # A sentence that leans on context it does not carry.
     ("context", r"^(?:this|that|these|those|it|its|they|both|here|there|the above|"
                 r"the following|above|below)\b"),
-    # List intros and headings: "Here's what changed:".
-    ("list-intro", r"[:：]\s*$"),
 )
 
 # SCORE: how much a candidate is worth a reviewer's time, from the form of the sentence.
@@ -119,8 +117,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A negation states a limit: "doesn't", "never", "shouldn't", 不要.
-    ("negation", "", r"\b(?:shouldn't|mustn't|never|don't|doesn't|do not|does not|isn't|"
-                     r"aren't|can't|cannot|won't|not)\b|不要|不能|禁止|不得|不必", 1),
+    ("negation", "", r"\b(?:shouldn't|mustn't|never|don't|doesn't|do not|does not|can't|"
+                     r"cannot|won't)\b|不要|不能|禁止|不得|不必", 1),
     # A reason or mechanism joined to the claim: "because", "since", "which means".
     ("reason", "", r"\b(?:because|since|so that|which means|caused by|causing|so|which|"
                    r"without|even though|even in)\b|因为|由于|导致|所以", 1),
@@ -140,6 +138,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("plan", "", r"\b(?:ensure|make sure|need to|needs to|going to)\b", -2),
     # Status of the moment: "now", "currently", "already".
     ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前", -1),
+    # A question inside the sentence: it asks rather than states.
+    ("asks", "", r"\?\S*\s|？", -1),
     # Hedges: a reviewer cannot approve "might".
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
                   r"i guess)\b|可能|也许", -1),
@@ -155,10 +155,12 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("request", "", r"\bplease\b|\bcan you\b|\bcould you\b|请你|帮我", -1),
     # Tests of the moment rather than the project's rules.
     ("about-tests", "", r"\btests?\b", -1),
+    # A list intro or heading ("Here's what changed:"); a long one may still carry a claim.
+    ("list-intro", "", r"[:：]\s*$", -2),
     # Speculation about what will happen.
     ("future", "", r"\b(?:will|would)\b", -1),
     # About one diff: "this PR", "line 42", "#123", a commit hash.
-    ("one-diff", "", r"\b(?:this|the|our) (?:pr|change|diff|commit|branch)\b|\bpr #?\d+|"
+    ("one-diff", "", r"\bthis (?:pr|change|diff|commit)\b|\bour (?:change|diff|commit|fix)\b|\bpr #?\d+|"
                      r"\bline \d+|#\d+|\b[0-9a-f]{8,40}\b", -2),
     # "The fix is to ...": what was done this time.
     ("fix-of-the-day", "", r"^the fix (?:is|was|should)\b|^fix\b|^the solution\b", -1),
