@@ -1593,8 +1593,15 @@ def expand_inputs(paths: list[str]) -> list[str]:
     return out
 
 
+# Claude Code names a project folder by its path with every UTF-16 code unit that is not
+# an ASCII letter or digit turned into "-" (so an emoji gives two), cut at 200 characters
+# (a hash follows then).
+CLAUDE_SLUG_MAX = 200
+
+
 def claude_slug(path: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "-", path)
+    return "".join(c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1)
+                   for c in path)[:CLAUDE_SLUG_MAX]
 
 
 def inside(path: Any, root: str) -> bool:

@@ -1,0 +1,196 @@
+"""The hooks in .pre-commit-hooks.yaml, run by the real pre-commit (`pre-commit try-repo`).
+
+The repository under test is a copy of this working tree (tracked files and untracked ones
+that are not ignored), committed in a temporary git repository: try-repo on the working
+tree itself would leave out untracked files such as a new .pre-commit-hooks.yaml.
+
+The review sequence below is the one README's workflow section tells a person to type.
+Skipped when pre-commit or git is not installed. try-repo builds the hook's Python
+environment on each call, in a store of its own; it needs PyPI (or a warm pip cache) for
+setuptools.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if shutil.which("pre-commit") is None or shutil.which("git") is None:
+    pytest.skip("pre-commit and git are needed", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "memory_diff.py"
+
+RULE = "Never push directly to main because the release job deploys every commit."
+CHOICE = "Always keep the changelog in CHANGELOG.md because the release notes are generated from it."
+LATER = "Always bump the schema version when a migration renames a column, because old clients read it."
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{cmd} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def git(cwd: Path, *args: str) -> str:
+    return run(["git", *args], cwd).stdout
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree, committed, so try-repo sees exactly what is on disk."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "commit", "-q", "--no-verify", "-m", "working tree"]):
+        subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
+    return repo
+
+
+@pytest.fixture(scope="session")
+def caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """try-repo builds the hook's environment in a store of its own on every call; the
+    pip and virtualenv caches are what is left to share across calls (about 5 s a call)."""
+    return tmp_path_factory.mktemp("caches")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caches: Path) -> Path:
+    """A git repository with a committed AGENTS.md and the team's config, in a HOME of its
+    own so that only the sessions planted here are discovered."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME",
+                 "PRE_COMMIT_ALLOW_NO_CONFIG", "GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(caches / "pre-commit"))
+    monkeypatch.setenv("PIP_CACHE_DIR", str(caches / "pip"))
+    monkeypatch.setenv("VIRTUALENV_OVERRIDE_APP_DATA", str(caches / "virtualenv"))
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    monkeypatch.setenv("PRE_COMMIT_COLOR", "never")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Test")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "test@example.com")
+    repo = (tmp_path / "project").resolve()
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "AGENTS.md").write_text("# AGENTS.md\n\n- Run `make test` before opening a pull request.\n")
+    (repo / ".memory-diff.toml").write_text('memory = "AGENTS.md"\nseen = ".memory-diff-seen.md"\n')
+    git(repo, "add", "AGENTS.md", ".memory-diff.toml")
+    git(repo, "commit", "-q", "-m", "initial")
+    return repo
+
+
+def plant_session(repo: Path, *user_texts: str) -> Path:
+    """A Claude Code session for `repo`, where Claude Code keeps it: the user's messages,
+    each answered by the assistant."""
+    slug = re.sub(r"[^A-Za-z0-9]", "-", str(repo))
+    folder = Path(os.environ["HOME"]) / ".claude" / "projects" / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40.jsonl"
+    records = []
+    for number, text in enumerate(user_texts):
+        records.append({"type": "user", "cwd": str(repo), "isSidechain": False,
+                        "sessionId": "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40",
+                        "timestamp": f"2026-02-01T10:0{number}:00.000Z",
+                        "message": {"role": "user", "content": text}})
+        records.append({"type": "assistant", "cwd": str(repo), "isSidechain": False,
+                        "timestamp": f"2026-02-01T10:0{number}:30.000Z",
+                        "message": {"role": "assistant", "model": "claude-sonnet-4-5",
+                                    "content": [{"type": "text", "text": "Understood."}]}})
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def try_repo(repo: Path, hook_repo: Path, hook: str, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = run(["pre-commit", "try-repo", str(hook_repo), hook, "--verbose", *args], repo, check=False)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return proc
+
+
+def memory_diff(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, str(SCRIPT), *args], repo)
+
+
+def test_build_hook_stops_a_commit_only_while_proposals_are_unreviewed(project: Path, hook_repo: Path) -> None:
+    plant_session(project, RULE, CHOICE)
+
+    # A commit is stopped, and the hook's output is the proposal itself.
+    proc = try_repo(project, hook_repo, "memory-diff")
+    assert proc.returncode == 1, proc.stdout
+    assert f"+- {RULE}" in proc.stdout
+    assert f"+- {CHOICE}" in proc.stdout
+
+    # README's workflow, from the repository root: build the patch, apply it, stage both files.
+    patch = project / "proposed.diff"
+    patch.write_text(memory_diff(project, "build").stdout)
+    assert "+++ b/AGENTS.md" in patch.read_text() and "+++ b/.memory-diff-seen.md" in patch.read_text()
+    git(project, "apply", "proposed.diff")
+    patch.unlink()
+
+    # Applied but not staged: pre-commit stashes the unstaged AGENTS.md and reads the
+    # committed one, while the new seen file, untracked, is not stashed and hides the
+    # proposals. The hook passes, and the commit would carry neither file: this is why
+    # the README says to stage both.
+    assert git(project, "status", "--porcelain") == " M AGENTS.md\n?? .memory-diff-seen.md\n"
+    unstaged = try_repo(project, hook_repo, "memory-diff")
+    assert "Stashing unstaged files" in unstaged.stdout
+    assert unstaged.returncode == 0, unstaged.stdout
+    assert git(project, "status", "--porcelain") == " M AGENTS.md\n?? .memory-diff-seen.md\n"
+
+    git(project, "add", "AGENTS.md", ".memory-diff-seen.md")
+    proc = try_repo(project, hook_repo, "memory-diff")
+    assert proc.returncode == 0, proc.stdout
+    git(project, "commit", "-q", "-m", "AGENTS.md: reviewed memory-diff proposals")
+    assert f"- {RULE}\n" in (project / "AGENTS.md").read_text()
+
+    # A bullet the team does not want is deleted by hand; the seen file keeps it from
+    # being proposed again.
+    memory = project / "AGENTS.md"
+    memory.write_text(memory.read_text().replace(f"- {CHOICE}\n", ""))
+    git(project, "commit", "-q", "-am", "AGENTS.md: drop the changelog bullet")
+    proc = try_repo(project, hook_repo, "memory-diff")
+    assert proc.returncode == 0, proc.stdout
+    assert CHOICE not in proc.stdout
+
+    # A new decision in a session stops the next commit again, with only the new bullet.
+    plant_session(project, RULE, CHOICE, LATER)
+    proc = try_repo(project, hook_repo, "memory-diff")
+    assert proc.returncode == 1, proc.stdout
+    assert f"+- {LATER}" in proc.stdout
+    assert f"+- {RULE}" not in proc.stdout and f"+- {CHOICE}" not in proc.stdout
+
+
+def test_lint_hook_checks_memory_files_only(project: Path, hook_repo: Path) -> None:
+    address = "jane.doe@acme-corp.io"
+    (project / "AGENTS.md").write_text(f"# AGENTS.md\n\n- Ask {address} before rotating the deploy keys.\n")
+    (project / "notes.md").write_text(f"Ask {address} about the deploy keys.\n")
+    git(project, "add", "AGENTS.md", "notes.md")
+
+    proc = try_repo(project, hook_repo, "memory-diff-lint")
+    assert proc.returncode == 1, proc.stdout
+    assert "AGENTS.md:3: pii: e-mail address (withheld)" in proc.stdout
+    assert "notes.md" not in proc.stdout
+    assert address not in proc.stdout + proc.stderr
+
+    (project / "AGENTS.md").write_text("# AGENTS.md\n\n- Ask the release owner before rotating the deploy keys.\n")
+    git(project, "add", "AGENTS.md")
+    proc = try_repo(project, hook_repo, "memory-diff-lint")
+    assert proc.returncode == 0, proc.stdout
