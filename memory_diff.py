@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from collections.abc import Sequence
 from typing import Any
 from typing import NamedTuple
+from typing import NoReturn
 
 __version__ = "0.1.0"
 
@@ -68,7 +69,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
                    r"the fix (?:is|was))\b"),
     ("root-cause", r"根本原因|根因|原因是|因为|由于|导致|修复"),
     # How the user wants things done.
-    ("preference", r"\b(?:prefer|prefers|preferred|preference|I'd rather)\b"),
+    ("preference", r"\b(?:prefer|prefers|preferred|preference|i'd rather)\b"),
     ("preference", r"偏好|更喜欢|倾向于|喜欢用|希望"),
     # Non-obvious facts that will bite again.
     ("gotcha", r"\b(?:keep in mind|note that|by design|gotcha)\b"),
@@ -249,25 +250,29 @@ CLINE_KEEP_XML = re.compile(
 # Credentials, in the manner of gitleaks / detect-secrets: named kinds, a prefix rule
 # each, and an entropy check where the prefix alone is not proof. A sentence holding one
 # is dropped whole (never redacted into a bullet) and the value is never printed.
-SECRET_RULES: tuple[tuple[str, str], ...] = (
-    ("private_key", r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
+SECRET_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # (kind, keywords of which one must occur in the lower-cased text before the rule
+    # runs, as detect-secrets pre-filters, pattern)
+    ("private_key", ("private key",), r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}|"
+    ("aws_access_key", ("akia", "asia", "abia", "acca", "a3t"),
+     r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ("github_token", ("gh", "github_pat_"),
+     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+    ("gitlab_token", ("gl",), r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    ("slack_token", ("xox", "hooks.slack.com"), r"\bxox[abposr]-[A-Za-z0-9-]{10,}|"
                     r"hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
-    ("anthropic_key", r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
+    ("anthropic_key", ("sk-ant-",), r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
     # `sk-` only after a non-word character, so `cask-point-at-...` and `sk-learn` pass.
-    ("openai_key", r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]+:([^\s/@'\"<>]+)@[^\s/]+"),
-    ("generic_secret", r"(?i:\b(?:password|passwd|pwd|secret|token|api[_-]?key|"
-                       r"access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key|"
-                       r"[a-z0-9]+_(?:secret|token|password|key))\b[\"']?\s*(?:=|:|:=)\s*"
-                       r"[\"']?)([^\s\"',;`]{8,})"),
+    ("openai_key", ("sk-",), r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("stripe_key", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
+    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("url_password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+"),
+    ("generic_secret", ("pass", "pwd", "secret", "token", "key"),
+     r"(?i:\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token|"
+     r"client[_-]?secret|private[_-]?key|[a-z0-9]+_(?:secret|token|password|key))\b[\"']?\s*"
+     r"(?:=|:|:=)\s*[\"']?)([^\s\"',;`]{8,})"),
 )
 # Kinds whose match is only a secret when the value looks random (the group the rule
 # captures, or the whole match): Shannon entropy of at least this many bits a character,
@@ -326,6 +331,8 @@ INJECTION = re.compile(
     r"(?i)\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
     r"directions|guidelines|context|messages)\b|"
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:above|previous|prior|"
+    r"preceding|earlier)\b|"
     r"\byou are now\b|\bfrom now on,? you\b|\bnew (?:system )?instructions\s*:|"
     r"\bsystem prompt\s*:|\bdo not (?:tell|inform|alert) the user\b|"
     r"\b(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
@@ -336,7 +343,7 @@ INJECTION = re.compile(
 # Structure: a bullet is one line after `- `, and it must not open something that
 # swallows what follows (an HTML comment, a fenced block) nor make an agent load a file:
 # Claude Code imports `@path` written in CLAUDE.md (`@~/.ssh/id_rsa`), outside code spans.
-STRUCTURE = re.compile(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|---\s*$|\+\+\+\s*$|<\w)")
+STRUCTURE = re.compile(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
 AT_IMPORT = re.compile(
     r"(?:^|(?<=\s))@(?:[~.]|[\w.-]*/|[\w.-]+\.(?:md|txt|json|ya?ml|toml|ini|cfg|env|pem|"
     r"key|sh|py|js|ts|go|rs|rb|java|c|h|cpp|conf|log|csv)\b)\S*"
@@ -346,13 +353,13 @@ CODE_SPAN = re.compile(r"`+[^`]*`+")
 # Lines that are never prose: table rows, horizontal rules, bare code.
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 LIST_MARKER = re.compile(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
-EMPHASIS = re.compile(r"\*\*|__")
+EMPHASIS = re.compile(r"(?<!\*)\*\*(?!\*)")
 SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+|[。！？]+[\"”’」』)）]*\s*|[;；]\s+(?=[A-Z])")
 
 # Stats keys in the order --stats prints them. Input records are partitioned by the
 # `records` group, sentences by the `sentences` group; see README "Accounting".
 STAT_KEYS = (
-    "lines", "parsed", "malformed", "blank", "prose",
+    "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
     "skipped_injected", "skipped_role", "skipped_sidechain", "skipped_summary",
     "skipped_duplicate_event", "skipped_empty",
@@ -426,11 +433,12 @@ def rule_name(match: re.Match[str]) -> str:
     return group.rsplit("__", 1)[0].replace("_", "-")
 
 
-SIGNAL = _compile_rules(SIGNAL_RULES, re.I)
+# SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
+SIGNAL = _compile_rules(SIGNAL_RULES)
 SCORE = tuple((name, who, re.compile(pattern, re.I), points) for name, who, pattern, points in SCORE_RULES)
-NOISE = _compile_rules(NOISE_RULES, re.I)
+NOISE = _compile_rules(NOISE_RULES)
 # One pattern a kind: a kind's group 1, when it has one, is the value to judge.
-SECRETS = tuple((kind, re.compile(pattern, re.S)) for kind, pattern in SECRET_RULES)
+SECRETS = tuple((kind, hints, re.compile(pattern, re.S)) for kind, hints, pattern in SECRET_RULES)
 
 
 # --------------------------------------------------------------------------------------
@@ -451,6 +459,8 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
     live session is)."""
     try:
         return [json.loads(raw)]
+    except RecursionError:
+        return None  # nested deeper than the decoder goes: not a transcript record
     except (ValueError, UnicodeDecodeError):
         pass
     try:
@@ -467,19 +477,24 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
                 break
             obj, pos = _DECODER.raw_decode(text, pos)
             records.append(obj)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return records
 
 
 def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str]) -> Iterator[Message]:
-    """Drive a record reader over JSONL lines, streaming: memory holds one line."""
+    """Drive a record reader over JSONL lines, streaming: memory holds one line. A line
+    the reader's byte test says cannot hold prose is counted, not parsed."""
+    may_hold_prose = getattr(reader, "may_hold_prose", None) or (lambda raw: True)
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if not raw.strip():
             stats["blank"] += 1
+            continue
+        if not may_hold_prose(raw):
+            stats["skipped_unparsed"] += 1
             continue
         records = parse_jsonl_line(raw)
         if records is None:
@@ -570,6 +585,23 @@ def native_reader(opts: Options) -> Any:
     return read
 
 
+def claude_may_hold_prose(raw: bytes) -> bool:
+    """False only for a Claude Code line that cannot hold prose: no text block, and no
+    string content outside a tool result or a progress record. Decoding the JSON is the
+    cost of reading a transcript, and two thirds of the bytes are tool output. Escaped
+    quotes inside JSON strings never match these byte patterns; a line with two glued
+    records (`}{`) is always parsed."""
+    if b'"type":"text"' in raw or b'"type": "text"' in raw:
+        return True
+    if b'"content":"' not in raw and b'"content": "' not in raw:
+        return False
+    return b"}{" in raw or not any(marker in raw for marker in CLAUDE_NOT_PROSE)
+
+
+CLAUDE_NOT_PROSE = (b'"type":"tool_result"', b'"type": "tool_result"', b'"type":"progress"',
+                    b'"type": "progress"')
+
+
 def claude_reader(opts: Options) -> Any:
     """Claude Code session JSONL: user and assistant records; tool results ride in user
     records and are not speech; an assistant reply is split into a record per block."""
@@ -597,6 +629,7 @@ def claude_reader(opts: Options) -> Any:
             role, content = "assistant", [{"type": "text", "text": _after_first_line(content)}]
         outcome, texts = content_texts(content)
         return outcome, _messages(role, texts, line, record.get("timestamp"))
+    read.may_hold_prose = claude_may_hold_prose  # type: ignore[attr-defined]
     return read
 
 
@@ -880,29 +913,54 @@ def sniff_document(doc: Any) -> str | None:
 # Sentences: visible text in, candidate sentences out (pure).
 # --------------------------------------------------------------------------------------
 
+BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+LINE_BREAK = re.compile(r"\r\n|\n|\r|\x85|\u2028|\u2029")
+RULE_LINE = re.compile(r"[-=*_\s]{3,}")
+
+
+def unfenced(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(index, line) of the lines outside fenced code blocks. As CommonMark has it, a
+    fence closes on the same character, at least as long, with nothing after it."""
+    fence = ""
+    for index, line in enumerate(lines):
+        opened = FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not line[opened.end():].strip():
+                fence = ""
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        yield index, line
+
+
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences: `. ! ?` followed by a space, `。！？`, and line breaks.
 
     Fenced code blocks, table rows and rules are skipped; list markers, heading marks,
     quote marks and emphasis are stripped."""
     out: list[str] = []
-    fence = ""
-    for line in re.split(r"\n|\r|\x85|\u2028|\u2029", text):
+    for _, line in unfenced(LINE_BREAK.split(text)):
         stripped = line.strip()
-        opened = FENCE.match(line)
-        if fence:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not stripped[len(opened.group(1)):].strip():
-                fence = ""
+        if not stripped or stripped.startswith("|") or RULE_LINE.fullmatch(stripped):
             continue
-        if opened:
-            fence = opened.group(1)
-            continue
-        if not stripped or stripped.startswith("|") or re.fullmatch(r"[-=*_\s]{3,}", stripped):
-            continue
-        stripped = EMPHASIS.sub("", LIST_MARKER.sub("", stripped)).strip()
-        out.extend(_split_line(stripped))
+        out.extend(_split_line(strip_emphasis(LIST_MARKER.sub("", stripped)).strip()))
     return out
+
+
+def strip_emphasis(text: str) -> str:
+    """Markdown bold markers go (`**Root cause:** X` reads `Root cause: X`); a run of
+    three or more asterisks (`password: ********`) and anything in a code span
+    (`**kwargs`) are text and stay."""
+    if "**" not in text:
+        return text
+    if "`" not in text:
+        return EMPHASIS.sub("", text)
+    pieces = CODE_SPAN.split(text)
+    spans = CODE_SPAN.findall(text)
+    return "".join(EMPHASIS.sub("", piece) + (spans[i] if i < len(spans) else "")
+                   for i, piece in enumerate(pieces))
 
 
 def _split_line(line: str) -> list[str]:
@@ -935,8 +993,8 @@ def width(text: str) -> int:
 def normalize(text: str) -> str:
     """The comparison key: case, inner white space, a bullet marker and trailing
     punctuation do not count."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = re.sub(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", "", text)
+    text = strip_emphasis(unicodedata.normalize("NFKC", text).casefold())
+    text = BULLET.sub("", text)
     text = " ".join(text.split())
     return text.rstrip(" .。!！?？;；:：,，")
 
@@ -957,7 +1015,10 @@ def scan_secrets(text: str) -> list[Finding]:
     """Credentials in text, by kind, in order; where two kinds overlap, the earlier rule
     wins. Placeholders and values that do not look random are not credentials."""
     found: list[Finding] = []
-    for kind, pattern in SECRETS:
+    lowered = text.lower()
+    for kind, hints, pattern in SECRETS:
+        if not any(hint in lowered for hint in hints):
+            continue
         for match in pattern.finditer(text):
             if kind in ENTROPY_CHECKED:
                 value = (match.group(1) if pattern.groups else match.group()).strip("\"'`")
@@ -1047,27 +1108,19 @@ class Verdict(NamedTuple):
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str]) -> Verdict:
-    """Gates first (secret, invisible, personal data, injection, structure), then
-    SIGNAL, NOISE and the length gates."""
+    """SIGNAL first (most sentences stop there), then the safety gates, then NOISE, the
+    length gates and the score. A sentence holding a withheld secret stops at once."""
     if SECRET_MARK in sentence:
         return Verdict("dropped_secret", "secret", "", 0, False)
-    text, cleaned = clean_invisible(sentence)
-    if BIDI.search(text):
-        return Verdict("dropped_invisible", "bidi", "", 0, cleaned)
-    text = text.strip()
-    if not opts.allow_pii:
-        pii = find_pii(text)
-        if pii:
-            return Verdict("dropped_pii", pii[0][0], "", 0, cleaned)
-    if INJECTION.search(text):
-        return Verdict("dropped_injection", "injection", text, 0, cleaned)
-    problem = structure_problem(text)
-    if problem:
-        return Verdict("dropped_structure", problem, text, 0, cleaned)
-    hit = signal.search(text)
+    lowered = sentence.lower()
+    hit = signal.search(lowered)
     if not hit:
-        return Verdict("dropped_no_signal", "", text, 0, cleaned)
-    bad = noise.search(text)
+        return Verdict("dropped_no_signal", "", "", 0, False)
+    gated = gate(sentence, opts)
+    if gated.stage:
+        return gated
+    text, cleaned = gated.text, gated.cleaned
+    bad = noise.search(text.lower() if cleaned else lowered.strip())
     if bad:
         return Verdict("dropped_noise", rule_name(bad), text, 0, cleaned)
     columns = width(text)
@@ -1077,6 +1130,25 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     if points < opts.min_score:
         return Verdict("dropped_weak", f"score {points}", text, points, cleaned)
     return Verdict("signal", rule_name(hit), text, points, cleaned)
+
+
+def gate(sentence: str, opts: Options) -> Verdict:
+    """The safety gates: invisible text, personal data, injection, structure. A Verdict
+    with an empty stage means the sentence passed, cleaned as its `text` says."""
+    text, cleaned = clean_invisible(sentence)
+    if BIDI.search(text):
+        return Verdict("dropped_invisible", "bidi", "", 0, cleaned)
+    text = text.strip()
+    if not opts.allow_pii:
+        pii = find_pii(text)
+        if pii:
+            return Verdict("dropped_pii", pii[0][0], "", 0, cleaned)
+    if INJECTION.search(text):
+        return Verdict("dropped_injection", "injection", "", 0, cleaned)
+    problem = structure_problem(text)
+    if problem:
+        return Verdict("dropped_structure", problem, text, 0, cleaned)
+    return Verdict("", "", text, 0, cleaned)
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:
@@ -1154,6 +1226,8 @@ def _load_document(path: str, data: bytes) -> Any:
     """A transcript that is one JSON document (bounded by its size, not streamed)."""
     try:
         return json.loads(data.lstrip(b"\xef\xbb\xbf").decode("utf-8", "surrogatepass"))
+    except RecursionError:
+        raise UserError(path, "JSON nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UserError(path, "not valid JSON", getattr(exc, "lineno", None)) from None
 
@@ -1209,8 +1283,9 @@ def process_file(index: int, path: str, opts: Options) -> FileResult:
                     if verdict.stage != "signal":
                         stats[verdict.stage] += 1
                         if opts.explain:
-                            explain.append(((index, message.line, number), explain_line(verdict.stage, verdict.reason, path, message.line,
-                                                        message.role, verdict.text or f"<withheld: {verdict.reason}>")))
+                            shown = verdict.text or shown_text(sentence, verdict, opts)
+                            explain.append(((index, message.line, number), explain_line(
+                                verdict.stage, verdict.reason, path, message.line, message.role, shown)))
                         continue
                     candidates.append(Candidate(verdict.text, normalize(verdict.text), message.role, path,
                                                 message.line, message.timestamp, verdict.reason,
@@ -1218,6 +1293,17 @@ def process_file(index: int, path: str, opts: Options) -> FileResult:
         except OSError as exc:
             raise UserError(path, exc.strerror or str(exc)) from None
     return FileResult(candidates, stats, explain, fmt)
+
+
+def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
+    """What --explain may print of a dropped sentence: never a secret, personal data,
+    deceptive or injection-shaped text."""
+    if verdict.stage == "dropped_no_signal" and SECRET_MARK not in sentence:
+        gated = gate(sentence, opts)
+        if not gated.stage or gated.stage == "dropped_structure":
+            return gated.text
+        verdict = gated
+    return f"<withheld: {verdict.reason}>"
 
 
 def explain_line(stage: str, reason: str, path: str, line: int, role: str, text: str) -> str:
@@ -1230,7 +1316,7 @@ def build_rules(base: tuple[tuple[str, str], ...], compiled: re.Pattern[str],
     """The built-in rules, extended (never replaced) by a team's extra patterns."""
     if not extra:
         return compiled
-    return _compile_rules(base + tuple((f"{name}-extra", p) for p in extra), re.I)
+    return _compile_rules(base + tuple((f"{name}-extra", f"(?i:{p})") for p in extra))
 
 
 # --------------------------------------------------------------------------------------
@@ -1373,7 +1459,7 @@ def budget_warnings(current: bytes | None, added: list[str], shown: str) -> list
 def summary_line(stats: Counter[str], sessions: int) -> str:
     dropped = stats["signal"] - stats["proposed"]
     parts = [f"{stats[k]} {label}" for k, label in (
-        ("dropped_noise", "noise"), ("dropped_length", "length"),
+        ("dropped_noise", "noise"), ("dropped_length", "length"), ("dropped_weak", "weak"),
         ("dropped_duplicate", "duplicate"), ("already_in_memory", "already in memory"),
         ("already_seen", "already seen"), ("dropped_over_cap", "over the cap")) if stats[k]]
     gated = sum(stats[k] for k in ("dropped_secret", "dropped_pii", "dropped_injection",
@@ -1427,20 +1513,11 @@ def heading_key(text: str) -> str:
 def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
     """(heading index, end index) of a Markdown section; end is the next heading of the
     same or a higher level, or the end of the file. Level, case and trailing
-    punctuation of the heading do not matter."""
+    punctuation of the heading do not matter; headings in fenced code do not count."""
     want = heading_key(section.lstrip("#"))
-    fence = ""
     found: tuple[int, int] | None = None
-    for i, raw in enumerate(lines):
-        text = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff")
-        opened = FENCE.match(text)
-        if fence:
-            if opened and opened.group(1)[0] == fence[0]:
-                fence = ""
-            continue
-        if opened:
-            fence = opened.group(1)
-            continue
+    texts = (raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff") for raw in lines)
+    for i, text in unfenced(texts):
         match = HEADING.match(text)
         if not match:
             continue
@@ -1454,7 +1531,7 @@ def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
 
 def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int, list[bytes], list[bytes]]:
     """Where the bullets go and what surrounds them: (index, lines before, lines after)."""
-    blank = lambda ln: not ln.strip(b" \t\r\n\xef\xbb\xbf")  # noqa: E731
+    blank = lambda ln: not ln.strip(b" \t\r\n")  # noqa: E731  (a BOM line is not blank: it stays first)
     if section:
         where = find_section(lines, section)
         if where:
@@ -1544,7 +1621,20 @@ def patch_path(path: str) -> tuple[str, str]:
     real = os.path.realpath(path)
     root = repo_root(os.path.dirname(real)) or os.getcwd()
     rel = os.path.relpath(real, root).replace(os.sep, "/")
+    if rel.startswith("../"):
+        # Neither in a repository nor below the current folder: the patch names the
+        # file alone, and the preamble says to apply it in the file's folder.
+        rel = os.path.basename(real)
     return real, rel
+
+
+def apply_folder(path: str) -> str | None:
+    """The folder a patch for `path` must be applied in, when it is not the repository
+    root or the current folder."""
+    real = os.path.realpath(path)
+    if repo_root(os.path.dirname(real)) or not os.path.relpath(real).startswith(".."):
+        return None
+    return os.path.dirname(real)
 
 
 def read_memory(real: str, shown: str) -> bytes | None:
@@ -1851,8 +1941,15 @@ def run_lint(paths: list[str]) -> int:
 # The command line.
 # --------------------------------------------------------------------------------------
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with usage errors in the tool's one-line form (exit 2 from main)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError("", message)
+
+
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG, description="Propose additions to an agent memory file as a unified diff.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -1963,6 +2060,9 @@ def run_build(args: argparse.Namespace) -> int:
         bullets = [c.text for c in proposed]
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel) + budget_warnings(current, bullets, rel)
+        folder = apply_folder(conf.memory)
+        if folder:
+            notes.append(f"apply this patch in {home_display(folder)}")
         patch = render_preamble(proposed, stats, len(paths), notes)
         patch += render_file_patch(rel, current, bullets, conf.section)
         if conf.seen:
@@ -2010,11 +2110,10 @@ def write(data: bytes) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_usage(sys.stderr)
-        return EXIT_ERROR
     try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise UserError("", "a command is required: build or lint (see --help)")
         return run_build(args) if args.command == "build" else run_lint(args.memories)
     except UserError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
