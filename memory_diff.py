@@ -257,9 +257,9 @@ SECRET_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
                     r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
     ("aws_access_key", ("akia", "asia", "abia", "acca", "a3t"),
      r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-    ("github_token", ("gh", "github_pat_"),
+    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("gitlab_token", ("gl",), r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glagent-"), r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
     ("slack_token", ("xox", "hooks.slack.com"), r"\bxox[abposr]-[A-Za-z0-9-]{10,}|"
                     r"hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
     ("anthropic_key", ("sk-ant-",), r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
@@ -349,6 +349,9 @@ AT_IMPORT = re.compile(
     r"key|sh|py|js|ts|go|rs|rb|java|c|h|cpp|conf|log|csv)\b)\S*"
 )
 CODE_SPAN = re.compile(r"`+[^`]*`+")
+# What one_line() escapes in provenance, --explain, --list-sources and errors.
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e"
+                         "\u2060-\u2069\ufeff\ud800-\udfff]")
 
 # Lines that are never prose: table rows, horizontal rules, bare code.
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -1331,7 +1334,7 @@ def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
 
 def explain_line(stage: str, reason: str, path: str, line: int, role: str, text: str) -> str:
     label = f"{stage}({reason})" if reason else stage
-    return f"{label}\t{path}:{line}\t{role}\t{text}"
+    return f"{label}\t{one_line(path)}:{line}\t{role}\t{one_line(text)}"
 
 
 def build_rules(base: tuple[tuple[str, str], ...], compiled: re.Pattern[str],
@@ -1504,7 +1507,14 @@ def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: in
         when = f", {cand.timestamp}" if cand.timestamp else ""
         lines.append(f"  {number}. {home_display(cand.file)}:{cand.line} ({cand.role}{when})")
     lines += notes
-    return "".join(f"# {line}\n" for line in lines).encode("utf-8", "replace")
+    return "".join(f"# {one_line(line)}\n" for line in lines).encode("utf-8", "replace")
+
+
+def one_line(text: str) -> str:
+    """Text from a transcript or a file name, made safe to print on one line: line
+    breaks, control, bidirectional and invisible characters become visible escapes, so
+    nothing printed outside a bullet can start a line of the patch or hide text."""
+    return UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 # --------------------------------------------------------------------------------------
@@ -2055,7 +2065,8 @@ def run_build(args: argparse.Namespace) -> int:
         root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
         paths = [p for p, _ in discover(root, conf.since)]
     if args.list_sources:
-        write("".join(f"{home_display(p)}\t{conf.opts.fmt or source_format(p)}\n" for p in paths).encode())
+        write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
+                      for p in paths).encode("utf-8", "replace"))
         return EXIT_OK
     results = process_all(paths, conf.opts, conf.jobs)
     stats: Counter[str] = Counter()
@@ -2139,7 +2150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UserError("", "a command is required: build or lint (see --help)")
         return run_build(args) if args.command == "build" else run_lint(args.memories)
     except UserError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        sys.stderr.write(f"{PROG}: error: {one_line(str(exc))}\n")
         return EXIT_ERROR
     except BrokenPipeError:
         # `memory-diff build ... | head`: the reader left; say nothing more.
