@@ -112,9 +112,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
     # "X only reads/handles/finds ...": the shape of a gotcha about the code.
     ("only-does", "", r"\bonly (?:reads|read|handles|works|runs|supports|finds|queries|checks|"
-                      r"returns|fires|applies|looks|tracks|reflects)\b", 3),
+                      r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"
+                      r"返回|适用|跟踪|在)|仅(?:读取?|处理|支持|查找|检查|返回|适用|在)", 3),
     # Behaviour that is deliberate, so a future session does not "fix" it.
-    ("intentional", "", r"\bintentional(?:ly)?\b|\bon purpose\b|\bby design\b|故意", 2),
+    ("intentional", "", r"\bintentional(?:ly)?\b|\bon purpose\b|\bby design\b|故意|有意|特意", 2),
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A negation states a limit: "doesn't", "never", "shouldn't", 不要.
@@ -134,9 +135,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # The user's words outrank the agent's summaries of them.
     ("from-user", "user", r"", 1),
     # "X should be Y" is mostly a plan for one change, not a rule.
-    ("should", "", r"\bshould\b(?!n't)", -1),
+    ("should", "", r"\bshould\b(?!n't)|应该", -1),
     # "We need to make sure ..." is a plan.
-    ("plan", "", r"\b(?:ensure|make sure|need to|needs to|going to)\b", -2),
+    ("plan", "", r"\b(?:ensure|make sure|need to|needs to|going to)\b|需要确保|确保|打算", -2),
     # Status of the moment: "now", "currently", "already".
     ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前", -1),
     # A question inside the sentence: it asks rather than states.
@@ -145,39 +146,45 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
                   r"i guess)\b|可能|也许", -1),
     # First and second person: conversation, not a fact about the project.
-    ("conversation", "", r"\b(?:i|i'm|i've|you|your|let's|let me|we'll|we're|our)\b", -1),
+    ("conversation", "", r"\b(?:i|i'm|i've|you|your|let's|let me|we'll|we're|our)\b|"
+                         r"我(?!们)|你|我们的", -1),
     # A status report: "Added ...", "Updated ...".
     ("status", "", r"^(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
-                   r"moved|replaced|extracted|refactored|reverted)\b", -3),
+                   r"moved|replaced|extracted|refactored|reverted)\b|^(?:已经?|刚刚?)(?:更新|添加|"
+                   r"修复|删除|修改|创建|实现|重命名|移动|替换|提取|重构|回滚)", -3),
     # An instruction for one task, in a plan or a request: "Add a test ...".
     ("task", "", r"^(?:add|update|remove|change|fix|use|revert|reduce|create|move|rename|"
-                 r"replace|reference|run|check|write|delete|look)\b", -2),
+                 r"replace|reference|run|check|write|delete|look)\b|^(?:添加|更新|删除|修改|使用|"
+                 r"运行|检查|编写|创建|移动|重命名|替换|看一下)", -2),
     # A request of the moment: "please take a look".
     ("request", "", r"\bplease\b|\bcan you\b|\bcould you\b|请你|帮我", -1),
     # Tests of the moment rather than the project's rules.
-    ("about-tests", "", r"\btests?\b", -1),
+    ("about-tests", "", r"\btests?\b|测试", -1),
     # A list intro or heading ("Here's what changed:"); a long one may still carry a claim.
     ("list-intro", "", r"[:：]\s*$", -2),
     # Speculation about what will happen.
-    ("future", "", r"\b(?:will|would)\b", -1),
+    ("future", "", r"\b(?:will|would)\b|将会|将要", -1),
     # About one diff: "this PR", "line 42", "#123", a commit hash.
     ("one-diff", "", r"\bthis (?:pr|change|diff|commit)\b|\bour (?:change|diff|commit|fix)\b|\bpr #?\d+|"
-                     r"\bline \d+|#\d+|\b[0-9a-f]{8,40}\b", -2),
+                     r"\bline \d+|#\d+|\b[0-9a-f]{8,40}\b|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
     # "The fix is to ...": what was done this time.
     ("fix-of-the-day", "", r"^the fix (?:is|was|should)\b|^fix\b|^the solution\b", -1),
     # "instead of" is mostly a description of an edit.
-    ("instead", "", r"\binstead of\b", -1),
+    ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
     ("connective", "", r"^(?:but|so|and|or|also|actually|then|however|basically|right|yes|"
-                       r"yeah|ok|okay)\b", -1),
+                       r"yeah|ok|okay)\b|^(?:但是|所以|而且|另外|其实|然后|不过|对的|是的)", -1),
 )
 BASE_SCORE = 2
 MIN_SCORE = 4
-# Length, in columns as the length gates count it (so Chinese is judged fairly): under
-# SHORT_WIDTH a sentence rarely carries its subject, claim and reason; from LONG_WIDTH it
-# usually does.
+# Length for the score: under SHORT_WIDTH a sentence rarely carries its subject, claim
+# and reason; from LONG_WIDTH it usually does. Measured in English-equivalent columns: a
+# wide (CJK) character counts three here, since a Chinese rule is about two thirds of the
+# width of its English twin when a character counts two (measured on the twin sentences
+# of tests/test_quality_zh.py).
 SHORT_WIDTH, SHORT_POINTS = 60, -2
 LONG_WIDTH, LONG_POINTS = 110, 1
+SCORE_WIDE = 3
 
 # Length gates, in terminal columns (an East Asian wide character counts as two, as a
 # terminal shows it, so a short Chinese rule such as 不要把密钥提交到仓库。 is kept).
@@ -992,11 +999,11 @@ def _split_line(line: str) -> list[str]:
     return pieces
 
 
-def width(text: str) -> int:
+def width(text: str, wide: int = 2) -> int:
     """Terminal columns: East Asian wide and full-width characters count as two."""
     if text.isascii():
         return len(text)
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return sum(wide if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def normalize(text: str) -> str:
@@ -1168,7 +1175,7 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     lowered = text.lower()
     parts += [(name, points) for name, who, pattern, points in SCORE if who in ("", role)
               and pattern.search(lowered)]
-    columns = width(text)
+    columns = width(text, SCORE_WIDE)
     if columns < SHORT_WIDTH:
         parts.append(("short", SHORT_POINTS))
     elif columns >= LONG_WIDTH:
