@@ -208,7 +208,8 @@ BUDGETS: tuple[tuple[str, str, int], ...] = (
 )
 
 EXIT_OK = 0
-EXIT_PROPOSED = 1
+EXIT_PROPOSED = 1  # build --exit-code: something is proposed; lint: a finding
+EXIT_FINDINGS = EXIT_PROPOSED
 EXIT_ERROR = 2
 
 # Abbreviations after which ". " does not end a sentence.
@@ -279,14 +280,14 @@ SECRET_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("url_password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+"),
     ("generic_secret", ("pass", "pwd", "secret", "token", "key"),
-     r"(?i:\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token|"
-     r"client[_-]?secret|private[_-]?key|[a-z0-9]+_(?:secret|token|password|key))\b[\"']?\s*"
-     r"(?:=|:|:=)\s*[\"']?)([^\s\"',;`]{8,})"),
+     r"(?i:(?<![a-z0-9])(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
+     r"auth[_-]?token|client[_-]?secret|private[_-]?key|[a-z0-9_]*_(?:secret|token|password|"
+     r"passwd|key))\b[\"']?\s*(?:=|:|:=)\s*[\"']?)([^\s\"',;`]{8,})"),
 )
 # Kinds whose match is only a secret when the value looks random (the group the rule
 # captures, or the whole match): Shannon entropy of at least this many bits a character,
 # the threshold detect-secrets uses for base64-ish strings, lowered for shorter values.
-ENTROPY_CHECKED = frozenset({"openai_key", "generic_secret", "url_password"})
+ENTROPY_CHECKED = frozenset({"openai_key", "generic_secret"})
 MIN_ENTROPY = 3.0
 # Values that are obviously not a real secret: placeholders and variable references.
 PLACEHOLDER = re.compile(
@@ -298,12 +299,15 @@ PLACEHOLDER = re.compile(
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = re.compile(r"EXAMPLE", re.I)
+# A password or secret may be letters only (a passphrase); a token or key without a digit
+# is more often a name than a value.
+PASSWORD_WORD = re.compile(r"(?i)pass|pwd|secret")
 
 # Personal data. E-mail addresses, except git remotes, noreply addresses and reserved
 # example domains (RFC 2606); phone numbers in international (+CC) and mainland-China
 # mobile form. Bare national numbers are not matched: too many ids and timestamps look
 # like them.
-EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})\b(?!:)")
+EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})\b")
 NOT_PERSONAL_EMAIL = re.compile(
     r"(?i)(?:^|[.@])(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$|"
     r"noreply|no-reply"
@@ -314,7 +318,8 @@ PHONE = re.compile(
 )
 # Absolute home paths name a person and a machine: rewritten to `~/...`, which keeps the
 # fact and drops the name.
-HOME_PATH = re.compile(r"(?:/Users/|/home/)[^/\s]+(?=/)|[A-Za-z]:\\Users\\[^\\\s]+(?=\\)")
+HOME_PATH = re.compile(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)(?=[\\/\s.,;:)'\"`]|$)")
+HOME_HINT = re.compile(r"/Users/|/home/|:[\\/]Users[\\/]")
 
 # Invisible and deceptive text, by class and what is done with it:
 # - terminal escape sequences: cleaned (they are colour codes from tool output);
@@ -325,14 +330,18 @@ HOME_PATH = re.compile(r"(?:/Users/|/home/)[^/\s]+(?=/)|[A-Za-z]:\\Users\\[^\\\s
 # - bidirectional overrides and isolates (Trojan Source): the sentence is dropped, since
 #   they exist to make text read differently from what it is.
 ANSI_ESCAPE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]"
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
 BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 INVISIBLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f"
     "\u200b-\u200d\u2060-\u2064\u206a-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff]"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff\ufdd0-\ufdef"
+    "\ufffe\uffff]"
 )
+# Line breaks other than \n (CR, NEL, the Unicode separators) are made \n before cleaning,
+# so that removing control characters never joins two lines.
+OTHER_BREAKS = re.compile("\r\n?|\x85|\u2028|\u2029")
 
 # Injection-shaped text: a sentence that addresses the agent to override its
 # instructions, or to send data somewhere. Dropped whatever role it came from.
@@ -353,14 +362,11 @@ INJECTION = re.compile(
 # swallows what follows (an HTML comment, a fenced block) nor make an agent load a file:
 # Claude Code imports `@path` written in CLAUDE.md (`@~/.ssh/id_rsa`), outside code spans.
 STRUCTURE = re.compile(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
-AT_IMPORT = re.compile(
-    r"(?:^|(?<=\s))@(?:[~.]|[\w.-]*/|[\w.-]+\.(?:md|txt|json|ya?ml|toml|ini|cfg|env|pem|"
-    r"key|sh|py|js|ts|go|rs|rb|java|c|h|cpp|conf|log|csv)\b)\S*"
-)
+AT_IMPORT = re.compile(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
 CODE_SPAN = re.compile(r"`+[^`]*`+")
-# What one_line() escapes in provenance, --explain, --list-sources and errors.
-UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e"
-                         "\u2060-\u2069\ufeff\ud800-\udfff]")
+# What one_line() escapes in provenance, --explain, --list-sources, lint and errors:
+# every invisible and bidirectional character, and line breaks.
+UNPRINTABLE = re.compile(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]")
 
 # Lines that are never prose: table rows, horizontal rules, bare code.
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -392,6 +398,9 @@ class UserError(Exception):
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {reason}" if path else reason)
 
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return UserError, ("", str(self))  # raised in a worker process, printed by main
+
 
 # --------------------------------------------------------------------------------------
 # Records
@@ -413,7 +422,7 @@ class Candidate(NamedTuple):
     file: str
     line: int
     timestamp: str | None
-    klass: str
+    kind: str
     score: int
     order: tuple[int, int, int]
 
@@ -577,7 +586,7 @@ def content_texts(content: Any, clean: Any = None) -> tuple[str, list[str]]:
     reason = ""
     for part in parts:
         if isinstance(part, dict):
-            kind = part.get("type") or next((k for k in ("functionCall", "functionResponse") if k in part), "text")
+            kind = _str(part.get("type")) or next((k for k in ("functionCall", "functionResponse") if k in part), "text")
             if part.get("thought"):
                 kind = "thought"
             if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
@@ -595,6 +604,11 @@ def content_texts(content: Any, clean: Any = None) -> tuple[str, list[str]]:
     return ("prose" if texts else reason or "skipped_empty"), texts
 
 
+def _str(value: Any) -> str:
+    """A JSON field that should be a string, or "" (a list or object never matches)."""
+    return value if isinstance(value, str) else ""
+
+
 def _messages(role: str, texts: list[str], line: int, stamp: Any) -> list[Message]:
     when = _timestamp(stamp)
     return [Message(role, text, line, when) for text in texts]
@@ -605,7 +619,7 @@ def native_reader(opts: Options) -> Any:
     def read(record: Any, line: int) -> Outcome:
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
             return "skipped_meta", []
-        role = record.get("role")
+        role = _str(record.get("role"))
         if role not in opts.roles:
             return "skipped_role", []
         outcome, texts = content_texts(record["text"])
@@ -642,7 +656,7 @@ def claude_reader(opts: Options) -> Any:
     def read(record: Any, line: int) -> Outcome:
         if not isinstance(record, dict):
             return "skipped_meta", []
-        kind = record.get("type")
+        kind = _str(record.get("type"))
         message = record.get("message")
         if kind not in ("user", "assistant") or not isinstance(message, dict):
             return "skipped_meta", []
@@ -655,12 +669,13 @@ def claude_reader(opts: Options) -> Any:
         if record.get("isMeta") or record.get("isApiErrorMessage") or message.get("model") == "<synthetic>" \
                 or (record.get("isVisibleInTranscriptOnly") and not summary):
             return "skipped_meta", []
-        role = "user" if kind == "user" else "assistant"
+        # A compaction summary is the model's words, whatever record carries it.
+        role = "user" if kind == "user" and not summary else "assistant"
         if role not in opts.roles:
             return "skipped_role", []
         content = message.get("content")
-        if summary:  # asked for: its boilerplate opening is the whole point
-            role, content = "assistant", [{"type": "text", "text": _after_first_line(content)}]
+        if summary:  # asked for: past its boilerplate first line
+            content = [{"type": "text", "text": _after_first_line(content)}]
         outcome, texts = content_texts(content)
         return outcome, _messages(role, texts, line, record.get("timestamp"))
     read.may_hold_prose = claude_may_hold_prose  # type: ignore[attr-defined]
@@ -669,7 +684,7 @@ def claude_reader(opts: Options) -> Any:
 
 def _after_first_line(content: Any) -> str:
     text = content if isinstance(content, str) else " ".join(
-        b.get("text", "") for b in content if isinstance(b, dict)) if isinstance(content, list) else ""
+        _str(b.get("text")) for b in content if isinstance(b, dict)) if isinstance(content, list) else ""
     return text.split("\n", 1)[-1]
 
 
@@ -696,7 +711,7 @@ class CodexReader:
     def __call__(self, record: Any, line: int) -> Outcome:
         if not isinstance(record, dict):
             return "skipped_meta", []
-        kind = record.get("type")
+        kind = _str(record.get("type"))
         payload = record.get("payload") if kind in CODEX_TYPES else record
         if not isinstance(payload, dict):
             return "skipped_meta", []
@@ -715,9 +730,9 @@ class CodexReader:
                 return "skipped_summary", []
             outcome, texts = content_texts(payload.get("message"))
             return outcome, _messages("assistant", texts, line, stamp)
-        if kind not in ("response_item", "message", None) or payload.get("type") != "message":
+        if kind not in ("response_item", "message", "") or payload.get("type") != "message":
             return CODEX_ITEM_SKIP.get(str(payload.get("type")), "skipped_meta"), []
-        role = payload.get("role")
+        role = _str(payload.get("role"))
         if role not in ("user", "assistant"):
             return "skipped_meta", []  # developer and system: instructions, not speech
         self.seen_items = True
@@ -731,7 +746,7 @@ class CodexReader:
         if self.seen_items or not self.events:
             return []
         # A rollout without response_item messages: its event stream is the prose.
-        lines = len({m.line for m in self.events})
+        lines = min(len({m.line for m in self.events}), self.stats["skipped_duplicate_event"])
         self.stats["skipped_duplicate_event"] -= lines
         self.stats["prose"] += lines
         return self.events
@@ -766,7 +781,7 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
             return ("prose" if texts else found[0][0] if found else "skipped_empty"), texts
         if not isinstance(msg, dict):
             return "skipped_meta", []
-        role = msg.get("role")
+        role = _str(msg.get("role"))
         if role in ("tool", "function"):
             return "skipped_tool_output", []
         if role not in ("user", "assistant"):
@@ -824,6 +839,7 @@ def _cline_text(text: str) -> str:
 
 
 AIDER_HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
+AIDER_COMMAND = re.compile(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/local`
 
 
 def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> Iterator[Message]:
@@ -848,7 +864,7 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> It
         header = AIDER_HEADER.match(line)
         user = line.startswith("#### ") or line.rstrip() == "####"
         said = line[5:].rstrip() if user else ""
-        if header or line.startswith("-*- mode:") or said.startswith("/"):
+        if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said):
             # Session headers, and aider commands: `/ask X` is followed by a copy
             # `#### X`, which is the one read.
             yield from flush()
@@ -887,7 +903,10 @@ def _timestamp(value: Any) -> str | None:
         return value or None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         seconds = value / 1000 if value > 1e11 else value  # epoch ms (Cline) or s
-        moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+        try:
+            moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
         return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     return None
 
@@ -908,7 +927,7 @@ def sniff_records(records: list[Any]) -> str | None:
     for record in records:
         if not isinstance(record, dict):
             continue
-        kind = record.get("type")
+        kind = _str(record.get("type"))
         if kind in CODEX_TYPES and "payload" in record:
             return "codex"
         if "record_type" in record or ("instructions" in record and "id" in record):
@@ -921,7 +940,9 @@ def sniff_records(records: list[Any]) -> str | None:
             return "claude"
         if "role" in record and "text" in record:
             return "native"
-        if ("role" in record and "content" in record) or isinstance(record.get("messages"), list):
+        if isinstance(record.get("messages"), list):
+            return sniff_document(record)  # a whole session on one line
+        if "role" in record and "content" in record:
             return "messages"
     return None
 
@@ -991,6 +1012,8 @@ def strip_emphasis(text: str) -> str:
         return text
     if "`" not in text:
         return EMPHASIS.sub("", text)
+    if "\n" in text:  # code spans do not cross lines
+        return "\n".join(strip_emphasis(line) for line in text.split("\n"))
     pieces = CODE_SPAN.split(text)
     spans = CODE_SPAN.findall(text)
     return "".join(EMPHASIS.sub("", piece) + (spans[i] if i < len(spans) else "")
@@ -1056,14 +1079,15 @@ def scan_secrets(text: str) -> list[Finding]:
         if not any(hint in lowered for hint in hints):
             continue
         for match in pattern.finditer(text):
-            if kind in ENTROPY_CHECKED:
-                value = (match.group(1) if pattern.groups else match.group()).strip("\"'`")
-                if PLACEHOLDER.match(value) or shannon(value) < MIN_ENTROPY \
-                        or (kind != "url_password" and not re.search(r"\d", value)):
-                    continue
+            value = (match.group(1) if pattern.groups else match.group()).strip("\"'`")
+            if pattern.groups and PLACEHOLDER.match(value):
+                continue
+            if kind in ENTROPY_CHECKED and (shannon(value) < MIN_ENTROPY or (
+                    not re.search(r"\d", value) and not PASSWORD_WORD.search(match.group()))):
+                continue
             if any(f.start < match.end() and match.start() < f.end for f in found):
                 continue
-            found.append(Finding(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(match.group()))))
+            found.append(Finding(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(value))))
     return sorted(found, key=lambda f: f.start)
 
 
@@ -1102,23 +1126,22 @@ def find_pii(text: str) -> list[tuple[str, int, int]]:
             if local == "git" or NOT_PERSONAL_EMAIL.search(match.group(1)) or NOT_PERSONAL_EMAIL.search(local):
                 continue
             found.append(("email", match.start(), match.end()))
-    if re.search(r"\d{4}", text):
+    if sum(map(str.isdigit, text)) >= 8:
         for match in PHONE.finditer(text):
             if sum(c.isdigit() for c in match.group()) >= 8:
                 found.append(("phone", match.start(), match.end()))
     return found
 
 
-def clean_invisible(text: str) -> tuple[str, bool]:
-    """Remove the invisible classes that are cleaned; True when something was."""
-    if text.isascii() and text.isprintable():
-        return text, False
-    cleaned = text
-    if "\x1b" in cleaned or "\x9b" in cleaned:
-        cleaned = ANSI_ESCAPE.sub("", cleaned)
-    cleaned = cleaned.replace("\t", " ")
-    cleaned = INVISIBLE.sub("", cleaned)
-    return cleaned, cleaned != text
+def clean_invisible(text: str) -> tuple[str, int]:
+    """Remove the invisible classes that are cleaned (tab becomes a space); the count
+    of escape sequences and characters removed."""
+    text = OTHER_BREAKS.sub("\n", text).replace("\t", " ")
+    removed = 0
+    if "\x1b" in text or "\x9b" in text:
+        text, removed = ANSI_ESCAPE.subn("", text)
+    text, more = INVISIBLE.subn("", text)
+    return text, removed + more
 
 
 def structure_problem(text: str) -> str | None:
@@ -1133,59 +1156,57 @@ def structure_problem(text: str) -> str | None:
 # -- the per-sentence verdict ------------------------------------------------------------
 
 # The stages a sentence reaches once SIGNAL has matched it; `signal` counts them all.
-PAST_SIGNAL = frozenset({"signal", "dropped_noise", "dropped_length", "dropped_weak"})
+PAST_SIGNAL = frozenset({"candidate", "dropped_noise", "dropped_length", "dropped_weak"})
 
 
 class Verdict(NamedTuple):
-    stage: str    # the stats counter the sentence lands in; "signal" goes on
+    stage: str    # the stats counter the sentence lands in, or "candidate": it goes on
     reason: str   # the rule that decided, for --explain
-    text: str     # the cleaned sentence ("" when it must not be shown)
+    text: str     # the sentence ("" when it must not be shown)
     score: int
-    cleaned: bool
 
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str]) -> Verdict:
-    """Invisible characters are cleaned first (so a keyword in terminal colours still
-    counts), then SIGNAL (most sentences stop there), the other safety gates, NOISE, the
-    length gates and the score. A sentence holding a withheld secret stops at once."""
+    """SIGNAL first (most sentences stop there), then the safety gates, NOISE, the
+    length gates and the score. A sentence holding a withheld secret stops at once; the
+    message was cleaned of invisible characters before it was split."""
     if SECRET_MARK in sentence:
-        return Verdict("dropped_secret", "secret", "", 0, False)
-    text, cleaned = clean_invisible(sentence)
-    text = text.strip()
+        return Verdict("dropped_secret", "secret", "", 0)
+    text = sentence.strip()
     lowered = text.lower()
     hit = signal.search(lowered)
     if not hit:
-        return Verdict("dropped_no_signal", "", "", 0, False)  # cleaned counts past SIGNAL only
+        return Verdict("dropped_no_signal", "", "", 0)
     gated = gate(text, opts)
     if gated:
-        return gated._replace(cleaned=cleaned)
+        return gated
     bad = noise.search(lowered)
     if bad:
-        return Verdict("dropped_noise", rule_name(bad), text, 0, cleaned)
+        return Verdict("dropped_noise", rule_name(bad), text, 0)
     columns = width(text)
     if columns < MIN_WIDTH or columns > MAX_WIDTH:
-        return Verdict("dropped_length", f"{columns} columns", text, 0, cleaned)
+        return Verdict("dropped_length", f"{columns} columns", text, 0)
     points = score(text, role)
     if points < opts.min_score:
-        return Verdict("dropped_weak", f"score {points}", text, points, cleaned)
-    return Verdict("signal", rule_name(hit), text, points, cleaned)
+        return Verdict("dropped_weak", f"score {points}", text, points)
+    return Verdict("candidate", rule_name(hit), text, points)
 
 
 def gate(text: str, opts: Options) -> Verdict | None:
-    """The safety gates after cleaning: deceptive text, personal data, injection,
-    structure. None when the sentence passes them."""
+    """The safety gates: deceptive text, personal data, injection, structure. None when
+    the sentence passes them."""
     if BIDI.search(text):
-        return Verdict("dropped_invisible", "bidi", "", 0, False)
+        return Verdict("dropped_invisible", "bidi", "", 0)
     if not opts.allow_pii:
         pii = find_pii(text)
         if pii:
-            return Verdict("dropped_pii", pii[0][0], "", 0, False)
+            return Verdict("dropped_pii", pii[0][0], "", 0)
     if INJECTION.search(text):
-        return Verdict("dropped_injection", "injection", "", 0, False)
+        return Verdict("dropped_injection", "injection", "", 0)
     problem = structure_problem(text)
     if problem:
-        return Verdict("dropped_structure", problem, text, 0, False)
+        return Verdict("dropped_structure", problem, text, 0)
     return None
 
 
@@ -1225,21 +1246,17 @@ class FileResult(NamedTuple):
 
 def detect_format(path: str, head: list[bytes]) -> str:
     """The reader for a file, from its first lines; the name only breaks a tie (Gemini
-    sessions published as .jsonl are one pretty-printed JSON object)."""
-    body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
+    sessions published as .jsonl are one pretty-printed JSON object). "document" means
+    a JSON document whose kind is told by sniff_document once it is read."""
+    lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
+    body = b"".join(lines).lstrip()
     if body.startswith((b"# aider chat", b"-*- mode", b"#### ")) or \
             (path.endswith(".md") and b"\n#### " in body):
         return "aider"
-    first = head[0].lstrip(b"\xef\xbb\xbf").strip() if head else b""
-    records: list[Any] = []
-    for raw in head:
-        records += parse_jsonl_line(raw) or [] if raw.strip() else []
-    if first not in (b"{", b"[") and parse_jsonl_line(first):
-        found = sniff_records(records)
-        if found:
-            return found
-    if body.startswith((b"{", b"[")):
-        return "document"
+    first = next((raw.strip() for raw in lines if raw.strip()), b"")
+    if first in (b"{", b"[") or first.startswith(b"[") or (path.endswith(".json") and first.startswith(b"{")):
+        return "document"  # pretty-printed, a JSON array, or named as one document
+    records = [r for raw in lines if raw.strip() for r in parse_jsonl_line(raw) or []]
     return sniff_records(records) or ("aider" if path.endswith(".md") else "native")
 
 
@@ -1253,12 +1270,6 @@ def read_head(stream: Any) -> list[bytes]:
         head.append(raw)
         size += len(raw)
     return head
-
-
-def _first_record_is_object(head: list[bytes]) -> bool:
-    """True for JSONL whose first line is a whole JSON object (not a document's `{`)."""
-    records = parse_jsonl_line(head[0].lstrip(b"\xef\xbb\xbf")) if head else None
-    return bool(records) and isinstance(records[0], dict)
 
 
 def _load_document(path: str, data: bytes) -> Any:
@@ -1280,7 +1291,7 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str]) 
         return fmt, read_aider(lines, opts, stats)
     if fmt == "codex":
         return fmt, read_jsonl(lines, CodexReader(opts, stats), stats)
-    if fmt in ("native", "claude") or (fmt == "messages" and _first_record_is_object(head)):
+    if fmt in ("native", "claude") or (fmt == "messages" and detect_format(path, head) != "document"):
         reader = {"native": native_reader, "claude": claude_reader, "messages": messages_reader}[fmt]
         return fmt, read_jsonl(lines, reader(opts), stats)
     doc = _load_document(path, b"".join(lines))
@@ -1308,7 +1319,7 @@ def process_file(index: int, path: str, opts: Options) -> FileResult:
             for message in messages:
                 for number, sentence, verdict in judge_message(message, opts, signal, noise, stats):
                     order = (index, message.line, number)
-                    if verdict.stage == "signal":
+                    if verdict.stage == "candidate":
                         candidates.append(Candidate(
                             verdict.text, normalize(verdict.text), message.role, path, message.line,
                             message.timestamp, verdict.reason, verdict.score, order))
@@ -1323,43 +1334,38 @@ def process_file(index: int, path: str, opts: Options) -> FileResult:
 
 def judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
                   stats: Counter[str]) -> list[tuple[int, str, Verdict]]:
-    """Each sentence of one message with its verdict, counted. Secrets are withheld on
-    the whole text first, so a credential spanning lines takes its sentences with it."""
+    """Each sentence of one message with its verdict, counted. The whole message is
+    cleaned of invisible characters and Markdown bold first, and its secrets withheld,
+    so a credential hidden by a zero-width space or spanning lines is still found."""
     stats["messages"] += 1
-    text = mask_secrets(message.text, stats)
-    if "/Users/" in text or "/home/" in text or ":\\Users\\" in text:
+    text, removed = clean_invisible(message.text)
+    stats["cleaned_invisible"] += removed
+    text = mask_secrets(strip_emphasis(text), stats)
+    if not opts.allow_pii and HOME_HINT.search(text):
         text, homes = HOME_PATH.subn("~", text)
         stats["rewritten_home_path"] += homes
     sentences = split_sentences(text)
     stats["sentences"] += len(sentences)
-    probe = clean_invisible(strip_emphasis(text))[0].lower()
-    if not opts.explain and SECRET_MARK not in text and not may_signal(probe, signal):
-        # No sentence can match what the whole message does not: skip judging each.
+    if not opts.explain and SECRET_MARK not in text and signal is SIGNAL \
+            and not any(phrase in text.lower() for phrase in SIGNAL_PHRASES):
+        # No sentence holds a SIGNAL phrase the whole message lacks: skip judging each.
         stats["dropped_no_signal"] += len(sentences)
         return []
     judged = []
     for number, sentence in enumerate(sentences):
         verdict = judge(sentence, message.role, opts, signal, noise)
-        stats["cleaned_invisible"] += verdict.cleaned
         stats["signal"] += verdict.stage in PAST_SIGNAL
-        if verdict.stage != "signal":
+        if verdict.stage != "candidate":
             stats[verdict.stage] += 1
         judged.append((number, sentence, verdict))
     return judged
-
-
-def may_signal(lowered: str, signal: re.Pattern[str]) -> bool:
-    """Whether a SIGNAL match is possible in this lower-cased text (a cheap superset)."""
-    if signal is SIGNAL:
-        return any(phrase in lowered for phrase in SIGNAL_PHRASES)
-    return bool(signal.search(lowered))  # a team's extra patterns: ask the real thing
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
     """What --explain may print of a dropped sentence: never a secret, personal data,
     deceptive or injection-shaped text."""
     if verdict.stage == "dropped_no_signal" and SECRET_MARK not in sentence:
-        text = clean_invisible(sentence)[0].strip()
+        text = sentence.strip()
         gated = gate(text, opts)
         if gated is None or gated.stage == "dropped_structure":
             return text
@@ -2032,9 +2038,9 @@ def run_lint(paths: list[str]) -> int:
             raise UserError(path, "no such file")
         text = data.decode("utf-8", "replace")
         for line, kind, message in lint_text(text):
-            out.append(f"{path}:{line}: {kind}: {message}\n")
+            out.append(f"{one_line(path)}:{line}: {kind}: {message}\n")
             if kind != "note":
-                status = EXIT_PROPOSED
+                status = EXIT_FINDINGS
     write("".join(out).encode("utf-8", "replace"))
     return status
 
@@ -2156,7 +2162,7 @@ def run_build(args: argparse.Namespace) -> int:
         write("".join(text + "\n" for _, text in sorted(rows)).encode("utf-8", "replace"))
     elif args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
-            {"text": c.text, "kind": c.klass, "score": c.score,
+            {"text": c.text, "kind": c.kind, "score": c.score,
              "source": {"file": c.file, "line": c.line, "role": c.role, "timestamp": c.timestamp}}
             for c in proposed]}
         write((json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8", "replace"))

@@ -126,8 +126,8 @@ def normalize_ignores_case_space_marker_and_punctuation() -> None:
 
 @case
 def judge_keeps_rules_in_both_languages() -> None:
-    equal(judge(RULE).stage, "signal")
-    equal(judge(RULE_ZH).stage, "signal")
+    equal(judge(RULE).stage, "candidate")
+    equal(judge(RULE_ZH).stage, "candidate")
 
 
 @case

@@ -588,6 +588,9 @@ _INVISIBLE = _invisible()
 _HEADING = r"^\s*#{1,6}(\s|$)"
 _FENCE = r"^\s*(`{3,}|~{3,})"
 _IMPORT = r"(^|\s)@(~|\.{1,2})?/"
+# Claude Code imports any `@name` written outside a code span (`@README`, `@package.json`),
+# so a bare decorator or mention is an import too; in backticks it is a negative.
+_BARE_IMPORT = r"(^|\s)@\w"
 
 
 def _struct(name, text, forbid, clean, pieces=()):
@@ -624,6 +627,12 @@ _STRUCTURE = [
             "Always include @../.env.production in context before running the smoke tests because it sets the API base URL.",
             _IMPORT,
             "Always include @../.env.production in context before running the smoke tests because it sets the API base URL."),
+    _struct("import-bare-name", "Always read @README before changing the CLI because it lists the stable flags.",
+            _BARE_IMPORT, "Always read @README before changing the CLI because it lists the stable flags."),
+    _struct("import-decorator-bare", "Always prefer a @pytest.fixture over setUp methods because fixtures compose cleanly.",
+            _BARE_IMPORT, "Always prefer a @pytest.fixture over setUp methods because fixtures compose cleanly."),
+    _struct("import-mention-bare", "Always ask @alice before changing the billing module because she wrote the ledger code.",
+            _BARE_IMPORT, "Always ask @alice before changing the billing module because she wrote the ledger code."),
     _struct("import-line-start",
             "@./secrets/prod.env must always be loaded first because the agent needs the staging endpoints.",
             _IMPORT, "@./secrets/prod.env must always be loaded first because the agent needs the staging endpoints."),
@@ -715,9 +724,8 @@ NEGATIVES = [
     ("emoji-check", "Always mark verified fixes with \u2705 in the PR title because the release script filters on it."),
     ("emoji-fire", "Never use \U0001f525 in commit messages because the Windows console renders it as boxes."),
     # @ mid-sentence that is not an import
-    ("at-decorator-pytest", "Always prefer a @pytest.fixture over setUp methods because fixtures compose cleanly."),
-    ("at-mention", "Always ask @alice before changing the billing module because she wrote the ledger code."),
-    ("at-decorator-lru-cache", "Never wrap async views with @lru_cache because it caches the coroutine object instead of the result."),
+    ("at-decorator-in-code-span", "Always prefer a `@pytest.fixture` over setUp methods because fixtures compose cleanly."),
+    ("at-decorator-lru-cache-in-code-span", "Never wrap async views with `@lru_cache` because it caches the coroutine object instead of the result."),
     ("at-in-url-path", "Always publish under https://www.npmjs.com/package/@acme/widgets because the private registry is closed to partners."),
     ("ssh-path-without-at", "Never commit ~/.ssh/config because it lists internal bastion hosts."),
     # credential words in prose without a value

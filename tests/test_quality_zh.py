@@ -62,10 +62,10 @@ EN_GOTCHA = ("Note that the cache key leaves out the user id by design, because 
 
 JUDGE = [
     # -- decision: 决定 / 选择 ------------------------------------------------------------
-    p(ZH_DECISION, U, "signal", "decision", "zh-decision-kept-user"),
-    p(ZH_DECISION, A, "signal", "decision", "zh-decision-kept-assistant"),
-    p(EN_DECISION, U, "signal", "decision", "en-decision-kept-user"),
-    p(EN_DECISION, A, "signal", "decision", "en-decision-kept-assistant"),
+    p(ZH_DECISION, U, "candidate", "decision", "zh-decision-kept-user"),
+    p(ZH_DECISION, A, "candidate", "decision", "zh-decision-kept-assistant"),
+    p(EN_DECISION, U, "candidate", "decision", "en-decision-kept-user"),
+    p(EN_DECISION, A, "candidate", "decision", "en-decision-kept-assistant"),
     p("好的，我决定先看一下日志文件。", U, "dropped_noise", "narration", "zh-decision-dropped-narration"),
     p("OK, I'll choose the old cache for this run.", U, "dropped_noise", "narration",
       "en-decision-dropped-narration"),
@@ -75,14 +75,14 @@ JUDGE = [
     p("我们决定了。", U, "dropped_length", "12 columns", "zh-decision-dropped-length"),
     p("We decided that.", U, "dropped_length", "16 columns", "en-decision-dropped-length"),
     # -- constraint: 必须 / 不要 / 永远 ----------------------------------------------------
-    p(ZH_CONSTRAINT, U, "signal", "constraint", "zh-dont-kept-user"),
-    p(EN_CONSTRAINT, U, "signal", "constraint", "en-dont-kept-user"),
-    p(ZH_CONSTRAINT_LONG, U, "signal", "constraint", "zh-never-kept-user"),
-    p(ZH_CONSTRAINT_LONG, A, "signal", "constraint", "zh-never-kept-assistant"),
-    p(EN_CONSTRAINT_LONG, U, "signal", "constraint", "en-never-kept-user"),
-    p(EN_CONSTRAINT_LONG, A, "signal", "constraint", "en-never-kept-assistant"),
-    p(ZH_MUST, U, "signal", "constraint", "zh-must-kept-user"),
-    p(EN_MUST, U, "signal", "constraint", "en-must-kept-user"),
+    p(ZH_CONSTRAINT, U, "candidate", "constraint", "zh-dont-kept-user"),
+    p(EN_CONSTRAINT, U, "candidate", "constraint", "en-dont-kept-user"),
+    p(ZH_CONSTRAINT_LONG, U, "candidate", "constraint", "zh-never-kept-user"),
+    p(ZH_CONSTRAINT_LONG, A, "candidate", "constraint", "zh-never-kept-assistant"),
+    p(EN_CONSTRAINT_LONG, U, "candidate", "constraint", "en-never-kept-user"),
+    p(EN_CONSTRAINT_LONG, A, "candidate", "constraint", "en-never-kept-assistant"),
+    p(ZH_MUST, U, "candidate", "constraint", "zh-must-kept-user"),
+    p(EN_MUST, U, "candidate", "constraint", "en-must-kept-user"),
     # The same rule said by the agent is a plan, not a rule the user set.
     p(ZH_MUST, A, "dropped_weak", "score 2", "zh-must-dropped-weak-assistant"),
     p(EN_MUST, A, "dropped_weak", "score 3", "en-must-dropped-weak-assistant"),
@@ -95,14 +95,14 @@ JUDGE = [
     p("Must test.", U, "dropped_length", "10 columns", "en-must-dropped-length"),
     p("我们需要确保这个函数总是返回列表。", U, "dropped_weak", "score -1", "zh-must-dropped-weak"),
     # -- root cause: 根本原因 / 原因是 -----------------------------------------------------
-    p(ZH_ROOT_CAUSE, U, "signal", "root-cause", "zh-root-cause-kept-user"),
-    p(ZH_ROOT_CAUSE, A, "signal", "root-cause", "zh-root-cause-kept-assistant"),
-    p(EN_ROOT_CAUSE, U, "signal", "root-cause", "en-root-cause-kept-user"),
-    p(EN_ROOT_CAUSE, A, "signal", "root-cause", "en-root-cause-kept-assistant"),
-    p(ZH_CAUSE_WAS, U, "signal", "root-cause", "zh-cause-was-kept-user"),
-    p(ZH_CAUSE_WAS, A, "signal", "root-cause", "zh-cause-was-kept-assistant"),
-    p(EN_CAUSE_WAS, U, "signal", "root-cause", "en-issue-was-kept-user"),
-    p(EN_CAUSE_WAS, A, "signal", "root-cause", "en-issue-was-kept-assistant"),
+    p(ZH_ROOT_CAUSE, U, "candidate", "root-cause", "zh-root-cause-kept-user"),
+    p(ZH_ROOT_CAUSE, A, "candidate", "root-cause", "zh-root-cause-kept-assistant"),
+    p(EN_ROOT_CAUSE, U, "candidate", "root-cause", "en-root-cause-kept-user"),
+    p(EN_ROOT_CAUSE, A, "candidate", "root-cause", "en-root-cause-kept-assistant"),
+    p(ZH_CAUSE_WAS, U, "candidate", "root-cause", "zh-cause-was-kept-user"),
+    p(ZH_CAUSE_WAS, A, "candidate", "root-cause", "zh-cause-was-kept-assistant"),
+    p(EN_CAUSE_WAS, U, "candidate", "root-cause", "en-issue-was-kept-user"),
+    p(EN_CAUSE_WAS, A, "candidate", "root-cause", "en-issue-was-kept-assistant"),
     p("现在我来修复这个问题，因为测试失败了。", A, "dropped_noise", "narration", "zh-root-cause-dropped-narration"),
     p("Now I'll fix it, because the test fails.", A, "dropped_noise", "narration",
       "en-root-cause-dropped-narration"),
@@ -112,12 +112,12 @@ JUDGE = [
     p("原因是超时。", U, "dropped_length", "12 columns", "zh-root-cause-dropped-length"),
     p("Root cause: DNS.", U, "dropped_length", "16 columns", "en-root-cause-dropped-length"),
     # -- preference: 偏好 / 希望 / 更喜欢 --------------------------------------------------
-    p(ZH_PREFERENCE, U, "signal", "preference", "zh-preference-kept-user"),
-    p(EN_PREFERENCE, U, "signal", "preference", "en-preference-kept-user"),
-    p(ZH_WISH, U, "signal", "preference", "zh-wish-kept-user"),
-    p(ZH_WISH, A, "signal", "preference", "zh-wish-kept-assistant"),
-    p(EN_WISH, U, "signal", "preference", "en-wish-kept-user"),
-    p(EN_WISH, A, "signal", "preference", "en-wish-kept-assistant"),
+    p(ZH_PREFERENCE, U, "candidate", "preference", "zh-preference-kept-user"),
+    p(EN_PREFERENCE, U, "candidate", "preference", "en-preference-kept-user"),
+    p(ZH_WISH, U, "candidate", "preference", "zh-wish-kept-user"),
+    p(ZH_WISH, A, "candidate", "preference", "zh-wish-kept-assistant"),
+    p(EN_WISH, U, "candidate", "preference", "en-wish-kept-user"),
+    p(EN_WISH, A, "candidate", "preference", "en-wish-kept-assistant"),
     p(ZH_PREFERENCE, A, "dropped_weak", "score 3", "zh-preference-dropped-weak-assistant"),
     p(EN_PREFERENCE, A, "dropped_weak", "score 3", "en-preference-dropped-weak-assistant"),
     p("我更喜欢小的合并请求，因为审查更快，回滚也更容易。", U, "dropped_weak", "score 3",
@@ -130,10 +130,10 @@ JUDGE = [
     p("我更喜欢这样。", U, "dropped_length", "14 columns", "zh-preference-dropped-length"),
     p("I prefer this.", U, "dropped_length", "14 columns", "en-preference-dropped-length"),
     # -- gotcha: 注意 / 故意 ---------------------------------------------------------------
-    p(ZH_GOTCHA, U, "signal", "gotcha", "zh-gotcha-kept-user"),
-    p(ZH_GOTCHA, A, "signal", "gotcha", "zh-gotcha-kept-assistant"),
-    p(EN_GOTCHA, U, "signal", "gotcha", "en-gotcha-kept-user"),
-    p(EN_GOTCHA, A, "signal", "gotcha", "en-gotcha-kept-assistant"),
+    p(ZH_GOTCHA, U, "candidate", "gotcha", "zh-gotcha-kept-user"),
+    p(ZH_GOTCHA, A, "candidate", "gotcha", "zh-gotcha-kept-assistant"),
+    p(EN_GOTCHA, U, "candidate", "gotcha", "en-gotcha-kept-user"),
+    p(EN_GOTCHA, A, "candidate", "gotcha", "en-gotcha-kept-assistant"),
     p("注意一下这个文件的格式。", U, "dropped_weak", "score 1", "zh-gotcha-dropped-weak"),
     p("Note that the file format matters here.", U, "dropped_weak", "score 1", "en-gotcha-dropped-weak"),
     p("我先注意一下日志里的警告信息。", U, "dropped_noise", "narration", "zh-gotcha-dropped-narration"),
@@ -166,7 +166,7 @@ def test_every_class_has_kept_and_dropped_chinese_and_english() -> None:
             assert covered == classes, (lang, kept)
     for lang in ("zh", "en"):  # the agent's own statement of each class can be proposed too
         kept_by_assistant = {case.values[3] for case in JUDGE
-                             if case.id.startswith(lang) and case.values[1] == A and case.values[2] == "signal"}
+                             if case.id.startswith(lang) and case.values[1] == A and case.values[2] == "candidate"}
         assert kept_by_assistant == classes, lang
 
 
@@ -174,7 +174,7 @@ def test_every_class_has_kept_and_dropped_chinese_and_english() -> None:
 
 def kept(role: str) -> list[tuple[str, str]]:
     return [(case.values[0], case.values[3]) for case in JUDGE
-            if case.values[1] == role and case.values[2] == "signal"]
+            if case.values[1] == role and case.values[2] == "candidate"]
 
 
 def run_cli(tmp_path: Path, role: str, *extra: str) -> bytes:
@@ -243,4 +243,4 @@ def test_chinese_is_proposed_exactly_when_its_english_twin_is(zh: str, en: str, 
     verdicts = {text: judge(text, role) for text in (zh, en)}
     shown = "\n".join(f"  {v.stage} {v.reason!r} width {md.width(t)}: {md.score_parts(t, role)}"
                       for t, v in verdicts.items())
-    assert (verdicts[zh].stage == "signal") == (verdicts[en].stage == "signal"), f"{role}\n{shown}"
+    assert (verdicts[zh].stage == "candidate") == (verdicts[en].stage == "candidate"), f"{role}\n{shown}"

@@ -137,26 +137,26 @@ def _masked(text: str) -> str:
 
 JUDGE = [
     # kept
-    pytest.param(B1, "signal", "constraint", id="keep-constraint"),
+    pytest.param(B1, "candidate", "constraint", id="keep-constraint"),
     pytest.param("We chose SQLite rather than Postgres for the cache because it needs no server process.",
-                 "signal", "decision", id="keep-decision"),
+                 "candidate", "decision", id="keep-decision"),
     pytest.param("The team prefers squash merges and never merge commits, because the changelog is built from titles.",
-                 "signal", "preference", id="keep-preference"),
+                 "candidate", "preference", id="keep-preference"),
     pytest.param("The exporter only reads the first config file, by design, so later files are ignored.",
-                 "signal", "gotcha", id="keep-gotcha"),
+                 "candidate", "gotcha", id="keep-gotcha"),
     pytest.param("The root cause was that the worker only reads the queue once, so later jobs wait forever.",
-                 "signal", "root-cause", id="keep-root-cause"),
-    pytest.param("Always use `git@github.com:org/repo.git` for the remote, never https.", "signal", "constraint",
+                 "candidate", "root-cause", id="keep-root-cause"),
+    pytest.param("Always use `git@github.com:org/repo.git` for the remote, never https.", "candidate", "constraint",
                  id="keep-git-remote-not-pii"),
-    pytest.param("Never send build failures to builds@example.com because nobody reads that inbox.", "signal",
+    pytest.param("Never send build failures to builds@example.com because nobody reads that inbox.", "candidate",
                  "constraint", id="keep-example-email"),
-    pytest.param("不要把密钥提交到仓库。", "signal", "constraint", id="keep-zh-short-constraint"),
-    pytest.param("永远不要在生产环境直接运行迁移脚本，因为它会删除审计表。", "signal", "constraint", id="keep-zh-constraint"),
-    pytest.param("我们决定使用 uv 管理依赖，因为它比 pip 快很多，而且锁文件可以复现。", "signal", "decision",
+    pytest.param("不要把密钥提交到仓库。", "candidate", "constraint", id="keep-zh-short-constraint"),
+    pytest.param("永远不要在生产环境直接运行迁移脚本，因为它会删除审计表。", "candidate", "constraint", id="keep-zh-constraint"),
+    pytest.param("我们决定使用 uv 管理依赖，因为它比 pip 快很多，而且锁文件可以复现。", "candidate", "decision",
                  id="keep-zh-decision"),
-    pytest.param("根本原因是迁移脚本在连接池初始化之前就运行了，所以第一次请求总是失败。", "signal", "root-cause",
+    pytest.param("根本原因是迁移脚本在连接池初始化之前就运行了，所以第一次请求总是失败。", "candidate", "root-cause",
                  id="keep-zh-root-cause"),
-    pytest.param("团队偏好小的合并请求，因为审查更快，冲突更少，回滚也更容易。", "signal", "preference",
+    pytest.param("团队偏好小的合并请求，因为审查更快，冲突更少，回滚也更容易。", "candidate", "preference",
                  id="keep-zh-preference"),
     # dropped by a gate
     pytest.param(_masked("Never use the key AKIAZZZZZZZZZZZZZZZZ in the tests."), "dropped_secret", "secret",
@@ -206,11 +206,13 @@ def test_judge(sentence: str, stage: str, reason: str | None) -> None:
         assert verdict.text == ""  # never shown
 
 
-def test_judge_cleans_zero_width() -> None:
-    verdict = md.judge("Never commit\u200b the .env file to the repository.", "user", md.Options(), md.SIGNAL, md.NOISE)
-    assert verdict.stage == "signal"
+def test_message_is_cleaned_of_zero_width_before_judging() -> None:
+    stats: Counter[str] = Counter()
+    message = md.Message("user", "Never commit\u200b the .env file to the repository.", 1, None)
+    [(_, _, verdict)] = md.judge_message(message, md.Options(), md.SIGNAL, md.NOISE, stats)
+    assert verdict.stage == "candidate"
     assert verdict.text == "Never commit the .env file to the repository."
-    assert verdict.cleaned is True
+    assert stats["cleaned_invisible"] == 1
 
 
 def test_judge_user_outscores_assistant() -> None:
@@ -222,7 +224,7 @@ def test_judge_user_outscores_assistant() -> None:
 def test_judge_allow_pii() -> None:
     text = "Always email alice.smith@corp-mail.de before deploying."
     verdict = md.judge(text, "user", md.Options(allow_pii=True), md.SIGNAL, md.NOISE)
-    assert verdict.stage == "signal"
+    assert verdict.stage == "candidate"
 
 
 # -- select ---------------------------------------------------------------------------------
