@@ -424,7 +424,7 @@ class Candidate(NamedTuple):
     timestamp: str | None
     kind: str
     score: int
-    order: tuple[int, int, int]
+    order: tuple[int, int, int, int]  # input, line, message, sentence: transcript order
 
 
 class Options(NamedTuple):
@@ -838,6 +838,7 @@ def _cline_text(text: str) -> str:
     return CLINE_KEEP_XML.sub("", CLINE_TOOL_XML.sub("", text))
 
 
+AIDER_STARTS = (b"# aider chat", b"-*- mode", b"#### ")
 AIDER_HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
 AIDER_COMMAND = re.compile(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/local`
 
@@ -1240,8 +1241,7 @@ def explain_score(cand: Candidate) -> str:
 class FileResult(NamedTuple):
     candidates: list[Candidate]
     stats: Counter[str]
-    explain: list[tuple[tuple[int, int, int], str]]
-    fmt: str
+    explain: list[tuple[tuple[int, int, int, int], str]]
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
@@ -1250,7 +1250,7 @@ def detect_format(path: str, head: list[bytes]) -> str:
     a JSON document whose kind is told by sniff_document once it is read."""
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
     body = b"".join(lines).lstrip()
-    if body.startswith((b"# aider chat", b"-*- mode", b"#### ")) or \
+    if body.startswith(AIDER_STARTS) or \
             (path.endswith(".md") and b"\n#### " in body):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
@@ -1305,20 +1305,21 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str]) 
     return fmt, read_document(messages, messages_reader(opts, cline=fmt == "cline"), stats)
 
 
-def process_file(index: int, path: str, opts: Options) -> FileResult:
-    """Everything that can be done for one transcript without seeing the others."""
+def process_file(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
+    """Everything that can be done for one transcript without seeing the others. A file
+    found in a folder that turns out to be no transcript is counted in skipped_files."""
     stats: Counter[str] = Counter()
-    explain: list[tuple[tuple[int, int, int], str]] = []
+    explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
     signal = build_rules(SIGNAL, opts.extra_signal, "signal")
     noise = build_rules(NOISE, opts.extra_noise, "noise")
     try:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")
         with stream if path != "-" else contextlib.nullcontext():
-            fmt, messages = read_transcript(path, stream, opts, stats)
-            for message in messages:
+            _, messages = read_transcript(path, stream, opts, stats)
+            for sequence, message in enumerate(messages):
                 for number, sentence, verdict in judge_message(message, opts, signal, noise, stats):
-                    order = (index, message.line, number)
+                    order = (index, message.line, sequence, number)
                     if verdict.stage == "candidate":
                         candidates.append(Candidate(
                             verdict.text, normalize(verdict.text), message.role, path, message.line,
@@ -1329,7 +1330,11 @@ def process_file(index: int, path: str, opts: Options) -> FileResult:
                                                             message.line, message.role, shown)))
     except OSError as exc:
         raise UserError(path, exc.strerror or str(exc)) from None
-    return FileResult(candidates, stats, explain, fmt)
+    except UserError:
+        if not walked:
+            raise
+        return FileResult([], Counter({"skipped_files": 1}), [])
+    return FileResult(candidates, stats, explain)
 
 
 def judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
@@ -1631,7 +1636,7 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
         title = section if section.lstrip().startswith("#") else f"## {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
-        return len(lines), before + [title.encode() + eol] + ([eol] if space_after else []), []
+        return len(lines), before + [title.encode("utf-8", "surrogateescape") + eol] + ([eol] if space_after else []), []
     last = len(lines)
     while last > 0 and blank(lines[last - 1]):
         last -= 1
@@ -1648,16 +1653,22 @@ def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
     return (sum(before) * 2 >= len(before)), (sum(after) * 2 >= len(after))
 
 
-def patched(current: bytes | None, bullets: list[str], section: str | None) -> bytes:
-    """The memory file as it will be once the patch is applied (for its size)."""
+def plan(current: bytes | None, bullets: list[str], section: str | None) -> tuple[list[bytes], int, list[bytes], bytes]:
+    """The file's lines, where the new lines go, the new lines, and the line ending."""
     lines = split_keep_ends(current or b"")
     eol = line_ending(lines) if lines else b"\n"
     at, before, after = insertion(lines, section, eol)
+    added = before + [f"- {b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after
+    return lines, at, added, eol
+
+
+def patched(current: bytes | None, bullets: list[str], section: str | None) -> bytes:
+    """The memory file as it will be once the patch is applied (for its size)."""
+    lines, at, added, eol = plan(current, bullets, section)
     head = b"".join(lines[:at])
     if head and not head.endswith(b"\n"):
         head += eol
-    added = b"".join(before + [f"- {b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after)
-    return head + added + b"".join(lines[at:])
+    return head + b"".join(added) + b"".join(lines[at:])
 
 
 def quote_path(path: str) -> str:
@@ -1669,14 +1680,7 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     """A unified diff that appends `- bullet` lines to one file, with 3 lines of context."""
     if not bullets:
         return b""
-    if current is None:
-        eol = b"\n"
-        lines: list[bytes] = []
-    else:
-        lines = split_keep_ends(current)
-        eol = line_ending(lines)
-    at, before, after = insertion(lines, section, eol)
-    added = before + [f"- {b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after
+    lines, at, added, eol = plan(current, bullets, section)
     old_start = max(0, at - 3)
     ctx_before = lines[old_start:at]
     ctx_after = lines[at:at + 3]
@@ -1737,12 +1741,14 @@ def patch_path(path: str) -> tuple[str, str]:
 
 
 def apply_folder(path: str) -> str | None:
-    """The folder a patch for `path` must be applied in, when it is not the repository
-    root or the current folder."""
+    """The folder a patch for `path` must be applied in, when it is not the root of the
+    current repository (or, outside any, the current folder)."""
     real = os.path.realpath(path)
-    if repo_root(os.path.dirname(real)) or not os.path.relpath(real).startswith(".."):
-        return None
-    return os.path.dirname(real)
+    root = repo_root(os.path.dirname(real))
+    here = repo_root(os.getcwd())
+    if root:
+        return None if here and os.path.realpath(here) == os.path.realpath(root) else root
+    return None if not os.path.relpath(real).startswith("..") and not here else os.path.dirname(real)
 
 
 def read_memory(real: str, shown: str) -> bytes | None:
@@ -1770,25 +1776,40 @@ def home_display(path: str) -> str:
     return path
 
 
-TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md")
 
 
-def expand_inputs(paths: list[str]) -> list[str]:
-    """Files as given; a directory means every transcript inside it, sorted."""
+def expand_inputs(paths: list[str]) -> tuple[list[str], set[str]]:
+    """Files as given; a directory means every transcript inside it, sorted. Returns
+    the paths and the set of those found in a folder: a file there that is no
+    transcript is passed over (and counted), where a file named outright is an error."""
     out: list[str] = []
+    walked: set[str] = set()
     for path in paths:
         if path != "-" and os.path.isdir(path):
-            found = []
             for folder, dirs, files in os.walk(path):
                 dirs.sort()
-                found += [os.path.join(folder, f) for f in sorted(files)
-                          if f.endswith(TRANSCRIPT_SUFFIXES) and not f.endswith(".meta.json")]
-            out.extend(found)
+                found = [os.path.join(folder, f) for f in sorted(files)
+                         if f.endswith((".jsonl", ".json")) and not f.endswith(".meta.json")
+                         or f.endswith(".md") and _looks_like_aider(os.path.join(folder, f))]
+                out += found
+                walked.update(found)
         elif path != "-" and not os.path.exists(path):
             raise UserError(path, "no such file or directory")
         else:
             out.append(path)
-    return out
+    if out.count("-") > 1:
+        raise UserError("-", "standard input can be read only once")
+    return out, walked
+
+
+def _looks_like_aider(path: str) -> bool:
+    """A Markdown file in a folder is read only when it opens as an Aider history does
+    (a README.md is not a transcript)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(64).lstrip(b"\xef\xbb\xbf").lstrip().startswith(AIDER_STARTS)
+    except OSError:
+        return False
 
 
 # Claude Code names a project folder by its path with every UTF-16 code unit that is not
@@ -1841,12 +1862,12 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
             if name != slug and not name.startswith(slug + "-"):
                 continue
             folder = os.path.join(claude, name)
-            for path in expand_inputs([folder]):
+            for path in expand_inputs([folder])[0]:
                 if path.endswith(".jsonl") and inside(_first_value(path, "cwd", ()), root):
                     found.append((path, "claude"))
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
     if os.path.isdir(codex):
-        for path in expand_inputs([codex]):
+        for path in expand_inputs([codex])[0]:
             name = os.path.basename(path)
             if name.startswith("rollout-") and name.endswith(".jsonl") and \
                     inside(_first_value(path, "cwd", ("session_meta",)), root):
@@ -1855,7 +1876,7 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     digest = hashlib.sha256(root.encode()).hexdigest()
     chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
     if os.path.isdir(chats):
-        found += [(p, "gemini") for p in expand_inputs([chats]) if p.endswith(".json")]
+        found += [(p, "gemini") for p in expand_inputs([chats])[0] if p.endswith(".json")]
     if since is not None:
         found = [(p, t) for p, t in found if _mtime(p) >= since]
     return found
@@ -1873,7 +1894,7 @@ def parse_since(value: str) -> float:
     match = re.fullmatch(r"(\d+)\s*([smhdw])", value.strip())
     if match:
         unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[match.group(2)]
-        return datetime.datetime.now().timestamp() - int(match.group(1)) * unit
+        return datetime.datetime.now().timestamp() - min(int(match.group(1)) * unit, 1 << 40)
     try:
         moment = datetime.datetime.fromisoformat(value.strip())
     except ValueError:
@@ -1930,7 +1951,8 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
                     doc = tomllib.load(handle)
             except (OSError, tomllib.TOMLDecodeError) as exc:
                 raise UserError(path, f"invalid TOML: {exc}") from None
-            table = doc if name == ".memory-diff.toml" else doc.get("tool", {}).get("memory-diff")
+            tool = doc.get("tool")
+            table = doc if name == ".memory-diff.toml" else tool.get("memory-diff") if isinstance(tool, dict) else None
             if name == ".memory-diff.toml" and isinstance(doc.get("tool"), dict) and "memory-diff" in doc["tool"]:
                 table = doc["tool"]["memory-diff"]
             if table is not None:
@@ -1960,7 +1982,7 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
         if key in ("signal", "noise"):
             for pattern in value:
                 try:
-                    re.compile(pattern)
+                    build_rules(SIGNAL, (pattern,), "check")  # as it will be compiled
                 except re.error as exc:
                     raise UserError(path, f"key {raw_key!r}: bad regular expression {pattern!r}: {exc}") from None
         if key == "roles":
@@ -1992,11 +2014,14 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
     for match in re.finditer("\n", text):
         starts.append(match.end())
     line_of = lambda pos: bisect.bisect_right(starts, pos)  # noqa: E731
-    for secret in scan_secrets(text):
+    secrets = scan_secrets(text)
+    for secret in secrets:
         if secret.example:
             findings.append((line_of(secret.start), "note", f"documentation example {secret.kind} (not a leak; value withheld)"))
         else:
             findings.append((line_of(secret.start), "secret", f"{secret.kind} (value withheld)"))
+    for secret in reversed(secrets):  # blank them out, keeping offsets: reported once
+        text = text[:secret.start] + re.sub(r"[^\n]", " ", text[secret.start:secret.end]) + text[secret.end:]
     first_line: dict[str, int] = {}
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
@@ -2135,15 +2160,16 @@ def settings(args: argparse.Namespace) -> Settings:
 def run_build(args: argparse.Namespace) -> int:
     conf = settings(args)
     if args.transcripts:
-        paths = expand_inputs(args.transcripts)
+        paths, walked = expand_inputs(args.transcripts)
     else:
         root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
-        paths = [p for p, _ in discover(root, conf.since)]
+        paths, walked = [p for p, _ in discover(root, conf.since)], set()
+    check_targets(conf)
     if args.list_sources:
         write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
                       for p in paths).encode("utf-8", "replace"))
         return EXIT_OK
-    results = process_all(paths, conf.opts, conf.jobs)
+    results = process_all(paths, walked, conf.opts, conf.jobs)
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
@@ -2184,6 +2210,20 @@ def run_build(args: argparse.Namespace) -> int:
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
 
 
+def check_targets(conf: Settings) -> None:
+    """Fail before any transcript is read when no patch could be made for the targets."""
+    targets = [conf.memory] + ([conf.seen] if conf.seen else [])
+    for path in targets:
+        if os.path.isdir(path):
+            raise UserError(path, "is a folder, not a memory file")
+        if UNPRINTABLE.search(path):
+            raise UserError(path, "a line break or control character in the name cannot go in a patch")
+    if conf.seen and os.path.realpath(conf.seen) == os.path.realpath(conf.memory):
+        raise UserError(conf.seen, "the seen file cannot be the memory file")
+    if conf.section is not None and UNPRINTABLE.search(conf.section):
+        raise UserError("", f"--section must be one line of text: {conf.section!r}")
+
+
 def stats_dict(stats: Counter[str]) -> dict[str, int]:
     keys = list(STAT_KEYS) + sorted(k for k in stats if k not in STAT_KEYS)
     return {k: stats.get(k, 0) for k in keys}
@@ -2204,14 +2244,15 @@ def source_format(path: str) -> str:
         raise UserError(path, exc.strerror or str(exc)) from None
 
 
-def process_all(paths: list[str], opts: Options, jobs: int | None) -> list[FileResult]:
+def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None) -> list[FileResult]:
     """Process every transcript, in processes when there are several; results come back
     in input order, so the output bytes do not depend on the number of jobs."""
     workers = min(jobs or os.cpu_count() or 1, len(paths))
+    lenient = [p in walked for p in paths]
     if workers <= 1 or "-" in paths:
-        return [process_file(i, p, opts) for i, p in enumerate(paths)]
+        return [process_file(i, p, opts, w) for i, (p, w) in enumerate(zip(paths, lenient))]
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(process_file, range(len(paths)), paths, itertools.repeat(opts)))
+        return list(pool.map(process_file, range(len(paths)), paths, itertools.repeat(opts), lenient))
 
 
 def write(data: bytes) -> None:

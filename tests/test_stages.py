@@ -229,7 +229,7 @@ def test_judge_allow_pii() -> None:
 
 # -- select ---------------------------------------------------------------------------------
 
-def cand(text: str, order: tuple[int, int, int], score: int = 3) -> md.Candidate:
+def cand(text: str, order: tuple[int, int, int, int], score: int = 3) -> md.Candidate:
     return md.Candidate(text, md.normalize(text), "user", "t.jsonl", order[1], None, "constraint", score, order)
 
 

@@ -1,0 +1,182 @@
+"""Edge cases from review: inputs that once crashed, leaked or were misread."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memory_diff as md
+
+ROOT = Path(__file__).resolve().parent.parent
+RULE = "Never push directly to main because the release job deploys every commit."
+
+
+def run(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, str(ROOT / "memory_diff.py"), *args], cwd=cwd,
+                          input=stdin, capture_output=True, timeout=120)
+
+
+def native(*texts: str) -> bytes:
+    return b"".join(json.dumps({"role": "user", "text": t}).encode() + b"\n" for t in texts)
+
+
+def one_error_line(done: subprocess.CompletedProcess[bytes]) -> str:
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert err.count("\n") == 1 and err.startswith("memory-diff: error: "), err
+    assert "Traceback" not in err
+    return err
+
+
+# -- inputs that are errors, and say so in one line, whatever the number of jobs ---------
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_bad_document_is_one_error_line_with_any_jobs(tmp_path: Path, jobs: str) -> None:
+    (tmp_path / "ok.jsonl").write_bytes(native(RULE))
+    (tmp_path / "bad.json").write_bytes(b'{"messages": [')
+    err = one_error_line(run(tmp_path, "build", "ok.jsonl", "bad.json", "--jobs", jobs))
+    assert "bad.json" in err
+
+
+@pytest.mark.parametrize(("args", "setup", "says"), [
+    pytest.param(["--memory", "folder"], "folder", "is a folder", id="memory-is-a-folder"),
+    pytest.param(["--memory", "m.md", "--seen", "m.md"], "", "cannot be the memory file", id="seen-is-memory"),
+    pytest.param(["--section", "Rules\n+x"], "", "one line", id="section-with-newline"),
+    pytest.param(["-", "-"], "", "only once", id="stdin-twice"),
+    pytest.param(["--since", "1" + "0" * 400 + "d"], "", "", id="huge-since-is-not-a-crash"),
+])
+def test_argument_errors(tmp_path: Path, args: list[str], setup: str, says: str) -> None:
+    if setup:
+        (tmp_path / setup).mkdir()
+    (tmp_path / "t.jsonl").write_bytes(native(RULE))
+    transcript = [] if "-" in args else ["t.jsonl"]
+    done = run(tmp_path, "build", *transcript, *args, stdin=native(RULE))
+    if says:
+        assert says in one_error_line(done)
+    else:
+        assert done.returncode in (0, 2) and b"Traceback" not in done.stderr
+
+
+# -- inputs that are not errors ---------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "data"), [
+    pytest.param("live.jsonl", b'{"parentUuid": null, "type": "user", "message": {"role": "us', id="only-line-half-written"),
+    pytest.param("blank-first.jsonl", b"\n" + native(RULE), id="blank-first-line"),
+    pytest.param("types.jsonl", b'{"type": {}}\n{"role": ["user"], "text": "x"}\n{"type": [1], "payload": 2}\n'
+                 + native(RULE), id="odd-field-types"),
+    pytest.param("ts.jsonl", json.dumps({"role": "user", "text": RULE, "timestamp": 1e300}).encode() + b"\n",
+                 id="timestamp-overflow"),
+])
+def test_odd_jsonl_is_read_not_fatal(tmp_path: Path, name: str, data: bytes) -> None:
+    (tmp_path / name).write_bytes(data)
+    done = run(tmp_path, "build", name, "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+
+
+def test_folder_passes_over_files_that_are_no_transcripts(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(native(RULE))
+    (folder / "package.json").write_bytes(b'{"name": "x", "version": "1.0.0"}')
+    (folder / "README.md").write_bytes(b"# Readme\n\n#### Options\n\nNever use the old flags because they break.\n")
+    done = run(tmp_path, "build", "sessions", "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert [p["text"] for p in result["proposed"]] == [RULE]
+    assert result["stats"]["skipped_files"] == 1
+    listed = run(tmp_path, "build", "sessions", "--list-sources").stdout.decode()
+    assert "README.md" not in listed
+
+
+def test_one_line_gemini_session_is_gemini(tmp_path: Path) -> None:
+    doc = {"sessionId": "s", "projectHash": "h", "messages": [{"type": "user", "content": RULE}]}
+    (tmp_path / "chat.jsonl").write_text(json.dumps(doc))
+    done = run(tmp_path, "build", "chat.jsonl", "--json")
+    assert [p["text"] for p in json.loads(done.stdout)["proposed"]] == [RULE]
+    assert run(tmp_path, "build", "chat.jsonl", "--list-sources").stdout.decode().endswith("\tgemini\n")
+
+
+def test_aider_line_starting_with_a_path_is_speech(tmp_path: Path) -> None:
+    history = "# aider chat started at 2026-01-01 10:00:00\n\n#### /usr/local is read-only on the build hosts, so never install tools there because the image resets.\n"
+    (tmp_path / ".aider.chat.history.md").write_text(history)
+    done = run(tmp_path, "build", ".aider.chat.history.md", "--json")
+    assert len(json.loads(done.stdout)["proposed"]) == 1
+
+
+@pytest.mark.parametrize(("roles", "expected"), [
+    pytest.param("assistant", ["assistant"], id="assistant-reads-summaries"),
+    pytest.param("user", [], id="user-does-not"),
+])
+def test_compaction_summary_is_the_assistants(tmp_path: Path, roles: str, expected: list[str]) -> None:
+    record = {"type": "user", "isCompactSummary": True, "isVisibleInTranscriptOnly": True, "sessionId": "s",
+              "message": {"role": "user", "content": "This session is being continued from a previous conversation.\n" + RULE}}
+    (tmp_path / "s.jsonl").write_text(json.dumps(record) + "\n")
+    done = run(tmp_path, "build", "s.jsonl", "--json", "--include-summaries", "--roles", roles)
+    assert [p["source"]["role"] for p in json.loads(done.stdout)["proposed"]] == expected
+
+
+# -- gates the review found gaps in ------------------------------------------------------
+
+def _key(seed: str, n: int) -> str:
+    import hashlib
+    return "".join(c.upper() if i % 3 == 0 else c for i, c in enumerate(hashlib.sha256(seed.encode()).hexdigest()))[:n]
+
+
+@pytest.mark.parametrize(("text", "stage"), [
+    pytest.param("Always connect with postgres://admin:hunter2@db.internal:5432/app because the pool expects it.",
+                 "dropped_secret", id="url-password-short"),
+    pytest.param(f"Never rotate MY_APP_TOKEN={_key('a', 32)} by hand because the vault owns it.",
+                 "dropped_secret", id="prefixed-env-token"),
+    pytest.param("Always set password: CorrectHorseBatteryStaple because the kiosk account needs it.",
+                 "dropped_secret", id="passphrase-without-digits"),
+    pytest.param("Always ping alice@corp-mail.de: she owns the billing module because she wrote it.",
+                 "dropped_pii", id="email-before-colon"),
+    pytest.param("Never call +33 6 12 34 56 78 after hours because the on-call phone is personal.",
+                 "dropped_pii", id="french-mobile-in-pairs"),
+    pytest.param("Always read @README before changing flags because it lists the stable ones.",
+                 "dropped_structure", id="bare-at-import"),
+])
+def test_gate_gaps(text: str, stage: str) -> None:
+    stats: md.Counter[str] = md.Counter()
+    [(_, _, verdict)] = md.judge_message(md.Message("user", text, 1, None), md.Options(), md.SIGNAL, md.NOISE, stats)
+    assert verdict.stage == stage, verdict
+
+
+@pytest.mark.parametrize("hidden", [
+    pytest.param("AKIA\u200b" + "QWERTYUIOPASDFGH", id="zero-width-inside-key"),
+    pytest.param("AKIA\x1b[0m" + "QWERTYUIOPASDFGH", id="escape-inside-key"),
+    pytest.param("AKIAQWER**" + "TYUIOPASDFGH", id="bold-marks-inside-key"),
+])
+def test_obfuscated_secret_is_found_after_cleaning(tmp_path: Path, hidden: str) -> None:
+    (tmp_path / "t.jsonl").write_bytes(native(f"Always export {hidden} before deploys because the job reads it."))
+    done = run(tmp_path, "build", "t.jsonl", "--json", "--explain")
+    assert b"QWERTYUIOPASDFGH" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("Never hardcode /home/alice in scripts because CI runs elsewhere.",
+                 "Never hardcode ~ in scripts because CI runs elsewhere.", id="home-at-word-end"),
+    pytest.param("Never hardcode C:/Users/bob/AppData in scripts because CI runs elsewhere.",
+                 "Never hardcode ~/AppData in scripts because CI runs elsewhere.", id="windows-forward-slashes"),
+])
+def test_home_paths_lose_the_name(text: str, expected: str) -> None:
+    stats: md.Counter[str] = md.Counter()
+    [(_, _, verdict)] = md.judge_message(md.Message("user", text, 1, None), md.Options(), md.SIGNAL, md.NOISE, stats)
+    assert verdict.text == expected
+
+
+def test_allow_pii_keeps_home_paths() -> None:
+    text = "Never hardcode /home/alice/bin in scripts because CI runs elsewhere."
+    stats: md.Counter[str] = md.Counter()
+    [(_, _, verdict)] = md.judge_message(md.Message("user", text, 1, None), md.Options(allow_pii=True),
+                                         md.SIGNAL, md.NOISE, stats)
+    assert verdict.text == text
+
+
+def test_example_marker_in_host_is_not_a_note() -> None:
+    findings = md.lint_text("- connect to postgres://admin:Xk9fQ2mZ7wLp@db.example-corp.io/app\n")
+    assert [kind for _, kind, _ in findings] == ["secret"]
