@@ -464,6 +464,9 @@ SIGNAL = _compile_rules((name, phrase_pattern(phrases)) for name, phrases in SIG
 # Every SIGNAL phrase, for skipping a message none of them occurs in: `in` on the whole
 # message is ten times faster than the regular expression, and finds a superset.
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
+# The same phrases as one pattern without word boundaries: a sentence it does not match
+# cannot match SIGNAL, and it runs in half the time.
+SIGNAL_LOOSE = re.compile("|".join(re.escape(p) for p in sorted(SIGNAL_PHRASES, key=len, reverse=True)))
 # Like SIGNAL, the score rules are matched against the lower-cased sentence.
 SCORE = tuple((name, who, re.compile(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = _compile_rules(NOISE_RULES)
@@ -1176,7 +1179,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
         return Verdict("dropped_secret", "secret", "", 0)
     text = sentence.strip()
     lowered = text.lower()
-    hit = signal.search(lowered)
+    hit = (signal is not SIGNAL or SIGNAL_LOOSE.search(lowered)) and signal.search(lowered)
     if not hit:
         return Verdict("dropped_no_signal", "", "", 0)
     gated = gate(text, opts)
@@ -1351,8 +1354,9 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
         stats["rewritten_home_path"] += homes
     sentences = split_sentences(text)
     stats["sentences"] += len(sentences)
+    lowered = text.lower()
     if not opts.explain and SECRET_MARK not in text and signal is SIGNAL \
-            and not any(phrase in text.lower() for phrase in SIGNAL_PHRASES):
+            and not any(phrase in lowered for phrase in SIGNAL_PHRASES):
         # No sentence holds a SIGNAL phrase the whole message lacks: skip judging each.
         stats["dropped_no_signal"] += len(sentences)
         return []
