@@ -126,7 +126,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A reason or mechanism joined to the claim: "because", "since", "which means".
     ("reason", "", r"\b(?:because|since|so that|which means|caused by|causing|so|which|"
                    r"without|even though|even in)\b|因为|由于|导致|所以", 1),
-    # Names a concrete thing in the code: `getGitAuthorFromRepo`.
+    # Names a concrete thing in the code: `load_config()`.
     ("names-code", "", r"`[^`]+`", 1),
     # A decision stated as made, the archetype of a memory line: "We chose X over Y".
     ("decided", "", r"\b(?:decided|chose|chosen|opted|went with|settled on)\b|决定|选择了|选用|"
