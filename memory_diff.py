@@ -5,6 +5,13 @@ Cline, OpenAI/Anthropic message lists, or {"role","text"} JSONL), picks the few 
 that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
 unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
 CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
+`lint` runs the same safety gates over an existing memory file.
+
+The file reads top to bottom as the data flows: constants (the rules a reviewer argues
+with), records, readers (records in, visible prose out), sentences, gates and the verdict
+on each sentence, one transcript, across transcripts (dedupe, memory, cap), what the
+reviewer is told, the patch, then the I/O edge (repository, discovery, configuration,
+lint) and the command line.
 
 Promises:
 - It never writes the memory file: no code path opens it for writing.
@@ -52,9 +59,9 @@ PROG = "memory-diff"
 
 # SIGNAL: a sentence is a candidate only when one of these markers occurs in it. One
 # regular expression compiled from named alternatives, so `--explain` can say which class
-# matched and a team extends it by adding alternatives (config `signal = [...]`), never by
-# a second mechanism. English markers use word boundaries; Chinese has no spaces, so its
-# markers match anywhere.
+# matched and a team extends it by adding alternatives (config `signal = [...]`, regular
+# expressions), never by a second mechanism. English markers use word boundaries; Chinese
+# has no spaces, so its markers match anywhere.
 SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # Each rule: a class, and its markers as `|`-separated literal phrases, matched in the
     # lower-cased sentence (an ASCII phrase as whole words).
@@ -83,8 +90,8 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
 # weight ("intentionally", "only <verb>s") raise the score of a candidate instead.
 
 # NOISE: sentences that carry a marker but are not memory. Each rule names the case it
-# exists for; `--explain` prints the name. Matched against the sentence with its list
-# marker and emphasis already stripped.
+# exists for; `--explain` prints the name. Matched against the lower-cased sentence, its
+# list marker and emphasis already stripped.
 NOISE_RULES: tuple[tuple[str, str], ...] = (
     # First-person narration and plans: "Now let me check...", "I'll update the test".
     ("narration", r"^(?:(?:now|next|first|then|ok(?:ay)?|so|great|good|perfect)[,!]?\s+)*"
