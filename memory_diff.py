@@ -276,7 +276,8 @@ SECRET_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
      r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
     ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glagent-"), r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glagent-"),
+     r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
     ("slack_token", ("xox", "hooks.slack.com"), r"\bxox[abposr]-[A-Za-z0-9-]{10,}|"
                     r"hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
     ("anthropic_key", ("sk-ant-",), r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
@@ -325,7 +326,8 @@ PHONE = re.compile(
 )
 # Absolute home paths name a person and a machine: rewritten to `~/...`, which keeps the
 # fact and drops the name.
-HOME_PATH = re.compile(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)(?=[\\/\s.,;:)'\"`]|$)")
+HOME_PATH = re.compile(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
+                       r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = re.compile(r"/Users/|/home/|:[\\/]Users[\\/]")
 
 # Invisible and deceptive text, by class and what is done with it:
@@ -370,19 +372,21 @@ INJECTION = re.compile(
 # Claude Code imports `@path` written in CLAUDE.md (`@~/.ssh/id_rsa`), outside code spans.
 STRUCTURE = re.compile(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
 AT_IMPORT = re.compile(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
+# What lint flags in an existing file: only imports that reach outside the repository.
+OUTSIDE_IMPORT = re.compile(r"(?:^|(?<=[\s(\[\"']))@(?:~|/|\.\./)")
 CODE_SPAN = re.compile(r"`+[^`]*`+")
 # What one_line() escapes in provenance, --explain, --list-sources, lint and errors:
 # every invisible and bidirectional character, and line breaks.
 UNPRINTABLE = re.compile(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]")
 
-# Lines that are never prose: table rows, horizontal rules, bare code.
+# Markdown: fence openers, list and heading marks, bold markers, sentence ends.
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 LIST_MARKER = re.compile(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
 EMPHASIS = re.compile(r"(?<!\*)\*\*(?!\*)")
 SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+|[。！？]+[\"”’」』)）]*\s*|[;；]\s+(?=[A-Z])")
 
-# Stats keys in the order --stats prints them. Input records are partitioned by the
-# `records` group, sentences by the `sentences` group; see README "Accounting".
+# Stats keys in the order --stats prints them (secret_KIND keys follow, sorted). Which
+# counters add up to which is in README "Accounting" and tested.
 STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
@@ -392,7 +396,7 @@ STAT_KEYS = (
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
     "already_seen", "dropped_over_cap", "proposed", "cleaned_invisible",
-    "rewritten_home_path",
+    "rewritten_home_path", "skipped_files",
 )
 
 FORMATS = ("native", "claude", "codex", "gemini", "messages", "cline", "aider")
@@ -446,14 +450,15 @@ class Options(NamedTuple):
     min_score: int = MIN_SCORE
 
 
-def _compile_rules(rules: Iterable[tuple[str, str]], flags: int = 0) -> re.Pattern[str]:
+def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
+    """One pattern of named groups, a group a rule (rule_name() reads the name back)."""
     names: dict[str, int] = {}
     parts = []
     for name, pattern in rules:
         names[name] = names.get(name, 0) + 1
         group = f"{re.sub(r'[^A-Za-z0-9]', '_', name)}__{names[name]}"
         parts.append(f"(?P<{group}>{pattern})")
-    return re.compile("|".join(parts), flags)
+    return re.compile("|".join(parts))
 
 
 def phrase_pattern(phrases: str) -> str:
@@ -523,17 +528,17 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
     return records
 
 
-def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str]) -> Iterator[Message]:
+def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
+               may_hold_prose: Any = None) -> Iterator[Message]:
     """Drive a record reader over JSONL lines, streaming: memory holds one line. A line
-    the reader's byte test says cannot hold prose is counted, not parsed."""
-    may_hold_prose = getattr(reader, "may_hold_prose", None) or (lambda raw: True)
+    that `may_hold_prose` (a format's byte test) rules out is counted, not parsed."""
     number = blank = unparsed = malformed = 0  # plain ints: this loop runs once a line
     for number, raw in enumerate(lines, 1):
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if raw[:1] in BLANK_START and not raw.strip():  # strip() copies: only when it may be blank
             blank += 1
-        elif not may_hold_prose(raw):
+        elif may_hold_prose and not may_hold_prose(raw):
             unparsed += 1
         else:
             records = parse_jsonl_line(raw)
@@ -552,7 +557,6 @@ def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str]) -> Iter
     stats["skipped_unparsed"] += unparsed
     stats["malformed"] += malformed
     stats["parsed"] += number - blank - unparsed - malformed
-    yield from getattr(reader, "finish", lambda: [])()
 
 
 BLANK_START = (b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c")
@@ -588,6 +592,9 @@ SKIP_FOR_BLOCK = {
 }
 
 
+GEMINI_PART_KINDS = ("functionCall", "functionResponse")
+
+
 def content_texts(content: Any, clean: Any = None) -> tuple[str, list[str]]:
     """(outcome, visible texts) of message content: a string, or a list of parts and
     blocks (OpenAI parts, Anthropic blocks, Gemini parts). Only text is prose."""
@@ -596,7 +603,8 @@ def content_texts(content: Any, clean: Any = None) -> tuple[str, list[str]]:
     reason = ""
     for part in parts:
         if isinstance(part, dict):
-            kind = _str(part.get("type")) or next((k for k in ("functionCall", "functionResponse") if k in part), "text")
+            # Gemini parts name their kind by key: {"functionCall": ...}.
+            kind = _str(part.get("type")) or next((k for k in GEMINI_PART_KINDS if k in part), "text")
             if part.get("thought"):
                 kind = "thought"
             if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
@@ -688,7 +696,6 @@ def claude_reader(opts: Options) -> Any:
             content = [{"type": "text", "text": _after_first_line(content)}]
         outcome, texts = content_texts(content)
         return outcome, _messages(role, texts, line, record.get("timestamp"))
-    read.may_hold_prose = claude_may_hold_prose  # type: ignore[attr-defined]
     return read
 
 
@@ -752,6 +759,10 @@ class CodexReader:
         outcome, texts = content_texts(payload.get("content"))
         return outcome, _messages(role, texts, line, stamp)
 
+    def read(self, lines: Iterable[bytes]) -> Iterator[Message]:
+        yield from read_jsonl(lines, self, self.stats)
+        yield from self.finish()
+
     def finish(self) -> list[Message]:
         if self.seen_items or not self.events:
             return []
@@ -807,6 +818,9 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
     return read
 
 
+CLINE_USER_WORDS = ("<feedback>", "<answer>", "<user_message>")
+
+
 def _cline_content(blocks: list[Any]) -> list[Any]:
     """Cline blocks with tool output removed. A tool result is a text block starting
     `[tool for 'x'] Result:`; when that header stands alone, the output is the next
@@ -816,7 +830,7 @@ def _cline_content(blocks: list[Any]) -> list[Any]:
     skip_next = False
     for block in blocks:
         text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
-        if skip_next and isinstance(text, str) and not text.lstrip().startswith(("<feedback>", "<answer>", "<user_message>")):
+        if skip_next and isinstance(text, str) and not text.lstrip().startswith(CLINE_USER_WORDS):
             skip_next = False
             out.append({"type": "tool_result"})
             continue
@@ -980,7 +994,7 @@ def sniff_document(doc: Any) -> str | None:
 # --------------------------------------------------------------------------------------
 
 BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-LINE_BREAK = re.compile(r"\r\n|\n|\r|\x85|\u2028|\u2029")
+LINE_BREAK = re.compile(f"{OTHER_BREAKS.pattern}|\n")
 RULE_LINE = re.compile(r"[-=*_\s]{3,}")
 
 
@@ -1036,7 +1050,7 @@ def _split_line(line: str) -> list[str]:
     start = 0
     for match in SENTENCE_END.finditer(line):
         end = match.end()
-        if line[match.start()] == "." and match.group().startswith(".") and not match.group().startswith(".."):
+        if match.group().startswith(".") and not match.group().startswith(".."):
             word = line[start:match.start()].rsplit(None, 1)[-1:] or [""]
             token = word[0].lower().lstrip("(\"'")
             if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
@@ -1052,7 +1066,8 @@ def _split_line(line: str) -> list[str]:
 
 
 def width(text: str, wide: int = 2) -> int:
-    """Terminal columns: East Asian wide and full-width characters count as two."""
+    """Terminal columns: East Asian wide and full-width characters count as `wide`
+    (two, as a terminal shows them; the score measures with three)."""
     if text.isascii():
         return len(text)
     return sum(wide if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
@@ -1186,6 +1201,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
         return Verdict("dropped_secret", "secret", "", 0)
     text = sentence.strip()
     lowered = text.lower()
+    # The loose pre-check knows only the built-in phrases, not a team's extra patterns.
     hit = (signal is not SIGNAL or SIGNAL_LOOSE.search(lowered)) and signal.search(lowered)
     if not hit:
         return Verdict("dropped_no_signal", "", "", 0)
@@ -1292,17 +1308,21 @@ def _load_document(path: str, data: bytes) -> Any:
         raise UserError(path, "not valid JSON", getattr(exc, "lineno", None)) from None
 
 
-def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[str, Iterator[Message]]:
+def read_transcript(path: str, stream: Any, opts: Options,
+                    stats: Counter[str]) -> tuple[str, Iterator[Message]]:
     """The format of one transcript and an iterator over its visible prose."""
     head = read_head(stream)
-    fmt = opts.fmt or detect_format(path, head)
+    sniffed = detect_format(path, head)
+    fmt = opts.fmt or sniffed
     lines = itertools.chain(head, stream)
     if fmt == "aider":
         return fmt, read_aider(lines, opts, stats)
     if fmt == "codex":
-        return fmt, read_jsonl(lines, CodexReader(opts, stats), stats)
-    if fmt in ("native", "claude") or (fmt == "messages" and detect_format(path, head) != "document"):
-        reader = {"native": native_reader, "claude": claude_reader, "messages": messages_reader}[fmt]
+        return fmt, CodexReader(opts, stats).read(lines)
+    if fmt == "claude":
+        return fmt, read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose)
+    if fmt == "native" or (fmt == "messages" and sniffed != "document"):
+        reader = native_reader if fmt == "native" else messages_reader
         return fmt, read_jsonl(lines, reader(opts), stats)
     doc = _load_document(path, b"".join(lines))
     if fmt == "document":
@@ -1408,9 +1428,9 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 
 def select(candidates: list[Candidate], known: set[str], seen: set[str], max_add: int,
            stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
-    """Chronological dedupe, then what memory or the seen file holds, then the cap.
+    """Dedupe in reading order, then what memory or the seen file holds, then the cap.
 
-    Returns the proposals in transcript order and the (candidate, stage) drops."""
+    Returns the proposals in reading order and the (candidate, stage) drops."""
     dropped: list[tuple[Candidate, str]] = []
     kept: list[Candidate] = []
     first: set[str] = set()
@@ -1429,7 +1449,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], max_add
         stats[stage] += 1
         dropped.append((cand, stage))
     if len(kept) > max_add:
-        # Keep the strongest; ties go to the earlier sentence. Shown in transcript order.
+        # Keep the strongest; ties go to the one read first. Shown in reading order.
         ranked = sorted(kept, key=lambda c: (-c.score, c.order))
         winners = {id(c) for c in ranked[:max_add]}
         for cand in kept:
@@ -1611,22 +1631,28 @@ def heading_key(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(" .:：!?。").strip()
 
 
+def headings(lines: list[bytes]) -> list[tuple[int, int, str]]:
+    """(index, level, title) of the file's Markdown headings, outside fenced code."""
+    texts = (raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff") for raw in lines)
+    found = []
+    for index, text in unfenced(texts):
+        match = HEADING.match(text)
+        if match:
+            found.append((index, len(match.group(1)), match.group(2)))
+    return found
+
+
 def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
     """(heading index, end index) of a Markdown section; end is the next heading of the
     same or a higher level, or the end of the file. Level, case and trailing
     punctuation of the heading do not matter; headings in fenced code do not count."""
     want = heading_key(section.lstrip("#"))
     found: tuple[int, int] | None = None
-    texts = (raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff") for raw in lines)
-    for i, text in unfenced(texts):
-        match = HEADING.match(text)
-        if not match:
-            continue
-        level = len(match.group(1))
+    for index, level, title in headings(lines):
         if found is not None and level <= found[1]:
-            return found[0], i
-        if found is None and heading_key(match.group(2)) == want:
-            found = (i, level)
+            return found[0], index
+        if found is None and heading_key(title) == want:
+            found = (index, level)
     return (found[0], len(lines)) if found else None
 
 
@@ -1647,7 +1673,8 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
         title = section if section.lstrip().startswith("#") else f"## {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
-        return len(lines), before + [title.encode("utf-8", "surrogateescape") + eol] + ([eol] if space_after else []), []
+        after = [eol] if space_after else []
+        return len(lines), before + [title.encode("utf-8", "surrogateescape") + eol] + after, []
     last = len(lines)
     while last > 0 and blank(lines[last - 1]):
         last -= 1
@@ -1657,10 +1684,9 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
 def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
     """Whether this file puts a blank line before and after its headings (most of them;
     a file without headings gets both, the common Markdown style)."""
-    texts = (raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff") for raw in lines)
-    headings = [i for i, text in unfenced(texts) if HEADING.match(text)]
-    before = [blank(lines[i - 1]) for i in headings if i > 0]
-    after = [blank(lines[i + 1]) for i in headings if i + 1 < len(lines)]
+    indexes = [index for index, _, _ in headings(lines)]
+    before = [blank(lines[i - 1]) for i in indexes if i > 0]
+    after = [blank(lines[i + 1]) for i in indexes if i + 1 < len(lines)]
     return (sum(before) * 2 >= len(before)), (sum(after) * 2 >= len(after))
 
 
@@ -1736,30 +1762,24 @@ def repo_root(start: str) -> str | None:
         path = parent
 
 
-def patch_path(path: str) -> tuple[str, str]:
-    """(real path to read, path relative to the repository root for the diff header).
+def patch_target(path: str) -> tuple[str, str, str | None]:
+    """(real path to read, path for the diff header, folder to apply the patch in when
+    that is not where the user would: the current repository's root, or the current
+    folder outside any repository).
 
     A symbolic link (CLAUDE.md -> AGENTS.md) is resolved: git apply and patch refuse to
-    patch through one."""
-    real = os.path.realpath(path)
-    root = repo_root(os.path.dirname(real)) or os.getcwd()
-    rel = os.path.relpath(real, root).replace(os.sep, "/")
-    if rel.startswith("../"):
-        # Neither in a repository nor below the current folder: the patch names the
-        # file alone, and the preamble says to apply it in the file's folder.
-        rel = os.path.basename(real)
-    return real, rel
-
-
-def apply_folder(path: str) -> str | None:
-    """The folder a patch for `path` must be applied in, when it is not the root of the
-    current repository (or, outside any, the current folder)."""
+    patch through one. The header is relative to the repository holding the file; a
+    file in none is named from the current folder, or alone when it is not below it."""
     real = os.path.realpath(path)
     root = repo_root(os.path.dirname(real))
-    here = repo_root(os.getcwd())
     if root:
-        return None if here and os.path.realpath(here) == os.path.realpath(root) else root
-    return None if not os.path.relpath(real).startswith("..") and not here else os.path.dirname(real)
+        here = repo_root(os.getcwd())
+        same = here is not None and os.path.realpath(here) == os.path.realpath(root)
+        return real, os.path.relpath(real, root).replace(os.sep, "/"), None if same else root
+    rel = os.path.relpath(real).replace(os.sep, "/")
+    if rel.startswith("../"):
+        return real, os.path.basename(real), os.path.dirname(real)
+    return real, rel, None
 
 
 def read_memory(real: str, shown: str) -> bytes | None:
@@ -1785,8 +1805,6 @@ def home_display(path: str) -> str:
     if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
         return "~" + path[len(home):]
     return path
-
-
 
 
 def expand_inputs(paths: list[str]) -> tuple[list[str], set[str]]:
@@ -1963,9 +1981,9 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
             except (OSError, tomllib.TOMLDecodeError) as exc:
                 raise UserError(path, f"invalid TOML: {exc}") from None
             tool = doc.get("tool")
-            table = doc if name == ".memory-diff.toml" else tool.get("memory-diff") if isinstance(tool, dict) else None
-            if name == ".memory-diff.toml" and isinstance(doc.get("tool"), dict) and "memory-diff" in doc["tool"]:
-                table = doc["tool"]["memory-diff"]
+            nested = tool.get("memory-diff") if isinstance(tool, dict) else None
+            # .memory-diff.toml holds plain keys or the same [tool.memory-diff] table.
+            table = nested if nested is not None or name == "pyproject.toml" else doc
             if table is not None:
                 return path, table
         if folder == root or os.path.dirname(folder) == folder:
@@ -1985,7 +2003,9 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
         kind, is_path = CONFIG_KEYS[key]
         if kind is list and isinstance(value, str) and key == "roles":
             value = [v.strip() for v in value.split(",")]
-        if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or (value < 1 and key != "min-score"))) \
+        a_number = kind is int and isinstance(value, int) and not isinstance(value, bool)
+        too_small = a_number and value < 1 and key != "min-score"
+        if not isinstance(value, kind) or (kind is int and not a_number) or too_small \
                 or (kind is list and not all(isinstance(v, str) for v in value)):
             expected = {str: "a string", int: "a whole number of at least 1", list: "a list of strings",
                         bool: "true or false"}[kind]
@@ -2028,7 +2048,8 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
     secrets = scan_secrets(text)
     for secret in secrets:
         if secret.example:
-            findings.append((line_of(secret.start), "note", f"documentation example {secret.kind} (not a leak; value withheld)"))
+            findings.append((line_of(secret.start), "note",
+                             f"documentation example {secret.kind} (not a leak; value withheld)"))
         else:
             findings.append((line_of(secret.start), "secret", f"{secret.kind} (value withheld)"))
     for secret in reversed(secrets):  # blank them out, keeping offsets: reported once
@@ -2041,14 +2062,14 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
         if HOME_PATH.search(line):
             findings.append((number, "pii", "absolute home path names a person (use ~/)"))
         bidi = BIDI.search(line)
-        hidden = INVISIBLE.search(line.replace("\t", " ").replace("\r", "").lstrip("\ufeff") if number == 1
-                                  else line.replace("\t", " ").rstrip("\r"))
+        visible = line.rstrip("\r").replace("\t", " ")  # a line ending and a tab are fine
+        hidden = INVISIBLE.search(visible.lstrip("\ufeff") if number == 1 else visible)
         for found, what in ((bidi, "bidirectional control"), (hidden, "invisible character")):
             if found:
                 findings.append((number, "invisible", f"{what} U+{ord(found.group()):04X}"))
         if INJECTION.search(line):
             findings.append((number, "injection", "text that addresses the agent to override its instructions"))
-        if AT_IMPORT.search(CODE_SPAN.sub("", line)) and re.search(r"@~|@/|@\.\./", line):
+        if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")):
             key = normalize(line)
@@ -2185,9 +2206,9 @@ def run_build(args: argparse.Namespace) -> int:
     for result in results:
         stats.update(result.stats)
     candidates = [c for result in results for c in result.candidates]
-    real, rel = patch_path(conf.memory)
+    real, rel, folder = patch_target(conf.memory)
     current = read_memory(real, conf.memory)
-    seen_real, seen_rel = patch_path(conf.seen) if conf.seen else ("", "")
+    seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
     seen = read_memory(seen_real, conf.seen) if conf.seen else None
     proposed, dropped = select(candidates, memory_keys(current), memory_keys(seen), conf.max_add, stats)
     if args.explain:
@@ -2208,10 +2229,9 @@ def run_build(args: argparse.Namespace) -> int:
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
         notes += budget_warnings(patched(current, bullets, conf.section), rel)
-        folder = apply_folder(conf.memory)
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
-        patch = render_preamble(proposed, stats, len(paths), notes)
+        patch = render_preamble(proposed, stats, len(paths) - stats["skipped_files"], notes)
         patch += render_file_patch(rel, current, bullets, conf.section)
         if conf.seen:
             patch += render_file_patch(seen_rel, seen, bullets, None)
