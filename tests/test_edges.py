@@ -119,6 +119,13 @@ def test_compaction_summary_is_the_assistants(tmp_path: Path, roles: str, expect
     assert [p["source"]["role"] for p in json.loads(done.stdout)["proposed"]] == expected
 
 
+def verdict_of(text: str, opts: md.Options = md.Options()) -> md.Verdict:
+    """The verdict on a one-sentence user message, through the whole message stage."""
+    stats: md.Counter[str] = md.Counter()
+    [(_, _, verdict)] = md.judge_message(md.Message("user", text, 1, None), opts, md.SIGNAL, md.NOISE, stats)
+    return verdict
+
+
 # -- gates the review found gaps in ------------------------------------------------------
 
 def _key(seed: str, n: int) -> str:
@@ -141,8 +148,7 @@ def _key(seed: str, n: int) -> str:
                  "dropped_structure", id="bare-at-import"),
 ])
 def test_gate_gaps(text: str, stage: str) -> None:
-    stats: md.Counter[str] = md.Counter()
-    [(_, _, verdict)] = md.judge_message(md.Message("user", text, 1, None), md.Options(), md.SIGNAL, md.NOISE, stats)
+    verdict = verdict_of(text)
     assert verdict.stage == stage, verdict
 
 
@@ -164,17 +170,12 @@ def test_obfuscated_secret_is_found_after_cleaning(tmp_path: Path, hidden: str) 
                  "Never hardcode ~/AppData in scripts because CI runs elsewhere.", id="windows-forward-slashes"),
 ])
 def test_home_paths_lose_the_name(text: str, expected: str) -> None:
-    stats: md.Counter[str] = md.Counter()
-    [(_, _, verdict)] = md.judge_message(md.Message("user", text, 1, None), md.Options(), md.SIGNAL, md.NOISE, stats)
-    assert verdict.text == expected
+    assert verdict_of(text).text == expected
 
 
 def test_allow_pii_keeps_home_paths() -> None:
     text = "Never hardcode /home/alice/bin in scripts because CI runs elsewhere."
-    stats: md.Counter[str] = md.Counter()
-    [(_, _, verdict)] = md.judge_message(md.Message("user", text, 1, None), md.Options(allow_pii=True),
-                                         md.SIGNAL, md.NOISE, stats)
-    assert verdict.text == text
+    assert verdict_of(text, md.Options(allow_pii=True)).text == text
 
 
 def test_example_marker_in_host_is_not_a_note() -> None:
