@@ -473,12 +473,10 @@ def rule_name(match: re.Match[str]) -> str:
 
 # SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
 SIGNAL = _compile_rules((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES)
-# Every SIGNAL phrase, for skipping a message none of them occurs in: `in` on the whole
-# message is ten times faster than the regular expression, and finds a superset.
+# Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
+# signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
-# The same phrases as one pattern without word boundaries: a sentence it does not match
-# cannot match SIGNAL, and it runs in half the time.
-SIGNAL_LOOSE = re.compile("|".join(re.escape(p) for p in sorted(SIGNAL_PHRASES, key=len, reverse=True)))
+ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 # Like SIGNAL, the score rules are matched against the lower-cased sentence.
 SCORE = tuple((name, who, re.compile(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = _compile_rules(NOISE_RULES)
@@ -646,24 +644,33 @@ def native_reader(opts: Options) -> Any:
 
 
 def claude_may_hold_prose(raw: bytes) -> bool:
-    """False only for a Claude Code line that cannot hold prose: no text block, and no
-    string content outside a tool result or a progress record. Decoding the JSON is the
-    cost of reading a transcript, and two thirds of the bytes are tool output. Escaped
-    quotes inside JSON strings never match these byte patterns; a line with two glued
-    records (`}{`) is always parsed."""
-    text, content, tool_result, progress = CLAUDE_MARKERS[b'": "' in raw[:160]]
-    if text in raw:
+    """False only for a Claude Code line that cannot hold prose. Decoding the JSON is
+    the cost of reading a transcript, and most of the bytes are tool output.
+
+    Quotes inside JSON strings are escaped, so these byte patterns match only real keys
+    and values. Prose is a text block or string content. A text block is a list
+    element, so a `"type":"text"` right after `"toolUseResult":{` (the Read tool's copy
+    of a file) is none. String content beside a tool result or in a progress record is
+    tool output, unless a second user or assistant record is glued onto the line."""
+    text, content, tool_result, progress, user, assistant, tool_copy = CLAUDE_MARKERS[b'": "' in raw[:160]]
+    at = raw.find(text)
+    while at >= 0 and raw.endswith(tool_copy, 0, at):
+        at = raw.find(text, at + 1)
+    if at >= 0:
         return True
     if content not in raw:
         return False
-    return b"}{" in raw or not (tool_result in raw or progress in raw)
+    if not (tool_result in raw or progress in raw):
+        return True
+    return raw.count(user) + raw.count(assistant) > 1
 
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
 # `": "` separators of a re-serialized copy.
 CLAUDE_MARKERS = {
     spaced: (b'"type%stext"' % sep, b'"content%s' % sep, b'"type%stool_result"' % sep,
-             b'"type%sprogress"' % sep)
+             b'"type%sprogress"' % sep, b'"type%suser"' % sep, b'"type%sassistant"' % sep,
+             b'"toolUseResult":%s{' % (b" " if spaced else b""))
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
 
@@ -941,6 +948,10 @@ def _timestamp(value: Any) -> str | None:
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "progress",
                           "file-history-snapshot", "queue-operation", "last-prompt"})
+# Transcripts are read with a 1 MiB buffer: lines of several MB are common (whole files,
+# images); with the default 8 KiB buffer, going through the corpus line by line takes
+# four times as long. Memory holds one line plus this buffer.
+READ_BUFFER = 1 << 20
 # How much of a file the sniffer reads: enough lines to get past Claude Code's summary
 # and snapshot records, never more than a few MB of a file whose lines are huge.
 SNIFF_LINES = 20
@@ -1193,16 +1204,16 @@ class Verdict(NamedTuple):
 
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
-          noise: re.Pattern[str]) -> Verdict:
+          noise: re.Pattern[str], phrases: Sequence[str] | None = None) -> Verdict:
     """SIGNAL first (most sentences stop there), then the safety gates, NOISE, the
     length gates and the score. A sentence holding a withheld secret stops at once; the
-    message was cleaned of invisible characters before it was split."""
+    message was cleaned of invisible characters before it was split. `phrases`, when
+    given, are the SIGNAL phrases of the sentence's message (see signal_phrases)."""
     if SECRET_MARK in sentence:
         return Verdict("dropped_secret", "secret", "", 0)
     text = sentence.strip()
     lowered = text.lower()
-    # The loose pre-check knows only the built-in phrases, not a team's extra patterns.
-    hit = (signal is not SIGNAL or SIGNAL_LOOSE.search(lowered)) and signal.search(lowered)
+    hit = (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
         return Verdict("dropped_no_signal", "", "", 0)
     gated = gate(text, opts)
@@ -1344,7 +1355,7 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
     signal = build_rules(SIGNAL, opts.extra_signal, "signal")
     noise = build_rules(NOISE, opts.extra_noise, "noise")
     try:
-        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb", READ_BUFFER)
         with stream if path != "-" else contextlib.nullcontext():
             _, messages = read_transcript(path, stream, opts, stats)
             for sequence, message in enumerate(messages):
@@ -1381,20 +1392,28 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
         stats["rewritten_home_path"] += homes
     sentences = split_sentences(text)
     stats["sentences"] += len(sentences)
-    lowered = text.lower()
-    if not opts.explain and SECRET_MARK not in text and signal is SIGNAL \
-            and not any(phrase in lowered for phrase in SIGNAL_PHRASES):
-        # No sentence holds a SIGNAL phrase the whole message lacks: skip judging each.
-        stats["dropped_no_signal"] += len(sentences)
+    # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
+    phrases = signal_phrases(text.lower()) if signal is SIGNAL else None
+    if phrases == [] and not opts.explain and SECRET_MARK not in text:
+        stats["dropped_no_signal"] += len(sentences)  # no sentence can match SIGNAL
         return []
     judged = []
     for number, sentence in enumerate(sentences):
-        verdict = judge(sentence, message.role, opts, signal, noise)
+        verdict = judge(sentence, message.role, opts, signal, noise, phrases)
         stats["signal"] += verdict.stage in PAST_SIGNAL
         if verdict.stage != "candidate":
             stats[verdict.stage] += 1
         judged.append((number, sentence, verdict))
     return judged
+
+
+def signal_phrases(lowered: str) -> list[str]:
+    """The SIGNAL phrases that occur in a lower-cased message. Its sentences are pieces
+    of it, so a sentence can match SIGNAL only where it holds one of these. Most messages
+    hold none and are not judged sentence by sentence; the rest check one or two phrases
+    with `in` before the regular expression runs, ten times faster than running it."""
+    phrases = ASCII_PHRASES if lowered.isascii() else SIGNAL_PHRASES
+    return [phrase for phrase in phrases if phrase in lowered]
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:

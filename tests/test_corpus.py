@@ -10,7 +10,8 @@ sessions/). Nothing of it is copied here: the tests read it in place and print f
   b. label coverage: the labelled sentences were taken from visible prose, so nearly all
      of them must be found in the prose the readers extract.
   c. `--jobs 1` and `--jobs 4` give the same bytes.
-  d. the byte prefilter for Claude Code lines (claude_may_hold_prose) changes no output.
+  d. the byte prefilter for Claude Code lines (claude_may_hold_prose) and the SIGNAL
+     phrase pre-check (signal_phrases) change no output.
 """
 from __future__ import annotations
 
@@ -387,3 +388,16 @@ def test_claude_prefilter_changes_no_output(repo: Path, monkeypatch: pytest.Monk
     assert {k: with_filter["stats"][k] for k in SENTENCE_STATS} == \
            {k: everything_parsed["stats"][k] for k in SENTENCE_STATS}
     assert explained == explained_parsed
+
+
+def test_signal_phrase_precheck_changes_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without the pre-check every sentence of every message goes through SIGNAL itself.
+    monkeypatch.chdir(repo)
+    argv = ("build", str(SESSIONS), "--memory", "AGENTS.md", "--jobs", "1", *EVERYTHING)
+    runs = {}
+    for name in ("phrases", "regex-only"):
+        if name == "regex-only":
+            monkeypatch.setattr(md, "signal_phrases", lambda lowered: None)
+        runs[name] = main_stdout(*argv, "--json", "--stats"), main_stdout(*argv, "--explain")
+    assert json.loads(runs["phrases"][0])["stats"]["signal"] > 0, "nothing to compare"
+    assert runs["phrases"] == runs["regex-only"]

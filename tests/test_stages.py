@@ -304,6 +304,48 @@ def test_parse_jsonl_line_deep_nesting_is_not_a_crash() -> None:
     assert md.parse_jsonl_line(raw) is None
 
 
+# -- claude_may_hold_prose ---------------------------------------------------------------
+
+def _claude(role: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": role, "message": {"role": role, "content": content}, **extra}
+
+
+TOOL_RESULT = {"tool_use_id": "toolu_1", "type": "tool_result", "content": "12 files changed"}
+READ_COPY = {"toolUseResult": {"type": "text", "file": {"filePath": "a.py", "content": "x = 1"}}}
+SAID = "Never push to main without a review."
+
+
+@pytest.mark.parametrize(("records", "spaced", "expected"), [
+    pytest.param([_claude("user", SAID)], False, True, id="user-string"),
+    pytest.param([_claude("assistant", [{"type": "text", "text": SAID}])], False, True, id="text-block"),
+    pytest.param([_claude("assistant", [{"type": "tool_use", "id": "t", "name": "Bash",
+                                         "input": {"command": "ls"}}])], False, False, id="tool-use"),
+    pytest.param([_claude("user", [TOOL_RESULT])], False, False, id="tool-result"),
+    pytest.param([_claude("user", [TOOL_RESULT], **READ_COPY)], False, False, id="read-copy"),
+    pytest.param([_claude("user", [TOOL_RESULT], **READ_COPY)], True, False, id="read-copy-spaced"),
+    pytest.param([_claude("user", [TOOL_RESULT, {"type": "text", "text": SAID}], **READ_COPY)], False, True,
+                 id="text-beside-tool-result"),
+    pytest.param([_claude("user", [{**TOOL_RESULT, "content": [{"type": "text", "text": "out"}]}])], False, True,
+                 id="text-inside-tool-result-is-parsed"),
+    pytest.param([_claude("user", [{**TOOL_RESULT, "content": '{"type":"text"}'}])], False, False,
+                 id="marker-inside-a-string"),
+    pytest.param([{"type": "progress", "data": {"content": "building"}}], False, False, id="progress"),
+    pytest.param([_claude("user", [TOOL_RESULT]), _claude("user", SAID)], False, True, id="glued-user"),
+    pytest.param([_claude("user", [TOOL_RESULT]), _claude("user", SAID)], True, True, id="glued-user-spaced"),
+    pytest.param([_claude("user", [TOOL_RESULT]), _claude("assistant", SAID)], False, True,
+                 id="glued-assistant"),
+    pytest.param([_claude("user", SAID)], True, True, id="user-string-spaced"),
+])
+def test_claude_may_hold_prose(records: list[dict[str, Any]], spaced: bool, expected: bool) -> None:
+    separators = (", ", ": ") if spaced else (",", ":")
+    raw = (" " if spaced else "").join(json.dumps(r, separators=separators) for r in records).encode() + b"\n"
+    assert md.claude_may_hold_prose(raw) is expected
+    # Never wrong in the direction that loses prose: a line ruled out gives none.
+    read = md.claude_reader(md.Options())
+    outcomes = [read(record, 1)[0] for record in md.parse_jsonl_line(raw) or []]
+    assert expected or "prose" not in outcomes
+
+
 # -- render_file_patch ----------------------------------------------------------------------
 
 RENDER = [
