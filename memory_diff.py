@@ -267,27 +267,30 @@ CLINE_KEEP_XML = re.compile(
 # Credentials, in the manner of gitleaks / detect-secrets: named kinds, a prefix rule
 # each, and an entropy check where the prefix alone is not proof. A sentence holding one
 # is dropped whole (never redacted into a bullet) and the value is never printed.
-SECRET_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    # (kind, keywords of which one must occur in the lower-cased text before the rule
-    # runs, as detect-secrets pre-filters, pattern)
-    ("private_key", ("private key",), r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
+SECRET_RULES: tuple[tuple[str, str, str], ...] = (
+    # (kind, a pre-filter that must match the lower-cased text before the rule runs, as
+    # detect-secrets filters by keyword, pattern). A pre-filter is a flat alternation
+    # of literals, so their union scans fast; the generic rule's asks for the `=` or `:`
+    # after its keyword, since "key" and "token" alone are in every other message.
+    ("private_key", r"private key", r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-    ("aws_access_key", ("akia", "asia", "abia", "acca", "a3t"),
-     r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ("aws_access_key", r"akia|asia|abia|acca|a3t", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ("github_token", r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
      r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "glagent-"),
+    ("gitlab_token", r"glpat-|gldt-|glrt-|glptt-|glft-|glimt-|glagent-",
      r"\bgl(?:pat|dt|rt|ptt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
-    ("slack_token", ("xox", "hooks.slack.com"), r"\bxox[abposr]-[A-Za-z0-9-]{10,}|"
+    ("slack_token", r"xox|hooks\.slack\.com", r"\bxox[abposr]-[A-Za-z0-9-]{10,}|"
                     r"hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
-    ("anthropic_key", ("sk-ant-",), r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
+    ("anthropic_key", r"sk-ant-", r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
     # `sk-` only after a non-word character, so `cask-point-at-...` and `sk-learn` pass.
-    ("openai_key", ("sk-",), r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    ("stripe_key", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
-    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("url_password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+"),
-    ("generic_secret", ("pass", "pwd", "secret", "token", "key"),
+    ("openai_key", r"sk-", r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("google_api_key", r"aiza", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("stripe_key", r"_live_|_test_", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
+    ("jwt", r"eyj", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("url_password", r"://", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+"),
+    # Every keyword of the pattern ends in one of the pre-filter's words.
+    ("generic_secret", "|".join(rf"{word}[\"']?\s*[:=]" for word in ("password", "passwd", "pwd", "secret",
+                                                                     "token", "key")),
      r"(?i:(?<![a-z0-9])(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
      r"auth[_-]?token|client[_-]?secret|private[_-]?key|[a-z0-9_]*_(?:secret|token|password|"
      r"passwd|key))\b[\"']?\s*(?:=|:|:=)\s*[\"']?)([^\s\"',;`]{8,})"),
@@ -383,7 +386,12 @@ UNPRINTABLE = re.compile(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 LIST_MARKER = re.compile(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
 EMPHASIS = re.compile(r"(?<!\*)\*\*(?!\*)")
-SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+|[。！？]+[\"”’」』)）]*\s*|[;；]\s+(?=[A-Z])")
+# A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at a `;` before
+# a capital. The pattern opens with one character class so that the regex engine jumps
+# from one such character to the next instead of trying each branch at every position
+# (three times faster); the lookbehinds then pick the branch.
+SENTENCE_END = re.compile(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
+                          r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
 # Stats keys in the order --stats prints them (secret_KIND keys follow, sorted). Which
 # counters add up to which is in README "Accounting" and tested.
@@ -481,8 +489,8 @@ ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII 
 SCORE = tuple((name, who, re.compile(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = _compile_rules(NOISE_RULES)
 # One pattern a kind: a kind's group 1, when it has one, is the value to judge.
-SECRETS = tuple((kind, hints, re.compile(pattern, re.S)) for kind, hints, pattern in SECRET_RULES)
-SECRET_HINT = re.compile("|".join(re.escape(h) for _, hints, _ in SECRET_RULES for h in hints))
+SECRETS = tuple((kind, re.compile(hint), re.compile(pattern, re.S)) for kind, hint, pattern in SECRET_RULES)
+SECRET_HINT = re.compile("|".join(hint for _, hint, _ in SECRET_RULES))
 
 
 # --------------------------------------------------------------------------------------
@@ -1112,8 +1120,8 @@ def scan_secrets(text: str) -> list[Finding]:
     lowered = text.lower()
     if not SECRET_HINT.search(lowered):
         return found
-    for kind, hints, pattern in SECRETS:
-        if not any(hint in lowered for hint in hints):
+    for kind, hint, pattern in SECRETS:
+        if not hint.search(lowered):
             continue
         for match in pattern.finditer(text):
             value = (match.group(1) if pattern.groups else match.group()).strip("\"'`")
