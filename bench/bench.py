@@ -6,11 +6,19 @@ Every measurement is a whole process, started the way a user starts it:
 * reference: ``python -c <loop>`` that opens each file as UTF-8 text, reads it
   line by line and calls ``json.loads`` on every line (errors caught), and does
   nothing else;
-* build: ``python memory_diff.py build FILES... --memory <tmp>/memory.md --jobs J``.
+* build: ``memory-diff build FILES... --memory <tmp>/memory.md --jobs J`` as the
+  installed console script runs it (and the pre-commit hook with it): the module
+  imported from its compiled bytecode, which pip writes at install. The bench
+  compiles the tool into its temporary folder and runs
+  ``python -c "from memory_diff import main; ..."`` there;
+* script (corpus only): ``python memory_diff.py build ...``, which compiles the
+  source on every run (about 20 ms of start-up more).
 
 Reference and build runs alternate (the order is reversed every other round),
 the ratio build/reference is taken per round and the median is reported.
-Peak resident memory comes from ``os.wait4`` on each child (ru_maxrss). With
+Peak resident memory comes from ``os.wait4`` on each child (ru_maxrss); the
+children are started by a small spawner process, so that this script's own size
+is not counted in theirs (see SPAWNER_SCRIPT). With
 ``--jobs`` > 1 the tool runs worker processes, and ru_maxrss is then the
 largest single process of the tree, not the sum of the workers.
 
@@ -33,6 +41,7 @@ import hashlib
 import json
 import os
 import platform
+import py_compile
 import random
 import statistics
 import subprocess
@@ -90,30 +99,67 @@ class Variant:
 # process measurement
 
 
+# Linux starts a child's peak RSS at its parent's resident size (fork copies the page
+# tables, exec keeps the high-water mark), so a process started by this script, which
+# holds generated data, would report this script's size as its own floor. Every
+# measured process is started by a small spawner instead, itself started first; it
+# times each run and returns its wait4 usage.
+SPAWNER_SCRIPT = """\
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    argv, cwd, err_path = json.loads(line)
+    with open(err_path, "wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+    print(json.dumps([seconds, os.waitstatus_to_exitcode(status), usage.ru_maxrss]), flush=True)
+"""
+
+
+class Spawner:
+    """The spawner process; run() measures one command through it."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", SPAWNER_SCRIPT], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, argv: Sequence[str], cwd: Path, err_path: Path) -> tuple[float, int, int]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps([list(argv), str(cwd), str(err_path)]) + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline()
+        if not reply:
+            raise BenchError("the spawner process died")
+        seconds, code, max_rss = json.loads(reply)
+        return seconds, code, max_rss
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+SPAWNER: Spawner | None = None  # started by main() where wait4 exists
+
+
 def run_measured(argv: Sequence[str], cwd: Path) -> Sample:
     """Run one process to completion; return wall time and peak RSS."""
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            list(argv), cwd=cwd, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=err,
-        )
-        if hasattr(os, "wait4"):
-            _, status, usage = os.wait4(proc.pid, 0)
-            seconds = time.perf_counter() - start
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            # Linux reports KiB, macOS and the BSDs bytes.
-            scale = 1 if sys.platform == "darwin" else 1024
-            rss = usage.ru_maxrss * scale
-        else:  # pragma: no cover - platforms without wait4
-            proc.wait()
-            seconds = time.perf_counter() - start
-            rss = 0
-        if proc.returncode != 0:
-            err.seek(0)
-            tail = err.read()[-2000:].decode("utf-8", "replace").strip()
-            shown = " ".join(argv[:4]) + (" ..." if len(argv) > 4 else "")
-            raise BenchError(f"exit {proc.returncode} from {shown}\n{tail}")
+    err_path = cwd / "stderr.txt"
+    if SPAWNER:
+        seconds, code, max_rss = SPAWNER.run(argv, cwd, err_path)
+        # Linux reports KiB, macOS and the BSDs bytes.
+        rss = max_rss * (1 if sys.platform == "darwin" else 1024)
+    else:  # pragma: no cover - platforms without wait4: time only
+        with open(err_path, "wb") as err:
+            start = time.perf_counter()
+            code = subprocess.run(list(argv), cwd=cwd, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=err).returncode
+            seconds, rss = time.perf_counter() - start, 0
+    if code != 0:
+        tail = err_path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
+        shown = " ".join(argv[:4]) + (" ..." if len(argv) > 4 else "")
+        raise BenchError(f"exit {code} from {shown}\n{tail}")
     return Sample(seconds, rss)
 
 
@@ -138,9 +184,22 @@ def reference_argv(files: Sequence[Path]) -> list[str]:
     return [sys.executable, "-c", REFERENCE_SCRIPT, *map(str, files)]
 
 
-def build_argv(tool: Path, files: Sequence[Path], memory: Path, jobs: int) -> list[str]:
-    return [sys.executable, str(tool), "build", *map(str, files),
-            "--memory", str(memory), "--jobs", str(jobs)]
+# What the console script `memory-diff` does, with the compiled module's folder first.
+INSTALLED_SCRIPT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from memory_diff import main; sys.exit(main())"
+
+
+def install(tool: Path, tmp: Path) -> Path:
+    """Compile the tool as pip does at install; the folder to import it from."""
+    folder = tmp / "installed"
+    folder.mkdir(exist_ok=True)
+    py_compile.compile(str(tool), cfile=str(folder / "memory_diff.pyc"), doraise=True)
+    return folder
+
+
+def build_argv(tool: Path, files: Sequence[Path], memory: Path, jobs: int, script: bool = False) -> list[str]:
+    """`tool` is the folder install() made, or with `script` the memory_diff.py itself."""
+    start = [str(tool)] if script else ["-c", INSTALLED_SCRIPT, str(tool)]
+    return [sys.executable, *start, "build", *map(str, files), "--memory", str(memory), "--jobs", str(jobs)]
 
 
 def fmt_mb(n_bytes: float) -> str:
@@ -407,7 +466,8 @@ def transcript_files(directory: Path, max_bytes: int | None) -> list[Path]:
     return chosen
 
 
-def bench_corpus(args: argparse.Namespace, tool: Path, tmp: Path, jobs: list[int]) -> list[str]:
+def bench_corpus(args: argparse.Namespace, tool: Path, installed: Path, tmp: Path,
+                 jobs: list[int]) -> list[str]:
     sessions: Path = args.sessions or (args.corpus / "sessions")
     if not sessions.is_dir():
         line = f"corpus: not found at {sessions}; corpus run skipped"
@@ -424,10 +484,11 @@ def bench_corpus(args: argparse.Namespace, tool: Path, tmp: Path, jobs: list[int
     print(f"corpus: {len(files)} files {fmt_mb(total)} from {sessions}, "
           f"{args.repeat} alternating round(s) ...", flush=True)
     ref = Variant("reference", reference_argv(files))
-    builds = [Variant(f"build --jobs {j}", build_argv(tool, files, memory, j)) for j in jobs]
-    run_rounds([ref, *builds], args.repeat, tmp)
+    builds = [Variant(f"build --jobs {j}", build_argv(installed, files, memory, j)) for j in jobs]
+    script = Variant("script --jobs 1", build_argv(tool, files, memory, 1, script=True))
+    run_rounds([ref, *builds, script], args.repeat, tmp)
     parts = [f"corpus: {len(files)} files {fmt_mb(total)}", "reference 1.00x"]
-    parts += [f"{b.name} {paired_ratio(b, ref):.2f}x" for b in builds]
+    parts += [f"{b.name} {paired_ratio(b, ref):.2f}x" for b in [*builds, script]]
     mbps = [f"ref {total / MB / ref.median_seconds():.1f}"]
     mbps += [f"j{j} {total / MB / b.median_seconds():.1f}" for j, b in zip(jobs, builds)]
     rss = [f"ref {fmt_rss(ref.peak_rss())}"]
@@ -435,13 +496,13 @@ def bench_corpus(args: argparse.Namespace, tool: Path, tmp: Path, jobs: list[int
     line = " | ".join(parts + ["MB/s " + ", ".join(mbps),
                                "peak RSS (largest process) " + ", ".join(rss)])
     detail = "  median s: " + ", ".join(
-        f"{v.name} {v.median_seconds():.3f}" for v in [ref, *builds])
+        f"{v.name} {v.median_seconds():.3f}" for v in [ref, *builds, script])
     print(line)
     print(detail, flush=True)
     return [line]
 
 
-def bench_scaling(args: argparse.Namespace, tool: Path, tmp: Path) -> list[str]:
+def bench_scaling(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
     factors = [1, 2, 4, 8]
     base = int(args.size * MB)
     print(f"scaling: generating synthetic transcripts {args.size:g} MB x "
@@ -454,7 +515,7 @@ def bench_scaling(args: argparse.Namespace, tool: Path, tmp: Path) -> list[str]:
     rows: list[tuple[int, int, Variant, Variant]] = []
     for k, path in zip(factors, paths):
         ref = Variant("reference", reference_argv([path]))
-        build = Variant("build", build_argv(tool, [path], memory, 1))
+        build = Variant("build", build_argv(installed, [path], memory, 1))
         run_rounds([ref, build], args.scaling_repeat, tmp)
         rows.append((k, path.stat().st_size, ref, build))
     print(f"scaling: synthetic, build --jobs 1, median of {args.scaling_repeat} round(s)")
@@ -481,7 +542,7 @@ def bench_scaling(args: argparse.Namespace, tool: Path, tmp: Path) -> list[str]:
     return [line]
 
 
-def bench_memory(args: argparse.Namespace, tool: Path, tmp: Path) -> list[str]:
+def bench_memory(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
     [transcript] = write_scaled_transcripts(
         tmp, int(args.memory_transcript_kb * 1000), [1], args.seed + 1, stem="fixed")
     sizes = [0, *args.memory_lines]
@@ -492,7 +553,7 @@ def bench_memory(args: argparse.Namespace, tool: Path, tmp: Path) -> list[str]:
             write_memory_file(mem, n, args.seed + n)
         else:
             mem.write_text("", encoding="utf-8")
-        variants.append(Variant(f"memory {n} lines", build_argv(tool, [transcript], mem, 1)))
+        variants.append(Variant(f"memory {n} lines", build_argv(installed, [transcript], mem, 1)))
     ref = Variant("reference", reference_argv([transcript]))
     tsize = transcript.stat().st_size
     print(f"memory: {'/'.join(map(str, args.memory_lines))}-line memory files, transcript "
@@ -572,7 +633,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    global SPAWNER
+    if hasattr(os, "wait4"):
+        SPAWNER = Spawner()  # first, while this process is small
+    try:
+        return run(parse_args(argv))
+    finally:
+        if SPAWNER:
+            SPAWNER.close()
+
+
+def run(args: argparse.Namespace) -> int:
     tool: Path = args.tool.resolve()
     if not tool.is_file():
         print(f"bench: {tool} not found", file=sys.stderr)
@@ -589,12 +660,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="memory-diff-bench-") as tmp_name:
             tmp = Path(tmp_name)
+            installed = install(tool, tmp)
             if "corpus" in args.section_set:
-                summary += bench_corpus(args, tool, tmp, args.jobs_list)
+                summary += bench_corpus(args, tool, installed, tmp, args.jobs_list)
             if "scaling" in args.section_set:
-                summary += bench_scaling(args, tool, tmp)
+                summary += bench_scaling(args, installed, tmp)
             if "memory" in args.section_set:
-                summary += bench_memory(args, tool, tmp)
+                summary += bench_memory(args, installed, tmp)
     except BenchError as exc:
         print(f"bench: a measured run failed: {exc}", file=sys.stderr)
         return 1
