@@ -456,6 +456,10 @@ class Options(NamedTuple):
     extra_noise: tuple[str, ...] = ()
     explain: bool = False
     min_score: int = MIN_SCORE
+    # The counters are printed (--stats, --json, --explain). Without them, a message
+    # where nothing can be proposed is not split just to count its sentences, and
+    # `sentences`, `dropped_no_signal` and `rewritten_home_path` fall short, unread.
+    count_all: bool = True
 
 
 def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
@@ -1395,15 +1399,19 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
     text = mask_secrets(strip_emphasis(text), stats)
+    # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
+    phrases = signal_phrases(text.lower()) if signal is SIGNAL else None
+    # No sentence can match SIGNAL, none is withheld, and none is to be explained.
+    idle = phrases == [] and not opts.explain and SECRET_MARK not in text
+    if idle and not opts.count_all:
+        return []  # splitting it would only count its sentences, and nobody reads that
     if not opts.allow_pii and HOME_HINT.search(text):
         text, homes = HOME_PATH.subn("~", text)
         stats["rewritten_home_path"] += homes
     sentences = split_sentences(text)
     stats["sentences"] += len(sentences)
-    # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
-    phrases = signal_phrases(text.lower()) if signal is SIGNAL else None
-    if phrases == [] and not opts.explain and SECRET_MARK not in text:
-        stats["dropped_no_signal"] += len(sentences)  # no sentence can match SIGNAL
+    if idle:
+        stats["dropped_no_signal"] += len(sentences)
         return []
     judged = []
     for number, sentence in enumerate(sentences):
@@ -2211,7 +2219,8 @@ def settings(args: argparse.Namespace) -> Settings:
         include_sidechains=bool(pick("include_sidechains")),
         include_summaries=bool(pick("include_summaries")), allow_pii=bool(pick("allow_pii")),
         extra_signal=tuple(conf.get("signal", ())), extra_noise=tuple(conf.get("noise", ())),
-        explain=args.explain, min_score=pick("min_score", MIN_SCORE))
+        explain=args.explain, min_score=pick("min_score", MIN_SCORE),
+        count_all=args.stats or args.json or args.explain)
     return Settings(opts, pick("memory", "memory.md"), pick("section"), pick("seen"),
                     pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
 

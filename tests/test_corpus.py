@@ -10,8 +10,9 @@ sessions/). Nothing of it is copied here: the tests read it in place and print f
   b. label coverage: the labelled sentences were taken from visible prose, so nearly all
      of them must be found in the prose the readers extract.
   c. `--jobs 1` and `--jobs 4` give the same bytes.
-  d. the byte prefilter for Claude Code lines (claude_may_hold_prose) and the SIGNAL
-     phrase pre-check (signal_phrases) change no output.
+  d. the byte prefilter for Claude Code lines (claude_may_hold_prose), the SIGNAL
+     phrase pre-check (signal_phrases) and not counting what nobody prints change no
+     output.
 """
 from __future__ import annotations
 
@@ -388,6 +389,17 @@ def test_claude_prefilter_changes_no_output(repo: Path, monkeypatch: pytest.Monk
     assert {k: with_filter["stats"][k] for k in SENTENCE_STATS} == \
            {k: everything_parsed["stats"][k] for k in SENTENCE_STATS}
     assert explained == explained_parsed
+
+
+@pytest.mark.parametrize("mode", [pytest.param((), id="default"), pytest.param(EVERYTHING, id="min-score-0")])
+def test_patch_is_the_same_when_the_counters_are_printed(repo: Path, mode: tuple[str, ...],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without --stats, --json or --explain, messages without a SIGNAL phrase are not split.
+    monkeypatch.chdir(repo)
+    argv = ("build", str(SESSIONS), "--memory", "AGENTS.md", "--jobs", "1", *mode)
+    patch = main_stdout(*argv)
+    assert patch.count(b"\n+- ") >= 10, "too few proposals to compare"
+    assert patch == main_stdout(*argv, "--stats")
 
 
 def test_signal_phrase_precheck_changes_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

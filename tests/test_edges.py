@@ -181,3 +181,24 @@ def test_allow_pii_keeps_home_paths() -> None:
 def test_example_marker_in_host_is_not_a_note() -> None:
     findings = md.lint_text("- connect to postgres://admin:Xk9fQ2mZ7wLp@db.example-corp.io/app\n")
     assert [kind for _, kind, _ in findings] == ["secret"]
+
+
+# -- what is not counted without --stats never changes the patch ---------------------------
+
+@pytest.mark.parametrize(("quiet", "sentences", "secrets"), [
+    pytest.param(f"Here is the deploy key: MY_APP_TOKEN={_key('quiet', 32)} for the staging box.", 2, 1,
+                 id="secret"),
+    pytest.param("The files live in /home/alice/src and /Users/bob/work today.", 2, 0, id="home-paths"),
+    pytest.param("Build passed. Lint passed. Nothing else to report here.", 4, 0, id="plain"),
+])
+def test_patch_does_not_depend_on_counting(tmp_path: Path, quiet: str, sentences: int, secrets: int) -> None:
+    # A message without any SIGNAL phrase is split only when the counters are printed;
+    # a withheld secret in it is still reported in the patch's summary.
+    (tmp_path / "t.jsonl").write_bytes(native(quiet, RULE))
+    plain = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md")
+    counted = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md", "--stats")
+    assert plain.returncode == counted.returncode == 0, plain.stderr
+    assert plain.stdout == counted.stdout and f"+- {RULE}".encode() in plain.stdout
+    stats = dict(line.split("=") for line in counted.stderr.decode().split())
+    assert (int(stats["sentences"]), int(stats["dropped_secret"])) == (sentences, secrets)
+    assert (b"1 sentences withheld by the safety gates" in plain.stdout) == bool(secrets)
