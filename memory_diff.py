@@ -513,16 +513,16 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
 
     None when the line is not JSON (malformed, or half-written as the last line of a
     live session is)."""
-    try:
-        return [json.loads(raw)]
-    except RecursionError:
-        return None  # nested deeper than the decoder goes: not a transcript record
-    except (ValueError, UnicodeDecodeError):
-        pass
-    try:
-        text = raw.decode("utf-8", "surrogatepass")
+    try:  # as json.loads decodes bytes, less its sniffing for UTF-16 and UTF-32
+        text = raw.decode("utf-8", "surrogatepass").removeprefix("\ufeff")
     except UnicodeDecodeError:
         return None
+    try:
+        return [json.loads(text)]
+    except RecursionError:
+        return None  # nested deeper than the decoder goes: not a transcript record
+    except ValueError:
+        pass
     records = []
     pos, end = 0, len(text)
     try:
