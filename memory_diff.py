@@ -569,7 +569,7 @@ def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
     stats["parsed"] += number - blank - unparsed - malformed
 
 
-BLANK_START = (b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c")
+BLANK_START = frozenset((b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c"))  # how a blank line starts
 
 
 def read_document(messages: Any, reader: Any, stats: Counter[str]) -> Iterator[Message]:
@@ -664,7 +664,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     element, so a `"type":"text"` right after `"toolUseResult":{` (the Read tool's copy
     of a file) is none. String content beside a tool result or in a progress record is
     tool output, unless a second user or assistant record is glued onto the line."""
-    text, content, tool_result, progress, user, assistant, tool_copy = CLAUDE_MARKERS[b'": "' in raw[:160]]
+    text, content, tool_result, progress, user, assistant, tool_copy = CLAUDE_MARKERS[raw.find(b'": "', 0, 160) >= 0]
     at = raw.find(text)
     while at >= 0 and raw.endswith(tool_copy, 0, at):
         at = raw.find(text, at + 1)
@@ -970,7 +970,7 @@ SNIFF_LINES = 20
 SNIFF_BYTES = 4 << 20
 
 
-def sniff_records(records: list[Any]) -> str | None:
+def sniff_records(records: Iterable[Any]) -> str | None:
     """The JSONL format of the first records of a file, or None if unknown."""
     for record in records:
         if not isinstance(record, dict):
@@ -1305,7 +1305,8 @@ def detect_format(path: str, head: list[bytes]) -> str:
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
     if first in (b"{", b"[") or first.startswith(b"[") or (path.endswith(".json") and first.startswith(b"{")):
         return "document"  # pretty-printed, a JSON array, or named as one document
-    records = [r for raw in lines if raw.strip() for r in parse_jsonl_line(raw) or []]
+    # Parsed as the sniffer asks for them: the first record usually decides.
+    records = (r for raw in lines if raw.strip() for r in parse_jsonl_line(raw) or [])
     return sniff_records(records) or ("aider" if path.endswith(".md") else "native")
 
 
