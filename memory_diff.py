@@ -664,25 +664,24 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     element, so a `"type":"text"` right after `"toolUseResult":{` (the Read tool's copy
     of a file) is none. String content beside a tool result or in a progress record is
     tool output, unless a second user or assistant record is glued onto the line."""
-    text, content, tool_result, progress, user, assistant, tool_copy = CLAUDE_MARKERS[raw.find(b'": "', 0, 160) >= 0]
-    at = raw.find(text)
-    while at >= 0 and raw.endswith(tool_copy, 0, at):
-        at = raw.find(text, at + 1)
-    if at >= 0:
-        return True
+    types, content, tool_result, progress, tool_copy = CLAUDE_MARKERS[raw.find(b'": "', 0, 160) >= 0]
+    records = 0
+    for match in types.finditer(raw):  # one pass over the line for all three types
+        if match.group(1) != b"text":
+            records += 1
+        elif not raw.endswith(tool_copy, 0, match.start()):
+            return True
     if content not in raw:
         return False
-    if not (tool_result in raw or progress in raw):
-        return True
-    return raw.count(user) + raw.count(assistant) > 1
+    return not (tool_result in raw or progress in raw) or records > 1
 
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
 # `": "` separators of a re-serialized copy.
 CLAUDE_MARKERS = {
-    spaced: (b'"type%stext"' % sep, b'"content%s' % sep, b'"type%stool_result"' % sep,
-             b'"type%sprogress"' % sep, b'"type%suser"' % sep, b'"type%sassistant"' % sep,
-             b'"toolUseResult":%s{' % (b" " if spaced else b""))
+    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(text|user|assistant)"'), b'"content' + sep,
+             b'"type%stool_result"' % sep, b'"type%sprogress"' % sep,
+             b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
 
