@@ -2318,8 +2318,12 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
     lenient = [p in walked for p in paths]
     if workers <= 1 or "-" in paths:
         return [process_file(i, p, opts, w) for i, (p, w) in enumerate(zip(paths, lenient))]
+    # Files go out a few at a time: each hand-over costs a round trip between processes,
+    # and some 16 batches a worker still keep the workers' finishing times close.
+    batch = max(1, len(paths) // (workers * 16))
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(process_file, range(len(paths)), paths, itertools.repeat(opts), lenient))
+        return list(pool.map(process_file, range(len(paths)), paths, itertools.repeat(opts), lenient,
+                             chunksize=batch))
 
 
 def write(data: bytes) -> None:
