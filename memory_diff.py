@@ -116,6 +116,9 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
 # Each rule: name, whose sentences it applies to ("" for both), pattern, points. The
 # points were set on the tuning half of the labelled corpus (bench/quality.py) and
 # checked on the other half; `--explain` prints the rules that scored a sentence.
+# Alternatives that open with \b share it, `\b(?:a|b)\b|中` rather than `\ba\b|\bb\b|中`:
+# the regex engine tries every alternative at every position, and a \b costs more to try
+# than a literal (with the Chinese alternatives beside them it cannot factor it out).
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
@@ -124,7 +127,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                       r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"
                       r"返回|适用|跟踪|在)|仅(?:读取?|处理|支持|查找|检查|返回|适用|在)", 3),
     # Behaviour that is deliberate, so a future session does not "fix" it.
-    ("intentional", "", r"\bintentional(?:ly)?\b|\bon purpose\b|\bby design\b|故意|有意|特意", 2),
+    ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design)\b|故意|有意|特意", 2),
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A negation states a limit: "doesn't", "never", "shouldn't", 不要.
@@ -166,7 +169,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                  r"replace|reference|run|check|write|delete|look)\b|^(?:添加|更新|删除|修改|使用|"
                  r"运行|检查|编写|创建|移动|重命名|替换|看一下)", -2),
     # A request of the moment: "please take a look".
-    ("request", "", r"\bplease\b|\bcan you\b|\bcould you\b|请你|帮我", -1),
+    ("request", "", r"\b(?:please|can you|could you)\b|请你|帮我", -1),
     # Tests of the moment rather than the project's rules.
     ("about-tests", "", r"\btests?\b|测试", -1),
     # A list intro or heading ("Here's what changed:"); a long one may still carry a claim.
@@ -174,8 +177,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # Speculation about what will happen.
     ("future", "", r"\b(?:will|would)\b|将会|将要", -1),
     # About one diff: "this PR", "line 42", "#123", a commit hash.
-    ("one-diff", "", r"\bthis (?:pr|change|diff|commit)\b|\bour (?:change|diff|commit|fix)\b|\bpr #?\d+|"
-                     r"\bline \d+|#\d+|\b[0-9a-f]{8,40}\b|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
+    ("one-diff", "", r"\b(?:this (?:pr|change|diff|commit)\b|our (?:change|diff|commit|fix)\b|pr #?\d+|"
+                     r"line \d+|[0-9a-f]{8,40}\b)|#\d+|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
     # "The fix is to ...": what was done this time.
     ("fix-of-the-day", "", r"^the fix (?:is|was|should)\b|^fix\b|^the solution\b", -1),
     # "instead of" is mostly a description of an edit.
@@ -356,17 +359,18 @@ INVISIBLE = re.compile(
 OTHER_BREAKS = re.compile("\r\n?|\x85|\u2028|\u2029")
 
 # Injection-shaped text: a sentence that addresses the agent to override its
-# instructions, or to send data somewhere. Dropped whatever role it came from.
+# instructions, or to send data somewhere. Dropped whatever role it came from. The
+# English alternatives share one leading \b (see SCORE_RULES).
 INJECTION = re.compile(
-    r"(?i)\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
+    r"(?i)\b(?:(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
     r"directions|guidelines|context|messages)\b|"
-    r"\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:above|previous|prior|"
+    r"(?:ignore|disregard|forget)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:above|previous|prior|"
     r"preceding|earlier)\b|"
-    r"\byou are now\b|\bfrom now on,? you\b|\bnew (?:system )?instructions\s*:|"
-    r"\bsystem prompt\s*:|\bdo not (?:tell|inform|alert) the user\b|"
-    r"\b(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
-    r"\b(?:to|at|into)\s+(?:https?|ftp)://|"
+    r"you are now\b|from now on,? you\b|new (?:system )?instructions\s*:|"
+    r"system prompt\s*:|do not (?:tell|inform|alert) the user\b|"
+    r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
+    r"\b(?:to|at|into)\s+(?:https?|ftp)://)|"
     r"忽略(?:之前|以上|前面|上面|所有)|你现在是|无视(?:之前|以上|前面)"
 )
 
