@@ -1957,6 +1957,13 @@ def _mtime(path: str) -> float:
         return 0.0
 
 
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # reading it will say why
+
+
 def parse_since(value: str) -> float:
     """`7d`, `12h`, `30m`, `2w` ago, or an ISO date, as an epoch time."""
     match = re.fullmatch(r"(\d+)\s*([smhdw])", value.strip())
@@ -2322,12 +2329,28 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
     lenient = [p in walked for p in paths]
     if workers <= 1 or "-" in paths:
         return [process_file(i, p, opts, w) for i, (p, w) in enumerate(zip(paths, lenient))]
-    # Files go out a few at a time: each hand-over costs a round trip between processes,
-    # and some 16 batches a worker still keep the workers' finishing times close.
+    # The largest files go first, so that the last batches are small and the workers
+    # finish together; files go out a few at a time, since each hand-over is a round
+    # trip between processes (some 16 batches a worker).
+    order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
     batch = max(1, len(paths) // (workers * 16))
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(process_file, range(len(paths)), paths, itertools.repeat(opts), lenient,
-                             chunksize=batch))
+        done = dict(zip(order, pool.map(process_or_error, order, [paths[i] for i in order],
+                                        itertools.repeat(opts), [lenient[i] for i in order], chunksize=batch)))
+    results = [done[i] for i in range(len(paths))]
+    # The first error in input order: the one a single process meets.
+    error = next((r for r in results if isinstance(r, UserError)), None)
+    if error:
+        raise error
+    return [r for r in results if not isinstance(r, UserError)]
+
+
+def process_or_error(index: int, path: str, opts: Options, walked: bool) -> FileResult | UserError:
+    """process_file in a worker, its error returned to be raised in input order."""
+    try:
+        return process_file(index, path, opts, walked)
+    except UserError as exc:
+        return exc
 
 
 def write(data: bytes) -> None:

@@ -41,6 +41,16 @@ def test_bad_document_is_one_error_line_with_any_jobs(tmp_path: Path, jobs: str)
     assert "bad.json" in err
 
 
+@pytest.mark.parametrize("jobs", ["1", "2", "3"])
+def test_of_two_bad_files_the_first_named_is_reported(tmp_path: Path, jobs: str) -> None:
+    # Workers take the largest files first; the error is still the first in input order.
+    (tmp_path / "ok.jsonl").write_bytes(native(RULE))
+    (tmp_path / "small.json").write_bytes(b'{"messages": [')
+    (tmp_path / "large.json").write_bytes(b'{"messages": [' + b" " * 100_000)
+    err = one_error_line(run(tmp_path, "build", "ok.jsonl", "small.json", "large.json", "--jobs", jobs))
+    assert "small.json" in err and "large.json" not in err
+
+
 @pytest.mark.parametrize(("args", "setup", "says"), [
     pytest.param(["--memory", "folder"], "folder", "is a folder", id="memory-is-a-folder"),
     pytest.param(["--memory", "m.md", "--seen", "m.md"], "", "cannot be the memory file", id="seen-is-memory"),
