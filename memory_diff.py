@@ -272,9 +272,9 @@ CLINE_KEEP_XML = re.compile(
 # is dropped whole (never redacted into a bullet) and the value is never printed.
 SECRET_RULES: tuple[tuple[str, str, str], ...] = (
     # (kind, a pre-filter that must match the lower-cased text before the rule runs, as
-    # detect-secrets filters by keyword, pattern). A pre-filter is a flat alternation
-    # of literals, so their union scans fast; the generic rule's asks for the `=` or `:`
-    # after its keyword, since "key" and "token" alone are in every other message.
+    # detect-secrets filters by keyword, pattern). Every alternative of a pre-filter
+    # opens with a literal, so their union scans fast; the generic rule's asks for the
+    # `=` or `:` after its keyword, since "key" and "token" alone are in every other message.
     ("private_key", r"private key", r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
     ("aws_access_key", r"akia|asia|abia|acca|a3t", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
@@ -1396,9 +1396,10 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
 
 def judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
                   stats: Counter[str]) -> list[tuple[int, str, Verdict]]:
-    """Each sentence of one message with its verdict, counted. The whole message is
-    cleaned of invisible characters and Markdown bold first, and its secrets withheld,
-    so a credential hidden by a zero-width space or spanning lines is still found."""
+    """Each sentence of one message with its verdict, counted (see Options.count_all).
+    The whole message is cleaned of invisible characters and Markdown bold first, and its
+    secrets withheld, so a credential hidden by a zero-width space or spanning lines is
+    still found."""
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
