@@ -655,8 +655,11 @@ def test_several_transcripts_one_patch_in_order(tmp_path: Path, jobs: str) -> No
 
 
 def test_jobs_do_not_change_bytes(tmp_path: Path) -> None:
+    # Sizes rise with n, so the workers, which take the largest files first, see them in
+    # the reverse of the input order.
     for n in range(5):
-        jsonl(tmp_path / f"s{n}.jsonl", [{"role": "user", "text": f"Never deploy service {n} on a Friday because the release freeze starts at noon."}])
+        filler = [{"role": "assistant", "text": "Build passed."}] * (10 * n)
+        jsonl(tmp_path / f"s{n}.jsonl", [{"role": "user", "text": f"Never deploy service {n} on a Friday because the release freeze starts at noon."}, *filler])
     names = [f"s{n}.jsonl" for n in range(5)]
     one = run("build", *names, "--memory", "m.md", "--jobs", "1", cwd=tmp_path)
     many = run("build", *names, "--memory", "m.md", "--jobs", "4", cwd=tmp_path)
