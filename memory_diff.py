@@ -298,6 +298,10 @@ SECRET_RULES: tuple[tuple[str, str, str], ...] = (
      r"auth[_-]?token|client[_-]?secret|private[_-]?key|[a-z0-9_]*_(?:secret|token|password|"
      r"passwd|key))\b[\"']?\s*(?:=|:|:=)\s*[\"']?)([^\s\"',;`]{8,})"),
 )
+# The characters that re.IGNORECASE matches to ASCII letters other than their own case
+# (the `re` documentation names them). The pre-filters run on lower-cased text, so a
+# case-insensitive rule such as generic_secret needs them folded: `ſecret=` is `secret=`.
+FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 # Kinds whose match is only a secret when the value looks random (the group the rule
 # captures, or the whole match): Shannon entropy of at least this many bits a character,
 # the threshold detect-secrets uses for base64-ish strings, lowered for shorter values.
@@ -460,8 +464,8 @@ class Options(NamedTuple):
     extra_noise: tuple[str, ...] = ()
     explain: bool = False
     min_score: int = MIN_SCORE
-    # The counters are printed (--stats, --json, --explain). Without them, a message
-    # where nothing can be proposed is not split just to count its sentences, and
+    # The counters are printed (--stats, --json). Without them, a message where nothing
+    # can be proposed or explained is not split just to count its sentences, and
     # `sentences`, `dropped_no_signal` and `rewritten_home_path` fall short, unread.
     count_all: bool = True
 
@@ -517,16 +521,20 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
 
     None when the line is not JSON (malformed, or half-written as the last line of a
     live session is)."""
-    try:  # as json.loads decodes bytes, less its sniffing for UTF-16 and UTF-32
-        text = raw.decode("utf-8", "surrogatepass").removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        return None
-    try:
-        return [json.loads(text)]
+    try:  # one record in UTF-8, decoded as json.loads decodes bytes without sniffing
+        return [json.loads(raw.decode("utf-8", "surrogatepass").removeprefix("\ufeff"))]
+    except (ValueError, RecursionError):
+        pass
+    try:  # json.loads tells UTF-16 and UTF-32 from the bytes
+        return [json.loads(raw)]
     except RecursionError:
         return None  # nested deeper than the decoder goes: not a transcript record
     except ValueError:
         pass
+    try:
+        text = raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
     records = []
     pos, end = 0, len(text)
     try:
@@ -663,31 +671,44 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     """False only for a Claude Code line that cannot hold prose. Decoding the JSON is
     the cost of reading a transcript, and most of the bytes are tool output.
 
-    Quotes inside JSON strings are escaped, so these byte patterns match only real keys
-    and values. Prose is a text block or string content. A text block is a list
-    element, so a `"type":"text"` right after `"toolUseResult":{` (the Read tool's copy
-    of a file) is none. String content beside a tool result or in a progress record is
-    tool output, unless a second user or assistant record is glued onto the line."""
-    types, content, tool_result, progress, tool_copy = CLAUDE_MARKERS[raw.find(b'": "', 0, 160) >= 0]
+    Quotes inside JSON strings are escaped, so these byte patterns match only keys and
+    values, nested ones too. Prose is a text block (`"type":"text"`, as Claude Code
+    writes every block) or string content. A text block is a list element, so one right
+    after `"toolUseResult":{` (the Read tool's copy of a file) is none. String content
+    beside a tool result, or in a progress record, is tool output as long as the line
+    holds one record: a second user or assistant type beside a tool result means a
+    second record may be glued on; a progress record nests user and assistant messages,
+    so there only a glue point (`}` then `{`) can tell."""
+    types, content, tool_result, tool_copy = CLAUDE_MARKERS[raw[raw.find(b'":') + 2:][:1] == b" "]
     records = 0
-    for match in types.finditer(raw):  # one pass over the line for all three types
-        if match.group(1) != b"text":
+    progress = False
+    for match in types.finditer(raw):  # one pass over the line for every type it needs
+        kind = match.group(1)
+        if kind == b"text":
+            if not raw.endswith(tool_copy, 0, match.start()):
+                return True
+        elif kind == b"progress":
+            progress = True
+        else:
             records += 1
-        elif not raw.endswith(tool_copy, 0, match.start()):
-            return True
     if content not in raw:
         return False
-    return not (tool_result in raw or progress in raw) or records > 1
+    if progress:
+        return bool(GLUE_POINT.search(raw))
+    return records > 1 or tool_result not in raw
 
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
-# `": "` separators of a re-serialized copy.
+# `": "` separators of a re-serialized copy, told apart by the line's first key.
 CLAUDE_MARKERS = {
-    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(text|user|assistant)"'), b'"content' + sep,
-             b'"type%stool_result"' % sep, b'"type%sprogress"' % sep,
-             b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
+    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(text|user|assistant|progress)"'), b'"content' + sep,
+             b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
+# Where two records glued on one line meet: the end of one, the white space that
+# parse_jsonl_line skips, and the first key of the next (a record without keys holds
+# no prose). Inside a JSON string it is rare, and then the line is only parsed.
+GLUE_POINT = re.compile(rb'\}[ \t\r\n]*\{"')
 
 
 def claude_reader(opts: Options) -> Any:
@@ -1124,7 +1145,7 @@ def scan_secrets(text: str) -> list[Finding]:
     """Credentials in text, by kind, in order; where two kinds overlap, the earlier rule
     wins. Placeholders and values that do not look random are not credentials."""
     found: list[Finding] = []
-    lowered = text.lower()
+    lowered = text.lower() if text.isascii() else text.translate(FOLD_LIKE_IGNORECASE).lower()
     if not SECRET_HINT.search(lowered):
         return found
     for kind, hint, pattern in SECRETS:
@@ -1405,7 +1426,10 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     stats["cleaned_invisible"] += removed
     text = mask_secrets(strip_emphasis(text), stats)
     # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
-    phrases = signal_phrases(text.lower()) if signal is SIGNAL else None
+    # Phrases are looked for with every `*` out of the way: splitting strips bold markers
+    # line by line, and a home path rewritten below can change which `**` a code span
+    # protects, so a phrase may yet form across one.
+    phrases = signal_phrases(text.lower().replace("*", "")) if signal is SIGNAL else None
     # No sentence can match SIGNAL, none is withheld, and none is to be explained.
     idle = phrases == [] and not opts.explain and SECRET_MARK not in text
     if idle and not opts.count_all:
@@ -2232,7 +2256,7 @@ def settings(args: argparse.Namespace) -> Settings:
         include_summaries=bool(pick("include_summaries")), allow_pii=bool(pick("allow_pii")),
         extra_signal=tuple(conf.get("signal", ())), extra_noise=tuple(conf.get("noise", ())),
         explain=args.explain, min_score=pick("min_score", MIN_SCORE),
-        count_all=args.stats or args.json or args.explain)
+        count_all=args.stats or args.json)
     return Settings(opts, pick("memory", "memory.md"), pick("section"), pick("seen"),
                     pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
 

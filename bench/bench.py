@@ -635,7 +635,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     global SPAWNER
     if hasattr(os, "wait4"):
-        SPAWNER = Spawner()  # first, while this process is small
+        SPAWNER = Spawner()  # a fresh interpreter: small, however large this process grows
     try:
         return run(parse_args(argv))
     finally:

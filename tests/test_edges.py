@@ -212,3 +212,36 @@ def test_patch_does_not_depend_on_counting(tmp_path: Path, quiet: str, sentences
     stats = dict(line.split("=") for line in counted.stderr.decode().split())
     assert (int(stats["sentences"]), int(stats["dropped_secret"])) == (sentences, secrets)
     assert (b"1 sentences withheld by the safety gates" in plain.stdout) == bool(secrets)
+
+
+# -- phrases that only form once the message is split (found in review) ------------------
+
+LATE = "be cleared between sessions so that builds stay reproducible."
+
+
+@pytest.mark.parametrize(("text", "bullet"), [
+    pytest.param(f"Builds always run on CI. The build cache mu*\ue000*st {LATE}",
+                 f"The build cache must {LATE}", id="stray-mark-joins-a-bold-pair"),
+    pytest.param(f"Builds always run in /home/bob` here. The build cache mu**st` {LATE}",
+                 f"The build cache must` {LATE}", id="home-path-takes-a-backtick"),
+    pytest.param(f"Deploy with https://deploy:{_key('late', 12)}@example.com` here. The build cache mu**st` {LATE}",
+                 f"The build cache must` {LATE}", id="masked-password-takes-a-backtick"),
+])
+@pytest.mark.parametrize("counted", [False, True])
+def test_phrase_formed_by_splitting_is_found(tmp_path: Path, text: str, bullet: str, counted: bool) -> None:
+    # `must` forms only when split_sentences strips `**` line by line; the SIGNAL phrase
+    # pre-check must not have passed over the message.
+    (tmp_path / "t.jsonl").write_bytes(native(text))
+    done = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md", *(["--stats"] if counted else []))
+    assert done.returncode == 0, done.stderr
+    assert [ln for ln in done.stdout.decode().splitlines() if ln.startswith("+- ")] == [f"+- {bullet}"]
+
+
+def test_secret_keyword_with_a_letter_ignorecase_folds(tmp_path: Path) -> None:
+    # re.IGNORECASE matches U+017F to `s`, so the generic rule matches `ſecret=`; its
+    # pre-filter, on lower-cased text, must fold it too.
+    value = _key("long-s", 14)
+    (tmp_path / "t.jsonl").write_bytes(native(f"Always keep it in the vault because \u017fecret={value} leaked once."))
+    done = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md", "--stats")
+    assert done.returncode == 0 and value.encode() not in done.stdout
+    assert b"dropped_secret=1" in done.stderr

@@ -294,6 +294,8 @@ def test_memory_keys_match_candidate_keys(memory: bytes, expected: set[str]) -> 
     pytest.param('{"t": "中"}'.encode(), [{"t": "中"}], id="utf8"),
     pytest.param(b"\xff\xfe\x00", None, id="not-utf8"),
     pytest.param(b"[1, 2]", [[1, 2]], id="array"),
+    pytest.param('{"t": "中"}'.encode("utf-16"), [{"t": "中"}], id="utf16-with-bom"),
+    pytest.param(b'{"a":1}\xef\xbb\xbf{"b":2}', None, id="bom-inside-glued"),
 ])
 def test_parse_jsonl_line(raw: bytes, expected: list[Any] | None) -> None:
     assert md.parse_jsonl_line(raw) == expected
@@ -335,6 +337,13 @@ SAID = "Never push to main without a review."
     pytest.param([_claude("user", [TOOL_RESULT]), _claude("assistant", SAID)], False, True,
                  id="glued-assistant"),
     pytest.param([_claude("user", SAID)], True, True, id="user-string-spaced"),
+    pytest.param([{"type": "progress", "data": {"type": "hook_progress"}}, _claude("user", SAID)], False, True,
+                 id="glued-progress-then-user"),
+    pytest.param([_claude("user", SAID), {"type": "progress", "data": {"type": "hook_progress"}}], True, True,
+                 id="glued-user-then-progress-spaced"),
+    pytest.param([{"type": "progress", "data": {"message": _claude("assistant", "partial output")}}], False, False,
+                 id="progress-nesting-a-message"),
+    pytest.param([{"cwd": 'C:\\a": ', **_claude("user", SAID)}], False, True, id="early-value-ending-in-colon-space"),
 ])
 def test_claude_may_hold_prose(records: list[dict[str, Any]], spaced: bool, expected: bool) -> None:
     separators = (", ", ": ") if spaced else (",", ":")
