@@ -302,6 +302,7 @@ SECRET_RULES: tuple[tuple[str, str, str], ...] = (
 # (the `re` documentation names them). The pre-filters run on lower-cased text, so a
 # case-insensitive rule such as generic_secret needs them folded: `ſecret=` is `secret=`.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+LIKE_IGNORECASE = re.compile("[\u0130\u0131\u017f\u212a]")
 # Kinds whose match is only a secret when the value looks random (the group the rule
 # captures, or the whole match): Shannon entropy of at least this many bits a character,
 # the threshold detect-secrets uses for base64-ish strings, lowered for shorter values.
@@ -679,7 +680,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     holds one record: a second user or assistant type beside a tool result means a
     second record may be glued on; a progress record nests user and assistant messages,
     so there only a glue point (`}` then `{`) can tell."""
-    types, content, tool_result, tool_copy = CLAUDE_MARKERS[raw[raw.find(b'":') + 2:][:1] == b" "]
+    key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
+    types, content, tool_result, tool_copy = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
     records = 0
     progress = False
     for match in types.finditer(raw):  # one pass over the line for every type it needs
@@ -1145,7 +1147,7 @@ def scan_secrets(text: str) -> list[Finding]:
     """Credentials in text, by kind, in order; where two kinds overlap, the earlier rule
     wins. Placeholders and values that do not look random are not credentials."""
     found: list[Finding] = []
-    lowered = text.lower() if text.isascii() else text.translate(FOLD_LIKE_IGNORECASE).lower()
+    lowered = (text.translate(FOLD_LIKE_IGNORECASE) if LIKE_IGNORECASE.search(text) else text).lower()
     if not SECRET_HINT.search(lowered):
         return found
     for kind, hint, pattern in SECRETS:
