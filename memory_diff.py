@@ -679,10 +679,11 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     beside a tool result, or in a progress record, is tool output as long as the line
     holds one record: a second user or assistant type beside a tool result means a
     second record may be glued on; a progress record nests user and assistant messages,
-    so there only a glue point (`}` then `{`) can tell."""
+    so there only a glue point (`}` then `{`) can tell. A progress type is taken for the
+    record's own: in the corpus every line holding one is a progress record."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
     types, content, tool_result, tool_copy = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
-    records = 0
+    speakers = 0  # user and assistant types: records, or messages nested in one
     progress = False
     for match in types.finditer(raw):  # one pass over the line for every type it needs
         kind = match.group(1)
@@ -692,12 +693,12 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         elif kind == b"progress":
             progress = True
         else:
-            records += 1
+            speakers += 1
     if content not in raw:
         return False
     if progress:
         return bool(GLUE_POINT.search(raw))
-    return records > 1 or tool_result not in raw
+    return speakers > 1 or tool_result not in raw
 
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
