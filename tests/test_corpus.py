@@ -394,7 +394,7 @@ def test_claude_prefilter_changes_no_output(repo: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("mode", [pytest.param((), id="default"), pytest.param(EVERYTHING, id="min-score-0")])
 def test_patch_is_the_same_when_the_counters_are_printed(repo: Path, mode: tuple[str, ...],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    # Without --stats, --json or --explain, messages without a SIGNAL phrase are not split.
+    # Without --stats or --json, messages without a SIGNAL phrase or a secret are not split.
     monkeypatch.chdir(repo)
     argv = ("build", str(SESSIONS), "--memory", "AGENTS.md", "--jobs", "1", *mode)
     patch = main_stdout(*argv)
