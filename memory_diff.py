@@ -302,7 +302,7 @@ SECRET_RULES: tuple[tuple[str, str, str], ...] = (
 # (the `re` documentation names them). The pre-filters run on lower-cased text, so a
 # case-insensitive rule such as generic_secret needs them folded: `ſecret=` is `secret=`.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-LIKE_IGNORECASE = re.compile("[\u0130\u0131\u017f\u212a]")
+LIKE_IGNORECASE = re.compile("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
 # Kinds whose match is only a secret when the value looks random (the group the rule
 # captures, or the whole match): Shannon entropy of at least this many bits a character,
 # the threshold detect-secrets uses for base64-ish strings, lowered for shorter values.
@@ -1974,22 +1974,16 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     if os.path.isdir(chats):
         found += [(p, "gemini") for p in expand_inputs([chats])[0] if p.endswith(".json")]
     if since is not None:
-        found = [(p, t) for p, t in found if _mtime(p) >= since]
+        found = [(p, t) for p, t in found if getattr(_stat(p), "st_mtime", 0.0) >= since]
     return found
 
 
-def _mtime(path: str) -> float:
+def _stat(path: str) -> os.stat_result | None:
+    """A file's metadata, or None when there is none: reading the file will say why."""
     try:
-        return os.stat(path).st_mtime
+        return os.stat(path)
     except OSError:
-        return 0.0
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0  # reading it will say why
+        return None
 
 
 def parse_since(value: str) -> float:
@@ -2360,7 +2354,7 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
     # The largest files go first, so that the last batches are small and the workers
     # finish together; files go out a few at a time, since each hand-over is a round
     # trip between processes (some 16 batches a worker).
-    order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
+    order = sorted(range(len(paths)), key=lambda i: -getattr(_stat(paths[i]), "st_size", 0))
     batch = max(1, len(paths) // (workers * 16))
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
         done = dict(zip(order, pool.map(process_or_error, order, [paths[i] for i in order],

@@ -590,7 +590,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--sessions", type=Path, default=None,
                    help="directory of transcripts to time (default: CORPUS/sessions)")
     p.add_argument("--tool", type=Path, default=DEFAULT_TOOL,
-                   help="memory_diff.py to run (default: %(default)s)")
+                   help="memory_diff.py to time, compiled as installed and as a script (default: %(default)s)")
     p.add_argument("--quick", action="store_true",
                    help="tiny run for CI: repeat 1, 0.2 MB synthetic base, corpus capped at 2 MB")
     p.add_argument("--repeat", type=int, default=None,
