@@ -25,14 +25,42 @@ Figures, per half and overall:
   empty-session proposals/session = proposals per session over sessions where
   nothing was labelled keep or maybe (target: at most 1).
 
-Halves. A session is in the "tune" half when the first byte of
-sha256(file name) is even, otherwise in "holdout". Look at samples (--show)
-from the tune half only, and read the holdout figures as the honest ones.
+Halves. Checkpoint files of one conversation share its ``sessionId``, so a
+session file is put by its conversation id (the first ``sessionId`` in the
+file, or the Gemini document's own ``sessionId``; the file name when there is
+none): "tune" when the first byte of sha256(conversation id) is even,
+otherwise "holdout". Copies of one conversation never sit in both halves. Look
+at samples (--show) from the tune half only, and read the holdout figures as
+the honest ones.
+
+After the per-session table, in order:
+- Union runs: one ``build`` over all sessions of a half (and over all of
+  them), as a team runs it, so evidence across sessions shows; with the
+  default cap and with ``--max-add 1000``. A proposal is matched through its
+  ``source.file``: that session's labels first, then every label.
+- Extra labels (--extra-labels, default bench/quality_labels.jsonl when it
+  exists): JSON lines ``{"id": ..., "label": "keep|maybe|drop"}``, id as the
+  corpus defines it (sha256 of the lower-cased, white-space-collapsed text,
+  first 16 hex digits). A proposal that matches no corpus label but has an
+  extra label counts as matched with it. The file holds ids, never text.
+  --dump-unmatched PATH writes the still unmatched proposals (id, session,
+  text) for blind labelling, to a path outside this repository only.
+- The team's own memory edits: Edit / MultiEdit / Write tool calls on a
+  CLAUDE.md or AGENTS.md. For each distinct edit the session is cut to the
+  lines before it and built; an edit is matched when a proposal has a
+  character-trigram Jaccard of at least 0.35 with one of the lines it adds.
+  Counted among the edits that some sentence of the conversation before them
+  matches at all (the tool cannot propose what was never said).
+- Memory requests: user prose that asks for a memory edit, by this script's
+  own patterns (independent of the tool's rules). A request got its proposal
+  when the whole session, built with the default cap, proposes its own line or
+  a line of the assistant turn just before it.
 
 It reads the corpus from ../shared/corpus (override with --corpus) and exits 0
 with one line when it is absent. Nothing is asserted about the figures; the
-exit status is 1 only when a run of the tool fails. Samples printed by --show
-go to the terminal only.
+exit status is 1 only when a run of the tool fails. The default output holds
+no corpus text: samples, edits and requests are printed by --show, to the
+terminal only.
 """
 
 from __future__ import annotations
@@ -48,23 +76,65 @@ import sys
 import tempfile
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple, TypeVar
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 DEFAULT_TOOL = REPO_ROOT / "memory_diff.py"
+DEFAULT_EXTRA_LABELS = REPO_ROOT / "bench" / "quality_labels.jsonl"
 
 MIN_CONTAINED = 20
 MIN_JACCARD = 0.6
-SHOW_KINDS = ("unmatched", "drop", "maybe", "keep", "keep-missed")
+# Edits and sentences are compared loosely: a bullet is a rewording of what was said.
+EDIT_JACCARD = 0.35
+# Added lines shorter than this (code fences, "E2E tests:", "```bash") match any
+# sentence that names the same thing and would make every edit look reachable.
+MIN_ADDED = 20
+UNION_CAP = 1000
+LABELS = ("keep", "maybe", "drop")
+SHOW_KINDS = ("unmatched", "drop", "maybe", "keep", "keep-missed", "edits", "requests")
+MEMORY_NAMES = ("CLAUDE.md", "AGENTS.md")
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit")
 
 _EMPHASIS = re.compile(r"\*\*|__|[*`]")
 _LEAD = re.compile(r"^(?:[-+*\u2022>]|#{1,6}|\(?\d{1,3}[.):]|\(?[a-z][.)])\s+")
 _SPACE = re.compile(r"\s+")
 _TRAIL = ".,;:!?\u2026\u3002\uff0c\uff1b\uff1a\uff01\uff1f \"'"
+
+# -- memory requests: this script's own patterns, kept apart from the tool's rules --
+# "memory" alone is mostly RAM ("a memory leak"), so it counts only as a destination.
+_MEMORY_FILE = (r"(?:(?:\.claude/)?\b(?:claude|agents|gemini)\.md\b|\bmemory\s+files?\b"
+                r"|\b(?:to|in|into)\s+(?:(?:your|the|my|our|project'?s?)\s+){0,2}memory\b"
+                r"(?!\s+(?:leak|usage|use|limit|footprint|pressure|allocation)))")
+_MEMORY_VERB = r"\b(?:add|put|update|write|note(?!\s*:))\b"
+_RULE_WORD = (r"\b(?:always|never|don'?t|do not|must|should|make sure|please|prefer|avoid|"
+              r"use|stop|keep)\b")
+REQUEST_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # "add this to CLAUDE.md", "let's update AGENTS.md", "put it in your memory"
+    ("names a memory file", re.compile(_MEMORY_VERB + r"[^\n]{0,60}?" + _MEMORY_FILE, re.I)),
+    # "CLAUDE.md should be updated"
+    ("names a memory file", re.compile(
+        _MEMORY_FILE + r"[^\n]{0,30}?\b(?:should|needs? to|must)\s+(?:be\s+)?"
+        r"(?:updated|added|noted|written)", re.I)),
+    # "remember that ..." as an instruction, not "I remember that" or "do you remember that"
+    ("remember that", re.compile(
+        r"(?<![\w'])(?<!\bi )(?<!\bwe )(?<!\bthey )(?<!\byou )(?<!don't )(?<!do not )"
+        r"(?<!can't )(?<!cannot )remember\s+that\b", re.I)),
+    ("from now on / going forward", re.compile(
+        r"\b(?:from\s+now\s+on|going\s+forward)\b(?=.*" + _RULE_WORD + r")"
+        r"|" + _RULE_WORD + r".*\b(?:from\s+now\s+on|going\s+forward)\b", re.I)),
+    ("记住 / 以后", re.compile(
+        r"记住[^。！？\n]{2,}"
+        r"|(?:以后|今后|从现在开始)[^。！？\n]{0,30}?"
+        r"(?:都|要|不要|别|必须|总是|始终|一律|请|记得|应该|不能|禁止)")),
+)
+_REQUEST_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?<=[\u3002\uff01\uff1f])")
+# Text Claude Code shows the user but the user did not type: slash-command output.
+_NOT_TYPED = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>")
 
 
 def normalise(text: str) -> str:
@@ -79,8 +149,18 @@ def normalise(text: str) -> str:
     return t.rstrip(_TRAIL).strip()
 
 
+def text_id(text: str) -> str:
+    """The corpus id: sha256 of the lower-cased, white-space-collapsed text."""
+    return hashlib.sha256(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:16]
+
+
 def trigrams(text: str) -> frozenset[str]:
     return frozenset(text[i:i + 3] for i in range(max(1, len(text) - 2)))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
 
 
 @dataclass
@@ -100,6 +180,11 @@ class Proposal:
     grams: frozenset[str]
     best: Label | None = None
     score: float = 0.0
+    extra: str | None = None  # label from --extra-labels when no corpus label matched
+
+    @property
+    def verdict(self) -> str | None:
+        return self.best.label if self.best is not None else self.extra
 
 
 @dataclass
@@ -116,6 +201,13 @@ class SessionResult:
         return not any(lab.label in ("keep", "maybe") for lab in self.labels)
 
 
+class Built(NamedTuple):
+    """One proposal of ``build --json``."""
+    text: str
+    file: str
+    line: int
+
+
 def match_score(p_norm: str, p_grams: frozenset[str], lab: Label) -> float:
     """0 when no match; equality 3; containment 1..2; Jaccard 0.6..1."""
     if not p_norm or not lab.norm:
@@ -125,13 +217,12 @@ def match_score(p_norm: str, p_grams: frozenset[str], lab: Label) -> float:
     short, long_ = sorted((p_norm, lab.norm), key=len)
     if len(short) >= MIN_CONTAINED and short in long_:
         return 1.0 + len(short) / len(long_)
-    union = len(p_grams | lab.grams)
-    jaccard = len(p_grams & lab.grams) / union if union else 0.0
-    return jaccard if jaccard >= MIN_JACCARD else 0.0
+    score = jaccard(p_grams, lab.grams)
+    return score if score >= MIN_JACCARD else 0.0
 
 
-def half_of(name: str) -> str:
-    return "tune" if hashlib.sha256(name.encode("utf-8")).digest()[0] % 2 == 0 else "holdout"
+def half_of(conversation: str) -> str:
+    return "tune" if hashlib.sha256(conversation.encode("utf-8")).digest()[0] % 2 == 0 else "holdout"
 
 
 def load_labels(path: Path) -> dict[str, list[Label]]:
@@ -147,9 +238,235 @@ def load_labels(path: Path) -> dict[str, list[Label]]:
     return by_session
 
 
-def run_session(tool: Path, session: Path, memory: Path, extra: list[str], cwd: Path,
-                timeout: float) -> tuple[list[str], str | None]:
-    argv = [sys.executable, str(tool), "build", str(session), "--json",
+def load_extra_labels(path: Path) -> dict[str, str]:
+    extra: dict[str, str] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                uid, label = row["id"], row["label"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{number}: not an {{id, label}} object "
+                                 f"({exc.__class__.__name__})") from None
+            if not isinstance(uid, str) or not re.fullmatch(r"[0-9a-f]{16}", uid) \
+                    or label not in LABELS:
+                raise ValueError(f"{path}:{number}: id must be 16 hex digits and label "
+                                 f"one of {', '.join(LABELS)}")
+            extra[uid] = label
+    return extra
+
+
+# -- reading the corpus sessions (the bench's own reader, not the tool's) --
+
+_DECODER = json.JSONDecoder()
+
+
+def records(data: bytes) -> list[tuple[int, dict[str, object]]]:
+    """(line number, record) of a JSONL file; glued records share their line."""
+    out: list[tuple[int, dict[str, object]]] = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        text = raw.decode("utf-8", "replace").strip().lstrip("\ufeff")
+        at = 0
+        while at < len(text):
+            try:
+                obj, at = _DECODER.raw_decode(text, at)
+            except ValueError:
+                break
+            if isinstance(obj, dict):
+                out.append((number, obj))
+            while at < len(text) and text[at].isspace():
+                at += 1
+    return out
+
+
+def content_of(record: dict[str, object]) -> object:
+    message = record.get("message")
+    return message.get("content") if isinstance(message, dict) else None
+
+
+def user_prose(record: dict[str, object]) -> str | None:
+    """What the person typed: a string or text blocks, not tool results, meta or summaries."""
+    if record.get("type") != "user" or record.get("isMeta") or record.get("isCompactSummary") \
+            or record.get("isSidechain"):
+        return None
+    content = content_of(record)
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return None
+    texts = [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n".join(texts) if texts else None
+
+
+def assistant_text(record: dict[str, object]) -> str:
+    content = content_of(record)
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(str(b.get("text", "")) for b in content
+                     if isinstance(b, dict) and b.get("type") == "text")
+
+
+@dataclass
+class MemoryEdit:
+    session: str
+    line: int
+    tool: str
+    target: str
+    tool_id: str
+    session_id: str
+    body: str  # new_string, content or the edits, as JSON
+    added: list[str]
+    copies: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MemoryRequest:
+    session: str
+    line: int
+    uuid: str
+    conversation: str
+    text: str
+    rule: str
+    turn: frozenset[int]  # the request's line and the assistant turn just before it
+    copies: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SessionScan:  # what the bench reads from one session file itself
+    path: Path
+    conversation: str
+    visible: list[tuple[int, str]] = field(default_factory=list)  # (line, user/assistant prose)
+    edits: list[MemoryEdit] = field(default_factory=list)
+    requests: list[MemoryRequest] = field(default_factory=list)
+    not_typed: list[str] = field(default_factory=list)  # "line reason" of pattern hits left out
+
+
+def added_lines(tool: str, given: dict[str, object]) -> list[str]:
+    def new_lines(old: object, new: object) -> list[str]:
+        before = set(str(old or "").split("\n"))
+        return [ln for ln in str(new or "").split("\n") if ln not in before]
+
+    if tool == "Write":
+        lines = str(given.get("content") or "").split("\n")
+    elif tool == "MultiEdit":
+        edits = given.get("edits")
+        lines = [ln for e in (edits if isinstance(edits, list) else []) if isinstance(e, dict)
+                 for ln in new_lines(e.get("old_string"), e.get("new_string"))]
+    else:
+        lines = new_lines(given.get("old_string"), given.get("new_string"))
+    return [ln for ln in lines if len(normalise(ln)) >= MIN_ADDED]
+
+
+def request_rule(text: str) -> str | None:
+    for sentence in _REQUEST_SPLIT.split(text):
+        for rule, pattern in REQUEST_PATTERNS:
+            if pattern.search(sentence):
+                return rule
+    return None
+
+
+def scan_session(path: Path) -> SessionScan:
+    data = path.read_bytes()
+    conversation = ""
+    recs: list[tuple[int, dict[str, object]]] = []
+    try:  # the Gemini chat is one JSON document with its own sessionId and no Claude records
+        doc = json.loads(data.decode("utf-8", "replace").lstrip("\ufeff"))
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        conversation = str(doc.get("sessionId") or "")
+    else:
+        recs = records(data)
+    for _, rec in recs:
+        if isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
+            conversation = str(rec["sessionId"])
+            break
+    scan = SessionScan(path, conversation or path.name)
+    assistant_lines: list[int] = []  # since the last user prose message
+    for number, rec in recs:
+        kind = rec.get("type")
+        if kind == "assistant":
+            assistant_lines.append(number)
+            if not rec.get("isSidechain"):
+                text = assistant_text(rec)
+                if text.strip():
+                    scan.visible.append((number, text))
+            content = content_of(rec)
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict) or block.get("type") != "tool_use" \
+                        or block.get("name") not in EDIT_TOOLS:
+                    continue
+                given = block.get("input")
+                if not isinstance(given, dict):
+                    continue
+                target = str(given.get("file_path") or "")
+                if target.replace("\\", "/").rsplit("/", 1)[-1] not in MEMORY_NAMES:
+                    continue
+                tool = str(block["name"])
+                body = given.get("content") if tool == "Write" else \
+                    given.get("edits") if tool == "MultiEdit" else given.get("new_string")
+                scan.edits.append(MemoryEdit(
+                    path.name, number, tool, target, str(block.get("id") or ""),
+                    str(rec.get("sessionId") or scan.conversation),
+                    json.dumps(body, sort_keys=True), added_lines(tool, given)))
+            continue
+        prose = user_prose(rec)
+        if prose is None:
+            continue
+        scan.visible.append((number, prose))
+        rule = request_rule(prose)
+        # A plan Claude Code pastes back, or a slash command's output, is not the person asking.
+        not_typed = "plan" if "planContent" in rec else \
+            "command output" if prose.lstrip().startswith(_NOT_TYPED) else None
+        if rule is not None and not_typed is not None:
+            scan.not_typed.append(f"{path.name}:{number} ({not_typed})")
+        elif rule is not None:
+            scan.requests.append(MemoryRequest(
+                path.name, number, str(rec.get("uuid") or ""), str(rec.get("sessionId") or ""),
+                prose, rule, frozenset([number, *assistant_lines])))
+        assistant_lines = []
+    return scan
+
+
+Copied = TypeVar("Copied", MemoryEdit, MemoryRequest)
+
+
+def merge_copies(items: list[Copied], keys: Callable[[Copied], list[str]]) -> list[Copied]:
+    """The first of each group of checkpoint copies, with every copy's place in .copies."""
+    seen: dict[str, Copied] = {}
+    firsts = []
+    for item in items:
+        item_keys = [k for k in keys(item) if k]
+        first = next((seen[k] for k in item_keys if k in seen), None)
+        if first is None:
+            first = item
+            firsts.append(item)
+        for k in item_keys:
+            seen.setdefault(k, first)
+        first.copies.append(f"{item.session}:{item.line}")
+    return firsts
+
+
+def edit_keys(edit: MemoryEdit) -> list[str]:
+    # Copies share the tool_use id; without one, the same text in the same conversation.
+    return [edit.tool_id and f"id\0{edit.tool_id}", f"text\0{edit.session_id}\0{edit.body}"]
+
+
+def request_keys(req: MemoryRequest) -> list[str]:
+    return [req.uuid and f"id\0{req.uuid}", f"text\0{req.conversation}\0{req.text}"]
+
+
+# -- running the tool --
+
+def run_build(tool: Path, inputs: list[Path], memory: Path, extra: list[str], cwd: Path,
+              timeout: float) -> tuple[list[Built], str | None]:
+    argv = [sys.executable, str(tool), "build", *map(str, inputs), "--json",
             "--memory", str(memory), *extra]
     try:
         done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
@@ -164,15 +481,21 @@ def run_session(tool: Path, session: Path, memory: Path, extra: list[str], cwd: 
         return [], None
     try:
         data = json.loads(out)
-        return [str(item["text"]) for item in data.get("proposed", [])], None
+        built = []
+        for item in data.get("proposed", []):
+            source = item.get("source") or {}
+            built.append(Built(str(item["text"]), str(source.get("file", "")),
+                               int(source.get("line") or 0)))
+        return built, None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return [], f"unreadable --json output ({exc.__class__.__name__})"
 
 
-def evaluate(result: SessionResult, texts: list[str], everywhere: list[Label]) -> None:
-    for text in texts:
-        norm = normalise(text)
-        prop = Proposal(text, norm, trigrams(norm))
+def evaluate(result: SessionResult, built: list[Built], everywhere: list[Label],
+             extra: dict[str, str]) -> None:
+    for item in built:
+        norm = normalise(item.text)
+        prop = Proposal(item.text, norm, trigrams(norm))
         for pool in (result.labels, everywhere):
             for lab in pool:
                 score = match_score(norm, prop.grams, lab)
@@ -183,6 +506,8 @@ def evaluate(result: SessionResult, texts: list[str], everywhere: list[Label]) -
                     prop.best, prop.score = lab, score
             if prop.best is not None:
                 break
+        if prop.best is None:
+            prop.extra = extra.get(text_id(item.text))
         result.proposals.append(prop)
 
 
@@ -193,9 +518,9 @@ def ratio(num: int, den: int) -> str:
 def table_row(half: str, results: list[SessionResult]) -> list[str]:
     ok = [r for r in results if r.error is None]
     props = [p for r in ok for p in r.proposals]
-    matched = [p for p in props if p.best is not None]
-    keep = sum(1 for p in matched if p.best is not None and p.best.label == "keep")
-    maybe = sum(1 for p in matched if p.best is not None and p.best.label == "maybe")
+    matched = [p for p in props if p.verdict is not None]
+    keep = sum(1 for p in matched if p.verdict == "keep")
+    maybe = sum(1 for p in matched if p.verdict == "maybe")
     keep_total = sum(1 for r in ok for lab in r.labels if lab.label == "keep")
     recalled = {uid for r in results for uid in r.recalled}
     keep_hit = sum(1 for r in ok for lab in r.labels if lab.label == "keep" and lab.uid in recalled)
@@ -208,16 +533,19 @@ def table_row(half: str, results: list[SessionResult]) -> list[str]:
             ratio(len(props) - len(matched), len(props)), empty_per]
 
 
-def print_table(rows: list[list[str]]) -> None:
-    header = ["half", "sessions", "proposals", "per session", "strict P", "lenient P",
-              "recall(keep)", "unmatched", "empty-session prop/session"]
+TABLE_HEADER = ["half", "sessions", "proposals", "per session", "strict P", "lenient P",
+                "recall(keep)", "unmatched", "empty-session prop/session"]
+
+
+def print_table(rows: list[list[str]], header: list[str] = TABLE_HEADER) -> None:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         print(" | ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
 
 
-def show_samples(kind: str, results: list[SessionResult], limit: int) -> None:
-    print(f"\n-- samples: {kind} (terminal only; at most {limit}) --")
+def show_samples(kind: str, results: list[SessionResult], limit: int,
+                 title: str | None = None, skip: frozenset[str] = frozenset()) -> None:
+    print(f"\n-- samples: {title or kind} (terminal only; at most {limit}) --")
     shown = 0
     for r in results:
         if kind == "keep-missed":
@@ -228,10 +556,10 @@ def show_samples(kind: str, results: list[SessionResult], limit: int) -> None:
             want = None if kind == "unmatched" else kind
             items = []
             for p in r.proposals:
-                got = p.best.label if p.best is not None else None
-                if got != want:
+                if p.verdict != want or (want is None and text_id(p.text) in skip):
                     continue
-                items.append(p.text if p.best is None
+                items.append(p.text if p.best is None and p.extra is None
+                             else f"{p.text}\n      ~ (extra label)" if p.best is None
                              else f"{p.text}\n      ~ {p.best.text}  [{p.score:.2f}]")
         for item in items:
             if shown >= limit:
@@ -240,6 +568,14 @@ def show_samples(kind: str, results: list[SessionResult], limit: int) -> None:
             shown += 1
     if not shown:
         print("  (none)")
+
+
+def outside_repo(value: str) -> Path:
+    path = Path(value).expanduser().resolve()
+    if path == REPO_ROOT or REPO_ROOT in path.parents:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is inside the repository {REPO_ROOT}; corpus text must not land there")
+    return path
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -252,20 +588,193 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="sessions run at once, one process each (default: %(default)s)")
     p.add_argument("--max-add", type=int, default=None,
-                   help="pass --max-add N to build (default: not passed, the tool's cap)")
+                   help="pass --max-add N to the per-session builds (default: not passed, "
+                        "the tool's cap; the union and edit runs use both caps regardless)")
     p.add_argument("--extra-args", default="",
-                   help="more build arguments, shell-quoted, e.g. \"--roles user\"")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per session")
+                   help="more build arguments, shell-quoted, e.g. \"--roles user\"; every run")
+    p.add_argument("--extra-labels", type=Path, default=None,
+                   help="JSON lines {\"id\", \"label\"} for proposals no corpus label matches "
+                        f"(default: {DEFAULT_EXTRA_LABELS.relative_to(REPO_ROOT)} if present)")
+    p.add_argument("--dump-unmatched", type=outside_repo, default=None, metavar="PATH",
+                   help="write the unmatched proposals (id, session, text) as JSON lines to "
+                        "PATH, outside this repository, for blind labelling")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     p.add_argument("--show", action="append", default=[], choices=SHOW_KINDS,
-                   help="print sample proposals (unmatched / matched to drop / maybe / keep) "
-                        "or keep labels never proposed (keep-missed); repeatable")
+                   help="print sample proposals (unmatched / matched to drop / maybe / keep), "
+                        "keep labels never proposed (keep-missed), the memory edits with their "
+                        "best matches (edits) or the memory-request candidates (requests); "
+                        "repeatable")
     p.add_argument("--show-half", choices=("tune", "holdout", "all"), default="tune",
-                   help="half the samples come from (default: %(default)s)")
+                   help="half the samples come from (default: %(default)s; "
+                        "edits and requests are all listed)")
     p.add_argument("--limit", type=int, default=20, help="samples per --show (default: 20)")
     args = p.parse_args(argv)
     if args.jobs < 1 or args.limit < 0:
         p.error("--jobs must be >= 1 and --limit >= 0")
     return args
+
+
+# -- the report sections after the per-session table --
+
+def union_runs(tool: Path, sessions_dir: Path, scans: list[SessionScan], halves: dict[str, str],
+               labels: dict[str, list[Label]], everywhere: list[Label], extra: dict[str, str],
+               extra_args: list[str], memory: Path, tmp: Path, timeout: float,
+               ) -> tuple[dict[tuple[str, str], list[SessionResult]], list[str]]:
+    """One build over all sessions of a half, with each cap; results per source file."""
+    runs: dict[tuple[str, str], list[SessionResult]] = {}
+    errors = []
+    for cap_name, cap in (("default cap", []),
+                          (f"--max-add {UNION_CAP}", ["--max-add", str(UNION_CAP)])):
+        for half in ("tune", "holdout", "all"):
+            names = [s.path.name for s in scans if half == "all" or halves[s.path.name] == half]
+            results = {n: SessionResult(n, halves[n], labels.get(n, [])) for n in names}
+            built, error = run_build(tool, [(sessions_dir / n).resolve() for n in names], memory,
+                                     [*cap, *extra_args], tmp, timeout)
+            if error is not None:
+                errors.append(f"union run {half}, {cap_name}: {error}")
+                for r in results.values():
+                    r.error = error
+            by_file: dict[str, list[Built]] = {}
+            for item in built:
+                by_file.setdefault(Path(item.file).name, []).append(item)
+            for name, items in by_file.items():
+                if name not in results:
+                    errors.append(f"union run {half}, {cap_name}: proposal from {name!r}")
+                    continue
+                evaluate(results[name], items, everywhere, extra)
+            runs[(cap_name, half)] = list(results.values())
+    return runs, errors
+
+
+def sentences_before(scan: SessionScan, line: int) -> list[tuple[int, str, frozenset[str]]]:
+    """The conversation's prose before LINE, split crudely: by line and by '. '."""
+    out = []
+    for number, text in scan.visible:
+        if number >= line:
+            break
+        for row in text.split("\n"):
+            for part in row.split(". "):
+                norm = normalise(part)
+                if norm:
+                    out.append((number, part.strip(), trigrams(norm)))
+    return out
+
+
+@dataclass
+class EditResult:
+    edit: MemoryEdit
+    sentence: tuple[float, int, str, str]  # Jaccard, line, sentence, added line
+    proposals: dict[str, tuple[float, str, str]]  # cap -> Jaccard, proposal, added line
+    error: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return self.sentence[0] >= EDIT_JACCARD
+
+
+def edit_runs(tool: Path, scans: dict[str, SessionScan], edits: list[MemoryEdit],
+              extra_args: list[str], memory: Path, tmp: Path, timeout: float) -> list[EditResult]:
+    out = []
+    for edit in edits:
+        scan = scans[edit.session]
+        added = [(ln, trigrams(normalise(ln))) for ln in edit.added]
+        best_sentence = (0.0, 0, "", "")
+        for number, sentence, grams in sentences_before(scan, edit.line):
+            for ln, ln_grams in added:
+                score = jaccard(grams, ln_grams)
+                if score > best_sentence[0]:
+                    best_sentence = (score, number, sentence, ln)
+        cut = tmp / f"{Path(edit.session).stem}.before-{edit.line}.jsonl"
+        lines = scan.path.read_bytes().split(b"\n")
+        cut.write_bytes(b"".join(ln + b"\n" for ln in lines[:edit.line - 1]))
+        result = EditResult(edit, best_sentence, {})
+        for cap_name, cap in ((f"--max-add {UNION_CAP}", ["--max-add", str(UNION_CAP)]),
+                              ("default cap", [])):
+            built, error = run_build(tool, [cut], memory, [*cap, *extra_args], tmp, timeout)
+            if error is not None:
+                result.error = f"{edit.session}:{edit.line} {cap_name}: {error}"
+            best = (0.0, "", "")
+            for item in built:
+                grams = trigrams(normalise(item.text))
+                for ln, ln_grams in added:
+                    score = jaccard(grams, ln_grams)
+                    if score > best[0]:
+                        best = (score, item.text, ln)
+            result.proposals[cap_name] = best
+        out.append(result)
+    return out
+
+
+def print_edits(total: int, results: list[EditResult], show: bool) -> None:
+    reachable = [r for r in results if r.reachable]
+    caps = (f"--max-add {UNION_CAP}", "default cap")
+    print(f"\nmemory edits (Edit / MultiEdit / Write on {' or '.join(MEMORY_NAMES)}): "
+          f"{total} tool calls, {len(results)} distinct after merging checkpoint copies, "
+          f"{len(reachable)} reachable (a sentence before the edit has Jaccard >= "
+          f"{EDIT_JACCARD} with a line it adds; added lines under {MIN_ADDED} characters left out)")
+    for cap in caps:
+        hit = sum(1 for r in reachable if r.proposals[cap][0] >= EDIT_JACCARD)
+        anywhere = sum(1 for r in results if r.proposals[cap][0] >= EDIT_JACCARD)
+        print(f"  session cut before the edit, {cap}: a proposal matches {ratio(hit, len(reachable))}"
+              f" of reachable edits ({anywhere}/{len(results)} of all)")
+    for r in results:
+        e = r.edit
+        figures = ", ".join(f"{cap} {r.proposals[cap][0]:.2f}" for cap in caps)
+        print(f"  {e.session}:{e.line} {e.tool} {Path(e.target.replace(chr(92), '/')).name}: "
+              f"{len(e.added)} added lines | best sentence {r.sentence[0]:.2f} (line {r.sentence[1]})"
+              f" | best proposal {figures} | copies {', '.join(e.copies)}"
+              + (f" | error: {r.error}" if r.error else ""))
+        if not show:
+            continue
+        for ln in e.added:
+            print(f"      + {ln}")
+        print(f"      best sentence [{r.sentence[0]:.2f}] line {r.sentence[1]}: {r.sentence[2]}")
+        print(f"        ~ added: {r.sentence[3]}")
+        for cap in caps:
+            score, text, ln = r.proposals[cap]
+            print(f"      best proposal, {cap} [{score:.2f}]: {text or '(none)'}")
+            if text:
+                print(f"        ~ added: {ln}")
+
+
+def print_requests(every: list[MemoryRequest], requests: list[MemoryRequest],
+                   not_typed: list[str], proposed_lines: dict[str, list[int]], show: bool) -> None:
+    turns = {f"{r.session}:{r.line}": r.turn for r in every}  # each copy's own turn
+
+    def got(req: MemoryRequest) -> list[str]:
+        return [f"{copy.rsplit(':', 1)[0]}:{n}" for copy in req.copies
+                for n in proposed_lines.get(copy.rsplit(":", 1)[0], []) if n in turns[copy]]
+
+    total = len(every)
+    answered = [r for r in requests if got(r)]
+    print(f"\nmemory requests (user prose asking for a memory edit, this script's patterns): "
+          f"{total} messages, {len(requests)} distinct after merging checkpoint copies; "
+          f"got its proposal (whole session, default cap, the request's line or the assistant "
+          f"turn before it): {ratio(len(answered), len(requests))}")
+    for r in requests:
+        hits = got(r)
+        print(f"  {', '.join(r.copies)} [{r.rule}] uuid {r.uuid[:8] or '-'}: "
+              + (f"proposed from {', '.join(hits)}" if hits else "no proposal from its turn")
+              + f" (turn lines {min(r.turn)}-{max(r.turn)})")
+        if show:
+            print("      " + r.text.replace("\n", "\n      "))
+    if not_typed:
+        print(f"  pattern hits left out, not typed by the user: {', '.join(not_typed)}")
+
+
+def dump_unmatched(path: Path, runs: list[list[SessionResult]]) -> int:
+    rows: dict[str, dict[str, str]] = {}
+    for results in runs:
+        for r in results:
+            for p in r.proposals:
+                if p.verdict is None:
+                    rows.setdefault(text_id(p.text), {"id": text_id(p.text), "session": r.name,
+                                                      "text": p.text})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for uid in sorted(rows):  # by id, so the order says nothing about the tool
+            handle.write(json.dumps(rows[uid], ensure_ascii=False) + "\n")
+    return len(rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -279,18 +788,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not tool.is_file():
         print(f"quality: {tool} not found", file=sys.stderr)
         return 1
+    extra_path: Path | None = args.extra_labels
+    if extra_path is None and DEFAULT_EXTRA_LABELS.is_file():
+        extra_path = DEFAULT_EXTRA_LABELS
+    try:
+        extra = load_extra_labels(extra_path) if extra_path is not None else {}
+    except (OSError, ValueError) as exc:
+        print(f"quality: error: {exc}", file=sys.stderr)
+        return 2
+    started_all = time.perf_counter()
     labels = load_labels(labels_path)
     everywhere = [lab for session_labels in labels.values() for lab in session_labels]
     extra_args = shlex.split(args.extra_args)
-    extra = ([] if args.max_add is None else ["--max-add", str(args.max_add)]) + extra_args
+    per_session_extra = ([] if args.max_add is None else ["--max-add", str(args.max_add)]) + extra_args
     sessions = sorted(p for p in sessions_dir.iterdir()
                       if p.is_file() and not p.name.startswith("."))
-    results = [SessionResult(s.name, half_of(s.name), labels.get(s.name, [])) for s in sessions]
+    scans = [scan_session(s) for s in sessions]
+    read_s = time.perf_counter() - started_all
+    halves = {s.path.name: half_of(s.conversation) for s in scans}
+    results = [SessionResult(s.name, halves[s.name], labels.get(s.name, [])) for s in sessions]
     digest = hashlib.sha256(tool.read_bytes()).hexdigest()[:12]
     cap = "default cap" if args.max_add is None else f"--max-add {args.max_add}"
     print(f"quality: {len(sessions)} sessions, {sum(map(len, labels.values()))} labels | "
           f"{tool.name} sha256 {digest} | {cap}"
-          + (f" | extra: {shlex.join(extra_args)}" if extra_args else ""), flush=True)
+          + (f" | extra: {shlex.join(extra_args)}" if extra_args else "")
+          + (f" | extra labels: {len(extra)} from {extra_path}" if extra_path else ""), flush=True)
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="memory-diff-quality-") as tmp_name:
@@ -298,15 +820,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         memory = tmp / "memory.md"
         memory.write_text("", encoding="utf-8")
 
-        def work(pair: tuple[Path, SessionResult]) -> None:
+        def work(pair: tuple[Path, SessionResult]) -> list[Built]:
             path, result = pair
-            texts, result.error = run_session(tool, path.resolve(), memory, extra, tmp,
-                                              args.timeout)
-            evaluate(result, texts, everywhere)
+            built, result.error = run_build(tool, [path.resolve()], memory, per_session_extra,
+                                            tmp, args.timeout)
+            evaluate(result, built, everywhere, extra)
+            return built
 
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            list(pool.map(work, zip(sessions, results)))
-    elapsed = time.perf_counter() - started
+            per_session_built = list(pool.map(work, zip(sessions, results)))
+        elapsed = time.perf_counter() - started
+
+        started = time.perf_counter()
+        union, union_errors = union_runs(tool, sessions_dir, scans, halves, labels, everywhere,
+                                         extra, extra_args, memory, tmp, args.timeout)
+        union_s = time.perf_counter() - started
+        started = time.perf_counter()
+        all_edits = [e for s in scans for e in s.edits]
+        edits = merge_copies(all_edits, edit_keys)
+        by_name = {s.path.name: s for s in scans}
+        edit_results = edit_runs(tool, by_name, edits, extra_args, memory, tmp, args.timeout)
+        edits_s = time.perf_counter() - started
+        all_requests = [r for s in scans for r in s.requests]
+        requests = merge_copies(all_requests, request_keys)
+        # Requests are judged on the whole session with the default cap: reuse the
+        # per-session runs when they were that, else build those sessions again.
+        proposed_lines: dict[str, list[int]] = {}
+        request_errors = []
+        names = [s.name for s in sessions]
+        for name in sorted({c.rsplit(":", 1)[0] for r in requests for c in r.copies}):
+            if args.max_add is None:
+                built = per_session_built[names.index(name)]
+            else:
+                built, error = run_build(tool, [(sessions_dir / name).resolve()], memory,
+                                         extra_args, tmp, args.timeout)
+                if error is not None:
+                    request_errors.append(f"{name}: {error}")
+            proposed_lines[name] = [item.line for item in built]
 
     failed = [r for r in results if r.error is not None]
     for r in failed:
@@ -314,20 +864,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = [table_row(half, [r for r in results if r.half == half])
             for half in ("tune", "holdout")]
     rows.append(table_row("all", results))
-    print(f"halves: tune = sha256(file name) first byte even, holdout = odd | "
-          f"{elapsed:.0f} s, --jobs {args.jobs}"
+    conversations = {s.conversation for s in scans}
+    tune_conversations = sum(1 for c in conversations if half_of(c) == "tune")
+    print(f"halves: tune = sha256(conversation id) first byte even, holdout = odd | "
+          f"{len(conversations)} conversations ({tune_conversations} tune, "
+          f"{len(conversations) - tune_conversations} holdout) | {elapsed:.0f} s, --jobs {args.jobs}"
           + (f" | {len(failed)} session(s) failed, left out" if failed else ""))
     print_table(rows)
 
+    print("\nunion runs: one build over all sessions of the half "
+          "(proposals per session = proposals / sessions in the half)")
+    union_rows = [[cap_name, *table_row(half, union[(cap_name, half)])]
+                  for cap_name in ("default cap", f"--max-add {UNION_CAP}")
+                  for half in ("tune", "holdout", "all")]
+    print_table(union_rows, ["run", *TABLE_HEADER])
+    if extra_path is not None:
+        def by_extra(rs: list[SessionResult]) -> str:
+            props = [p for r in rs for p in r.proposals]
+            return ratio(sum(1 for p in props if p.best is None and p.extra is not None), len(props))
+        print(f"extra labels ({extra_path.name}) matched what no corpus label did: per session "
+              f"{by_extra(results)}, union all --max-add {UNION_CAP} "
+              f"{by_extra(union[(f'--max-add {UNION_CAP}', 'all')])}")
+
+    show = set(args.show)
+    print_edits(len(all_edits), edit_results, "edits" in show)
+    print_requests(all_requests, requests, [n for s in scans for n in s.not_typed],
+                   proposed_lines, "requests" in show)
+
+    all_errors = union_errors + [r.error for r in edit_results if r.error] + request_errors
+    for error in all_errors:
+        print(f"quality: error: {error}", file=sys.stderr)
+    if args.dump_unmatched is not None:
+        count = dump_unmatched(args.dump_unmatched, [results, *union.values()])
+        print(f"\nunmatched proposals written for blind labelling: {count} to {args.dump_unmatched}")
     pool_for_show = [r for r in results if r.error is None
                      and (args.show_half == "all" or r.half == args.show_half)]
     try:
         for kind in args.show:
+            if kind in ("edits", "requests"):
+                continue
             show_samples(kind, pool_for_show, args.limit)
+            if kind == "unmatched":
+                shown = frozenset(text_id(p.text) for r in pool_for_show for p in r.proposals)
+                union_pool = [r for r in union[(f"--max-add {UNION_CAP}", "all")]
+                              if r.error is None
+                              and (args.show_half == "all" or r.half == args.show_half)]
+                show_samples(kind, union_pool, args.limit,
+                             f"unmatched in the union run, --max-add {UNION_CAP}, "
+                             "not proposed per session", shown)
+        print(f"\nquality: {time.perf_counter() - started_all:.0f} s in all (reading the corpus "
+              f"{read_s:.0f} s, per-session runs {elapsed:.0f} s, union runs {union_s:.0f} s, "
+              f"edit runs {edits_s:.0f} s)")
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 1 if failed else 0
+    return 1 if failed or all_errors else 0
 
 
 if __name__ == "__main__":
