@@ -108,9 +108,65 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                r"thanks?|thank you|you're right|you are right|perfect|great|excellent|"
                r"sounds good|got it)"),
     # A sentence that leans on context it does not carry.
-    ("context", r"^(?:this|that|these|those|it|its|they|both|here|there|the above|"
-                r"the following|above|below)\b"),
+    # ("This repo ..." names the project every reader of the memory file is in: kept.)
+    ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
+                r"they|both|here|there|the above|the following|above|below)\b"),
 )
+
+# MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
+# transcript holds. Each rule: a name, and a pattern matched against the user's sentence
+# from its start (re.I) that ends in a `content` group: what the user asked to remember,
+# its request frame cut off by the pattern (never reworded). Content that is empty or
+# only points back ("this", "so you remember this") makes the request point back: the
+# statements of the assistant's turn before it and of the same message are candidates.
+# A request needs an object: a memory file or "memory" named, "remember that", or a time
+# frame followed by a rule. Sentences of list items and plan steps are never requests
+# ("Step 12: Update CLAUDE.md"), nor in-session reminders ("remember also you have ...").
+_LEAD = r"^(?:(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|now|good|" \
+        r"nice|right|please|pls),?\s+)*"
+_ASK = r"(?:(?:can|could|would|will) you (?:please |also )?|please |let'?s |let us |we should |you should |" \
+       r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
+       r"(?:we|you) (?:should|could|might) (?:also )?)?"
+_MEMORY = r"(?:claude\.md|claude\.local\.md|agents\.md|gemini\.md|(?:the |your |our |project )?(?:memory|memories|" \
+          r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
+          r"now\b|also\b|but\b|and\b)))"
+_AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
+_MEMORY_ZH = r"\s*(?:CLAUDE\.md|AGENTS\.md|GEMINI\.md|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
+_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
+REQUEST_RULES: tuple[tuple[str, str], ...] = (
+    # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
+    ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
+                    r"keep|store)\b(?:[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" + _MEMORY + _AFTER +
+                    r"(?:(?:that|saying|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
+    # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
+    ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
+                           r"(?:(?:(?:with|to say|to mention|to note|to state|saying|so that|that|but|and)\b\s*)+"
+                           r"(?:(?:make sure|ensure|mention|note|say)\b\s*(?:that\b\s*)?)?|[:：,，—–-]\s*)?"
+                           r"(?P<content>.*)$"),
+    # "Remember that ...": not "remember also you have ..." (a reminder for this session).
+    ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember(?: that\b|\s*:)\s*(?P<content>.+)$"),
+    # "From now on ...", "Going forward, ...": a rule for every session after this one.
+    ("from-now-on", _LEAD + r"(?:from now on|going forward|moving forward|from here on(?: out)?|henceforth)\b"
+                    r"[,:]?\s*(?P<content>.+)$"),
+    ("remember-zh", _LEAD_ZH + r"(?:要|需要)?(?:记住|记一下|记下来?)(?:这一?点|这个|这条)?[，,：:\s]*(?P<content>.*)$"),
+    ("memory-file-zh", _LEAD_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
+                       r"(?:写进|写入|写到|加到|加入|添加到|记录到|记到|放到|放进|更新到|补充到)" + _MEMORY_ZH +
+                       r"[：:，,。\s]*(?P<content>.*)$"),
+    ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
+                              r"(?P<content>.*)$"),
+    # 以后 / 今后 / 从现在开始 opening the sentence; "编译以后再 ..." (after compiling) does not.
+    ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)[，,：:\s]*(?P<content>.+)$"),
+)
+# What a request's content is when it only points back at what was said.
+REQUEST_POINTER = re.compile(
+    r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
+    r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
+    r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
+# Lines that are list items or steps of a plan: their sentences are never requests.
+PLAN_LINE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
+# How many statements one request pulls in, at most: the strongest by score. A reviewer
+# asked about one point reads three lines; more is the whole answer again.
+REQUEST_PULL = 3
 
 # SCORE: how much a candidate is worth a reviewer's time, from the form of the sentence.
 # A candidate starts at BASE_SCORE, each rule that matches adds its points, and only a
@@ -146,6 +202,16 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # The user's own rule, said as one: "Always ...", "Never ...", "Don't ...", 不要 ...
     ("user-rule", "user", r"^(?:please )?(?:always|never|don't|do not|make sure|avoid|"
                           r"only ever)\b|^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
+    # ... or with its subject: "We must always pin ...", "Every test should call ...",
+    # "We prefer ...", 我们禁止 ... A strong modal after any subject but the speaker alone
+    # ("I must" is about this session); "should" only after a subject that generalises.
+    ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
+                                  r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to)[^?\n]){1,80}?"
+                                  r"\b(?:must|mustn't|shall|always|never|"
+                                  r"don't|do not|cannot|are not allowed to|is not allowed to|are required to|"
+                                  r"is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
+                                  r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
+                                  r"不允许|只能|偏好)", 3),
     # The user's words outrank the agent's summaries of them.
     ("from-user", "user", r"", 1),
     # "X should be Y" is mostly a plan for one change, not a rule.
@@ -162,6 +228,14 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # First and second person: conversation, not a fact about the project.
     ("conversation", "", r"\b(?:i|i'm|i've|you|your|let's|let me|we'll|we're|our)\b|"
                          r"我(?!们)|你|我们的", -1),
+    # What was done in this session: "I changed ...", "We've updated ...", 我修改了 ...
+    ("did-this-session", "", r"^(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+)?(?:updated|changed|added|"
+                             r"removed|fixed|implemented|refactored|moved|renamed|replaced|created|wrote|modified|"
+                             r"deleted|switched|made|rewrote|reverted)\b|^(?:我|我们)(?:已经?|刚刚?|也)?(?:修改|更新|添加|"
+                             r"删除|修复|实现|重构|移动|重命名|替换|创建|编写|改)了?", -3),
+    # A result of the moment: "now passes", "is now fixed", 现在通过了.
+    ("works-now", "", r"\bnow (?:passes|pass|works|work|returns|handles|shows|succeeds|compiles|correctly)\b|"
+                      r"\b(?:is|are) now\b|现在(?:通过|可以|能|正常)|已经(?:通过|修复|解决)", -2),
     # A status report: "Added ...", "Updated ...".
     ("status", "", r"^(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
                    r"moved|replaced|extracted|refactored|reverted)\b|^(?:已经?|刚刚?)(?:更新|添加|"
@@ -181,8 +255,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # About one diff: "this PR", "line 42", "#123", a commit hash.
     ("one-diff", "", r"\b(?:this (?:pr|change|diff|commit)\b|our (?:change|diff|commit|fix)\b|pr #?\d+|"
                      r"line \d+|[0-9a-f]{8,40}\b)|#\d+|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
-    # "The fix is to ...": what was done this time.
-    ("fix-of-the-day", "", r"^the fix (?:is|was|should)\b|^fix\b|^the solution\b", -1),
+    # "The fix is to ...": what was done this time, not how the code works.
+    ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|^fix\b|^the solution\b|^(?:修复方法|解决方法|解决办法|"
+                           r"修复方案)是", -3),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
@@ -191,6 +266,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
 )
 BASE_SCORE = 2
 MIN_SCORE = 4
+USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
 # Length for the score: under SHORT_WIDTH a sentence rarely carries its subject, claim
 # and reason; from LONG_WIDTH it usually does. Measured in English-equivalent columns: a
 # wide (CJK) character counts three here, since a Chinese rule is about two thirds of the
@@ -367,7 +443,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Azure: a storage connection string's AccountKey, and a SAS URL's signature.
     ("azure_storage_key", "accountkey=", r"(?i)accountkey=([a-z0-9+/]{40,}={0,2})", ""),
     ("azure_sas_signature", r"sig=", r"[?&;]sig=([A-Za-z0-9%+/=]{30,})", ""),
-    ("url_password", r"://", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
+    # A credential as a URL query parameter runs to the next `&`, `#` or space, `;` and
+    # `,` included.
+    ("url_parameter", "pass|pwd|secret|token|key|auth|signature",
+     r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature)=([^\s&#\"'<>`]{6,})",
+     "password"),
+    ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
     ("bearer_token", "bearer", r"(?i)bearer\s+([a-z0-9._~+/-]{16,}=*)", "random"),
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
     # ...`, `"password": "a,b;c"`), quoted or not.
@@ -382,6 +463,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?:" + literal_trie(SECRET_WORDS) + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
+    # A password quoted after its word, with no `=` or `:` ("the password "a,b;c""): up to
+    # 16 characters between, which is room for "for staging is" and no more.
+    ("generic_secret", "pass|pwd|secret",
+     r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[]{0,16}?[\"'“]"
+     r"([^\"'”\n]{6,100})[\"'”]", "password"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
 )
@@ -400,14 +486,18 @@ LIKE_IGNORECASE = re.compile("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]"
 RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
+HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # A base64 run long enough to hide a credential: decoded, and scanned once more for the
 # named kinds (a base64 run of random bytes is the generic rules', through their keyword).
-BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
+# Values that are public by design, whatever rule they meet: a Stripe publishable key
+# is embedded in every checkout page.
+PUBLIC_VALUE = re.compile(r"pk_(?:live|test)_")
 # Values that are obviously not a real secret: placeholders and variable references.
 PLACEHOLDER = re.compile(
     r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|x{3,}|\*{3,}|"
-    r"\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)[-_]?\S*|changeme|"
+    r"\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)[-_]?\S*|changeme|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|"
     r"password|secret|redacted|\[redacted\]|none|null|true|false|os\.environ\S*|"
     r"process\.env\S*|env\(\S*)$", re.I
 )
@@ -471,12 +561,15 @@ INJECTION = re.compile(
     r"directions|guidelines|context|messages)\b|"
     r"(?:ignore|disregard|forget)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:above|previous|prior|"
     r"preceding|earlier)\b|"
-    r"you are now\b|from now on,? you\b|new (?:system )?instructions\s*:|"
+    r"you are now\b|new (?:system )?instructions\s*:|"
     r"system prompt\s*:|do not (?:tell|inform|alert) the user\b|"
     r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
     r"\b(?:to|at|into)\s+(?:https?|ftp)://)|"
     r"忽略(?:之前|以上|前面|上面|所有)|你现在是|无视(?:之前|以上|前面)"
 )
+# "From now on, you ..." re-addresses the agent: from a document, a tool or the agent
+# itself it is an attempt to override; in the user's own turn it is the user's rule.
+INJECTION_UNLESS_USER = re.compile(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
 
 # Structure: a bullet is one line after `- `, and it must not open something that
 # swallows what follows (an HTML comment, a fenced block) nor make an agent load a file:
@@ -512,8 +605,8 @@ STAT_KEYS = (
     "messages", "sentences", "dropped_secret", "dropped_pii", "dropped_invisible",
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
-    "already_seen", "dropped_over_cap", "proposed", "cleaned_invisible",
-    "rewritten_home_path", "skipped_files",
+    "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests", "requested",
+    "cleaned_invisible", "rewritten_home_path", "skipped_files",
 )
 
 FORMATS = ("native", "claude", "codex", "gemini", "messages", "cline", "aider")
@@ -540,10 +633,25 @@ class Message(NamedTuple):
     text: str
     line: int
     timestamp: str | None
+    # The conversation it belongs to, where the format names one (Claude Code's
+    # sessionId: checkpoint copies of one conversation share it); "" means the file.
+    conversation: str = ""
+    # False for an assistant message of a role --roles leaves out: not judged, only kept
+    # for a user's memory request that points back at it.
+    judged: bool = True
+
+
+class MemoryWrite(NamedTuple):
+    """An agent's own edit of a memory file in the session (an Edit, MultiEdit or Write
+    tool call): what it added, which nobody reviewed."""
+    line: int
+    target: str  # the file's name: CLAUDE.md, AGENTS.md, ...
+    added: tuple[str, ...]
 
 
 class Candidate(NamedTuple):
-    """A sentence that passed the per-file stages, on its way to the patch."""
+    """A sentence that passed the per-file stages, on its way to the patch. Weak ones
+    (under the minimum score) come too: evidence across transcripts may lift them."""
     text: str
     key: str
     role: str
@@ -553,6 +661,9 @@ class Candidate(NamedTuple):
     kind: str
     score: int
     order: tuple[int, int, int, int]  # input, line, message, sentence: transcript order
+    conversation: str = ""  # see Message; the file's path when the format names none
+    request: str = ""  # "FILE:LINE" of the memory request that asked for it, or ""
+    said_in: int = 1  # conversations that said this finding (set across transcripts)
 
 
 class Options(NamedTuple):
@@ -601,6 +712,11 @@ ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII 
 # Like SIGNAL, the score rules are matched against the lower-cased sentence.
 SCORE = tuple((name, who, re.compile(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = _compile_rules(NOISE_RULES)
+REQUESTS = tuple((name, re.compile(pattern, re.I)) for name, pattern in REQUEST_RULES)
+# A message can hold a request only where one of these words occurs (see judge_message).
+REQUEST_HINT = re.compile(r"claude\.md|agents\.md|gemini\.md|memor|rules|remember|from now on|going forward|"
+                          r"moving forward|from here on|henceforth|记|写进|写入|写到|加到|加入|添加到|放到|放进|更新到|补充到|"
+                          r"以后|今后|从现在开始|从今|往后")
 # One pattern a kind: a kind's group 1, when it has one, is the value to judge.
 SECRETS = tuple((kind, tuple(hint.split("|")), re.compile(pattern.removeprefix("(?i)"), re.S),
                  re.compile(pattern, re.S) if pattern.startswith("(?i)") else None, check)
@@ -763,9 +879,19 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _messages(role: str, texts: list[str], line: int, stamp: Any) -> list[Message]:
+def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: str = "",
+              judged: bool = True) -> list[Message]:
     when = _timestamp(stamp)
-    return [Message(role, text, line, when) for text in texts]
+    return [Message(role, text, line, when, conversation, judged) for text in texts]
+
+
+def set_aside(role: str, content: Any, line: int, stamp: Any, conversation: str = "") -> Outcome:
+    """A record of a role --roles leaves out: skipped, but an assistant's prose is kept
+    (not judged) for a user's memory request that points back at it."""
+    if role != "assistant":
+        return "skipped_role", []
+    _, texts = content_texts(content)
+    return "skipped_role", _messages(role, texts, line, stamp, conversation, judged=False)
 
 
 def native_reader(opts: Options) -> Any:
@@ -775,7 +901,7 @@ def native_reader(opts: Options) -> Any:
             return "skipped_meta", []
         role = _str(record.get("role"))
         if role not in opts.roles:
-            return "skipped_role", []
+            return set_aside(role, record["text"], line, record.get("timestamp"))
         outcome, texts = content_texts(record["text"])
         return outcome, _messages(role, texts, line, record.get("timestamp"))
     return read
@@ -803,6 +929,9 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         if kind == b"text":
             if not raw.endswith(tool_copy, 0, match.start()):
                 return True
+        elif kind == b"tool_use":  # an edit of a memory file is read (see MemoryWrite)
+            if EDIT_CALL.match(raw, match.end()) and MEMORY_FILE_BYTES.search(raw):
+                return True
         elif kind == b"progress":
             progress = True
         else:
@@ -817,7 +946,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
 # `": "` separators of a re-serialized copy, told apart by the line's first key.
 CLAUDE_MARKERS = {
-    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(text|user|assistant|progress)"'), b'"content' + sep,
+    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(text|user|assistant|progress|tool_use)"'), b'"content' + sep,
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
@@ -825,6 +954,9 @@ CLAUDE_MARKERS = {
 # parse_jsonl_line skips, and the first key of the next (a record without keys holds
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.
 GLUE_POINT = re.compile(rb'\}[ \t\r\n]*\{"')
+# A tool_use block's id, then its name: an edit tool's, on a line naming a memory file.
+EDIT_CALL = re.compile(rb',\s*"id":\s*"[^"]*",\s*"name":\s*"(?:Edit|MultiEdit|Write)"')
+MEMORY_FILE_BYTES = re.compile(rb'(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md"')
 
 
 def claude_reader(opts: Options) -> Any:
@@ -848,14 +980,48 @@ def claude_reader(opts: Options) -> Any:
             return "skipped_meta", []
         # A compaction summary is the model's words, whatever record carries it.
         role = "user" if kind == "user" and not summary else "assistant"
-        if role not in opts.roles:
-            return "skipped_role", []
         content = message.get("content")
+        conversation = _str(record.get("sessionId"))
+        if role not in opts.roles:
+            return set_aside(role, content, line, record.get("timestamp"), conversation)
         if summary:  # asked for: past its boilerplate first line
             content = [{"type": "text", "text": _after_first_line(content)}]
         outcome, texts = content_texts(content)
-        return outcome, _messages(role, texts, line, record.get("timestamp"))
+        found: list[Any] = _messages(role, texts, line, record.get("timestamp"), conversation)
+        if role == "assistant" and isinstance(content, list):
+            found += memory_writes(content, line)
+        return outcome, found
     return read
+
+
+# The files agents load as memory, by name: an edit of one in a session is the agent's
+# own unreviewed write (see MemoryWrite).
+MEMORY_FILE_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md"})
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
+
+
+def memory_writes(blocks: list[Any], line: int) -> list[MemoryWrite]:
+    """The lines that Edit / MultiEdit / Write tool calls in an assistant record add to a
+    memory file: a Write's content, an edit's new lines that its old text did not hold."""
+    found = []
+    for block in blocks:
+        if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") not in EDIT_TOOLS:
+            continue
+        tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+        target = os.path.basename(_str(tool_input.get("file_path")).replace("\\", "/"))
+        if target not in MEMORY_FILE_NAMES:
+            continue
+        edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+        added: list[str] = []
+        for edit in edits:
+            if not isinstance(edit, dict):
+                continue
+            old = set(_str(edit.get("old_string")).split("\n"))
+            new = _str(edit.get("new_string")) or _str(edit.get("content"))
+            added += [text for text in new.split("\n") if text.strip() and text not in old]
+        if added:
+            found.append(MemoryWrite(line, target, tuple(added)))
+    return found
 
 
 def _after_first_line(content: Any) -> str:
@@ -914,7 +1080,7 @@ class CodexReader:
         self.seen_items = True
         self.events = []
         if role not in self.opts.roles:
-            return "skipped_role", []
+            return set_aside(role, payload.get("content"), line, stamp)
         outcome, texts = content_texts(payload.get("content"))
         return outcome, _messages(role, texts, line, stamp)
 
@@ -943,7 +1109,7 @@ def gemini_reader(opts: Options) -> Any:
         if role is None:
             return "skipped_meta", []  # info, error, warning
         if role not in opts.roles:
-            return "skipped_role", []
+            return set_aside(role, msg.get("content", msg.get("parts")), index, msg.get("timestamp"))
         outcome, texts = content_texts(msg.get("content", msg.get("parts")))
         if outcome == "skipped_empty" and msg.get("toolCalls"):
             outcome = "skipped_tool_call"
@@ -966,9 +1132,10 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
             return "skipped_tool_output", []
         if role not in ("user", "assistant"):
             return "skipped_meta", []  # system, developer
-        if role not in opts.roles:
-            return "skipped_role", []
         content = msg.get("content")
+        if role not in opts.roles:
+            return set_aside(role, _cline_content(content) if cline and isinstance(content, list) else content,
+                             index, msg.get("ts") or msg.get("timestamp") or msg.get("created_at"))
         if cline and isinstance(content, list):
             content = _cline_content(content)
         outcome, texts = content_texts(content, _cline_text if cline else None)
@@ -1038,7 +1205,8 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> It
 
     def flush() -> list[Message]:
         text = "\n".join(buf).strip()
-        return [Message(role, text, start, stamp)] if role in opts.roles and text else []
+        judged = role in opts.roles
+        return [Message(role, text, start, stamp, "", judged)] if text and (judged or role == "assistant") else []
 
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
@@ -1295,7 +1463,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
                 match = pattern.search(target, match.end())
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
-            inner = base64_text(run.group())
+            inner = base64_text(run.group().strip("_-"))
             if inner and any(not f.kind.startswith("generic") for f in scan_secrets(inner, False)) \
                     and not any(f.start < run.end() and run.start() < f.end for f in found):
                 found.append(Finding("base64_secret", run.start(), run.end(), False))
@@ -1304,6 +1472,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
 
 def credible(value: str, check: str, whole: str) -> bool:
     """Whether a rule's value passes its check (see SECRET_RULES)."""
+    if PUBLIC_VALUE.match(value):
+        return False
     if check == "random":
         return looks_random(value)
     if check == "password":
@@ -1318,6 +1488,8 @@ def looks_random(value: str) -> bool:
         return False
     if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
         return False
+    if HEX.fullmatch(value):
+        return True  # a run of 16 hex characters or more is a hash, an id or a key, not a word
     # An upper-case letter before lower-case ones opens a word (`CamelCase`): no change.
     changes = sum(1 for a, b in zip(value, value[1:])
                   if _char_class(a) != _char_class(b) and not (a.isupper() and b.islower()))
@@ -1413,22 +1585,27 @@ class Verdict(NamedTuple):
     reason: str   # the rule that decided, for --explain
     text: str     # the sentence ("" when it must not be shown)
     score: int
+    asks: str = ""  # a memory request's: "content" (what it asked for), "points" (its frame,
+    # pointing back) or "pulled" (a statement it points at)
+    request: str = ""  # "FILE:LINE" of that request
 
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
-          noise: re.Pattern[str], phrases: Sequence[str] | None = None) -> Verdict:
-    """SIGNAL first (most sentences stop there), then the safety gates, NOISE, the
-    length gates and the score. A sentence holding a withheld secret stops at once; the
-    message was cleaned of invisible characters before it was split. `phrases`, when
-    given, are the SIGNAL phrases of the sentence's message (see signal_phrases)."""
+          noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False) -> Verdict:
+    """SIGNAL first (most sentences stop there), then the safety gates, NOISE and the
+    length gates; the score goes with a candidate, and the minimum is applied across
+    transcripts. A sentence a memory request asked for (`asked`) needs no SIGNAL. A
+    sentence holding a withheld secret stops at once; the message was cleaned of
+    invisible characters before it was split. `phrases`, when given, are the SIGNAL
+    phrases of the sentence's message (see signal_phrases)."""
     if SECRET_MARK in sentence:
         return Verdict("dropped_secret", "secret", "", 0)
     text = sentence.strip()
     lowered = text.lower()
-    hit = (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
+    hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
         return Verdict("dropped_no_signal", "", "", 0)
-    gated = gate(text, opts)
+    gated = gate(text, opts, role)
     if gated:
         return gated
     bad = noise.search(lowered)
@@ -1437,13 +1614,10 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     columns = width(text)
     if columns < MIN_WIDTH or columns > MAX_WIDTH:
         return Verdict("dropped_length", f"{columns} columns", text, 0)
-    points = score(text, role)
-    if points < opts.min_score:
-        return Verdict("dropped_weak", f"score {points}", text, points)
-    return Verdict("candidate", rule_name(hit), text, points)
+    return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, score(text, role))
 
 
-def gate(text: str, opts: Options) -> Verdict | None:
+def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
     """The safety gates: deceptive text, personal data, injection, structure. None when
     the sentence passes them."""
     if BIDI.search(text):
@@ -1452,11 +1626,25 @@ def gate(text: str, opts: Options) -> Verdict | None:
         pii = find_pii(text)
         if pii:
             return Verdict("dropped_pii", pii[0][0], "", 0)
-    if INJECTION.search(text):
+    if INJECTION.search(text) or role != "user" and INJECTION_UNLESS_USER.search(text):
         return Verdict("dropped_injection", "injection", "", 0)
     problem = structure_problem(text)
     if problem:
         return Verdict("dropped_structure", problem, text, 0)
+    return None
+
+
+def memory_request(sentence: str) -> tuple[str, str] | None:
+    """(rule, content) when a user's sentence asks for memory: content is what it asked
+    to remember, "" when it points back (see REQUEST_RULES)."""
+    for name, pattern in REQUESTS:
+        match = pattern.match(sentence)
+        if match:
+            content = match.group("content").strip()
+            if REQUEST_POINTER.match(content):
+                return name, ""
+            # A question mark ends the asking ("can you add ... ?"), not the rule.
+            return name, content.rstrip("?？ ") if content.endswith(("?", "？")) else content
     return None
 
 
@@ -1467,8 +1655,8 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     parts += [(name, points) for name, who, pattern, points in SCORE if who in ("", role)
               and pattern.search(lowered)]
     columns = width(text, SCORE_WIDE)
-    if columns < SHORT_WIDTH:
-        parts.append(("short", SHORT_POINTS))
+    if columns < SHORT_WIDTH and not any(name in USER_RULES for name, _ in parts):
+        parts.append(("short", SHORT_POINTS))  # brevity is a virtue in a user's rule
     elif columns >= LONG_WIDTH:
         parts.append(("substantial", LONG_POINTS))
     return parts
@@ -1491,6 +1679,7 @@ class FileResult(NamedTuple):
     candidates: list[Candidate]
     stats: Counter[str]
     explain: list[tuple[tuple[int, int, int, int], str]]
+    writes: list[tuple[str, MemoryWrite]] = []  # (file, write): the session's own memory edits
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
@@ -1559,44 +1748,104 @@ def read_transcript(path: str, stream: Any, opts: Options,
     return fmt, read_document(messages, messages_reader(opts, cline=fmt == "cline"), stats)
 
 
+Judged = list[tuple[int, str, Verdict]]  # (sentence number, sentence, verdict) of one message
+
+
 def process_file(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
     """Everything that can be done for one transcript without seeing the others. A file
-    found in a folder that turns out to be no transcript is counted in skipped_files."""
+    found in a folder that turns out to be no transcript is counted in skipped_files.
+
+    The assistant's messages since the last user message (its turn) are held until the
+    next user message, which may be a memory request pointing back at them."""
     stats: Counter[str] = Counter()
     explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
+    writes: list[tuple[str, MemoryWrite]] = []
     signal = build_rules(SIGNAL, opts.extra_signal, "signal")
     noise = build_rules(NOISE, opts.extra_noise, "noise")
+
+    def emit(sequence: int, message: Message, judged: Judged | None) -> None:
+        for number, sentence, verdict in judged or []:
+            order = (index, message.line, sequence, number)
+            if verdict.stage == "candidate":
+                candidates.append(Candidate(
+                    verdict.text, normalize(verdict.text), message.role, path, message.line, message.timestamp,
+                    verdict.reason, verdict.score, order, message.conversation or path, verdict.request))
+            elif opts.explain:
+                shown = verdict.text or shown_text(sentence, verdict, opts)
+                explain.append((order, explain_line(verdict.stage, verdict.reason, path,
+                                                    message.line, message.role, shown)))
+
+    turn: list[tuple[int, Message, Judged | None]] = []
     try:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb", READ_BUFFER)
         with stream if path != "-" else contextlib.nullcontext():
-            _, messages = read_transcript(path, stream, opts, stats)
-            for sequence, message in enumerate(messages):
-                for number, sentence, verdict in judge_message(message, opts, signal, noise, stats):
-                    order = (index, message.line, sequence, number)
-                    if verdict.stage == "candidate":
-                        candidates.append(Candidate(
-                            verdict.text, normalize(verdict.text), message.role, path, message.line,
-                            message.timestamp, verdict.reason, verdict.score, order))
-                    elif opts.explain:
-                        shown = verdict.text or shown_text(sentence, verdict, opts)
-                        explain.append((order, explain_line(verdict.stage, verdict.reason, path,
-                                                            message.line, message.role, shown)))
+            _, records = read_transcript(path, stream, opts, stats)
+            for sequence, item in enumerate(records):
+                if isinstance(item, MemoryWrite):
+                    writes.append((path, item))
+                    continue
+                judged = judge_message(item, opts, signal, noise, stats) if item.judged else None
+                if item.role == "assistant":
+                    turn.append((sequence, item, judged))
+                    continue
+                here = f"{path}:{item.line}"
+                judged = [(n, s, v._replace(request=here) if v.asks == "content" else v) for n, s, v in judged or []]
+                turn.append((sequence, item, judged))
+                if any(v.asks == "points" for _, _, v in judged):
+                    turn = pull_in(turn, here, opts, signal, noise, stats)
+                for entry in turn:
+                    emit(*entry)
+                turn = []
     except OSError as exc:
         raise UserError(path, exc.strerror or str(exc)) from None
     except UserError:
         if not walked:
             raise
         return FileResult([], Counter({"skipped_files": 1}), [])
-    return FileResult(candidates, stats, explain)
+    for entry in turn:
+        emit(*entry)
+    return FileResult(candidates, stats, explain, writes)
+
+
+def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
+            noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
+    """A request that points back: the statements of the assistant's turn before it and
+    of its own message become candidates without SIGNAL (the gates, NOISE and length
+    still apply), the REQUEST_PULL strongest by score, asked for at `here`. Each one's
+    count moves from the stage it had (dropped_no_signal, mostly) to `signal`."""
+    offers = []
+    for at, (sequence, message, judged) in enumerate(turn):
+        had = {number: verdict for number, _, verdict in judged or []}
+        for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(), asked=True) or []:
+            before = had.get(number)
+            if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
+                offers.append((-verdict.score, sequence, number, at, sentence, verdict))
+    out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]
+    for _, _, number, at, sentence, verdict in sorted(offers)[:REQUEST_PULL]:
+        sequence, message, judged = out[at]
+        pulled = (number, sentence, verdict._replace(asks="pulled", request=here))
+        before = next((v for n, _, v in judged if n == number), None)
+        if before is None:  # a message not split (nothing counted it) or set aside by --roles
+            stats["sentences"] += 1
+        elif before.stage != "candidate":
+            stats[before.stage] -= 1
+        if before is None or before.stage not in PAST_SIGNAL:
+            stats["signal"] += 1
+        if before is None or before.stage != "candidate":
+            stats["requested"] += 1
+        kept = [entry for entry in judged if entry[0] != number]
+        out[at] = (sequence, message, kept + [pulled])
+    return out
 
 
 def judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
-                  stats: Counter[str]) -> list[tuple[int, str, Verdict]]:
-    """Each sentence of one message with its verdict, counted (see Options.count_all).
-    The whole message is cleaned of invisible characters and Markdown bold first, and its
-    secrets withheld, so a credential hidden by a zero-width space or spanning lines is
-    still found."""
+                  stats: Counter[str], asked: bool = False) -> Judged | None:
+    """Each sentence of one message with its verdict, counted (see Options.count_all);
+    None when the message was not split. The whole message is cleaned of invisible
+    characters and Markdown bold first, and its secrets withheld, so a credential hidden
+    by a zero-width space or spanning lines is still found. A user's sentence may be a
+    memory request (memory_request); `asked` judges every sentence as a request would."""
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
@@ -1605,11 +1854,13 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     # Phrases are looked for with every `*` out of the way: splitting strips bold markers
     # line by line, and a home path rewritten below can change which `**` a code span
     # protects, so a phrase may yet form across one.
-    phrases = signal_phrases(text.lower().replace("*", "")) if signal is SIGNAL else None
-    # No sentence can match SIGNAL, none is withheld, and none is to be explained.
-    idle = phrases == [] and not opts.explain and SECRET_MARK not in text
+    lowered = text.lower()
+    phrases = signal_phrases(lowered.replace("*", "")) if signal is SIGNAL else None
+    requests = message.role == "user" and not asked and REQUEST_HINT.search(lowered)
+    # No sentence can match SIGNAL, none is withheld, none can ask, and none is to be explained.
+    idle = phrases == [] and not opts.explain and SECRET_MARK not in text and not requests and not asked
     if idle and not opts.count_all:
-        return []  # splitting it would only count its sentences, and nobody reads that
+        return None  # splitting it would only count its sentences, and nobody reads that
     if not opts.allow_pii and HOME_HINT.search(text):
         text, homes = HOME_PATH.subn("~", text)
         stats["rewritten_home_path"] += homes
@@ -1618,9 +1869,22 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     if idle:
         stats["dropped_no_signal"] += len(sentences)
         return []
+    # Sentences of list items and plan steps are never requests.
+    spoken = "\n".join(strip_emphasis(line) for _, line in unfenced(LINE_BREAK.split(text))
+                       if not PLAN_LINE.match(line)) if requests else ""
     judged = []
     for number, sentence in enumerate(sentences):
-        verdict = judge(sentence, message.role, opts, signal, noise, phrases)
+        request = memory_request(sentence.strip()) if requests and sentence in spoken else None
+        if request and request[1]:
+            stats["memory_requests"] += 1
+            verdict = judge(request[1], message.role, opts, signal, noise, None, asked=True)
+            verdict = verdict._replace(asks="content", reason=request[0] if verdict.stage == "candidate"
+                                       else verdict.reason)
+        elif request:
+            stats["memory_requests"] += 1
+            verdict = Verdict("dropped_noise", f"memory-request {request[0]}", sentence.strip(), 0, "points")
+        else:
+            verdict = judge(sentence, message.role, opts, signal, noise, phrases, asked)
         stats["signal"] += verdict.stage in PAST_SIGNAL
         if verdict.stage != "candidate":
             stats[verdict.stage] += 1
@@ -1671,39 +1935,113 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 # Across transcripts: dedupe, drop what memory holds, cap (pure).
 # --------------------------------------------------------------------------------------
 
-def select(candidates: list[Candidate], known: set[str], seen: set[str], max_add: int,
-           stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
-    """Dedupe in reading order, then what memory or the seen file holds, then the cap.
+def select(candidates: list[Candidate], known: set[str], seen: set[str], rejected: list[str], max_add: int,
+           min_score: int, stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str, str]]]:
+    """One proposal a finding (see findings), its score raised by the conversations that
+    said it; then what memory, the seen file or a rejection already holds, the minimum
+    score (not for what a memory request asked for) and the cap, requests first.
 
-    Returns the proposals in reading order and the (candidate, stage) drops."""
-    dropped: list[tuple[Candidate, str]] = []
+    Returns the proposals in reading order and the (candidate, stage, detail) drops."""
+    dropped: list[tuple[Candidate, str, str]] = []
+    live = []
+    for group in findings(candidates, min_score):
+        said = len({c.conversation for c in group})
+        best = sorted(group, key=lambda c: (c.role != "user", -c.score, c.order))[0]
+        request = best.request or next((c.request for c in group if c.request), "")
+        live.append(best._replace(score=best.score + EVIDENCE_POINTS * min(said - 1, EVIDENCE_MAX),
+                                  request=request, said_in=said))
+        dropped += [(c, "dropped_duplicate", "") for c in group if c is not best]
+    refused = MemoryIndex(rejected)
     kept: list[Candidate] = []
-    first: set[str] = set()
-    for cand in sorted(candidates, key=lambda c: c.order):
-        if cand.key in first:
-            stage = "dropped_duplicate"
-        elif cand.key in known:
+    for cand in sorted(live, key=lambda c: c.order):
+        stage, detail = "", ""
+        if cand.key in known:
             stage = "already_in_memory"
         elif cand.key in seen:
             stage = "already_seen"
         else:
-            first.add(cand.key)
+            line = near_duplicate(cand.key, refused)
+            if line is not None:
+                stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
+            elif cand.score < min_score and not cand.request:
+                stage = "dropped_weak"
+        if stage:
+            dropped.append((cand, stage, detail))
+        else:
             kept.append(cand)
-            continue
-        first.add(cand.key)
-        stats[stage] += 1
-        dropped.append((cand, stage))
     if len(kept) > max_add:
-        # Keep the strongest; ties go to the one read first. Shown in reading order.
-        ranked = sorted(kept, key=lambda c: (-c.score, c.order))
+        # What a memory request asked for first, then the strongest; ties go to the one
+        # read first. Shown in reading order.
+        ranked = sorted(kept, key=lambda c: (not c.request, -c.score, c.order))
         winners = {id(c) for c in ranked[:max_add]}
-        for cand in kept:
-            if id(cand) not in winners:
-                stats["dropped_over_cap"] += 1
-                dropped.append((cand, "dropped_over_cap"))
+        dropped += [(c, "dropped_over_cap", "") for c in kept if id(c) not in winners]
         kept = [c for c in kept if id(c) in winners]
+    for _, stage, _ in dropped:
+        stats[stage] += 1
     stats["proposed"] += len(kept)
     return kept, dropped
+
+
+# Evidence across transcripts: a finding said in another conversation too is worth this
+# much more, for each conversation beyond the first, up to EVIDENCE_MAX: said twice is
+# evidence, said ten times is a habit of the agent's, not ten times the worth.
+EVIDENCE_POINTS = 1
+EVIDENCE_MAX = 2
+
+
+def finding_key(key: str) -> str:
+    """What two candidates must share to say the same thing: the comparison key without
+    code-span backticks and emphasis."""
+    return key.replace("`", "").replace("*", "").replace("_", " ").strip()
+
+
+def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
+    """The candidates grouped by what they say: the same finding key, or near-duplicates
+    (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
+    a flip of polarity), chained. A candidate too weak to reach the minimum score even
+    with all the evidence there can be is not compared for near-duplicates. Groups come
+    in the reading order of their first candidate."""
+    ordered = sorted(candidates, key=lambda c: c.order)
+    keys = [finding_key(c.key) for c in ordered]
+    parent = list(range(len(ordered)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        if key in first:
+            parent[i] = first[key]
+        else:
+            first[key] = i
+    hopeful = [i for i in first.values()
+               if ordered[i].request or ordered[i].score + EVIDENCE_POINTS * EVIDENCE_MAX >= min_score]
+    index = MemoryIndex([keys[i] for i in hopeful])
+    grams = [trigrams(keys[i]) for i in hopeful]
+    signs = [polarity(keys[i]) for i in hopeful]
+    for a, i in enumerate(hopeful):
+        for b in index.related(keys[i]):
+            if b > a and signs[a] == signs[b] and jaccard(grams[a], grams[b]) >= NEAR_DUPLICATE:
+                parent[root(hopeful[b])] = root(i)
+    groups: dict[int, list[Candidate]] = {}
+    for i, cand in enumerate(ordered):
+        groups.setdefault(root(i), []).append(cand)
+    return sorted(groups.values(), key=lambda g: g[0].order)
+
+
+def near_duplicate(key: str, index: MemoryIndex) -> int | None:
+    """The index line that `key` near-duplicates (same polarity), or None."""
+    grams, mine = trigrams(key), polarity(key)
+    best: tuple[float, int] | None = None
+    for line_no in index.related(key):
+        other = normalize(index.lines[line_no])
+        overlap = jaccard(grams, trigrams(other))
+        if overlap >= NEAR_DUPLICATE and polarity(other) == mine and (best is None or overlap > best[0]):
+            best = (overlap, line_no)
+    return best[1] if best else None
 
 
 # -- what the reviewer is told: near-duplicates and contradictions ----------------------
@@ -1804,6 +2142,29 @@ def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> l
     return flags
 
 
+def rejected_lines(seen: bytes | None, known: set[str]) -> list[str]:
+    """The seen file's bullets that the memory file does not hold: shown once and
+    deleted from the memory hunk by the reviewer, so rejected."""
+    text = (seen or b"").decode("utf-8", "replace").lstrip("\ufeff")
+    return [line for line in text.split("\n") if BULLET.match(line) and normalize(line) not in known]
+
+
+def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]) -> list[str]:
+    """What the sessions wrote to memory files themselves, unreviewed, and the proposals
+    that restate one of those lines."""
+    notes = [f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
+             f"{home_display(path)}:{w.line}, unreviewed: see git diff" for path, w in writes]
+    lines = [(path, w, text) for path, w in writes for text in w.added]
+    index = MemoryIndex([text for _, _, text in lines])
+    for number, cand in enumerate(proposed, 1):
+        found = near_duplicate(cand.key, index)
+        if found is not None:
+            path, write, text = lines[found]
+            notes.append(f"bullet {number} near-duplicate of what {home_display(path)}:{write.line} wrote to "
+                         f"{write.target}: {text.strip()}")
+    return notes
+
+
 def budget_warnings(after_patch: bytes, shown: str) -> list[str]:
     """Where applying the patch would push the memory file past what agents load."""
     out = []
@@ -1820,7 +2181,8 @@ def summary_line(stats: Counter[str], sessions: int) -> str:
     parts = [f"{stats[k]} {label}" for k, label in (
         ("dropped_noise", "noise"), ("dropped_length", "length"), ("dropped_weak", "weak"),
         ("dropped_duplicate", "duplicate"), ("already_in_memory", "already in memory"),
-        ("already_seen", "already seen"), ("dropped_over_cap", "over the cap")) if stats[k]]
+        ("already_seen", "already seen"), ("already_rejected", "rejected before"),
+        ("dropped_over_cap", "over the cap")) if stats[k]]
     gated = sum(stats[k] for k in ("dropped_secret", "dropped_pii", "dropped_injection",
                                    "dropped_invisible", "dropped_structure"))
     line = (f"{stats['proposed']} proposed from {sessions} session{'s' if sessions != 1 else ''}; "
@@ -1838,7 +2200,9 @@ def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: in
     lines = ["memory-diff: " + summary_line(stats, sessions)]
     for number, cand in enumerate(proposed, 1):
         when = f", {cand.timestamp}" if cand.timestamp else ""
-        lines.append(f"  {number}. {home_display(cand.file)}:{cand.line} ({cand.role}{when})")
+        said = f", said in {cand.said_in} conversations" if cand.said_in > 1 else ""
+        asked = f"; asked to remember at {home_display(cand.request)}" if cand.request else ""
+        lines.append(f"  {number}. {home_display(cand.file)}:{cand.line} ({cand.role}{when}){said}{asked}")
     lines += notes
     return "".join(f"# {one_line(line)}\n" for line in lines).encode("utf-8", "replace")
 
@@ -2504,17 +2868,23 @@ def run_build(args: argparse.Namespace) -> int:
     current = read_memory(real, conf.memory)
     seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
     seen = read_memory(seen_real, conf.seen) if conf.seen else None
-    proposed, dropped = select(candidates, memory_keys(current), memory_keys(seen), conf.max_add, stats)
+    known = memory_keys(current)
+    rejected = rejected_lines(seen, known)
+    proposed, dropped = select(candidates, known, memory_keys(seen), rejected, conf.max_add,
+                               conf.opts.min_score, stats)
+    writes = [(path, write) for result in results for path, write in result.writes]
     if args.explain:
         rows = [(order, text) for result in results for order, text in result.explain]
-        rows += [(c.order, explain_line(stage, explain_score(c) if stage == "dropped_over_cap" else "",
-                                        c.file, c.line, c.role, c.text)) for c, stage in dropped]
+        rows += [(c.order, explain_line(stage, detail or (explain_score(c) if stage in ("dropped_over_cap", "dropped_weak")
+                                                          else ""), c.file, c.line, c.role, c.text))
+                 for c, stage, detail in dropped]
         rows += [(c.order, explain_line("proposed", explain_score(c), c.file, c.line, c.role, c.text))
                  for c in proposed]
         write("".join(text + "\n" for _, text in sorted(rows)).encode("utf-8", "replace"))
     elif args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
-            {"text": c.text, "kind": c.kind, "score": c.score,
+            {"text": c.text, "kind": c.kind, "score": c.score, "said_in": c.said_in,
+             "request": withhold(c.request) or None,
              "source": {"file": withhold(c.file), "line": c.line, "role": c.role, "timestamp": c.timestamp}}
             for c in proposed]}
         write((json_text(doc) + "\n").encode("utf-8", "replace"))
@@ -2522,6 +2892,7 @@ def run_build(args: argparse.Namespace) -> int:
         bullets = [c.text for c in proposed]
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
+        notes += write_notes(proposed, writes)
         notes += budget_warnings(patched(current, bullets, conf.section), rel)
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")

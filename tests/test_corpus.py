@@ -214,7 +214,7 @@ def norm(text: str) -> str:
 def prose_of(path: Path) -> list[md.Message]:
     with open(path, "rb") as f:
         _, messages = md.read_transcript(str(path), f, md.Options(), collections.Counter())
-        return list(messages)
+        return [m for m in messages if isinstance(m, md.Message)]  # not the session's memory writes
 
 
 def normalised_lines(messages: list[md.Message]) -> Iterator[str]:

@@ -220,9 +220,9 @@ LATE = "be cleared between sessions so that builds stay reproducible."
 
 
 @pytest.mark.parametrize(("text", "bullet"), [
-    pytest.param(f"Builds always run on CI. The build cache mu*\ue000*st {LATE}",
+    pytest.param(f"Do builds always run on CI? The build cache mu*\ue000*st {LATE}",
                  f"The build cache must {LATE}", id="stray-mark-joins-a-bold-pair"),
-    pytest.param(f"Builds always run in /home/bob` here. The build cache mu**st` {LATE}",
+    pytest.param(f"Do builds always run in /home/bob` here? The build cache mu**st` {LATE}",
                  f"The build cache must` {LATE}", id="home-path-takes-a-backtick"),
     pytest.param(f"Deploy with https://deploy:{_key('late', 12)}@example.com` here. The build cache mu**st` {LATE}",
                  f"The build cache must` {LATE}", id="masked-password-takes-a-backtick"),
@@ -230,7 +230,8 @@ LATE = "be cleared between sessions so that builds stay reproducible."
 @pytest.mark.parametrize("counted", [False, True])
 def test_phrase_formed_by_splitting_is_found(tmp_path: Path, text: str, bullet: str, counted: bool) -> None:
     # `must` forms only when split_sentences strips `**` line by line; the SIGNAL phrase
-    # pre-check must not have passed over the message.
+    # pre-check must not have passed over the message. (The first sentence, a question,
+    # holds a phrase of its own and is dropped as NOISE.)
     (tmp_path / "t.jsonl").write_bytes(native(text))
     done = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md", *(["--stats"] if counted else []))
     assert done.returncode == 0, done.stderr

@@ -145,7 +145,11 @@ JUDGE = [
 
 
 def judge(sentence: str, role: str) -> md.Verdict:
-    return md.judge(sentence, role, md.Options(), md.SIGNAL, md.NOISE)
+    """The verdict with the minimum score applied, as select applies it across transcripts."""
+    verdict = md.judge(sentence, role, md.Options(), md.SIGNAL, md.NOISE)
+    if verdict.stage == "candidate" and verdict.score < md.MIN_SCORE:
+        return verdict._replace(stage="dropped_weak", reason=f"score {verdict.score}")
+    return verdict
 
 
 @pytest.mark.parametrize(("sentence", "role", "stage", "reason"), JUDGE)

@@ -199,6 +199,8 @@ JUDGE = [
 @pytest.mark.parametrize(("sentence", "stage", "reason"), JUDGE)
 def test_judge(sentence: str, stage: str, reason: str | None) -> None:
     verdict = md.judge(sentence, "user", md.Options(), md.SIGNAL, md.NOISE)
+    if verdict.stage == "candidate" and verdict.score < md.MIN_SCORE:  # as select applies it
+        verdict = verdict._replace(stage="dropped_weak", reason=f"score {verdict.score}")
     assert verdict.stage == stage, verdict
     if reason is not None:
         assert verdict.reason == reason, verdict
@@ -229,8 +231,10 @@ def test_judge_allow_pii() -> None:
 
 # -- select ---------------------------------------------------------------------------------
 
-def cand(text: str, order: tuple[int, int, int, int], score: int = 3) -> md.Candidate:
-    return md.Candidate(text, md.normalize(text), "user", "t.jsonl", order[1], None, "constraint", score, order)
+def cand(text: str, order: tuple[int, int, int, int], score: int = md.MIN_SCORE, role: str = "user",
+         conversation: str = "t.jsonl", request: str = "") -> md.Candidate:
+    return md.Candidate(text, md.normalize(text), role, "t.jsonl", order[1], None, "constraint", score, order,
+                        conversation, request)
 
 
 SELECT = [
@@ -244,13 +248,13 @@ SELECT = [
                  ["A rule"], {"already_seen": 1, "proposed": 1}, id="seen"),
     pytest.param([cand("A rule", (0, 1, 0)), cand("a rule", (0, 2, 0))], {"a rule"}, set(), 10,
                  [], {"already_in_memory": 1, "dropped_duplicate": 1}, id="memory-then-duplicate"),
-    pytest.param([cand("One", (0, 1, 0), 2), cand("Two", (0, 2, 0), 5), cand("Three", (0, 3, 0), 4),
-                  cand("Four", (0, 4, 0), 5)], set(), set(), 2,
+    pytest.param([cand("One", (0, 1, 0), 4), cand("Two", (0, 2, 0), 7), cand("Three", (0, 3, 0), 6),
+                  cand("Four", (0, 4, 0), 7)], set(), set(), 2,
                  ["Two", "Four"], {"dropped_over_cap": 2, "proposed": 2}, id="cap-highest-score"),
-    pytest.param([cand("One", (0, 3, 0), 5), cand("Two", (0, 1, 0), 1), cand("Three", (0, 2, 0), 5)],
+    pytest.param([cand("One", (0, 3, 0), 7), cand("Two", (0, 1, 0), 4), cand("Three", (0, 2, 0), 7)],
                  set(), set(), 2,
                  ["Three", "One"], {"dropped_over_cap": 1, "proposed": 2}, id="cap-returns-transcript-order"),
-    pytest.param([cand("One", (0, 1, 0), 3), cand("Two", (0, 2, 0), 3), cand("Three", (0, 3, 0), 3)],
+    pytest.param([cand("One", (0, 1, 0), 5), cand("Two", (0, 2, 0), 5), cand("Three", (0, 3, 0), 5)],
                  set(), set(), 2,
                  ["One", "Two"], {"dropped_over_cap": 1, "proposed": 2}, id="cap-tie-earliest"),
     pytest.param([], set(), set(), 10, [], {}, id="empty"),
@@ -261,7 +265,38 @@ SELECT = [
 def test_select(cands: list[md.Candidate], known: set[str], seen: set[str], cap: int,
                 kept: list[str], counts: dict[str, int]) -> None:
     stats: Counter[str] = Counter()
-    proposed, dropped = md.select(cands, known, seen, cap, stats)
+    proposed, dropped = md.select(cands, known, seen, [], cap, md.MIN_SCORE, stats)
+    assert [c.text for c in proposed] == kept
+    assert {k: v for k, v in stats.items() if v} == counts
+    assert len(proposed) + len(dropped) == len(cands)
+
+
+WEAK_SCORE = md.MIN_SCORE - 1
+RULE_A = "Never commit the generated `api.pb.go` files because CI regenerates them"
+RULE_B = "Never commit generated `api.pb.go` files, because CI regenerates them"
+SELECT_EVIDENCE = [
+    pytest.param([cand("A weak rule", (0, 1, 0), WEAK_SCORE)], [], 10, [], {"dropped_weak": 1}, id="weak"),
+    pytest.param([cand("A weak rule", (0, 1, 0), WEAK_SCORE), cand("A weak rule.", (1, 1, 0), WEAK_SCORE, conversation="b")],
+                 [], 10, ["A weak rule"], {"dropped_duplicate": 1, "proposed": 1}, id="said-in-two-conversations"),
+    pytest.param([cand("A weak rule", (0, 1, 0), WEAK_SCORE), cand("A weak rule.", (1, 1, 0), WEAK_SCORE)],
+                 [], 10, [], {"dropped_duplicate": 1, "dropped_weak": 1}, id="checkpoint-copies-count-once"),
+    pytest.param([cand("A weak rule", (0, 1, 0), WEAK_SCORE, request="t.jsonl:2")], [], 10, ["A weak rule"],
+                 {"proposed": 1}, id="request-needs-no-minimum"),
+    pytest.param([cand(RULE_A, (0, 1, 0), 9, role="assistant"), cand(RULE_B, (0, 2, 0), 4)], [], 10, [RULE_B],
+                 {"dropped_duplicate": 1, "proposed": 1}, id="near-duplicate-user-wording-wins"),
+    pytest.param([cand(RULE_A, (0, 1, 0), 9), cand(RULE_A.replace("Never", "Always"), (0, 2, 0), 9)], [], 10,
+                 [RULE_A, RULE_A.replace("Never", "Always")], {"proposed": 2}, id="polarity-flip-not-merged"),
+    pytest.param([cand("Strong", (0, 1, 0), 9), cand("Asked", (0, 2, 0), 4, request="t.jsonl:3")], [], 1,
+                 ["Asked"], {"dropped_over_cap": 1, "proposed": 1}, id="request-outranks-under-cap"),
+    pytest.param([cand(RULE_A, (0, 1, 0), 9)], [f"- {RULE_B}"], 10, [], {"already_rejected": 1}, id="rejected"),
+]
+
+
+@pytest.mark.parametrize(("cands", "rejected", "cap", "kept", "counts"), SELECT_EVIDENCE)
+def test_select_evidence(cands: list[md.Candidate], rejected: list[str], cap: int, kept: list[str],
+                         counts: dict[str, int]) -> None:
+    stats: Counter[str] = Counter()
+    proposed, dropped = md.select(cands, set(), set(), rejected, cap, md.MIN_SCORE, stats)
     assert [c.text for c in proposed] == kept
     assert {k: v for k, v in stats.items() if v} == counts
     assert len(proposed) + len(dropped) == len(cands)
@@ -657,7 +692,8 @@ def test_several_transcripts_one_patch_in_order(tmp_path: Path, jobs: str) -> No
     body = patch.split(b"\n--- ", 1)[1]
     added = [ln[3:].decode() for ln in body.split(b"\n") if ln.startswith(b"+- ")]
     assert added == [B2, B1, B3]  # input order; B2 from a.jsonl is a duplicate of b.jsonl's
-    assert b"#   1. b.jsonl:1 (user)\n#   2. a.jsonl:1 (user)\n#   3. c.jsonl:1 (user)\n" in patch
+    assert b"#   1. b.jsonl:1 (user), said in 2 conversations\n#   2. a.jsonl:1 (user)\n#   3. c.jsonl:1 (user)\n" \
+        in patch
     reversed_run = run("build", "c.jsonl", "a.jsonl", "b.jsonl", "--memory", "m.md", "--jobs", jobs, cwd=tmp_path)
     body = reversed_run.stdout.split(b"\n--- ", 1)[1]
     assert [ln[3:].decode() for ln in body.split(b"\n") if ln.startswith(b"+- ")] == [B3, B1, B2]
