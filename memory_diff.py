@@ -1015,7 +1015,8 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             when = SPECSTORY_TIME.search(detail)
             stamp = when.group() if when else None
             fence, first = "", True
-            role = "user" if who == "User" else "assistant"
+            # A sidechain's User turn is the prompt the main agent gave its subagent.
+            role = "user" if who == "User" and not sidechain else "assistant"
             skip = "skipped_sidechain" if sidechain and not opts.include_sidechains else \
                 "skipped_meta" if "<synthetic>" in detail else \
                 "skipped_role" if role not in opts.roles else ""

@@ -3,7 +3,9 @@
 A case directory holds one transcript (named as the real tool names it) and expected.json:
   format   the reader the sniffer must pick (and the name accepted by --format)
   args     extra CLI arguments for the case
-  bullets  [[role, text], ...] exactly what `build --json` proposes, in transcript order
+  bullets  [[role, text], ...] or [[role, line, text], ...]: exactly what `build --json`
+           proposes, in transcript order (with the line, when given, of its source)
+  timestamps (optional) each bullet's source timestamp, in order
   absent   substrings planted in content that must be skipped; none may reach stdout
   stats    (optional) counters that must have exactly these values
 Skipped content carries signal-shaped sentences on purpose, so a leak shows up as a bullet.
@@ -69,7 +71,13 @@ def bullets_of(result: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def check(expected: dict[str, Any], result: dict[str, Any], stdout: str) -> None:
-    assert bullets_of(result) == [tuple(b) for b in expected["bullets"]]
+    if all(len(b) == 3 for b in expected["bullets"]) and expected["bullets"]:
+        got = [(p["source"]["role"], p["source"]["line"], p["text"]) for p in result["proposed"]]
+        assert got == [tuple(b) for b in expected["bullets"]]
+    else:
+        assert bullets_of(result) == [tuple(b) for b in expected["bullets"]]
+    if "timestamps" in expected:
+        assert [p["source"]["timestamp"] for p in result["proposed"]] == expected["timestamps"]
     for needle in expected["absent"]:
         assert needle not in stdout, f"skipped content leaked: {needle!r}"
     for key, value in expected.get("stats", {}).items():
