@@ -2115,9 +2115,54 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
     if os.path.isdir(chats):
         found += [(p, "gemini") for p in expand_inputs([chats])[0] if p.endswith(".json")]
+    # SpecStory saves its histories inside the repository, usually committed.
+    history = os.path.join(root, ".specstory", "history")
+    if os.path.isdir(history):
+        found += [(path, "specstory") for path in (os.path.join(history, n) for n in sorted(os.listdir(history)))
+                  if path.endswith(".md") and os.path.isfile(path)]
     if since is not None:
-        found = [(p, t) for p, t in found if getattr(_stat(p), "st_mtime", 0.0) >= since]
+        found = [(p, t) for p, t in found if session_time(p, t) >= since]
     return found
+
+
+def session_time(path: str, tool: str) -> float:
+    """When a discovered session was last active. A SpecStory file is committed, so
+    its mtime is the checkout's: the time is its last turn header's, else the one in
+    its name (2026-01-16_16-26-02Z-slug.md), else the mtime."""
+    if tool == "specstory":
+        latest = None
+        try:
+            with open(path, "rb") as handle:
+                for raw in handle:
+                    if raw.startswith(b"_**"):
+                        turn = SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
+                        when = specstory_moment((turn.group(3) or "") if turn else "")
+                        latest = when if when is not None and (latest is None or when > latest) else latest
+        except OSError:
+            pass
+        latest = latest if latest is not None else specstory_moment(os.path.basename(path))
+        if latest is not None:
+            return latest
+    return getattr(_stat(path), "st_mtime", 0.0)
+
+
+def specstory_moment(text: str) -> float | None:
+    """A SpecStory time as an epoch time; one without a zone is taken as UTC."""
+    match = SPECSTORY_TIME.search(text)
+    if not match:
+        return None
+    year, month, day, hour, minute, second, zone = match.groups()
+    offset = datetime.timedelta(0)
+    if zone and zone != "Z":
+        digits = zone[1:].replace(":", "")
+        offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        offset = -offset if zone[0] == "-" else offset
+    try:
+        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0),
+                                   tzinfo=datetime.timezone(offset))
+    except ValueError:
+        return None
+    return moment.timestamp()
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -2334,7 +2379,8 @@ def make_parser() -> argparse.ArgumentParser:
                     "causes and preferences found in TRANSCRIPTs to the memory file.")
     build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
                        help="transcript file, folder of transcripts, or - for stdin "
-                            "(default: this repository's Claude Code, Codex and Gemini sessions)")
+                            "(default: this repository's Claude Code, Codex, Gemini and SpecStory "
+                            "sessions)")
     build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
     build.add_argument("--section", metavar="HEADING",
                        help="put the bullets at the end of this Markdown section (added if missing)")
