@@ -414,7 +414,7 @@ STAT_KEYS = (
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
     "already_seen", "dropped_over_cap", "proposed", "cleaned_invisible",
-    "rewritten_home_path", "skipped_files",
+    "rewritten_home_path", "skipped_files", "skipped_same_session",
 )
 
 FORMATS = ("native", "claude", "codex", "gemini", "messages", "cline", "aider", "specstory")
@@ -2125,6 +2125,68 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     return found
 
 
+def one_reading(paths: list[str]) -> tuple[list[str], int]:
+    """The inputs with each conversation read once, and how many files were passed
+    over. SpecStory saves a Claude Code, Codex or Gemini CLI session under that tool's
+    own session id, and at times saves one session twice under two names: when the
+    tool's own file is read too, it is the one read (the SpecStory copy has lost the
+    records' flags); of two SpecStory files, the larger (the later save). Evidence
+    counted across conversations must not count one conversation twice."""
+    histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
+                 and (sid := specstory_session(p))}
+    if not histories:
+        return paths, 0
+    own = {conversation_id(p) for i, p in enumerate(paths) if i not in histories and p != "-"}
+    best: dict[str, int] = {}
+    for i, sid in histories.items():
+        if sid not in own and (sid not in best or getattr(_stat(paths[i]), "st_size", 0)
+                               > getattr(_stat(paths[best[sid]]), "st_size", 0)):
+            best[sid] = i
+    kept = [p for i, p in enumerate(paths) if i not in histories or best.get(histories[i]) == i]
+    return kept, len(paths) - len(kept)
+
+
+def specstory_session(path: str) -> str | None:
+    """The session id in a SpecStory file's header comment."""
+    try:
+        with open(path, "rb") as handle:
+            head = read_head(handle)
+    except OSError:
+        return None
+    for raw in head[:12]:
+        match = SPECSTORY_SESSION.fullmatch(raw.decode("utf-8", "replace").strip())
+        if match:
+            return match.group(2)
+    return None
+
+
+SESSION_ID_KEY = re.compile(rb'"sessionId"\s*:\s*"([^"]+)"')
+
+
+def conversation_id(path: str) -> str | None:
+    """A session's own id: Claude Code's sessionId (not a subagent file's, which names
+    its parent session), Codex's session_meta id, a Gemini CLI chat's sessionId."""
+    try:
+        with open(path, "rb") as handle:
+            if not path.endswith(".jsonl"):
+                match = SESSION_ID_KEY.search(handle.read(1 << 16))
+                return match.group(1).decode("utf-8", "replace") if match else None
+            for number, raw in enumerate(handle):
+                if number >= 50:
+                    break
+                for record in parse_jsonl_line(raw) or []:
+                    if not isinstance(record, dict):
+                        continue
+                    payload = record.get("payload")
+                    if record.get("type") == "session_meta" and isinstance(payload, dict):
+                        return _str(payload.get("id")) or None
+                    if isinstance(record.get("sessionId"), str):
+                        return None if record.get("isSidechain") else record["sessionId"]
+    except OSError:
+        return None
+    return None
+
+
 def session_time(path: str, tool: str) -> float:
     """When a discovered session was last active. A SpecStory file is committed, so
     its mtime is the checkout's: the time is its last turn header's, else the one in
@@ -2453,6 +2515,7 @@ def run_build(args: argparse.Namespace) -> int:
     else:
         root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
         paths, walked = [p for p, _ in discover(root, conf.since)], set()
+    paths, same_session = one_reading(paths)
     check_targets(conf)
     if args.list_sources:
         write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
@@ -2462,6 +2525,7 @@ def run_build(args: argparse.Namespace) -> int:
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
+    stats["skipped_same_session"] += same_session
     candidates = [c for result in results for c in result.candidates]
     real, rel, folder = patch_target(conf.memory)
     current = read_memory(real, conf.memory)

@@ -334,3 +334,70 @@ def test_since_uses_the_dates_of_a_specstory_history_not_its_mtime(
     times = [t.format(recent=time.strftime("%Y-%m-%d %H:%M:%SZ", recent)) for t in turn_times]
     path = specstory_history(repo, name, times)
     assert list_sources(repo, tmp_path / "home", "--since", since) == ([(str(path), "specstory")] if kept else [])
+
+
+# -- one conversation, one reading ----------------------------------------------------
+
+SESSION = "3f2a9c4e-8b1d-4e6f-a2c7-5d9e0b1f4a36"
+
+
+def build_json(repo: Path, home: Path, *args: str) -> dict[str, object]:
+    clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
+    proc = subprocess.run([sys.executable, str(SCRIPT), "build", "--json", "--memory", "AGENTS.md", *args],
+                          cwd=repo, env={**clean, "HOME": str(home)}, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def claude_jsonl(projects: Path, repo: Path, session: str, sidechain: bool = False, name: str = "") -> Path:
+    path = projects / claude_code_dir(str(repo)) / (name or f"{session}.jsonl")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "parentUuid": None, "isSidechain": sidechain, "type": "user", "cwd": str(repo), "sessionId": session,
+        "uuid": "u1", "message": {"role": "user", "content": RULE},
+    }) + "\n")
+    return path
+
+
+def test_a_specstory_copy_of_a_read_claude_session_is_not_read_again(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    jsonl = claude_jsonl(home / ".claude" / "projects", repo, SESSION)
+    specstory_history(repo, "2026-01-20_10-00-00Z-push-rules.md", ["2026-01-20 10:00:00Z"], session=SESSION)
+    other = specstory_history(repo, "2026-01-21_10-00-00Z-other.md", ["2026-01-21 10:00:00Z"],
+                              session="0b7d3e5f-1a2c-4d6e-8f90-a1b2c3d4e5f6")
+    shown = "~" + str(jsonl)[len(str(home)):]
+    assert list_sources(repo, home) == [(shown, "claude"), (str(other), "specstory")]
+    stats = build_json(repo, home)["stats"]
+    assert stats["skipped_same_session"] == 1  # type: ignore[index]
+    assert stats["dropped_duplicate"] == 1  # type: ignore[index]  # the other conversation's copy only
+
+
+def test_the_same_session_saved_under_two_names_is_read_once(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    short = specstory_history(repo, "2026-01-20_10-00-00Z.md", ["2026-01-20 10:00:00Z"], session=SESSION)
+    longer = specstory_history(repo, "2026-01-20_10-00-00Z-push-rules.md",
+                               ["2026-01-20 10:00:00Z", "2026-01-20 10:05:00Z"], session=SESSION)
+    assert list_sources(repo, home) == [(str(longer), "specstory")]
+    # Named outright, too: the later (larger) save is the one read.
+    assert list_sources(repo, home, str(longer), str(short)) == [(str(longer), "specstory")]
+    assert build_json(repo, home)["stats"]["skipped_same_session"] == 1  # type: ignore[index]
+
+
+def test_a_subagent_file_naming_its_parent_session_does_not_hide_the_specstory_copy(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    agent = claude_jsonl(home / ".claude" / "projects", repo, SESSION, sidechain=True, name="agent-a1b2c3.jsonl")
+    history = specstory_history(repo, "2026-01-20_10-00-00Z.md", ["2026-01-20 10:00:00Z"], session=SESSION)
+    shown = "~" + str(agent)[len(str(home)):]
+    assert list_sources(repo, home, str(agent), str(history)) == [(shown, "claude"), (str(history), "specstory")]
+
+
+def test_a_folder_of_specstory_histories_is_read(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    history = specstory_history(repo, "2026-01-20_10-00-00Z.md", ["2026-01-20 10:00:00Z"])
+    (repo / ".specstory" / "history" / "README.md").write_text("# Chats\n\n#### not a transcript\n")
+    assert list_sources(repo, tmp_path / "home", ".specstory") == [(".specstory/history/2026-01-20_10-00-00Z.md",
+                                                                   "specstory")]
+    assert history.exists()
