@@ -1134,6 +1134,55 @@ SNIFF_LINES = 20
 SNIFF_BYTES = 4 << 20
 
 
+# Formats memory-diff recognises but has no reader for: an input in one of them is an
+# error that names it (exit 2), never "use --format", since no --format reads it.
+NOT_READ = {
+    "swe-agent": "a SWE-agent trajectory",
+    "openhands": "an OpenHands event stream",
+    "chatgpt": "a ChatGPT data export",
+    "claude-ai": "a Claude.ai data export",
+    "langchain": "LangChain messages",
+    "vscode-chat": "a VS Code Copilot Chat session (export it with SpecStory)",
+    "opencode-storage": "an OpenCode storage file (one message or part; OpenCode keeps sessions in opencode.db)",
+    "vscdb": "a Cursor or VS Code state database (export its chats with SpecStory)",
+    "sqlite": "an SQLite database that is no OpenCode store",
+}
+SQLITE_MAGIC = b"SQLite format 3\x00"
+LANGCHAIN_TYPES = frozenset({"human", "ai", "system", "tool", "function", "chat"})
+OPENCODE_ID = re.compile(r"(?:ses|msg|prt)_[0-9A-Za-z]{20,}")
+
+
+def not_read(doc: Any) -> str | None:
+    """Which recognised, unread format a JSON document or first record is in."""
+    if isinstance(doc, dict):
+        if "trajectory" in doc and "history" in doc:
+            return "swe-agent"
+        if isinstance(doc.get("requests"), list) and "responderUsername" in doc:
+            return "vscode-chat"
+        if doc.get("lc") == 1 and doc.get("type") == "constructor":
+            return "langchain"
+        if isinstance(doc.get("kind"), str) and doc["kind"].endswith("Event") and "source" in doc:
+            return "openhands"
+        if OPENCODE_ID.fullmatch(_str(doc.get("id"))) and ("sessionID" in doc or "messageID" in doc
+                                                             or "projectID" in doc):
+            return "opencode-storage"
+        return None
+    if isinstance(doc, list):
+        first = next((m for m in doc if isinstance(m, dict)), None)
+        if first is None:
+            return None
+        if "mapping" in first and "current_node" in first:
+            return "chatgpt"
+        if "chat_messages" in first:
+            return "claude-ai"
+        if "source" in first and ("action" in first or "observation" in first):
+            return "openhands"
+        if first.get("type") in LANGCHAIN_TYPES and isinstance(first.get("data"), dict):
+            return "langchain"
+        return not_read(first) if first.get("lc") == 1 else None
+    return None
+
+
 def sniff_records(records: Iterable[Any]) -> str | None:
     """The JSONL format of the first records of a file, or None if unknown."""
     for record in records:
@@ -1156,6 +1205,9 @@ def sniff_records(records: Iterable[Any]) -> str | None:
             return sniff_document(record)  # a whole session on one line
         if "role" in record and "content" in record:
             return "messages"
+        unread = not_read(record)
+        if unread:
+            return unread
     return None
 
 
@@ -1173,7 +1225,7 @@ def sniff_document(doc: Any) -> str | None:
             return "gemini"
         if "role" in first and "content" in first:
             return "cline" if "ts" in first else "messages"
-    return None
+    return not_read(doc)
 
 
 # --------------------------------------------------------------------------------------
@@ -1461,6 +1513,8 @@ def detect_format(path: str, head: list[bytes]) -> str:
     """The reader for a file, from its first lines; the name only breaks a tie (Gemini
     sessions published as .jsonl are one pretty-printed JSON object). "document" means
     a JSON document whose kind is told by sniff_document once it is read."""
+    if head and head[0].startswith(SQLITE_MAGIC):
+        return "sqlite"
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
     body = b"".join(lines).lstrip()
     if looks_like_specstory(body, lines):
@@ -1504,6 +1558,10 @@ def read_transcript(path: str, stream: Any, opts: Options,
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
+    if fmt == "sqlite":
+        fmt = "vscdb" if any(b"ItemTable" in raw or b"cursorDiskKV" in raw for raw in head) else "sqlite"
+    if fmt in NOT_READ:
+        raise UserError(path, f"{NOT_READ[fmt]}: a format memory-diff recognises but does not read")
     lines = itertools.chain(head, stream)
     if fmt == "aider":
         return fmt, read_aider(lines, opts, stats)
@@ -1521,6 +1579,8 @@ def read_transcript(path: str, stream: Any, opts: Options,
         fmt = sniff_document(doc) or ""
         if not fmt:
             raise UserError(path, "unrecognised transcript format (use --format)")
+        if fmt in NOT_READ:
+            raise UserError(path, f"{NOT_READ[fmt]}: a format memory-diff recognises but does not read")
     messages = doc.get("messages") if isinstance(doc, dict) else doc
     if fmt == "gemini":
         return fmt, read_document(messages, gemini_reader(opts), stats)
@@ -2591,7 +2651,7 @@ def source_format(path: str) -> str:
                 handle.seek(0)
                 doc = _load_document(path, handle.read())
                 fmt = sniff_document(doc) or "unrecognised"
-            return fmt
+            return f"not read ({fmt})" if fmt in NOT_READ or fmt == "sqlite" else fmt
     except OSError as exc:
         raise UserError(path, exc.strerror or str(exc)) from None
 

@@ -13,6 +13,7 @@ Skipped content carries signal-shaped sentences on purpose, so a leak shows up a
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import subprocess
@@ -187,3 +188,51 @@ def test_claude_two_records_glued_on_one_line(tmp_path: Path) -> None:
     )
     result, _ = build_json(transcript, tmp_path)
     assert bullets_of(result) == [("user", BEFORE), ("assistant", AFTER)]
+
+
+# -- recognised, but read by no reader: named in the error, never "use --format" ---------
+
+def sqlite_file(path: Path, table: str) -> None:
+    import sqlite3
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute(f"CREATE TABLE {table} (key TEXT, value BLOB)")
+        db.commit()
+
+
+NOT_READ_CASES = [
+    pytest.param("run.traj", '{"environment": "swe", "trajectory": [], "history": [], "info": {}}',
+                 "a SWE-agent trajectory", id="swe-agent"),
+    pytest.param("conversations.json", '[{"title": "t", "mapping": {}, "current_node": "n"}]',
+                 "a ChatGPT data export", id="chatgpt-export"),
+    pytest.param("conversations.json", '[{"uuid": "u", "name": "n", "chat_messages": []}]',
+                 "a Claude.ai data export", id="claude-ai-export"),
+    pytest.param("trajectory.json", '[{"id": 0, "source": "user", "action": "message", "message": "hi"}]',
+                 "an OpenHands event stream", id="openhands"),
+    pytest.param("history.json", '[{"type": "human", "data": {"content": "hi"}}]', "LangChain messages",
+                 id="langchain"),
+    pytest.param("chat.json", '{"version": 3, "requesterUsername": "me", "responderUsername": "GitHub Copilot", '
+                              '"requests": []}', "a VS Code Copilot Chat session", id="vscode-copilot-chat"),
+    pytest.param("msg_01JABCDEFGHJKMNPQRSTVWXYZ0.json",
+                 '{"id": "msg_01JABCDEFGHJKMNPQRSTVWXYZ0", "sessionID": "ses_01JABCDEFGHJKMNPQRSTVWXYZ0", '
+                 '"role": "user", "time": {"created": 1}}', "an OpenCode storage file", id="opencode-legacy-file"),
+    pytest.param("state.vscdb", "cursorDiskKV", "a Cursor or VS Code state database", id="cursor-state-db"),
+    pytest.param("other.db", "notes", "an SQLite database that is no OpenCode store", id="other-sqlite"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "named"), NOT_READ_CASES)
+def test_a_recognised_format_that_is_not_read_is_named(tmp_path: Path, name: str, content: str, named: str) -> None:
+    path = tmp_path / name
+    if name.endswith((".vscdb", ".db")):
+        sqlite_file(path, content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    proc = run_cli("build", str(path), "--memory", str(tmp_path / "memory.md"))
+    stderr = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert stderr.startswith(f"memory-diff: error: {path}: {named}") and stderr.count("\n") == 1, stderr
+    assert "--format" not in stderr
+    # In a folder, such a file is passed over and counted, as any file that is no transcript.
+    if name.endswith(".json"):
+        walked = run_cli("build", str(tmp_path), "--memory", str(tmp_path / "memory.md"), "--stats")
+        assert walked.returncode == 0 and b"skipped_files=1\n" in walked.stderr
