@@ -403,8 +403,8 @@ EMPHASIS = re.compile(r"(?<!\*)\*\*(?!\*)")
 SENTENCE_END = re.compile(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                           r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
-# Stats keys in the order --stats prints them (secret_KIND keys follow, sorted). Which
-# counters add up to which is in README "Accounting" and tested.
+# Stats keys in the order --stats prints them (secret_KIND and uncovered_script_NAME keys
+# follow, sorted). Which counters add up to which is in README "Accounting" and tested.
 STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
@@ -414,7 +414,7 @@ STAT_KEYS = (
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
     "already_seen", "dropped_over_cap", "proposed", "cleaned_invisible",
-    "rewritten_home_path", "skipped_files", "skipped_same_session",
+    "rewritten_home_path", "skipped_files", "skipped_same_session", "uncovered_script",
 )
 
 FORMATS = ("native", "claude", "codex", "gemini", "messages", "cline", "aider", "specstory")
@@ -1097,6 +1097,51 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         yield Message(role, visible, number, stamp)
 
 
+# The SIGNAL, NOISE and score rules know English and Chinese: Latin letters and Han
+# characters. Prose in another script gives no candidate. These are the scripts --stats
+# names, by the code point ranges of their letters.
+UNCOVERED_SCRIPTS = (
+    (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0590, 0x05FF, "hebrew"),
+    (0x0600, 0x06FF, "arabic"), (0x0900, 0x0DFF, "indic"), (0x0E00, 0x0E7F, "thai"),
+    (0x3040, 0x30FF, "kana"), (0x1100, 0x11FF, "hangul"), (0xAC00, 0xD7AF, "hangul"),
+)
+SCRIPT_SAMPLE = 2000  # characters of a message looked at: enough to tell its script
+
+
+def count_scripts(messages: Iterable[Message], stats: Counter[str]) -> Iterator[Message]:
+    """Count the messages whose letters are mostly in a script the rules do not cover
+    (uncovered_script, and uncovered_script_NAME by script)."""
+    for message in messages:
+        text = message.text
+        if not text.isascii():
+            covered = 0
+            scripts: Counter[str] = Counter()
+            for char in text[:SCRIPT_SAMPLE]:
+                if not char.isalpha():
+                    continue
+                code = ord(char)
+                name = next((n for lo, hi, n in UNCOVERED_SCRIPTS if lo <= code <= hi), "") \
+                    if 0x0370 <= code < 0x4E00 or 0xAC00 <= code <= 0xD7AF else ""
+                if name:
+                    scripts[name] += 1
+                else:
+                    covered += 1
+            if sum(scripts.values()) > covered:
+                stats["uncovered_script"] += 1
+                stats[f"uncovered_script_{scripts.most_common(1)[0][0]}"] += 1
+        yield message
+
+
+def script_note(stats: Counter[str]) -> str | None:
+    """A note for --stats when most messages are in a script the rules do not cover."""
+    if not stats["messages"] or stats["uncovered_script"] * 2 <= stats["messages"]:
+        return None
+    names = sorted((k.removeprefix("uncovered_script_") for k in stats if k.startswith("uncovered_script_")),
+                   key=lambda n: (-stats[f"uncovered_script_{n}"], n))
+    return (f"most prose is in a script the rules do not cover ({', '.join(names)}): "
+            "they know English and Chinese, so nothing in it can be proposed")
+
+
 def _timestamp(value: Any) -> str | None:
     if isinstance(value, str):
         return value or None
@@ -1554,7 +1599,13 @@ def _load_document(path: str, data: bytes) -> Any:
 
 def read_transcript(path: str, stream: Any, opts: Options,
                     stats: Counter[str]) -> tuple[str, Iterator[Message]]:
-    """The format of one transcript and an iterator over its visible prose."""
+    """The format of one transcript and an iterator over its visible prose (whose
+    scripts are counted when the counters are printed)."""
+    fmt, messages = _read(path, stream, opts, stats)
+    return fmt, (count_scripts(messages, stats) if opts.count_all else messages)
+
+
+def _read(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[str, Iterator[Message]]:
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
@@ -2619,6 +2670,9 @@ def run_build(args: argparse.Namespace) -> int:
         write(patch)
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
+        note = script_note(stats)
+        if note:
+            sys.stderr.write(f"{PROG}: note: {note}\n")
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
 
 

@@ -236,3 +236,33 @@ def test_a_recognised_format_that_is_not_read_is_named(tmp_path: Path, name: str
     if name.endswith(".json"):
         walked = run_cli("build", str(tmp_path), "--memory", str(tmp_path / "memory.md"), "--stats")
         assert walked.returncode == 0 and b"skipped_files=1\n" in walked.stderr
+
+
+# -- a language the rules do not know: said with --stats ----------------------------------
+
+RU = "Мы решили всегда хранить ключи в конфиге, потому что так проще для всех."
+JA = "設定ファイルは必ずリポジトリの外に置いてください、理由は漏洩を防ぐためです。"
+ZH = "我们决定把配置文件放在仓库外面，因为这样可以避免泄露密钥。"
+EN = "We decided to keep the config outside the repository because it holds keys."
+
+
+@pytest.mark.parametrize(("texts", "counters", "note"), [
+    pytest.param([RU, RU, EN], {"uncovered_script": 2, "uncovered_script_cyrillic": 2}, "cyrillic", id="russian"),
+    pytest.param([JA, JA, RU], {"uncovered_script": 3, "uncovered_script_kana": 2, "uncovered_script_cyrillic": 1},
+                 "kana, cyrillic", id="japanese-then-russian"),
+    pytest.param([RU, EN, ZH], {"uncovered_script": 1, "uncovered_script_cyrillic": 1}, None, id="mostly-covered"),
+    pytest.param([ZH, EN], {"uncovered_script": 0}, None, id="chinese-and-english"),
+])
+def test_stats_say_when_most_prose_is_in_a_script_the_rules_do_not_cover(
+        tmp_path: Path, texts: list[str], counters: dict[str, int], note: str | None) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps({"role": "user", "text": t}, ensure_ascii=False) + "\n" for t in texts),
+                          encoding="utf-8")
+    proc = run_cli("build", str(transcript), "--memory", str(tmp_path / "memory.md"), "--stats")
+    assert proc.returncode == 0
+    lines = proc.stderr.decode("utf-8").splitlines()
+    stats = dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("memory-diff:"))
+    assert {k: int(stats.get(k, 0)) for k in counters} == counters
+    notes = [line for line in lines if line.startswith("memory-diff: note:")]
+    assert notes == ([f"memory-diff: note: most prose is in a script the rules do not cover ({note}): "
+                      "they know English and Chinese, so nothing in it can be proposed"] if note else [])
