@@ -417,7 +417,7 @@ STAT_KEYS = (
     "rewritten_home_path", "skipped_files", "skipped_same_session", "uncovered_script",
 )
 
-FORMATS = ("native", "claude", "codex", "gemini", "messages", "cline", "aider", "specstory")
+FORMATS = ("native", "claude", "codex", "gemini", "copilot", "messages", "cline", "aider", "specstory")
 
 
 class UserError(Exception):
@@ -818,6 +818,50 @@ class CodexReader:
         self.stats["skipped_duplicate_event"] -= lines
         self.stats["prose"] += lines
         return self.events
+
+
+# GitHub Copilot CLI: ~/.copilot/session-state/<sessionId>/events.jsonl, one event a
+# line, {type, data, id, timestamp, parentId, agentId?}; the schema is published with
+# the Copilot SDK (github/copilot-sdk, nodejs/src/generated/session-events.ts).
+COPILOT_SKIP = {
+    "assistant.reasoning": "skipped_thinking", "assistant.reasoning_delta": "skipped_thinking",
+    "tool.execution_start": "skipped_tool_call", "tool.user_requested": "skipped_tool_call",
+    "external_tool.requested": "skipped_tool_call", "tool.execution_complete": "skipped_tool_output",
+    "tool.execution_partial_result": "skipped_tool_output", "external_tool.completed": "skipped_tool_output",
+    "assistant.message_delta": "skipped_duplicate_event", "assistant.streaming_delta": "skipped_duplicate_event",
+}
+COPILOT_TYPES = frozenset({"session.start", "session.resume", "user.message", "assistant.message",
+                           "assistant.turn_start", "session.info", "session.model_change"})
+
+
+def copilot_reader(opts: Options) -> Any:
+    """Copilot CLI events: user.message and assistant.message content. A sub-agent's
+    events carry agentId (older ones parentToolCallId) and are sidechains; a user
+    message from a skill or another agent (data.source) is injected."""
+    def read(record: Any, line: int) -> Outcome:
+        if not isinstance(record, dict) or not isinstance(record.get("data"), dict):
+            return "skipped_meta", []
+        kind, data = _str(record.get("type")), record["data"]
+        if kind == "session.compaction_complete" and isinstance(data.get("summaryContent"), str):
+            if not opts.include_summaries:
+                return "skipped_summary", []
+            kind, data = "assistant.message", {"content": data["summaryContent"]}
+        elif kind not in ("user.message", "assistant.message"):
+            return COPILOT_SKIP.get(kind, "skipped_meta"), []
+        if record.get("agentId") or data.get("parentToolCallId"):
+            if not opts.include_sidechains:
+                return "skipped_sidechain", []
+        role = "user" if kind == "user.message" else "assistant"
+        if role == "user" and (data.get("isAutopilotContinuation")
+                               or _str(data.get("source")).startswith(("skill-", "agent-", "system"))):
+            return "skipped_injected", []
+        if role not in opts.roles:
+            return "skipped_role", []
+        outcome, texts = content_texts(data.get("content"))
+        if outcome == "skipped_empty" and data.get("toolRequests"):
+            outcome = "skipped_tool_call"
+        return outcome, _messages(role, texts, line, record.get("timestamp"))
+    return read
 
 
 def gemini_reader(opts: Options) -> Any:
@@ -1236,6 +1280,8 @@ def sniff_records(records: Iterable[Any]) -> str | None:
         kind = _str(record.get("type"))
         if kind in CODEX_TYPES and "payload" in record:
             return "codex"
+        if kind in COPILOT_TYPES and isinstance(record.get("data"), dict) and "parentId" in record:
+            return "copilot"
         if "record_type" in record or ("instructions" in record and "id" in record):
             return "codex"  # legacy flat rollout
         if kind == "message" and "role" in record:
@@ -1622,6 +1668,8 @@ def _read(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[s
         return fmt, CodexReader(opts, stats).read(lines)
     if fmt == "claude":
         return fmt, read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose)
+    if fmt == "copilot":
+        return fmt, read_jsonl(lines, copilot_reader(opts), stats)
     if fmt == "native" or (fmt == "messages" and sniffed != "document"):
         reader = native_reader if fmt == "native" else messages_reader
         return fmt, read_jsonl(lines, reader(opts), stats)
@@ -2226,6 +2274,14 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
     if os.path.isdir(chats):
         found += [(p, "gemini") for p in expand_inputs([chats])[0] if p.endswith(".json")]
+    copilot = os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "session-state")
+    if os.path.isdir(copilot):
+        # <sessionId>/events.jsonl, and older <sessionId>.jsonl files beside them.
+        for path in expand_inputs([copilot])[0]:
+            rel = os.path.relpath(path, copilot).split(os.sep)
+            if (rel[-1] == "events.jsonl" and len(rel) == 2 or len(rel) == 1 and rel[0].endswith(".jsonl")) \
+                    and inside(copilot_cwd(path), root):
+                found.append((path, "copilot"))
     # SpecStory saves its histories inside the repository, usually committed.
     history = os.path.join(root, ".specstory", "history")
     if os.path.isdir(history):
@@ -2336,6 +2392,21 @@ def specstory_moment(text: str) -> float | None:
     except ValueError:
         return None
     return moment.timestamp()
+
+
+def copilot_cwd(path: str) -> Any:
+    """The cwd of a Copilot CLI session: its session.start event's data.context."""
+    try:
+        with open(path, "rb") as handle:
+            for raw in itertools.islice(handle, 20):
+                for record in parse_jsonl_line(raw) or []:
+                    if isinstance(record, dict) and record.get("type") == "session.start":
+                        context = (record.get("data") or {}).get("context") if isinstance(
+                            record.get("data"), dict) else None
+                        return context.get("cwd") if isinstance(context, dict) else None
+    except OSError:
+        return None
+    return None
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -2552,8 +2623,8 @@ def make_parser() -> argparse.ArgumentParser:
                     "causes and preferences found in TRANSCRIPTs to the memory file.")
     build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
                        help="transcript file, folder of transcripts, or - for stdin "
-                            "(default: this repository's Claude Code, Codex, Gemini and SpecStory "
-                            "sessions)")
+                            "(default: this repository's Claude Code, Codex, Gemini, Copilot CLI "
+                            "and SpecStory sessions)")
     build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
     build.add_argument("--section", metavar="HEADING",
                        help="put the bullets at the end of this Markdown section (added if missing)")

@@ -75,7 +75,7 @@ def test_discovers_sessions_of_a_repository_with_an_astral_character(tmp_path: P
 
 # -- Codex, Gemini, CLAUDE_CONFIG_DIR, subfolders, the lossy slug, --since, the listing ----
 
-TOOL_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
+TOOL_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME")
 RULE = "Never push directly to main because the release job deploys every commit."
 
 
@@ -401,3 +401,34 @@ def test_a_folder_of_specstory_histories_is_read(tmp_path: Path) -> None:
     assert list_sources(repo, tmp_path / "home", ".specstory") == [(".specstory/history/2026-01-20_10-00-00Z.md",
                                                                    "specstory")]
     assert history.exists()
+
+
+def copilot_session(copilot_home: Path, cwd: Path | str, session: str, legacy: bool = False) -> Path:
+    """A Copilot CLI session: session-state/<id>/events.jsonl (older: session-state/<id>.jsonl)."""
+    state = copilot_home / "session-state"
+    path = state / f"{session}.jsonl" if legacy else state / session / "events.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(r) for r in (
+        {"type": "session.start", "id": "e1", "parentId": None, "timestamp": "2026-08-03T09:00:00.000Z",
+         "data": {"sessionId": session, "producer": "copilot-agent", "context": {"cwd": str(cwd)}}},
+        {"type": "user.message", "id": "e2", "parentId": "e1", "timestamp": "2026-08-03T09:00:01.000Z",
+         "data": {"content": RULE}},
+    )) + "\n")
+    return path
+
+
+def test_copilot_cli_sessions_are_found_by_the_cwd_of_their_session_start(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "web").mkdir()
+    home = tmp_path / "home"
+    mine = copilot_session(home / ".copilot", repo, "a1")
+    legacy = copilot_session(home / ".copilot", repo / "web", "b2", legacy=True)
+    copilot_session(home / ".copilot", tmp_path / "elsewhere", "c3")
+    (home / ".copilot" / "session-state" / "a1" / "checkpoints").mkdir()
+    (home / ".copilot" / "session-state" / "a1" / "checkpoints" / "001.json").write_text("{}")  # not a transcript
+    shown = lambda p: "~" + str(p)[len(str(home)):]  # noqa: E731
+    # As a folder is walked: its files, then its subfolders.
+    assert list_sources(repo, home) == [(shown(legacy), "copilot"), (shown(mine), "copilot")]
+    elsewhere = tmp_path / "copilot-home"
+    moved = copilot_session(elsewhere, repo, "d4")
+    assert list_sources(repo, home, COPILOT_HOME=str(elsewhere)) == [(str(moved), "copilot")]
