@@ -417,7 +417,8 @@ STAT_KEYS = (
     "rewritten_home_path", "skipped_files", "skipped_same_session", "uncovered_script",
 )
 
-FORMATS = ("native", "claude", "codex", "gemini", "copilot", "messages", "cline", "aider", "specstory")
+FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline", "aider",
+           "specstory")
 
 
 class UserError(Exception):
@@ -862,6 +863,111 @@ def copilot_reader(opts: Options) -> Any:
             outcome = "skipped_tool_call"
         return outcome, _messages(role, texts, line, record.get("timestamp"))
     return read
+
+
+# OpenCode keeps every project's sessions in one SQLite database,
+# $XDG_DATA_HOME/opencode/opencode.db (tables session, message and part; each row's
+# `data` is JSON: packages/opencode/src/session/session.sql.ts and message-v2.ts).
+# One database is one input: its sessions whose directory is inside the current
+# repository, in the order OpenCode shows them (time created, then id).
+OPENCODE_TABLES = frozenset({"session", "message", "part"})
+OPENCODE_PART_KIND = {"text": "text", "reasoning": "reasoning", "tool": "tool_use"}
+
+
+def open_sqlite(path: str) -> Any:
+    """A read-only connection. sqlite3 is imported here, not at start-up: most runs
+    read no database."""
+    import sqlite3
+    import urllib.parse
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+    try:
+        db = sqlite3.connect(uri + "?mode=ro", uri=True)
+        db.execute("SELECT name FROM sqlite_master").fetchall()
+        return db
+    except sqlite3.Error:
+        # A WAL database in a folder it cannot write to: read what is checkpointed.
+        try:
+            return sqlite3.connect(uri + "?immutable=1", uri=True)
+        except sqlite3.Error as exc:
+            raise UserError(path, f"cannot open the database: {exc}") from None
+
+
+def is_opencode_db(path: str) -> bool:
+    import sqlite3
+    try:
+        with contextlib.closing(open_sqlite(path)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except (UserError, sqlite3.Error):
+        return False
+    return OPENCODE_TABLES <= tables
+
+
+def opencode_sessions(db: Any, root: str) -> list[tuple[str, str | None]]:
+    """(id, parent id) of the sessions started inside `root`, oldest first."""
+    rows = db.execute("SELECT id, parent_id, directory FROM session ORDER BY time_created, id").fetchall()
+    return [(sid, parent) for sid, parent, directory in rows if inside(directory, root)]
+
+
+def read_opencode(path: str, opts: Options, stats: Counter[str]) -> Iterator[Message]:
+    """OpenCode messages of this repository's sessions: text parts of user and
+    assistant messages, without synthetic or ignored parts (OpenCode's own insertions).
+    A message is one record; its line is its 1-based index among those read. Child
+    sessions (a subagent's) are sidechains; an assistant message marked summary is a
+    compaction summary."""
+    import sqlite3
+    root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
+    try:
+        with contextlib.closing(open_sqlite(path)) as db:
+            index = 0
+            for sid, parent in opencode_sessions(db, root):
+                parts: dict[str, list[Any]] = {}
+                for message_id, data in db.execute(
+                        "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (sid,)):
+                    parts.setdefault(message_id, []).append(data)
+                for message_id, data in db.execute(
+                        "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,)):
+                    index += 1
+                    stats["lines"] += 1
+                    outcome, found = _opencode_message(data, parts.get(message_id, []), parent, index, opts)
+                    stats[outcome] += 1
+                    stats["parsed"] += outcome != "malformed"
+                    yield from found
+    except sqlite3.Error as exc:
+        raise UserError(path, f"cannot read the OpenCode database: {exc}") from None
+
+
+def _opencode_message(data: Any, parts: list[Any], parent: Any, index: int, opts: Options) -> Outcome:
+    try:
+        info = json.loads(data)
+    except (TypeError, ValueError, RecursionError):
+        return "malformed", []
+    role = _str(info.get("role")) if isinstance(info, dict) else ""
+    if role not in ("user", "assistant"):
+        return "skipped_meta", []
+    if parent and not opts.include_sidechains:
+        return "skipped_sidechain", []
+    if info.get("summary") is True and not opts.include_summaries:
+        return "skipped_summary", []
+    if role not in opts.roles:
+        return "skipped_role", []
+    blocks = []
+    for raw in parts:
+        try:
+            part = json.loads(raw)
+        except (TypeError, ValueError, RecursionError):
+            continue
+        if not isinstance(part, dict):
+            continue
+        kind = OPENCODE_PART_KIND.get(_str(part.get("type")), "other")
+        if kind == "text" and (part.get("synthetic") or part.get("ignored")):
+            blocks.append("")  # OpenCode's own insertion: counted as injected
+            continue
+        blocks.append({"type": kind, "text": part.get("text")})
+    outcome, texts = content_texts(blocks)
+    if outcome == "skipped_empty" and "" in blocks:
+        outcome = "skipped_injected"
+    time = info.get("time")
+    return outcome, _messages(role, texts, index, time.get("created") if isinstance(time, dict) else None)
 
 
 def gemini_reader(opts: Options) -> Any:
@@ -1621,6 +1727,13 @@ def detect_format(path: str, head: list[bytes]) -> str:
     return sniff_records(records) or ("aider" if path.endswith(".md") else "native")
 
 
+def sqlite_kind(path: str, head: list[bytes]) -> str:
+    """Which SQLite store a file is: OpenCode's (read), or a recognised one that is not."""
+    if any(b"ItemTable" in raw or b"cursorDiskKV" in raw for raw in head):
+        return "vscdb"
+    return "opencode" if path != "-" and is_opencode_db(path) else "sqlite"
+
+
 def read_head(stream: Any) -> list[bytes]:
     head: list[bytes] = []
     size = 0
@@ -1656,9 +1769,13 @@ def _read(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[s
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
     if fmt == "sqlite":
-        fmt = "vscdb" if any(b"ItemTable" in raw or b"cursorDiskKV" in raw for raw in head) else "sqlite"
+        fmt = sqlite_kind(path, head)
     if fmt in NOT_READ:
         raise UserError(path, f"{NOT_READ[fmt]}: a format memory-diff recognises but does not read")
+    if fmt == "opencode":
+        if path == "-":
+            raise UserError(path, "an OpenCode database cannot be read from standard input")
+        return fmt, read_opencode(path, opts, stats)
     lines = itertools.chain(head, stream)
     if fmt == "aider":
         return fmt, read_aider(lines, opts, stats)
@@ -2282,6 +2399,13 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
             if (rel[-1] == "events.jsonl" and len(rel) == 2 or len(rel) == 1 and rel[0].endswith(".jsonl")) \
                     and inside(copilot_cwd(path), root):
                 found.append((path, "copilot"))
+    opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
+    if os.path.isdir(opencode):
+        # opencode.db, or opencode-<channel>.db for other release channels.
+        for name in sorted(os.listdir(opencode)):
+            path = os.path.join(opencode, name)
+            if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
+                found.append((path, "opencode"))
     # SpecStory saves its histories inside the repository, usually committed.
     history = os.path.join(root, ".specstory", "history")
     if os.path.isdir(history):
@@ -2392,6 +2516,18 @@ def specstory_moment(text: str) -> float | None:
     except ValueError:
         return None
     return moment.timestamp()
+
+
+def opencode_holds(path: str, root: str) -> bool:
+    """Whether an OpenCode database holds a session started inside `root`."""
+    import sqlite3
+    if not is_opencode_db(path):
+        return False
+    try:
+        with contextlib.closing(open_sqlite(path)) as db:
+            return bool(opencode_sessions(db, root))
+    except (UserError, sqlite3.Error):
+        return False
 
 
 def copilot_cwd(path: str) -> Any:
@@ -2623,8 +2759,8 @@ def make_parser() -> argparse.ArgumentParser:
                     "causes and preferences found in TRANSCRIPTs to the memory file.")
     build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
                        help="transcript file, folder of transcripts, or - for stdin "
-                            "(default: this repository's Claude Code, Codex, Gemini, Copilot CLI "
-                            "and SpecStory sessions)")
+                            "(default: this repository's Claude Code, Codex, Gemini, Copilot CLI, "
+                            "OpenCode and SpecStory sessions)")
     build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
     build.add_argument("--section", metavar="HEADING",
                        help="put the bullets at the end of this Markdown section (added if missing)")
@@ -2776,7 +2912,10 @@ def source_format(path: str) -> str:
                 handle.seek(0)
                 doc = _load_document(path, handle.read())
                 fmt = sniff_document(doc) or "unrecognised"
-            return f"not read ({fmt})" if fmt in NOT_READ or fmt == "sqlite" else fmt
+            if fmt == "sqlite":
+                handle.seek(0)
+                fmt = sqlite_kind(path, read_head(handle))
+            return f"not read ({fmt})" if fmt in NOT_READ else fmt
     except OSError as exc:
         raise UserError(path, exc.strerror or str(exc)) from None
 

@@ -75,7 +75,7 @@ def test_discovers_sessions_of_a_repository_with_an_astral_character(tmp_path: P
 
 # -- Codex, Gemini, CLAUDE_CONFIG_DIR, subfolders, the lossy slug, --since, the listing ----
 
-TOOL_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME")
+TOOL_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME", "XDG_DATA_HOME")
 RULE = "Never push directly to main because the release job deploys every commit."
 
 
@@ -432,3 +432,30 @@ def test_copilot_cli_sessions_are_found_by_the_cwd_of_their_session_start(tmp_pa
     elsewhere = tmp_path / "copilot-home"
     moved = copilot_session(elsewhere, repo, "d4")
     assert list_sources(repo, home, COPILOT_HOME=str(elsewhere)) == [(str(moved), "copilot")]
+
+
+def opencode_store(data_home: Path, name: str, directories: list[str]) -> Path:
+    import contextlib
+    import sqlite3
+    path = data_home / "opencode" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.executescript("CREATE TABLE session (id TEXT, parent_id TEXT, directory TEXT, time_created INTEGER);"
+                         "CREATE TABLE message (id TEXT, session_id TEXT, time_created INTEGER, data TEXT);"
+                         "CREATE TABLE part (id TEXT, message_id TEXT, session_id TEXT, data TEXT);")
+        db.executemany("INSERT INTO session VALUES (?, NULL, ?, 1)", [(f"ses_{i}", d) for i, d in enumerate(directories)])
+        db.commit()
+    return path
+
+
+def test_opencode_databases_holding_a_session_of_the_repository_are_found(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    data = home / ".local" / "share"
+    mine = opencode_store(data, "opencode.db", [str(tmp_path / "elsewhere"), str(repo / "src")])
+    opencode_store(data, "opencode-dev.db", [str(tmp_path / "elsewhere")])  # no session here
+    (data / "opencode" / "auth.json").write_text("{}")
+    shown = "~" + str(mine)[len(str(home)):]
+    assert list_sources(repo, home) == [(shown, "opencode")]
+    moved = opencode_store(tmp_path / "xdg", "opencode-beta.db", [str(repo)])
+    assert list_sources(repo, home, XDG_DATA_HOME=str(tmp_path / "xdg")) == [(str(moved), "opencode")]

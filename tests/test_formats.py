@@ -266,3 +266,100 @@ def test_stats_say_when_most_prose_is_in_a_script_the_rules_do_not_cover(
     notes = [line for line in lines if line.startswith("memory-diff: note:")]
     assert notes == ([f"memory-diff: note: most prose is in a script the rules do not cover ({note}): "
                       "they know English and Chinese, so nothing in it can be proposed"] if note else [])
+
+
+# -- OpenCode: one SQLite database for every project, read for the current repository ------
+
+OPENCODE_SCHEMA = """
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT NOT NULL,
+  directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL,
+  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+  time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+"""
+
+
+def opencode_db(path: Path, sessions: list[tuple[str, str | None, str, list[tuple[str, dict[str, Any], list[Any]]]]]) -> None:
+    """sessions: (id, parent id, directory, [(role, extra message data, parts)]), written
+    out of order so that the reader's ordering is what is tested."""
+    import sqlite3
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.executescript(OPENCODE_SCHEMA)
+        for s_index, (sid, parent, directory, messages) in reversed(list(enumerate(sessions))):
+            db.execute("INSERT INTO session VALUES (?, 'prj', ?, 'slug', ?, 'title', '1.0', ?, ?)",
+                       (sid, parent, directory, 1770000000000 + s_index, 1770000000000 + s_index))
+            for m_index, (role, extra, parts) in reversed(list(enumerate(messages))):
+                mid, created = f"msg_{sid}_{m_index:03d}", 1770000000000 + 60_000 * (10 * s_index + m_index)
+                db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                           (mid, sid, created, created, json.dumps({"role": role, "time": {"created": created}, **extra})))
+                for p_index, part in reversed(list(enumerate(parts))):
+                    db.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                               (f"prt_{mid}_{p_index:03d}", mid, sid, created, created, json.dumps(part)))
+        db.commit()
+
+
+def text(value: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "text", "text": value, **extra}
+
+
+OC_USER = "We must never ship the billing service on Fridays because the on-call rota is thin."
+OC_ROOT = "The root cause is that the deploy job reads the rota from a stale cache."
+OC_DECIDED = "We decided to read the rota from the scheduler API instead of the cache."
+OC_SUB = "The subagent found that the scheduler API must be called with the team id."
+OC_SUMMARY = "The user decided to freeze Friday deploys because the rota is thin."
+
+
+def opencode_case(tmp_path: Path) -> tuple[Path, Path]:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "svc").mkdir()
+    db = tmp_path / "opencode.db"
+    opencode_db(db, [
+        ("ses_1", None, str(repo), [
+            ("user", {"agent": "build"}, [
+                text(OC_USER),
+                text("Called the Read tool: Always LEAKSYNTHETIC read the config because it changes.", synthetic=True),
+            ]),
+            ("assistant", {"modelID": "m", "parentID": "msg_ses_1_000"}, [
+                {"type": "step-start"},
+                {"type": "reasoning", "text": "The user must LEAKREASONING be right because they said so.", "time": {"start": 1}},
+                {"type": "tool", "tool": "bash", "callID": "c1", "state": {
+                    "status": "completed", "input": {"command": "grep -r rota"},
+                    "output": "Never LEAKTOOLOUTPUT trust the cache because it is stale.", "title": "grep", "metadata": {},
+                    "time": {"start": 1, "end": 2}}},
+                text(OC_ROOT),
+                {"type": "step-finish", "reason": "stop", "cost": 0, "tokens": {}},
+            ]),
+            ("assistant", {"summary": True}, [text(OC_SUMMARY)]),
+            ("assistant", {}, [text(OC_DECIDED)]),
+        ]),
+        ("ses_2", "ses_1", str(repo), [("assistant", {}, [text(OC_SUB)])]),
+        ("ses_3", None, str(tmp_path / "elsewhere"), [("user", {}, [text("Always LEAKOTHERPROJECT pin the versions because builds drift.")])]),
+        ("ses_4", None, str(repo) + "-fork", [("user", {}, [text("Never LEAKSIBLING merge on red because CI is the gate.")])]),
+        ("ses_5", None, str(repo / "svc"), [("user", {}, [text("Never LEAKIGNORED do it.", ignored=True)])]),
+    ])
+    return repo, db
+
+
+@pytest.mark.parametrize(("args", "bullets"), [
+    pytest.param([], [("user", 1, OC_USER), ("assistant", 2, OC_ROOT), ("assistant", 4, OC_DECIDED)], id="default"),
+    pytest.param(["--include-sidechains", "--include-summaries"],
+                 [("user", 1, OC_USER), ("assistant", 2, OC_ROOT), ("assistant", 3, OC_SUMMARY),
+                  ("assistant", 4, OC_DECIDED), ("assistant", 5, OC_SUB)], id="sidechains-and-summaries"),
+    pytest.param(["--format", "opencode"], [("user", 1, OC_USER), ("assistant", 2, OC_ROOT), ("assistant", 4, OC_DECIDED)],
+                 id="forced"),
+])
+def test_opencode_database(tmp_path: Path, args: list[str], bullets: list[tuple[str, int, str]]) -> None:
+    repo, db = opencode_case(tmp_path)
+    proc = subprocess.run([sys.executable, str(SCRIPT.resolve()), "build", str(db), "--memory", "AGENTS.md", "--json",
+                           "--min-score", "0", "--max-add", "100", *args], cwd=repo, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    doc = json.loads(proc.stdout)
+    assert [(p["source"]["role"], p["source"]["line"], p["text"]) for p in doc["proposed"]] == bullets
+    assert doc["proposed"][0]["source"]["timestamp"] == "2026-02-02T02:40:00Z"
+    assert b"LEAK" not in proc.stdout
+    if not args:
+        stats = doc["stats"]
+        assert (stats["lines"], stats["skipped_sidechain"], stats["skipped_summary"], stats["skipped_injected"]) == (6, 1, 1, 1)
