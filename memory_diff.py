@@ -1,7 +1,8 @@
 """memory-diff: propose additions to an agent memory file as a patch a person reviews.
 
-Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Aider,
-Cline, OpenAI/Anthropic message lists, or {"role","text"} JSONL), picks the few sentences
+Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Copilot
+CLI, OpenCode, Aider, SpecStory histories, Cline, OpenAI/Anthropic message lists, or
+{"role","text"} JSONL), picks the few sentences
 that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
 unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
 CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
