@@ -1220,6 +1220,9 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         if text == "---" or (text.startswith("<!--") and text.endswith("-->")):
             stats["skipped_meta"] += 1  # separators, message-id comments
             continue
+        if text.startswith("Tool use: **"):
+            stats["skipped_tool_call"] += 1  # an early layout's tool call outside a block
+            continue
         if role == "user" and text.startswith(SPECSTORY_INJECTED):
             tag = text[1:].split(">", 1)[0].split(None, 1)[0]
             if tag in ("command-name", "command-message"):
