@@ -459,3 +459,25 @@ def test_opencode_databases_holding_a_session_of_the_repository_are_found(tmp_pa
     assert list_sources(repo, home) == [(shown, "opencode")]
     moved = opencode_store(tmp_path / "xdg", "opencode-beta.db", [str(repo)])
     assert list_sources(repo, home, XDG_DATA_HOME=str(tmp_path / "xdg")) == [(str(moved), "opencode")]
+
+
+@pytest.mark.parametrize("tool", ["codex", "gemini"])
+def test_a_specstory_copy_of_a_codex_or_gemini_session_named_with_it_is_not_read_again(tmp_path: Path, tool: str) -> None:
+    """SpecStory names a Codex session by its session_meta id, a Gemini chat by its sessionId."""
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    if tool == "codex":
+        own = codex_rollout(home / ".codex", repo, f"rollout-2026-01-20T10-00-00-{SESSION}.jsonl")
+        text = own.read_text().replace(f'"id": "rollout-2026-01-20T10-00-00-{SESSION}.jsonl"', f'"id": "{SESSION}"')
+        own.write_text(text)
+    else:
+        own = gemini_chat(home, repo, "session-2026-01-20T10-00-abcd.json")
+        own.write_text(own.read_text().replace('"sessionId": "session-2026-01-20T10-00-abcd.json"',
+                                               f'"sessionId": "{SESSION}"'))
+    assert SESSION in own.read_text()
+    copy = specstory_history(repo, "2026-01-20_10-00-00Z.md", ["2026-01-20 10:00:00Z"], session=SESSION)
+    shown = "~" + str(own)[len(str(home)):]
+    assert list_sources(repo, home, str(own), str(copy)) == [(shown, tool)]
+    other = copy.with_name("2026-01-21_10-00-00Z.md")
+    other.write_text(copy.read_text().replace(SESSION, "0b7d3e5f-1a2c-4d6e-8f90-a1b2c3d4e5f6"))
+    assert list_sources(repo, home, str(own), str(other)) == [(shown, tool), (str(other), "specstory")]
