@@ -1142,12 +1142,11 @@ SPECSTORY_BLOCKS = {"<tool-use": ("</tool-use>", "skipped_tool_call"),
 SPECSTORY_INJECTED = tuple(f"<{tag}" for tag in INJECTED_TAGS + ("task-notification", "persisted-output"))
 
 
-def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
-                   found: dict[str, str] | None = None) -> Iterator[Message]:
+def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> Iterator[Message]:
     """SpecStory Markdown: User turns are the user, Assistant and Agent turns the
     assistant; tool blocks, thinking, fenced code and injected wrappers are skipped.
     Each physical line is one record, and each prose line is one message, so a
-    sentence's line is the line it starts on. `found` gets the header's session id."""
+    sentence's line is the line it starts on."""
     role = ""           # "" before the first turn
     skip = ""           # the counter of a turn that is not read (sidechain, role, ...)
     stamp: str | None = None
@@ -1191,9 +1190,6 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                 details += text.count("<details") - text.count("</details")
             continue
         if not role:
-            session = SPECSTORY_SESSION.fullmatch(text)
-            if session and found is not None:
-                found.setdefault("session", session.group(2))
             stats["skipped_meta"] += 1  # header comments and the title
             continue
         if fence:
