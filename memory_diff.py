@@ -102,6 +102,8 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                   r"i should|i can|we'll|we will now|we need to (?:check|look|see|find)|"
                   r"going to)\b"),
     ("narration", r"^(?:让我|我来|我将|我会|我先|现在|接下来|好的|首先|然后)"),
+    # A step of a plan is a plan: "Step 4: Simplify PrepareCommitMsg".
+    ("plan-step", r"^(?:step|phase|stage|task) \d+\b|^第\s*\d+\s*步"),
     # Questions ask; memory states.
     ("question", r"[?？]\s*$"),
     # Pleasantries and status reports: "Great, all tests pass because...".
@@ -189,9 +191,6 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design)\b|故意|有意|特意", 2),
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
-    # A negation states a limit: "doesn't", "never", "shouldn't", 不要.
-    ("negation", "", r"\b(?:shouldn't|mustn't|never|don't|doesn't|do not|does not|can't|"
-                     r"cannot|won't)\b|不要|不能|禁止|不得|不必", 1),
     # A reason or mechanism joined to the claim: "because", "since", "which means".
     ("reason", "", r"\b(?:because|since|so that|which means|caused by|causing|so|which|"
                    r"without|even though|even in)\b|因为|由于|导致|所以", 1),
@@ -200,17 +199,24 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A decision stated as made, the archetype of a memory line: "We chose X over Y".
     ("decided", "", r"\b(?:decided|chose|chosen|opted|went with|settled on)\b|决定|选择了|选用|"
                     r"改用|采用", 1),
-    # The user's own rule, said as one: "Always ...", "Never ...", "Don't ...", 不要 ...
-    ("user-rule", "user", r"^(?:please )?(?:always|never|don't|do not|make sure|avoid|"
-                          r"only ever)\b|^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
+    # The user's own rule, said as one: "Always ...", "Never ...", 不要 ..., 必须 ... (a
+    # Chinese rule opens with 不要 where an English one opens with "never"). "Don't ..."
+    # and "Make sure ..." only with a word that makes them hold beyond the task at hand:
+    # "don't change anything, just let me know" is an instruction for now.
+    ("user-rule", "user", r"^(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
+                          r"\b.*\b(?:always|never|every|each|any|whenever|unless|in (?:this|the|our) "
+                          r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
+                          r"^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
     # ... or with its subject: "We must always pin ...", "Every test should call ...",
-    # "We prefer ...", 我们禁止 ... A strong modal after any subject but the speaker alone
-    # ("I must" is about this session); "should" only after a subject that generalises.
+    # "We prefer ...", 我们禁止 ... A modal that holds for every session (must, always,
+    # never, prefer) after any subject but the speaker alone ("I must" is about this
+    # session); "should" only after a subject that generalises. "We don't ..." and
+    # "don't ..." alone are mostly instructions for the task at hand.
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
-                                  r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to)[^?\n]){1,80}?"
-                                  r"\b(?:must|mustn't|shall|always|never|"
-                                  r"don't|do not|cannot|are not allowed to|is not allowed to|are required to|"
-                                  r"is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
+                                  r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
+                                  r"(?:always|never))[^?\n]){1,80}?"
+                                  r"\b(?:must|mustn't|shall|always|never|are not allowed to|is not allowed to|"
+                                  r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),
     # The user's words outrank the agent's summaries of them.
@@ -228,7 +234,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                   r"i guess)\b|可能|也许", -1),
     # First and second person: conversation, not a fact about the project.
     ("conversation", "", r"\b(?:i|i'm|i've|you|your|let's|let me|we'll|we're|our)\b|"
-                         r"我(?!们)|你|我们的", -1),
+                         r"我(?!们)|你|我们的", -2),
     # What was done in this session: "I changed ...", "We've updated ...", 我修改了 ...
     ("did-this-session", "", r"^(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+)?(?:updated|changed|added|"
                              r"removed|fixed|implemented|refactored|moved|renamed|replaced|created|wrote|modified|"
@@ -2231,7 +2237,8 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
             noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
     """A request that points back: the statements of the assistant's turn before it and
     of its own message become candidates without SIGNAL (the gates, NOISE and length
-    still apply), the REQUEST_PULL strongest by score, asked for at `here`. Each one's
+    still apply), the REQUEST_PULL best (the user's own words first, as in select, then
+    by score), asked for at `here`. Each one's
     count moves from the stage it had (dropped_no_signal, mostly) to `signal`."""
     offers = []
     for at, (sequence, message, judged) in enumerate(turn):
@@ -2239,9 +2246,9 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
         for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(), asked=True) or []:
             before = had.get(number)
             if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
-                offers.append((-verdict.score, sequence, number, at, sentence, verdict))
+                offers.append((message.role != "user", -verdict.score, sequence, number, at, sentence, verdict))
     out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]
-    for _, _, number, at, sentence, verdict in sorted(offers)[:REQUEST_PULL]:
+    for _, _, _, number, at, sentence, verdict in sorted(offers)[:REQUEST_PULL]:
         sequence, message, judged = out[at]
         pulled = (number, sentence, verdict._replace(asks="pulled", request=here))
         before = next((v for n, _, v in judged if n == number), None)
