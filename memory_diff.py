@@ -201,10 +201,11 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                     r"改用|采用", 1),
     # The user's own rule, said as one: "Always ...", "Never ...", 不要 ..., 必须 ... (a
     # Chinese rule opens with 不要 where an English one opens with "never"). "Don't ..."
-    # and "Make sure ..." only with a word that makes them hold beyond the task at hand:
-    # "don't change anything, just let me know" is an instruction for now.
+    # and "Make sure ..." only with a word that makes them hold beyond the task at hand,
+    # or a reason: "don't change anything, just let me know" is an instruction for now.
     ("user-rule", "user", r"^(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
-                          r"\b.*\b(?:always|never|every|each|any|whenever|unless|in (?:this|the|our) "
+                          r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
+                          r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
                           r"^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
     # ... or with its subject: "We must always pin ...", "Every test should call ...",
@@ -420,7 +421,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("dockerhub_token", r"dckr_", _S + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}", ""),
     ("huggingface_token", r"hf_|api_org_", _S + r"(?:hf|api_org)_[A-Za-z0-9]{34}" + _E, ""),
     # Twilio API key sid (its auth token is 32 hex with no prefix: generic rules).
-    ("twilio_key", r"sk", _S + r"SK[0-9a-fA-F]{32}" + _E, ""),
+    # Its literal opens the pattern (edge checked after it), as "sk" admits it to most messages.
+    ("twilio_key", r"sk", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}" + _E, ""),
     ("sendgrid_key", "sg.", _S + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", ""),
     # Mailgun's older `key-` keys (the newer ones are hex: generic rules).
     ("mailgun_key", r"key-", _S + r"key-[0-9a-f]{32}" + _E, ""),
@@ -717,15 +719,15 @@ SIGNAL = _compile_rules((name, phrase_pattern(phrases)) for name, phrases in SIG
 # Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
 # signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
-ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 # Like SIGNAL, the score rules are matched against the lower-cased sentence.
 SCORE = tuple((name, who, re.compile(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = _compile_rules(NOISE_RULES)
 REQUESTS = tuple((name, re.compile(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
-REQUEST_HINT = re.compile(r"claude\.md|agents\.md|gemini\.md|memor|rules|remember|from now on|going forward|"
-                          r"moving forward|from here on|henceforth|记|写进|写入|写到|加到|加入|添加到|放到|放进|更新到|补充到|"
-                          r"以后|今后|从现在开始|从今|往后")
+REQUEST_WORDS = frozenset(("claude.md", "agents.md", "gemini.md", "memor", "rules", "remember", "from now on",
+                           "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
+                           "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
+                           "从今", "往后"))
 # One pattern a kind: a kind's group 1, when it has one, is the value to judge.
 SECRETS = tuple((kind, tuple(hint.split("|")), re.compile(pattern.removeprefix("(?i)"), re.S),
                  re.compile(pattern, re.S) if pattern.startswith("(?i)") else None, check)
@@ -737,11 +739,15 @@ SECRETS = tuple((kind, tuple(hint.split("|")), re.compile(pattern.removeprefix("
 # it finds at a position is the longest literal starting there, and every other one
 # starting there is a prefix of it. Then only the kinds one of whose literals is in
 # what it found run.
-SECRET_HINT = re.compile(literal_trie(h for _, hints, _, _, _ in SECRETS for h in hints))
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _literals, _, _, _) in enumerate(SECRETS):
     for _literal in _literals:
         SECRET_KINDS_OF.setdefault(_literal, set()).add(_index)
+# Every literal a message is looked for: SIGNAL phrases, secret pre-filters, request
+# words, in one pattern and one pass (see literals_in); each kind of test then asks the
+# set it found, instead of passing over the message once for each.
+LITERALS = frozenset(SIGNAL_PHRASES) | frozenset(SECRET_KINDS_OF) | REQUEST_WORDS
+LITERAL = re.compile(literal_trie(LITERALS))
 
 
 # --------------------------------------------------------------------------------------
@@ -938,8 +944,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         if kind == b"text":
             if not raw.endswith(tool_copy, 0, match.start()):
                 return True
-        elif kind == b"tool_use":  # an edit of a memory file is read (see MemoryWrite)
-            if EDIT_CALL.match(raw, match.end()) and MEMORY_FILE_BYTES.search(raw):
+        elif kind is None:  # an edit tool's call: read when it names a memory file (MemoryWrite)
+            if MEMORY_FILE_BYTES.search(raw):
                 return True
         elif kind == b"progress":
             progress = True
@@ -955,7 +961,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
 # `": "` separators of a re-serialized copy, told apart by the line's first key.
 CLAUDE_MARKERS = {
-    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(text|user|assistant|progress|tool_use)"'), b'"content' + sep,
+    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",\s*"id":\s*"[^"]*",'
+                                                    rb'\s*"name":\s*"(?:Edit|MultiEdit|Write)")'), b'"content' + sep,
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
@@ -963,8 +970,7 @@ CLAUDE_MARKERS = {
 # parse_jsonl_line skips, and the first key of the next (a record without keys holds
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.
 GLUE_POINT = re.compile(rb'\}[ \t\r\n]*\{"')
-# A tool_use block's id, then its name: an edit tool's, on a line naming a memory file.
-EDIT_CALL = re.compile(rb',\s*"id":\s*"[^"]*",\s*"name":\s*"(?:Edit|MultiEdit|Write)"')
+# The name of a memory file, on a line holding an edit tool's call (see MEMORY_FILE_NAMES).
 MEMORY_FILE_BYTES = re.compile(rb'(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md"')
 
 
@@ -1824,19 +1830,32 @@ class Finding(NamedTuple):
     example: bool
 
 
-def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
+def literals_in(lowered: str) -> set[str]:
+    """The LITERALS that occur in lower-cased text. The pattern is looked for again from
+    one past where each was found, so a literal starting inside another is found too;
+    what it finds at a position is the longest literal starting there, and the others
+    starting there are its prefixes (`sk` of `sk-ant-`), added here."""
+    found = set()
+    at = LITERAL.search(lowered)
+    while at:
+        found.add(at.group())
+        at = LITERAL.search(lowered, at.start() + 1)
+    return {word[:end] for word in found for end in range(1, len(word) + 1) if word[:end] in LITERALS}
+
+
+def folded_lower(text: str) -> str:
+    """Lower case, with the letters re.IGNORECASE matches to ASCII folded (`ſecret`)."""
+    return (text.translate(FOLD_LIKE_IGNORECASE) if LIKE_IGNORECASE.search(text) else text).lower()
+
+
+def scan_secrets(text: str, decode: bool = True, literals: set[str] | None = None) -> list[Finding]:
     """Credentials in text, by kind, in order; where two kinds overlap, the earlier rule
     wins. Placeholders and values that fail their kind's check are not credentials. A
-    base64 run that decodes to text holding a named kind is `base64_secret`."""
+    base64 run that decodes to text holding a named kind is `base64_secret`. `literals`,
+    when given, are those of the text (literals_in), found by the caller."""
     found: list[Finding] = []
-    lowered = (text.translate(FOLD_LIKE_IGNORECASE) if LIKE_IGNORECASE.search(text) else text).lower()
-    hints = set()
-    at = SECRET_HINT.search(lowered)
-    while at:
-        hints.add(at.group())
-        at = SECRET_HINT.search(lowered, at.start() + 1)
-    # A literal that is a prefix of one found (`sk` of `sk-ant-`) occurs there too.
-    admitted = {i for hint in hints for end in range(1, len(hint) + 1) for i in SECRET_KINDS_OF.get(hint[:end], ())}
+    lowered = folded_lower(text)
+    admitted = {i for literal in literals or literals_in(lowered) for i in SECRET_KINDS_OF.get(literal, ())}
     if admitted:
         same_places = len(lowered) == len(text)
         for index in sorted(admitted):
@@ -1913,12 +1932,12 @@ def shannon(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-def mask_secrets(text: str, stats: Counter[str]) -> str:
+def mask_secrets(text: str, stats: Counter[str], literals: set[str] | None = None) -> str:
     """Replace each credential with SECRET_MARK, counting it by kind. Runs on a
     message's whole text, so a PEM block spanning lines is one span."""
     if SECRET_MARK in text:
         text = text.replace(SECRET_MARK, "")
-    findings = scan_secrets(text)
+    findings = scan_secrets(text, literals=literals)
     if not findings:
         return text
     out = []
@@ -2275,14 +2294,16 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
-    text = mask_secrets(strip_emphasis(text), stats)
+    text = strip_emphasis(text.replace(SECRET_MARK, "") if SECRET_MARK in text else text)
+    # Literals are looked for with every `*` out of the way: splitting strips bold
+    # markers line by line, and a home path rewritten below can change which `**` a code
+    # span protects, so a SIGNAL phrase may yet form across one. (Without the `*`s, more
+    # may be found, never fewer: each test below only narrows what it then checks.)
+    literals = literals_in(folded_lower(text).replace("*", ""))
+    text = mask_secrets(text, stats, literals)
     # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
-    # Phrases are looked for with every `*` out of the way: splitting strips bold markers
-    # line by line, and a home path rewritten below can change which `**` a code span
-    # protects, so a phrase may yet form across one.
-    lowered = text.lower()
-    phrases = signal_phrases(lowered.replace("*", "")) if signal is SIGNAL else None
-    requests = message.role == "user" and not asked and REQUEST_HINT.search(lowered)
+    phrases = signal_phrases(literals) if signal is SIGNAL else None
+    requests = message.role == "user" and not asked and not literals.isdisjoint(REQUEST_WORDS)
     # No sentence can match SIGNAL, none is withheld, none can ask, and none is to be explained.
     idle = phrases == [] and not opts.explain and SECRET_MARK not in text and not requests and not asked
     if idle and not opts.count_all:
@@ -2318,13 +2339,12 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     return judged
 
 
-def signal_phrases(lowered: str) -> list[str]:
-    """The SIGNAL phrases that occur in a lower-cased message. Its sentences are pieces
-    of it, so a sentence can match SIGNAL only where it holds one of these. Most messages
-    hold none and are not judged sentence by sentence; the rest check one or two phrases
-    with `in` before the regular expression runs, ten times faster than running it."""
-    phrases = ASCII_PHRASES if lowered.isascii() else SIGNAL_PHRASES
-    return [phrase for phrase in phrases if phrase in lowered]
+def signal_phrases(literals: set[str]) -> list[str]:
+    """The SIGNAL phrases among a message's literals. Its sentences are pieces of it, so
+    a sentence can match SIGNAL only where it holds one of these. Most messages hold
+    none and are not judged sentence by sentence; the rest check one or two phrases with
+    `in` before the regular expression runs, ten times faster than running it."""
+    return [phrase for phrase in SIGNAL_PHRASES if phrase in literals]
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
@@ -2424,9 +2444,11 @@ def finding_key(key: str) -> str:
 def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
     """The candidates grouped by what they say: the same finding key, or near-duplicates
     (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
-    a flip of polarity), chained. A candidate too weak to reach the minimum score even
-    with all the evidence there can be is not compared for near-duplicates. Groups come
-    in the reading order of their first candidate."""
+    a flip of polarity), chained. A candidate that one more conversation could not lift
+    to the minimum score is not compared for near-duplicates (an exact repeat still
+    groups it): comparing every weak sentence with every other costs more than the rare
+    finding said three times in three wordings is worth. Groups come in the reading
+    order of their first candidate."""
     ordered = sorted(candidates, key=lambda c: c.order)
     keys = [finding_key(c.key) for c in ordered]
     parent = list(range(len(ordered)))
@@ -2443,8 +2465,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
             parent[i] = first[key]
         else:
             first[key] = i
-    hopeful = [i for i in first.values()
-               if ordered[i].request or ordered[i].score + EVIDENCE_POINTS * EVIDENCE_MAX >= min_score]
+    hopeful = [i for i in first.values() if ordered[i].request or ordered[i].score + EVIDENCE_POINTS >= min_score]
     index = MemoryIndex([keys[i] for i in hopeful])
     grams = [trigrams(keys[i]) for i in hopeful]
     signs = [polarity(keys[i]) for i in hopeful]
@@ -2460,6 +2481,8 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
 def near_duplicate(key: str, index: MemoryIndex) -> int | None:
     """The index line that `key` near-duplicates (same polarity), or None."""
+    if not index.lines:
+        return None
     grams, mine = trigrams(key), polarity(key)
     best: tuple[float, int] | None = None
     for line_no in index.related(key):

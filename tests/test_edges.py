@@ -125,7 +125,8 @@ def test_compaction_summary_is_the_assistants(tmp_path: Path, roles: str, expect
     record = {"type": "user", "isCompactSummary": True, "isVisibleInTranscriptOnly": True, "sessionId": "s",
               "message": {"role": "user", "content": "This session is being continued from a previous conversation.\n" + RULE}}
     (tmp_path / "s.jsonl").write_text(json.dumps(record) + "\n")
-    done = run(tmp_path, "build", "s.jsonl", "--json", "--include-summaries", "--roles", roles)
+    # (--min-score 0: the role is under test here, not the score)
+    done = run(tmp_path, "build", "s.jsonl", "--json", "--include-summaries", "--roles", roles, "--min-score", "0")
     assert [p["source"]["role"] for p in json.loads(done.stdout)["proposed"]] == expected
 
 
