@@ -1637,6 +1637,15 @@ def budget_warnings(after_patch: bytes, shown: str) -> list[str]:
     return out
 
 
+def reject_note(shown: str, seen_shown: str | None) -> str:
+    """How to reject one bullet by editing the patch (git diff --git headers make the
+    edited patch apply once recounted; patch -p1 cannot recount)."""
+    if seen_shown:
+        return (f"to reject a bullet: delete its + line in {shown} only ({seen_shown} keeps it, "
+                f"recorded as rejected), then apply with git apply --recount")
+    return "to reject a bullet: delete its + line, then apply with git apply --recount"
+
+
 def summary_line(stats: Counter[str], sessions: int) -> str:
     dropped = stats["signal"] - stats["proposed"]
     parts = [f"{stats[k]} {label}" for k, label in (
@@ -1809,7 +1818,11 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     new = f"{old_start + 1 if new_len else old_start},{new_len}" if new_len != 1 else f"{old_start + 1}"
     if current is None:
         old, new = "0,0", (f"1,{new_len}" if new_len != 1 else "1")
-    head = f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
+    # git's whole header, so that an edited patch (a `+` line deleted) applies with
+    # `git apply --recount`: without `diff --git`, recounting reads the next file's
+    # `--- ` line as a removed line of this one.
+    head = f"diff --git a/{rel} b/{rel}\n" + ("new file mode 100644\n" if current is None else "")
+    head += f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
     return head.encode("utf-8", "surrogateescape") + f"@@ -{old} +{new} @@\n".encode() + b"".join(body)
 
 
@@ -2300,6 +2313,7 @@ def run_build(args: argparse.Namespace) -> int:
         notes += budget_warnings(patched(current, bullets, conf.section), rel)
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
+        notes.append(reject_note(rel, seen_rel if conf.seen else None))
         patch = render_preamble(proposed, stats, len(paths) - stats["skipped_files"], notes)
         patch += render_file_patch(rel, current, bullets, conf.section)
         if conf.seen:

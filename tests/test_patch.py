@@ -263,8 +263,8 @@ def test_patch_applies(tmp_path: Path, files: dict[str, bytes], links: dict[str,
     patch = first.stdout
     assert patch
 
-    # The preamble is `# ` lines, then unprefixed headers a/ b/ relative to the root.
-    head, sep, _ = patch.partition(b"\n--- ")
+    # The preamble is `# ` lines, then git's headers, a/ b/ relative to the root.
+    head, sep, _ = patch.partition(b"\ndiff --git ")
     assert sep and all(ln.startswith(b"# ") for ln in head.split(b"\n")), patch
     targets = re.findall(rb"^\+\+\+ b/(.*?)\t?$", patch, re.M)
     assert sorted(t.decode() for t in targets) == sorted(changed)
@@ -447,3 +447,63 @@ def test_bom_stays_first(tmp_path: Path, original: bytes) -> None:
     assert result.startswith(b"\xef\xbb\xbf"), result
     assert result.count(b"\xef\xbb\xbf") == 1, result
     assert B1.encode() in result and B2.encode() in result
+
+
+# -- a reviewer rejects a bullet by deleting its `+` line -------------------------------
+
+def reject(patch: bytes, target: str, *texts: str) -> bytes:
+    """The patch with the `+- TEXT` lines deleted from `target`'s part only, as a reviewer
+    edits it in an editor."""
+    parts = re.split(rb"(?m)^(?=diff --git )", patch)
+    out = []
+    for part in parts:
+        if part.startswith(f"diff --git a/{target} ".encode()):
+            for text in texts:
+                line = b"+- " + text.encode() + b"\n"
+                assert line in part, (target, text)
+                part = part.replace(line, b"", 1)
+        out.append(part)
+    return b"".join(out)
+
+
+def git_apply(repo: Path, patch: bytes, tmp: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+    patch_file = tmp / "edited.patch"
+    patch_file.write_bytes(patch)
+    return git(repo, "apply", *flags, str(patch_file))
+
+
+# id, files, build arguments, the bullets deleted from the memory file's part, the result.
+EDITED = [
+    pytest.param({"AGENTS.md": b"# Notes\n\n- Keep it short.\n"}, [], [B2],
+                 {"AGENTS.md": b"# Notes\n\n- Keep it short.\n" + bullets(B1)}, id="one-file"),
+    pytest.param({"AGENTS.md": b"# Notes\n\n- Keep it short.\n"}, ["--seen", ".memory-diff-seen.md"], [B1],
+                 {"AGENTS.md": b"# Notes\n\n- Keep it short.\n" + bullets(B2), ".memory-diff-seen.md": EN_LF},
+                 id="two-files-new-seen"),
+    pytest.param({"AGENTS.md": b"# Notes\n", ".memory-diff-seen.md": b"- Older.\n"},
+                 ["--seen", ".memory-diff-seen.md"], [B1, B2],
+                 {"AGENTS.md": b"# Notes\n", ".memory-diff-seen.md": b"- Older.\n" + EN_LF},
+                 id="two-files-every-bullet-rejected"),
+    pytest.param({}, ["--seen", ".memory-diff-seen.md"], [B1, B2],
+                 {"AGENTS.md": b"", ".memory-diff-seen.md": EN_LF}, id="new-file-every-bullet-rejected"),
+    pytest.param({"AGENTS.md": b"# Notes"}, ["--seen", ".memory-diff-seen.md"], [B2],
+                 {"AGENTS.md": b"# Notes\n" + bullets(B1), ".memory-diff-seen.md": EN_LF},
+                 id="no-final-newline"),
+]
+
+
+@pytest.mark.parametrize(("files", "args", "rejected", "expected"), EDITED)
+def test_edited_patch_applies_with_recount(tmp_path: Path, files: dict[str, bytes], args: list[str],
+                                           rejected: list[str], expected: dict[str, bytes]) -> None:
+    repo = make_repo(tmp_path / "repo", files)
+    transcript = write_transcript(tmp_path / "session.jsonl", EN)
+    done = build(repo, str(transcript), "--memory", "AGENTS.md", *args)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.count(b"\ndiff --git ") == 1 + bool(args)
+    assert b"# to reject a bullet: delete its + line" in done.stdout
+    edited = reject(done.stdout, "AGENTS.md", *rejected)
+    # Line counts no longer match: plain git apply refuses, --recount applies.
+    assert git_apply(repo, edited, tmp_path, "--check").returncode != 0
+    applied = git_apply(repo, edited, tmp_path, "--recount")
+    assert applied.returncode == 0, applied.stderr.decode()
+    after = snapshot(repo)
+    assert {k: after.get(k) for k in expected} == expected

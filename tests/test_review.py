@@ -130,8 +130,8 @@ def apply_both(repo: Path, patch: bytes, tmp: Path) -> dict[str, bytes]:
 
 
 def preamble(patch: bytes) -> list[str]:
-    """The lines before the first `--- ` line; every one must be a `# ` comment."""
-    head = patch.split(b"\n--- ", 1)[0] if not patch.startswith(b"--- ") else b""
+    """The lines before the first `diff --git` line; every one must be a `# ` comment."""
+    head = patch.split(b"\ndiff --git ", 1)[0] if not patch.startswith(b"diff --git ") else b""
     lines = head.decode("utf-8").split("\n")
     assert all(ln.startswith("# ") for ln in lines), lines
     return lines
@@ -347,7 +347,7 @@ def test_preamble_stays_a_comment(tmp_path: Path, transcripts: dict[str, bytes],
     write_files(tmp_path, transcripts)
     done = run(repo, "build", str(tmp_path / name), "--memory", "AGENTS.md")
     assert done.returncode == 0, done.stderr.decode()
-    head = done.stdout.split(b"\n--- a/AGENTS.md\n", 1)[0]
+    head = done.stdout.split(b"\ndiff --git a/AGENTS.md b/AGENTS.md\n", 1)[0]
     assert all(ln.startswith(b"# ") for ln in head.split(b"\n")), head
     result = apply_both(repo, done.stdout, tmp_path)
     assert result["AGENTS.md"] == b"# Notes\n" + bullets(B1)

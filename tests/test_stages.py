@@ -394,7 +394,9 @@ RENDER = [
 @pytest.mark.parametrize(("rel", "current", "bullets", "section", "expected"), RENDER)
 def test_render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None,
                            expected: bytes) -> None:
-    assert md.render_file_patch(rel, current, bullets, section) == expected
+    # git's whole header goes first (the table shows what follows it).
+    git_head = f"diff --git a/{rel} b/{rel}\n".encode() + (b"new file mode 100644\n" if current is None else b"")
+    assert md.render_file_patch(rel, current, bullets, section) == (git_head + expected if expected else b"")
 
 
 @pytest.mark.parametrize(("data", "expected"), [
