@@ -1395,6 +1395,8 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
     signal = build_rules(SIGNAL, opts.extra_signal, "signal")
     noise = build_rules(NOISE, opts.extra_noise, "noise")
     try:
+        if path == "-" and sys.stdin is None:
+            raise UserError("-", "standard input is closed")
         stream = sys.stdin.buffer if path == "-" else open(path, "rb", READ_BUFFER)
         with stream if path != "-" else contextlib.nullcontext():
             _, messages = read_transcript(path, stream, opts, stats)
@@ -2390,8 +2392,23 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
 
 
 def write(data: bytes) -> None:
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    """The product to standard output. A failed write (a full disk, a closed stdout) is an
+    error, not "proposals pending": the hook reads exit 1 as that. A reader that left
+    (`| head`) is not: BrokenPipeError goes on to main."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise UserError("standard output", "closed, nothing can be printed")
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        silence_stdout()  # what is left in the buffer must not fail again at exit
+        raise UserError("standard output", exc.strerror or str(exc)) from None
+
+
+def silence_stdout() -> None:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -2406,7 +2423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:
         # `memory-diff build ... | head`: the reader left; say nothing more.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
