@@ -32,6 +32,7 @@ import bisect
 import concurrent.futures
 import contextlib
 import datetime
+import functools
 import hashlib
 import itertools
 import json
@@ -41,6 +42,7 @@ import re
 import sys
 import tomllib
 import unicodedata
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -408,7 +410,7 @@ STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
     "skipped_injected", "skipped_role", "skipped_sidechain", "skipped_summary",
-    "skipped_duplicate_event", "skipped_empty",
+    "skipped_duplicate_event", "skipped_empty", "skipped_baseline",
     "messages", "sentences", "dropped_secret", "dropped_pii", "dropped_invisible",
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
@@ -469,6 +471,9 @@ class Options(NamedTuple):
     # can be proposed or explained is not split just to count its sentences, and
     # `sentences`, `dropped_no_signal` and `rewritten_home_path` fall short, unread.
     count_all: bool = True
+    # The seen file's baseline (conversation key -> last record reviewed), or None when
+    # no baseline is in play and no transcript's conversation key is needed.
+    baseline: dict[str, int] | None = None
 
 
 def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
@@ -551,12 +556,28 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
     return records
 
 
+class Position:
+    """Where one transcript stands in its conversation: its key (see conversation_key),
+    the records a baseline has reviewed already (`skip`: passed over unread, counted in
+    skipped_baseline), and the last complete record (`through`: what a baseline records)."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.skip = 0
+        self.through = 0
+
+
 def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
-               may_hold_prose: Any = None) -> Iterator[Message]:
+               may_hold_prose: Any = None, pos: Position | None = None) -> Iterator[Message]:
     """Drive a record reader over JSONL lines, streaming: memory holds one line. A line
-    that `may_hold_prose` (a format's byte test) rules out is counted, not parsed."""
-    number = blank = unparsed = malformed = 0  # plain ints: this loop runs once a line
-    for number, raw in enumerate(lines, 1):
+    that `may_hold_prose` (a format's byte test) rules out is counted, not parsed; so is
+    a line at or before the baseline's point (`pos.skip`)."""
+    number = blank = unparsed = malformed = skipped = 0  # plain ints: this loop runs once a line
+    raw = b"\n"
+    if pos is not None and pos.skip:
+        lines = iter(lines)
+        skipped = sum(1 for _ in itertools.islice(lines, pos.skip))
+    for number, raw in enumerate(lines, skipped + 1):
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if raw[:1] in BLANK_START and not raw.strip():  # strip() copies: only when it may be blank
@@ -575,21 +596,35 @@ def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
                 yield from messages
             # One line, one counter: prose wins over the skip reason of a glued partner.
             stats["prose" if "prose" in outcomes else outcomes[0]] += 1
+    number = max(number, skipped)
     stats["lines"] += number
     stats["blank"] += blank
     stats["skipped_unparsed"] += unparsed
     stats["malformed"] += malformed
-    stats["parsed"] += number - blank - unparsed - malformed
+    stats["skipped_baseline"] += skipped
+    stats["parsed"] += number - blank - unparsed - malformed - skipped
+    if pos is not None:
+        # A live session's half-written last line is not reviewed yet: it is read again
+        # once complete.
+        pos.through = number - (not raw.endswith(b"\n") and parse_jsonl_line(raw) is None)
 
 
 BLANK_START = frozenset((b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c"))  # how a blank line starts
 
 
-def read_document(messages: Any, reader: Any, stats: Counter[str]) -> Iterator[Message]:
+def read_document(messages: Any, reader: Any, stats: Counter[str],
+                  pos: Position | None = None) -> Iterator[Message]:
     """Drive a record reader over the messages of a one-document format."""
-    for index, record in enumerate(messages if isinstance(messages, list) else [], 1):
+    records = messages if isinstance(messages, list) else []
+    if pos is not None:
+        pos.through = len(records)
+    skip = pos.skip if pos is not None else 0
+    for index, record in enumerate(records, 1):
         stats["lines"] += 1
         stats["parsed"] += 1
+        if index <= skip:
+            stats["skipped_baseline"] += 1
+            continue
         outcome, found = reader(record, index)
         stats[outcome] += 1
         yield from found
@@ -805,8 +840,8 @@ class CodexReader:
         outcome, texts = content_texts(payload.get("content"))
         return outcome, _messages(role, texts, line, stamp)
 
-    def read(self, lines: Iterable[bytes]) -> Iterator[Message]:
-        yield from read_jsonl(lines, self, self.stats)
+    def read(self, lines: Iterable[bytes], pos: Position | None = None) -> Iterator[Message]:
+        yield from read_jsonl(lines, self, self.stats, pos=pos)
         yield from self.finish()
 
     def finish(self) -> list[Message]:
@@ -913,7 +948,8 @@ AIDER_HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
 AIDER_COMMAND = re.compile(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/local`
 
 
-def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> Iterator[Message]:
+def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
+               pos: Position | None = None) -> Iterator[Message]:
     """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines are tool
     output, everything else until the next of those is the assistant. Each physical line
     is one record."""
@@ -927,12 +963,18 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> It
         text = "\n".join(buf).strip()
         return [Message(role, text, start, stamp)] if role in opts.roles and text else []
 
+    skip = pos.skip if pos is not None else 0
+    number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if number == 1:
             line = line.lstrip("\ufeff")
         header = AIDER_HEADER.match(line)
+        if number <= skip:  # reviewed by a baseline; its session header still dates what follows
+            stats["skipped_baseline"] += 1
+            stamp = header.group(1) if header else stamp
+            continue
         user = line.startswith("#### ") or line.rstrip() == "####"
         said = line[5:].rstrip() if user else ""
         if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said):
@@ -966,6 +1008,8 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> It
                 role, buf, start = "assistant", [], number
             buf.append(line.rstrip())
             stats["prose"] += 1
+    if pos is not None:
+        pos.through = number
     yield from flush()
 
 
@@ -1318,6 +1362,8 @@ class FileResult(NamedTuple):
     candidates: list[Candidate]
     stats: Counter[str]
     explain: list[tuple[tuple[int, int, int, int], str]]
+    conversation: str | None = None  # the transcript's conversation key (with a baseline)
+    through: int = 0                 # its last complete record
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
@@ -1359,31 +1405,74 @@ def _load_document(path: str, data: bytes) -> Any:
         raise UserError(path, "not valid JSON", getattr(exc, "lineno", None)) from None
 
 
-def read_transcript(path: str, stream: Any, opts: Options,
-                    stats: Counter[str]) -> tuple[str, Iterator[Message]]:
-    """The format of one transcript and an iterator over its visible prose."""
+def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
+                    pos: Position | None = None) -> tuple[str, Iterator[Message]]:
+    """The format of one transcript and an iterator over its visible prose. With `pos`,
+    the conversation's key is found, and what opts.baseline says was reviewed is skipped."""
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
     lines = itertools.chain(head, stream)
+    if pos is not None and fmt != "document":
+        locate(pos, path, fmt, (r for raw in head if raw.strip() for r in parse_jsonl_line(raw) or []), opts)
     if fmt == "aider":
-        return fmt, read_aider(lines, opts, stats)
+        return fmt, read_aider(lines, opts, stats, pos)
     if fmt == "codex":
-        return fmt, CodexReader(opts, stats).read(lines)
+        return fmt, CodexReader(opts, stats).read(lines, pos)
     if fmt == "claude":
-        return fmt, read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose)
+        return fmt, read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose, pos)
     if fmt == "native" or (fmt == "messages" and sniffed != "document"):
         reader = native_reader if fmt == "native" else messages_reader
-        return fmt, read_jsonl(lines, reader(opts), stats)
+        return fmt, read_jsonl(lines, reader(opts), stats, pos=pos)
     doc = _load_document(path, b"".join(lines))
+    if pos is not None:
+        locate(pos, path, fmt, [doc], opts)
     if fmt == "document":
         fmt = sniff_document(doc) or ""
         if not fmt:
             raise UserError(path, "unrecognised transcript format (use --format)")
     messages = doc.get("messages") if isinstance(doc, dict) else doc
     if fmt == "gemini":
-        return fmt, read_document(messages, gemini_reader(opts), stats)
-    return fmt, read_document(messages, messages_reader(opts, cline=fmt == "cline"), stats)
+        return fmt, read_document(messages, gemini_reader(opts), stats, pos)
+    return fmt, read_document(messages, messages_reader(opts, cline=fmt == "cline"), stats, pos)
+
+
+# -- a conversation's key, for the baseline ----------------------------------------------
+
+SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
+def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
+    """What names a transcript's conversation in the seen file's baseline: the session id
+    its agent wrote (Claude Code's sessionId, Codex's session_meta id, Gemini's
+    sessionId), with the file's name when that is not the id itself (a copy or a fork
+    of the session); otherwise the file's path, relative to the repository root. None
+    for standard input, which is never baselined."""
+    if path == "-":
+        return None
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    for record in records if fmt in ("claude", "codex", "gemini") else ():
+        if not isinstance(record, dict):
+            continue
+        payload = record.get("payload") if record.get("type") == "session_meta" else record
+        session = payload.get("id") if fmt == "codex" and isinstance(payload, dict) else record.get("sessionId")
+        if isinstance(session, str) and SESSION_ID.fullmatch(session):
+            named = stem == session or stem.endswith("-" + session)
+            return f"{fmt}:{session}" + ("" if named else f"/{urllib.parse.quote(stem)}")
+    real = os.path.realpath(path)
+    root = _cwd_root()
+    shown = os.path.relpath(real, root) if inside(real, root) else home_display(real)
+    return "file:" + urllib.parse.quote(shown.replace(os.sep, "/"), safe="/~._-")
+
+
+@functools.lru_cache(maxsize=1)
+def _cwd_root() -> str:
+    return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
+
+
+def locate(pos: Position, path: str, fmt: str, records: Iterable[Any], opts: Options) -> None:
+    pos.key = conversation_key(path, fmt, records)
+    pos.skip = (opts.baseline or {}).get(pos.key or "", 0)
 
 
 def process_file(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
@@ -1394,12 +1483,13 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
     candidates: list[Candidate] = []
     signal = build_rules(SIGNAL, opts.extra_signal, "signal")
     noise = build_rules(NOISE, opts.extra_noise, "noise")
+    pos = Position() if opts.baseline is not None else None
     try:
         if path == "-" and sys.stdin is None:
             raise UserError("-", "standard input is closed")
         stream = sys.stdin.buffer if path == "-" else open(path, "rb", READ_BUFFER)
         with stream if path != "-" else contextlib.nullcontext():
-            _, messages = read_transcript(path, stream, opts, stats)
+            _, messages = read_transcript(path, stream, opts, stats, pos)
             for sequence, message in enumerate(messages):
                 for number, sentence, verdict in judge_message(message, opts, signal, noise, stats):
                     order = (index, message.line, sequence, number)
@@ -1417,6 +1507,8 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
         if not walked:
             raise
         return FileResult([], Counter({"skipped_files": 1}), [])
+    if pos is not None:
+        return FileResult(candidates, stats, explain, pos.key, pos.through)
     return FileResult(candidates, stats, explain)
 
 
@@ -1768,12 +1860,13 @@ def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
     return (sum(before) * 2 >= len(before)), (sum(after) * 2 >= len(after))
 
 
-def plan(current: bytes | None, bullets: list[str], section: str | None) -> tuple[list[bytes], int, list[bytes], bytes]:
+def plan(current: bytes | None, bullets: list[str], section: str | None,
+         marker: str = "- ") -> tuple[list[bytes], int, list[bytes], bytes]:
     """The file's lines, where the new lines go, the new lines, and the line ending."""
     lines = split_keep_ends(current or b"")
     eol = line_ending(lines) if lines else b"\n"
     at, before, after = insertion(lines, section, eol)
-    added = before + [f"- {b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after
+    added = before + [f"{marker}{b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after
     return lines, at, added, eol
 
 
@@ -1791,11 +1884,13 @@ def quote_path(path: str) -> str:
     return path + ("\t" if " " in path else "")
 
 
-def render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None) -> bytes:
-    """A unified diff that appends `- bullet` lines to one file, with 3 lines of context."""
+def render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None,
+                      marker: str = "- ") -> bytes:
+    """A unified diff that appends `- bullet` lines to one file, with 3 lines of context
+    (`marker` "" appends the lines as they are: baseline records)."""
     if not bullets:
         return b""
-    lines, at, added, eol = plan(current, bullets, section)
+    lines, at, added, eol = plan(current, bullets, section, marker)
     old_start = max(0, at - 3)
     ctx_before = lines[old_start:at]
     ctx_after = lines[at:at + 3]
@@ -1880,6 +1975,41 @@ def memory_keys(data: bytes | None) -> set[str]:
         return set()
     text = data.decode("utf-8", "replace").lstrip("\ufeff")
     return {normalize(line) for line in text.split("\n") if line.strip()}
+
+
+# -- the seen file: bullets already shown, and the baseline -------------------------------
+
+# A baseline record in the seen file: one line a conversation, not a `- ` bullet (a
+# bullet there that memory lacks reads as one a reviewer rejected; a baseline judges
+# nothing). An HTML comment, so it renders as nothing and reads as what it is.
+BASELINE_RECORD = re.compile(r"^<!-- memory-diff baseline: (\S+) through (\d+) -->\s*$")
+# Where the seen file is when no config and no --seen names one: at the repository root,
+# used once it exists (build --baseline creates it).
+DEFAULT_SEEN = ".memory-diff-seen.md"
+
+
+class SeenFile(NamedTuple):
+    shown: set[str]           # the normalised keys of its other lines: the bullets shown
+    baseline: dict[str, int]  # conversation key -> the last record a baseline reviewed
+
+
+def read_seen(data: bytes | None) -> SeenFile:
+    """The seen file's bullets and baseline records. A conversation recorded twice (a
+    later baseline appends a line) counts from the furthest point."""
+    shown: set[str] = set()
+    baseline: dict[str, int] = {}
+    text = (data or b"").decode("utf-8", "replace").lstrip("\ufeff")
+    for line in text.split("\n"):
+        record = BASELINE_RECORD.match(line)
+        if record:
+            baseline[record.group(1)] = max(baseline.get(record.group(1), 0), int(record.group(2)))
+        elif line.strip():
+            shown.add(normalize(line))
+    return SeenFile(shown, baseline)
+
+
+def baseline_record(key: str, through: int) -> str:
+    return f"<!-- memory-diff baseline: {key} through {through} -->"
 
 
 def home_display(path: str) -> str:
@@ -2237,6 +2367,9 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--explain", action="store_true",
                        help="print every sentence with the stage that kept or dropped it")
     build.add_argument("--exit-code", action="store_true", help="exit 1 when something is proposed")
+    build.add_argument("--baseline", action="store_true",
+                       help="print a patch to the seen file only, recording everything read so "
+                            f"far as reviewed (default seen file: {DEFAULT_SEEN})")
     build.add_argument("--jobs", type=positive_int, metavar="N",
                        help="read transcripts in N processes (default: CPUs)")
     lint = commands.add_parser(
@@ -2269,7 +2402,11 @@ def settings(args: argparse.Namespace) -> Settings:
         extra_signal=tuple(conf.get("signal", ())), extra_noise=tuple(conf.get("noise", ())),
         explain=args.explain, min_score=pick("min_score", MIN_SCORE),
         count_all=args.stats or args.json)
-    return Settings(opts, pick("memory", "memory.md"), pick("section"), pick("seen"),
+    seen = pick("seen")
+    if seen is None:
+        default = os.path.join(_cwd_root(), DEFAULT_SEEN)
+        seen = default if args.baseline or os.path.exists(default) else None
+    return Settings(opts, pick("memory", "memory.md"), pick("section"), seen,
                     pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
 
 
@@ -2285,16 +2422,20 @@ def run_build(args: argparse.Namespace) -> int:
         write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
                       for p in paths).encode("utf-8", "replace"))
         return EXIT_OK
-    results = process_all(paths, walked, conf.opts, conf.jobs)
+    seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
+    seen = read_memory(seen_real, conf.seen) if conf.seen else None
+    record = read_seen(seen)
+    opts = conf.opts._replace(baseline=record.baseline if record.baseline or args.baseline else None)
+    results = process_all(paths, walked, opts, conf.jobs)
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
     candidates = [c for result in results for c in result.candidates]
     real, rel, folder = patch_target(conf.memory)
     current = read_memory(real, conf.memory)
-    seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
-    seen = read_memory(seen_real, conf.seen) if conf.seen else None
-    proposed, dropped = select(candidates, memory_keys(current), memory_keys(seen), conf.max_add, stats)
+    proposed, dropped = select(candidates, memory_keys(current), record.shown, conf.max_add, stats)
+    if args.baseline:
+        return print_baseline(args, stats, results, record, seen_rel, seen, len(paths))
     if args.explain:
         rows = [(order, text) for result in results for order, text in result.explain]
         rows += [(c.order, explain_line(stage, explain_score(c) if stage == "dropped_over_cap" else "",
@@ -2315,6 +2456,7 @@ def run_build(args: argparse.Namespace) -> int:
         notes += budget_warnings(patched(current, bullets, conf.section), rel)
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
+        notes += pending_note(stats, conf.max_add)
         notes.append(reject_note(rel, seen_rel if conf.seen else None))
         patch = render_preamble(proposed, stats, len(paths) - stats["skipped_files"], notes)
         patch += render_file_patch(rel, current, bullets, conf.section)
@@ -2324,6 +2466,39 @@ def run_build(args: argparse.Namespace) -> int:
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
+
+
+def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[FileResult],
+                   record: SeenFile, seen_rel: str, seen: bytes | None, sessions: int) -> int:
+    """build --baseline: a patch that appends to the seen file one record a conversation,
+    its last complete record, wherever that is past what the seen file records."""
+    furthest: dict[str, int] = {}
+    for result in results:
+        key = result.conversation
+        if key and result.through > max(record.baseline.get(key, 0), furthest.get(key, 0)):
+            furthest[key] = result.through
+    lines = [baseline_record(key, through) for key, through in sorted(furthest.items())]
+    if lines:
+        pending = stats["proposed"] + stats["dropped_over_cap"]
+        read = sessions - stats["skipped_files"]
+        head = [f"memory-diff: baseline of {len(lines)} conversation{'s' if len(lines) != 1 else ''} "
+                f"from {read} session{'s' if read != 1 else ''}: what they "
+                f"hold so far counts as reviewed ({pending} pending proposal{'s' if pending != 1 else ''} set aside)",
+                "each line records a conversation and its last record read; what is added to it later is read"]
+        write("".join(f"# {one_line(line)}\n" for line in head).encode("utf-8", "replace")
+              + render_file_patch(seen_rel, seen, lines, None, marker=""))
+    if args.stats:
+        sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
+    return EXIT_PROPOSED if args.exit_code and lines else EXIT_OK
+
+
+def pending_note(stats: Counter[str], max_add: int) -> list[str]:
+    """The patch holds at most max-add bullets by design: say that more are waiting."""
+    more = stats["dropped_over_cap"]
+    if not more:
+        return []
+    return [f"{more} more pending over the cap of {max_add}: once this patch is applied and committed, "
+            f"the next run proposes the next batch (or record them as reviewed: build --baseline)"]
 
 
 def check_targets(conf: Settings) -> None:
