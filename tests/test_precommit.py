@@ -98,17 +98,17 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caches: Path) -> Pa
     return repo
 
 
-def plant_session(repo: Path, *user_texts: str) -> Path:
+def plant_session(repo: Path, *user_texts: str, session: str = "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40") -> Path:
     """A Claude Code session for `repo`, where Claude Code keeps it: the user's messages,
     each answered by the assistant."""
     slug = re.sub(r"[^A-Za-z0-9]", "-", str(repo))
     folder = Path(os.environ["HOME"]) / ".claude" / "projects" / slug
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40.jsonl"
+    path = folder / f"{session}.jsonl"
     records = []
     for number, text in enumerate(user_texts):
         records.append({"type": "user", "cwd": str(repo), "isSidechain": False,
-                        "sessionId": "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40",
+                        "sessionId": session,
                         "timestamp": f"2026-02-01T10:0{number}:00.000Z",
                         "message": {"role": "user", "content": text}})
         records.append({"type": "assistant", "cwd": str(repo), "isSidechain": False,
@@ -194,3 +194,75 @@ def test_lint_hook_checks_memory_files_only(project: Path, hook_repo: Path) -> N
     git(project, "add", "AGENTS.md")
     proc = try_repo(project, hook_repo, "memory-diff-lint")
     assert proc.returncode == 0, proc.stdout
+
+
+# -- adopting the hook on a repository with a backlog -------------------------------------
+
+BACKLOG = [f"Never edit the generated file number {n} by hand because the build overwrites it." for n in range(12)]
+LOCAL_HOOKS = """repos:
+-   repo: local
+    hooks:
+    -   id: memory-diff
+        name: memory-diff
+        entry: {python} {script} build --exit-code
+        language: system
+        pass_filenames: false
+        always_run: true
+"""
+
+
+def commit(repo: Path, message: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **env})
+
+
+def test_adoption_on_a_backlog_baseline_then_one_new_proposal(project: Path) -> None:
+    """The README's adoption section, with pre-commit installed as a git hook (a local hook
+    running this checkout: no network): a backlog over max-add, a baseline, then one new
+    session, its one proposal applied, and the commit passes."""
+    (project / ".pre-commit-config.yaml").write_text(LOCAL_HOOKS.format(python=sys.executable, script=SCRIPT))
+    git(project, "add", ".pre-commit-config.yaml")
+    git(project, "commit", "-q", "--no-verify", "-m", "pre-commit")
+    run(["pre-commit", "install"], project)
+    plant_session(project, *BACKLOG)
+    (project / "notes.txt").write_text("work\n")
+    git(project, "add", "notes.txt")
+
+    # The backlog stops the commit; the patch holds max-add bullets and says more wait.
+    stopped = commit(project, "work")
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert "# 2 more pending over the cap of 10" in stopped.stdout + stopped.stderr
+    # The hook can be skipped once.
+    skipped = commit(project, "work, hook skipped", SKIP="memory-diff")
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    (project / "notes.txt").write_text("more work\n")
+    git(project, "add", "notes.txt")
+
+    # Baseline the backlog: a patch to the seen file only, applied and staged.
+    baseline = memory_diff(project, "build", "--baseline").stdout
+    assert "+++ b/.memory-diff-seen.md" in baseline and "AGENTS.md" not in baseline
+    (project / "baseline.diff").write_text(baseline)
+    git(project, "apply", "baseline.diff")
+    (project / "baseline.diff").unlink()
+    git(project, "add", ".memory-diff-seen.md")
+    done = commit(project, "memory-diff: baseline")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # One new session brings one proposal: the commit stops, the patch is applied.
+    plant_session(project, LATER, session="9b2d4c6e-1a3f-4e5d-8c7b-6a5f4e3d2c1b")
+    (project / "notes.txt").write_text("new work\n")
+    git(project, "add", "notes.txt")
+    stopped = commit(project, "new work")
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert f"+- {LATER}" in stopped.stdout + stopped.stderr
+    assert "1 proposed from" in stopped.stdout + stopped.stderr
+    proposed = memory_diff(project, "build").stdout
+    assert proposed.count("\n+- ") == 2  # the memory file and the seen file
+    (project / "proposed.diff").write_text(proposed)
+    git(project, "apply", "proposed.diff")
+    (project / "proposed.diff").unlink()
+    git(project, "add", "AGENTS.md", ".memory-diff-seen.md")
+    done = commit(project, "new work, AGENTS.md: reviewed memory-diff proposals")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / "AGENTS.md").read_text().endswith(f"- {LATER}\n")
+    assert git(project, "status", "--porcelain") == ""
