@@ -39,6 +39,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import tomllib
 import unicodedata
@@ -1960,14 +1961,62 @@ def patch_target(path: str) -> tuple[str, str, str | None]:
 
 
 def read_memory(real: str, shown: str) -> bytes | None:
-    """The memory file's bytes, or None when it does not exist. Read-only, always."""
+    """The memory file's bytes, or None when it does not exist. Read-only, always. Only
+    a regular file: a FIFO or a device would block or never end."""
     try:
+        if not stat.S_ISREG(os.stat(real).st_mode):
+            raise UserError(shown, "not a regular file")
         with open(real, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise UserError(shown, exc.strerror or str(exc)) from None
+
+
+# The memory files agents read at a repository's root: Codex (and most others) AGENTS.md,
+# Claude Code CLAUDE.md or .claude/CLAUDE.md, Gemini CLI GEMINI.md.
+MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")
+AGENT_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
+ONLY_IMPORT = re.compile(r"@([^\s@]+)")
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def default_memory(root: str, tools: set[str]) -> str:
+    """The memory file when neither --memory nor the config names one: the one of
+    MEMORY_FILES at the root that exists. A symbolic link to another, and a file that
+    only imports another (a CLAUDE.md of `@AGENTS.md`), count as that other. None
+    existing: the file the discovered sessions' agent reads, AGENTS.md when they are of
+    several agents or none."""
+    found: dict[str, list[str]] = {}
+    for name in MEMORY_FILES:
+        path = os.path.join(root, name)
+        if os.path.isfile(path):
+            found.setdefault(imported(path) or os.path.realpath(path), []).append(name.replace(os.sep, "/"))
+    if len(found) > 1:
+        names = ", ".join(", ".join(names) for names in found.values())
+        raise UserError("", f"several memory files at the repository root ({names}): choose one with "
+                            f"--memory PATH, or memory = \"PATH\" in .memory-diff.toml")
+    if found:
+        return next(iter(found))
+    return os.path.join(root, AGENT_FILE[next(iter(tools))] if len(tools) == 1 else "AGENTS.md")
+
+
+def imported(path: str) -> str | None:
+    """The file that a memory file only imports (all it holds, comments aside, is one
+    `@path` line, as Claude Code's docs suggest for a CLAUDE.md beside an AGENTS.md)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(4096)
+    except OSError:
+        return None
+    text = HTML_COMMENT.sub("", data.decode("utf-8", "replace").lstrip("\ufeff"))
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    only = ONLY_IMPORT.fullmatch(lines[0]) if len(lines) == 1 else None
+    if only is None or only.group(1).startswith(("~", "/")):
+        return None
+    target = os.path.join(os.path.dirname(path), only.group(1))
+    return os.path.realpath(target) if os.path.isfile(target) else None
 
 
 def memory_keys(data: bytes | None) -> set[str]:
@@ -2381,7 +2430,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 class Settings(NamedTuple):
     opts: Options
-    memory: str
+    memory: str | None  # None: default_memory() decides once the sessions are known
     section: str | None
     seen: str | None
     max_add: int
@@ -2406,17 +2455,24 @@ def settings(args: argparse.Namespace) -> Settings:
     if seen is None:
         default = os.path.join(_cwd_root(), DEFAULT_SEEN)
         seen = default if args.baseline or os.path.exists(default) else None
-    return Settings(opts, pick("memory", "memory.md"), pick("section"), seen,
+    for flag in ("memory", "seen"):
+        if getattr(args, flag) == "":
+            raise UserError(f"--{flag}", "must not be empty")
+    return Settings(opts, pick("memory"), pick("section"), seen,
                     pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
 
 
 def run_build(args: argparse.Namespace) -> int:
     conf = settings(args)
+    root = _cwd_root()
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
+        tools: set[str] = set()
     else:
-        root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
-        paths, walked = [p for p, _ in discover(root, conf.since)], set()
+        found = discover(root, conf.since)
+        paths, walked, tools = [p for p, _ in found], set(), {t for _, t in found}
+    memory = conf.memory if conf.memory is not None else default_memory(root, tools)
+    conf = conf._replace(memory=memory)
     check_targets(conf)
     if args.list_sources:
         write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
@@ -2431,8 +2487,8 @@ def run_build(args: argparse.Namespace) -> int:
     for result in results:
         stats.update(result.stats)
     candidates = [c for result in results for c in result.candidates]
-    real, rel, folder = patch_target(conf.memory)
-    current = read_memory(real, conf.memory)
+    real, rel, folder = patch_target(memory)
+    current = read_memory(real, memory)
     proposed, dropped = select(candidates, memory_keys(current), record.shown, conf.max_add, stats)
     if args.baseline:
         return print_baseline(args, stats, results, record, seen_rel, seen, len(paths))
@@ -2503,16 +2559,19 @@ def pending_note(stats: Counter[str], max_add: int) -> list[str]:
 
 def check_targets(conf: Settings) -> None:
     """Fail before any transcript is read when no patch could be made for the targets."""
-    targets = [conf.memory] + ([conf.seen] if conf.seen else [])
+    memory = conf.memory or ""
+    targets = [memory] + ([conf.seen] if conf.seen else [])
     for path in targets:
         if os.path.isdir(path):
             raise UserError(path, "is a folder, not a memory file")
         if UNPRINTABLE.search(path):
             raise UserError(path, "a line break or control character in the name cannot go in a patch")
-    if conf.seen and os.path.realpath(conf.seen) == os.path.realpath(conf.memory):
+    if conf.seen and os.path.realpath(conf.seen) == os.path.realpath(memory):
         raise UserError(conf.seen, "the seen file cannot be the memory file")
     if conf.section is not None and UNPRINTABLE.search(conf.section):
         raise UserError("", f"--section must be one line of text: {conf.section!r}")
+    if conf.section is not None and not conf.section.strip().lstrip("#").strip():
+        raise UserError("--section", f"a heading needs a title: {conf.section!r}")
 
 
 def stats_dict(stats: Counter[str]) -> dict[str, int]:

@@ -664,7 +664,7 @@ def pyproject(**table: Any) -> str:
 # to the repository; every other file unchanged).
 CONFIG_CASES = [
     pytest.param({"repo/AGENTS.md": "# Notes\n", "repo/src/pkg/mod.py": ""}, "repo", [],
-                 {"memory.md": bullets(*ALL)}, id="no-config-defaults"),
+                 {"AGENTS.md": b"# Notes\n" + bullets(*ALL)}, id="no-config-defaults"),
     pytest.param({"repo/pyproject.toml": pyproject(memory="AGENTS.md", **{"max-add": 1}),
                   "repo/AGENTS.md": "# Notes\n", "repo/src/pkg/mod.py": ""}, "repo/src/pkg", [],
                  {"AGENTS.md": b"# Notes\n" + bullets(B1)}, id="pyproject-found-from-subfolder"),
@@ -682,7 +682,7 @@ CONFIG_CASES = [
     pytest.param({".memory-diff.toml": toml(memory="OUTER.md", max_add=1),
                   "pyproject.toml": pyproject(memory="OUTER.md", max_add=1),
                   "repo/sub/x.md": ""}, "repo/sub", [],
-                 {"sub/memory.md": bullets(*ALL)}, id="config-above-repository-root-ignored"),
+                 {"AGENTS.md": bullets(*ALL)}, id="config-above-repository-root-ignored"),
     pytest.param({"repo/config/.memory-diff.toml": toml(memory="../AGENTS.md", seen="seen.md", section="Gotchas"),
                   "repo/AGENTS.md": GOTCHAS, "repo/config/deeper/x.md": ""}, "repo/config/deeper", [],
                  {"AGENTS.md": b"# Notes\n\n## Gotchas\n\n- Old.\n" + bullets(*ALL) + b"\n## Style\n\n- Use black.\n",
