@@ -1056,7 +1056,8 @@ def sniff_records(records: Iterable[Any]) -> str | None:
             return "codex"
         if "parentUuid" in record or ("sessionId" in record and "message" in record):
             return "claude"
-        if kind in CLAUDE_TYPES and ("message" in record or "uuid" in record or "leafUuid" in record):
+        if kind in CLAUDE_TYPES and ("message" in record or "uuid" in record or "leafUuid" in record
+                                     or "messageId" in record):
             return "claude"
         if "role" in record and "text" in record:
             return "native"
@@ -1377,7 +1378,7 @@ def detect_format(path: str, head: list[bytes]) -> str:
             (path.endswith(".md") and b"\n#### " in body):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
-    if first in (b"{", b"[") or first.startswith(b"[") or (path.endswith(".json") and first.startswith(b"{")):
+    if first in (b"{", b"[") or first.startswith(b"[") or (path.endswith((".json", ".traj")) and first.startswith(b"{")):
         return "document"  # pretty-printed, a JSON array, or named as one document
     # Parsed as the sniffer asks for them: the first record usually decides.
     records = (r for raw in lines if raw.strip() for r in parse_jsonl_line(raw) or [])
@@ -1414,28 +1415,105 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
     lines = itertools.chain(head, stream)
+    head_records = lambda: (r for raw in head if raw.strip() for r in parse_jsonl_line(raw) or [])  # noqa: E731
     if pos is not None and fmt != "document":
-        locate(pos, path, fmt, (r for raw in head if raw.strip() for r in parse_jsonl_line(raw) or []), opts)
+        locate(pos, path, fmt, head_records(), opts)
     if fmt == "aider":
+        body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
+        if not body.startswith(AIDER_STARTS) and b"\n#### " not in b"\n" + body:
+            reason = "no line is an Aider chat line (#### )" if opts.fmt else "a Markdown file, not an Aider chat history"
+            raise UserError(path, f"not a transcript: {reason}")
         return fmt, read_aider(lines, opts, stats, pos)
-    if fmt == "codex":
-        return fmt, CodexReader(opts, stats).read(lines, pos)
-    if fmt == "claude":
-        return fmt, read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose, pos)
-    if fmt == "native" or (fmt == "messages" and sniffed != "document"):
-        reader = native_reader if fmt == "native" else messages_reader
-        return fmt, read_jsonl(lines, reader(opts), stats, pos=pos)
+    if fmt in ("codex", "claude", "native") or (fmt == "messages" and sniffed != "document"):
+        if fmt == "codex":
+            messages: Iterator[Message] = CodexReader(opts, stats).read(lines, pos)
+        elif fmt == "claude":
+            messages = read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose, pos)
+        else:
+            messages = read_jsonl(lines, (native_reader if fmt == "native" else messages_reader)(opts), stats, pos=pos)
+        return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
+                               lambda: stats["lines"] == stats["blank"] or any(
+                                   record_format(r) == fmt for r in head_records()),
+                               lambda: b"\0" in b"".join(head))
     doc = _load_document(path, b"".join(lines))
-    if pos is not None:
-        locate(pos, path, fmt, [doc], opts)
+    kind = trajectory_kind(doc)
+    if kind:
+        raise UserError(path, f"not read: a {kind} trajectory, an autonomous run with no human user in it")
     if fmt == "document":
         fmt = sniff_document(doc) or ""
         if not fmt:
-            raise UserError(path, "unrecognised transcript format (use --format)")
-    messages = doc.get("messages") if isinstance(doc, dict) else doc
+            raise UserError(path, "not a transcript: a JSON document of no shape memory-diff reads")
+    if pos is not None:
+        locate(pos, path, fmt, [doc], opts)
+    found = doc.get("messages") if isinstance(doc, dict) else doc
     if fmt == "gemini":
-        return fmt, read_document(messages, gemini_reader(opts), stats, pos)
-    return fmt, read_document(messages, messages_reader(opts, cline=fmt == "cline"), stats, pos)
+        messages = read_document(found, gemini_reader(opts), stats, pos)
+    else:
+        messages = read_document(found, messages_reader(opts, cline=fmt == "cline"), stats, pos)
+    return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
+                           lambda: isinstance(found, list) and (not found or any(
+                               isinstance(m, dict) and ("role" in m or "type" in m) for m in found)),
+                           lambda: False)
+
+
+# -- is it a transcript at all? -----------------------------------------------------------
+
+# Counters that only a record of the format being read lands in: any of them shows the
+# file is a transcript of that format, prose or not. Not skipped_meta (an unknown record
+# lands there too) nor skipped_unparsed (the byte test passes over any line).
+RECOGNISED = ("prose", "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_injected",
+              "skipped_role", "skipped_sidechain", "skipped_summary", "skipped_duplicate_event",
+              "skipped_empty", "skipped_baseline")
+
+
+def recognised(path: str, fmt: str, forced: bool, stats: Counter[str], messages: Iterator[Message],
+               any_known: Any, binary: Any) -> Iterator[Message]:
+    """The messages; once read, an error when no record of the file was recognised as one
+    of `fmt` (an empty file, or a session holding no prose, is fine: `any_known` says
+    so). A file in a folder, or a discovered session, is then passed over (process_file)."""
+    yield from messages
+    if any(stats[k] for k in RECOGNISED) or any_known():
+        return
+    records = stats["lines"] - stats["blank"]
+    if binary():
+        reason = "binary data, no line is a JSON record"
+    elif records == 0:
+        reason = "a JSON document with no list of messages" + (f" (--format {fmt})" if forced else "")
+    elif stats["malformed"] == records:
+        reason = f"none of its {records} line{'s' if records != 1 else ''} is a JSON record"
+    elif forced:
+        reason = f"none of its {records} record{'s' if records != 1 else ''} is a {fmt} record (--format {fmt})"
+    else:
+        reason = f"{records} record{'s' if records != 1 else ''} of no format memory-diff reads"
+    raise UserError(path, f"not a transcript: {reason}")
+
+
+def record_format(record: Any) -> str | None:
+    """The format one record belongs to (a Claude Code snapshot or system record too)."""
+    if isinstance(record, dict) and record.get("type") in CLAUDE_TYPES and "payload" not in record \
+            and ("sessionId" in record or "messageId" in record or "uuid" in record):
+        return "claude"
+    return sniff_records([record])
+
+
+def trajectory_kind(doc: Any) -> str | None:
+    """The agent whose autonomous-run trajectory this JSON document is: SWE-agent
+    (`.traj`: trajectory and history), mini-swe-agent (trajectory_format), OpenHands (a
+    list of events with source and action or observation). They hold no human user, so
+    nothing in them is a team's decision."""
+    if isinstance(doc, dict):
+        if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or (
+                isinstance(doc.get("info"), dict) and "mini_version" in doc["info"]):
+            return "mini-swe-agent"
+        if isinstance(doc.get("trajectory"), list) and ("history" in doc or "info" in doc):
+            return "SWE-agent"
+        doc = doc.get("history") if isinstance(doc.get("history"), list) else None
+    if isinstance(doc, list):
+        events = [e for e in doc[:20] if isinstance(e, dict)]
+        if events and all("source" in e and ("action" in e or "observation" in e or "message" in e) for e in events) \
+                and any("action" in e or "observation" in e for e in events):
+            return "OpenHands"
+    return None
 
 
 # -- a conversation's key, for the baseline ----------------------------------------------
@@ -2470,7 +2548,10 @@ def run_build(args: argparse.Namespace) -> int:
         tools: set[str] = set()
     else:
         found = discover(root, conf.since)
-        paths, walked, tools = [p for p, _ in found], set(), {t for _, t in found}
+        # Discovered sessions are lenient as files in a folder are: one being written,
+        # or holding only snapshots, is passed over (skipped_files), never an error.
+        paths, tools = [p for p, _ in found], {t for _, t in found}
+        walked = set(paths)
     memory = conf.memory if conf.memory is not None else default_memory(root, tools)
     conf = conf._replace(memory=memory)
     check_targets(conf)

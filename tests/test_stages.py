@@ -574,7 +574,7 @@ ERRORS = [
     pytest.param(["build", "good.jsonl", "nope.jsonl"], "memory-diff: error: nope.jsonl: no such file or directory\n",
                  id="missing-second-transcript"),
     pytest.param(["build", "bad.json"], "memory-diff: error: bad.json:1: not valid JSON\n", id="bad-json-document"),
-    pytest.param(["build", "unknown.json"], "memory-diff: error: unknown.json: unrecognised transcript format (use --format)\n",
+    pytest.param(["build", "unknown.json"], "memory-diff: error: unknown.json: not a transcript: a JSON document of no shape memory-diff reads\n",
                  id="unknown-document"),
     pytest.param(["build", "good.jsonl", "--memory", "adir"], None, id="memory-is-directory"),
     pytest.param(["build", "good.jsonl", "--max-add", "0"], None, id="max-add-zero"),
