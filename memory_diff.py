@@ -2216,8 +2216,10 @@ def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) 
     return None
 
 
-def discover(root: str, since: float | None) -> list[tuple[str, str]]:
-    """(path, tool) of the sessions that belong to the repository at `root`."""
+def discover(root: str, since: float | None, passed_over: list[str] | None = None) -> list[tuple[str, str]]:
+    """(path, tool) of the sessions that belong to the repository at `root`; those of a
+    matching folder whose cwd is outside it are added to `passed_over`."""
+    passed = passed_over if passed_over is not None else []
     env = os.environ
     home = os.path.expanduser("~")
     found: list[tuple[str, str]] = []
@@ -2231,8 +2233,11 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
                 continue
             folder = os.path.join(claude, name)
             for path in expand_inputs([folder])[0]:
-                if path.endswith(".jsonl") and inside(_first_value(path, "cwd", ()), root):
-                    found.append((path, "claude"))
+                if path.endswith(".jsonl"):
+                    if inside(_first_value(path, "cwd", ()), root):
+                        found.append((path, "claude"))
+                    else:
+                        passed.append(path)
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
     if os.path.isdir(codex):
         for path in expand_inputs([codex])[0]:
@@ -2248,6 +2253,17 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     if since is not None:
         found = [(p, t) for p, t in found if getattr(_stat(p), "st_mtime", 0.0) >= since]
     return found
+
+
+def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str | None:
+    """One line for stderr when discovery read nothing, or passed sessions over."""
+    outside = (f"{len(passed)} Claude Code session{'s' if len(passed) != 1 else ''} in a matching folder "
+               f"passed over: their cwd is outside {home_display(root)}") if passed else ""
+    if found:
+        return f"{PROG}: {outside}" if outside else None
+    where = "modified since --since " if since else ""
+    return (f"{PROG}: no sessions {where}found for {home_display(root)} (Claude Code, Codex, Gemini CLI; "
+            f"see --list-sources)" + (f"; {outside}" if outside else ""))
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -2547,7 +2563,11 @@ def run_build(args: argparse.Namespace) -> int:
         paths, walked = expand_inputs(args.transcripts)
         tools: set[str] = set()
     else:
-        found = discover(root, conf.since)
+        passed: list[str] = []
+        found = discover(root, conf.since, passed)
+        note = discovery_note(root, len(found), passed, conf.since is not None)
+        if note:
+            sys.stderr.write(one_line(note) + "\n")
         # Discovered sessions are lenient as files in a folder are: one being written,
         # or holding only snapshots, is passed over (skipped_files), never an error.
         paths, tools = [p for p, _ in found], {t for _, t in found}

@@ -84,7 +84,9 @@ def list_sources(repo: Path, home: Path, *args: str, **env: str) -> list[tuple[s
     clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
     proc = subprocess.run([sys.executable, str(SCRIPT), "build", "--list-sources", *args],
                           cwd=repo, env={**clean, "HOME": str(home), **env}, capture_output=True, timeout=60)
-    assert proc.returncode == 0 and not proc.stderr, proc.stderr.decode("utf-8", "replace")
+    # Only the note about sessions passed over (tested below) may be on stderr.
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
+    assert all(b"passed over: their cwd is outside" in ln for ln in proc.stderr.splitlines()), proc.stderr
     return [tuple(line.split("\t")) for line in proc.stdout.decode().splitlines()]  # type: ignore[misc]
 
 
@@ -277,3 +279,29 @@ def test_discovery_order_is_deterministic(tmp_path: Path) -> None:
                      [f"~/.claude/projects/{slug}-sub/{n}" for n in ("a.jsonl", "m.jsonl", "z.jsonl")]
     assert codex == sorted(codex)
     assert gemini == sorted(gemini)
+
+
+def test_discovery_says_when_it_finds_nothing_or_passes_sessions_over(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
+
+    def build() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, str(SCRIPT), "build", "--memory", "m.md"], cwd=repo,
+                              env={**clean, "HOME": str(home)}, capture_output=True, timeout=60)
+
+    done = build()
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert done.stderr.decode() == (f"memory-diff: no sessions found for {repo} (Claude Code, Codex, Gemini CLI; "
+                                    f"see --list-sources)\n")
+    claude_session(home / ".claude" / "projects", tmp_path / "elsewhere", name="moved.jsonl",
+                   folder=claude_code_dir(str(repo)))
+    done = build()
+    assert done.stderr.decode().endswith("; 1 Claude Code session in a matching folder passed over: "
+                                         f"their cwd is outside {repo}\n")
+    assert done.stderr.count(b"\n") == 1
+    claude_session(home / ".claude" / "projects", repo)
+    done = build()
+    assert done.returncode == 0 and done.stdout.startswith(b"# memory-diff: 1 proposed")
+    assert done.stderr.decode() == ("memory-diff: 1 Claude Code session in a matching folder passed over: "
+                                    f"their cwd is outside {repo}\n")
