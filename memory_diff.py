@@ -214,11 +214,14 @@ DEFAULT_MAX_ADD = 10
 
 # Sizes of the memory file that agents load (for `lint` and the preamble warning):
 # Claude Code reads about 40,000 characters of CLAUDE.md; Codex truncates AGENTS.md at
-# 32 KiB (project_doc_max_bytes).
+# 32 KiB (project_doc_max_bytes). Each applies to the file that agent reads (by its name,
+# or the name of the file a symbolic link points to); no limit is known for GEMINI.md
+# or any other file.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
 )
+BUDGET_FILE = {"Claude Code": "CLAUDE.md", "Codex": "AGENTS.md"}
 
 EXIT_OK = 0
 EXIT_PROPOSED = 1  # build --exit-code: something is proposed; lint: a finding
@@ -1799,10 +1802,11 @@ def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> l
     return flags
 
 
-def budget_warnings(after_patch: bytes, shown: str) -> list[str]:
+def budget_warnings(after_patch: bytes, shown: str,
+                    budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> list[str]:
     """Where applying the patch would push the memory file past what agents load."""
     out = []
-    for agent, unit, limit in BUDGETS:
+    for agent, unit, limit in budgets:
         after = len(after_patch.decode("utf-8", "replace")) if unit == "chars" else len(after_patch)
         if after > limit:
             out.append(f"warning: with this patch {shown} is {after:,} {unit}; "
@@ -2318,8 +2322,10 @@ CONFIG_KEYS = {
     "max-add": (int, False), "min-score": (int, False), "roles": (list, False), "format": (str, False),
     "signal": (list, False), "noise": (list, False), "since": (str, False),
     "jobs": (int, False), "include-sidechains": (bool, False),
-    "include-summaries": (bool, False), "allow-pii": (bool, False),
+    "include-summaries": (bool, False), "allow-pii": (bool, False), "lint-ignore": (list, False),
 }
+# The finding kinds lint-ignore may silence: all but secret.
+SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size")
 
 
 def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
@@ -2357,6 +2363,9 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
         if key not in CONFIG_KEYS:
             raise UserError(path, f"unknown key {raw_key!r}")
         kind, is_path = CONFIG_KEYS[key]
+        if key == "lint-ignore":
+            out["lint_ignore"] = lint_ignore(path, raw_key, value)
+            continue
         if kind is list and isinstance(value, str) and key == "roles":
             value = [v.strip() for v in value.split(",")]
         a_number = kind is int and isinstance(value, int) and not isinstance(value, bool)
@@ -2390,12 +2399,36 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
     return out
 
 
+def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | None], ...]:
+    """`lint-ignore = [{kind = "duplicate", text = "- Run make test."}]`: (kind, the
+    normalised line text or None for every line)."""
+    entries = []
+    for entry in value if isinstance(value, list) else [None]:
+        if not isinstance(entry, dict) or set(entry) - {"kind", "text"} or not isinstance(entry.get("kind"), str) \
+                or not isinstance(entry.get("text", ""), str):
+            raise UserError(path, f"key {raw_key!r} must be a list of tables with a kind and, if wanted, a text")
+        if entry["kind"] == "secret":
+            raise UserError(path, f"key {raw_key!r}: secret findings cannot be silenced")
+        if entry["kind"] not in SILENCEABLE:
+            raise UserError(path, f"key {raw_key!r}: kind must be one of {', '.join(SILENCEABLE)}")
+        entries.append((entry["kind"], normalize(entry["text"]) if "text" in entry else None))
+    return tuple(entries)
+
+
 # --------------------------------------------------------------------------------------
 # Lint: the same gates over an existing memory file, read only.
 # --------------------------------------------------------------------------------------
 
-def lint_text(text: str) -> list[tuple[int, str, str]]:
-    """(line, kind, message) findings; never the secret or personal datum itself."""
+def budgets_for(path: str) -> list[tuple[str, str, int]]:
+    """The size budgets of the agents that read this file, by its name."""
+    names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
+    return [budget for budget in BUDGETS if BUDGET_FILE[budget[0]] in names]
+
+
+def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> list[tuple[int, str, str]]:
+    """(line, kind, message) findings; never the secret or personal datum itself. A
+    bullet repeated under another heading is no duplicate: teams repeat a rule where it
+    applies, on purpose."""
     findings: list[tuple[int, str, str]] = []
     starts = [0]
     for match in re.finditer("\n", text):
@@ -2410,9 +2443,13 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
             findings.append((line_of(secret.start), "secret", f"{secret.kind} (value withheld)"))
     for secret in reversed(secrets):  # blank them out, keeping offsets: reported once
         text = text[:secret.start] + re.sub(r"[^\n]", " ", text[secret.start:secret.end]) + text[secret.end:]
-    first_line: dict[str, int] = {}
+    first_line: dict[tuple[int, str], int] = {}
     lines = text.split("\n")
+    heading_at = {index for index, line in unfenced(lines) if HEADING.match(line.lstrip("\ufeff"))}
+    section = 0  # the line number of the heading the line is under
     for number, line in enumerate(lines, 1):
+        if number - 1 in heading_at:
+            section = number
         for kind, _, _ in find_pii(line):
             findings.append((number, "pii", f"{'e-mail address' if kind == 'email' else 'phone number'} (withheld)"))
         if HOME_PATH.search(line):
@@ -2428,12 +2465,12 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
         if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")):
-            key = normalize(line)
+            key = (section, normalize(line))
             if key in first_line:
-                findings.append((number, "duplicate", f"same bullet as line {first_line[key]}"))
+                findings.append((number, "duplicate", f"same bullet as line {first_line[key]} in the same section"))
             else:
                 first_line[key] = number
-    for agent, unit, limit in BUDGETS:
+    for agent, unit, limit in budgets:
         size = len(text) if unit == "chars" else len(text.encode())
         if size > limit:
             cut = limit if unit == "chars" else len(text.encode()[:limit].decode("utf-8", "ignore"))
@@ -2443,6 +2480,14 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
 
 
 def run_lint(paths: list[str]) -> int:
+    """Lint the files named, or the memory file build would patch. A finding the team's
+    config silences (lint-ignore) is reported as a note."""
+    found = find_config(os.getcwd())
+    conf = load_config(*found) if found else {}
+    if not paths:
+        memory = conf.get("memory") or default_memory(_cwd_root(), set())
+        shown = os.path.relpath(memory)
+        paths = [memory if shown.startswith("..") else shown]
     status = EXIT_OK
     out = []
     for path in paths:
@@ -2450,12 +2495,22 @@ def run_lint(paths: list[str]) -> int:
         if data is None:
             raise UserError(path, "no such file")
         text = data.decode("utf-8", "replace")
-        for line, kind, message in lint_text(text):
+        lines = text.split("\n")
+        for line, kind, message in lint_text(text, budgets_for(path)):
+            if silenced(conf.get("lint_ignore", ()), kind, lines[line - 1] if line <= len(lines) else ""):
+                kind, message = "note", f"silenced {kind}: {message}"
             out.append(f"{one_line(path)}:{line}: {kind}: {message}\n")
             if kind != "note":
                 status = EXIT_FINDINGS
     write("".join(out).encode("utf-8", "replace"))
     return status
+
+
+def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> bool:
+    """Whether a lint-ignore entry of the config covers this finding: its kind, and the
+    line's text when the entry gives one (compared as bullets are: case, white space, a
+    bullet marker and trailing punctuation aside). A secret is never silenced."""
+    return kind != "secret" and any(k == kind and (text is None or text == normalize(line)) for k, text in ignore)
 
 
 # --------------------------------------------------------------------------------------
@@ -2518,7 +2573,8 @@ def make_parser() -> argparse.ArgumentParser:
     lint = commands.add_parser(
         "lint", help="check memory files for secrets, personal data and size",
         description="Check memory files, read only. Exit 1 on a finding other than a note.")
-    lint.add_argument("memories", nargs="+", metavar="MEMORY", help="memory file to check")
+    lint.add_argument("memories", nargs="*", metavar="MEMORY",
+                      help="memory file to check (default: the one build patches)")
     return parser
 
 
@@ -2610,7 +2666,7 @@ def run_build(args: argparse.Namespace) -> int:
         bullets = [c.text for c in proposed]
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
-        notes += budget_warnings(patched(current, bullets, conf.section), rel)
+        notes += budget_warnings(patched(current, bullets, conf.section), rel, budgets_for(memory))
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
         notes += pending_note(stats, conf.max_add)

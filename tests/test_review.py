@@ -400,24 +400,39 @@ BUDGET_CASES = [
 ]
 
 
+# The file patched, what --memory names, and the budgets of the agents reading it: each
+# agent's limit applies to the file it reads (Claude Code CLAUDE.md, Codex AGENTS.md).
+READERS = [
+    pytest.param("AGENTS.md", "AGENTS.md", {"bytes"}, id="agents-md-codex"),
+    pytest.param("CLAUDE.md", "CLAUDE.md", {"chars"}, id="claude-md-claude-code"),
+    pytest.param("GEMINI.md", "GEMINI.md", set(), id="gemini-md-none-known"),
+    pytest.param("AGENTS.md", "CLAUDE.md", {"chars", "bytes"}, id="claude-md-links-to-agents-md"),
+]
+
+
+@pytest.mark.parametrize(("name", "given", "read"), READERS)
 @pytest.mark.parametrize(("memory", "args", "units"), BUDGET_CASES)
-def test_budget_warning(tmp_path: Path, memory: bytes, args: list[str], units: list[str]) -> None:
-    repo = make_repo(tmp_path / "repo", {"AGENTS.md": memory})
+def test_budget_warning(tmp_path: Path, memory: bytes, args: list[str], units: list[str],
+                        name: str, given: str, read: set[str]) -> None:
+    repo = make_repo(tmp_path / "repo", {name: memory})
+    if given != name:
+        os.symlink(name, repo / given)
     (tmp_path / "t.jsonl").write_bytes(to_jsonl([user(B1), user(B2)]))
-    done = run(repo, "build", str(tmp_path / "t.jsonl"), "--memory", "AGENTS.md", *args)
+    done = run(repo, "build", str(tmp_path / "t.jsonl"), "--memory", given, *args)
     assert done.returncode == 0, done.stderr.decode()
     lines = preamble(done.stdout)
     warnings = [WARNING.match(ln) for ln in lines if ln.startswith("# warning:")]
     assert all(warnings), lines
-    after = apply_both(repo, done.stdout, tmp_path)["AGENTS.md"]
-    assert added_bullets(done.stdout)["AGENTS.md"] == [B1, B2]
+    after = apply_both(repo, done.stdout, tmp_path)[name]
+    assert added_bullets(done.stdout)[name] == [B1, B2]
     size = {"chars": len(after.decode()), "bytes": len(after)}
     limits = {"chars": CLAUDE, "bytes": CODEX}
-    assert sorted(u for u in limits if size[u] > limits[u]) == sorted(units), size
+    units = [u for u in units if u in read]
+    assert sorted(u for u in limits if size[u] > limits[u] and u in read) == sorted(units), size
     assert sorted(m.group(3) for m in warnings) == sorted(units), (lines, size)
     for match in warnings:
         unit = match.group(3)
-        assert match.group(1) == "AGENTS.md"
+        assert match.group(1) == name
         assert int(match.group(2).replace(",", "")) == size[unit], (match.group(0), size)
         assert int(match.group(5).replace(",", "")) == limits[unit]
         assert match.group(4) == {"chars": "Claude Code", "bytes": "Codex"}[unit]
