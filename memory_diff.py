@@ -1923,7 +1923,7 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
                 # An empty section whose heading is followed by a blank line.
                 return last + 1, [], [eol] if last + 1 == end and end < len(lines) else []
             return last, [], []
-        title = section if section.lstrip().startswith("#") else f"## {section.strip()}"
+        title = section if section.lstrip().startswith("#") else f"{'#' * section_level(lines)} {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
         after = [eol] if space_after else []
@@ -1932,6 +1932,32 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
     while last > 0 and blank(lines[last - 1]):
         last -= 1
     return last, [], []
+
+
+# Where bullets go when neither --section nor the config names a section, in a file that
+# has sections: a section of their own at the end of the file, rather than the end of
+# whatever sub-section happens to come last. A file without sections (none, or only a
+# title) gets them at its end.
+DEFAULT_SECTION = "Learned"
+
+
+def sections(lines: list[bytes]) -> list[tuple[int, int, str]]:
+    """The file's headings but its title: a first heading of level 1 that no other
+    heading of level 1 follows."""
+    found = headings(lines)
+    if found and found[0][1] == 1 and all(level > 1 for _, level, _ in found[1:]):
+        return found[1:]
+    return found
+
+
+def section_level(lines: list[bytes]) -> int:
+    """The heading level of the file's top sections (## when it has none)."""
+    return min((level for _, level, _ in sections(lines)), default=2)
+
+
+def default_section(current: bytes | None) -> str | None:
+    """DEFAULT_SECTION for a memory file that has sections, else None (its end)."""
+    return DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
 
 
 def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
@@ -2666,13 +2692,14 @@ def run_build(args: argparse.Namespace) -> int:
         bullets = [c.text for c in proposed]
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
-        notes += budget_warnings(patched(current, bullets, conf.section), rel, budgets_for(memory))
+        section = conf.section if conf.section is not None else default_section(current)
+        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(memory))
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
         notes += pending_note(stats, conf.max_add)
         notes.append(reject_note(rel, seen_rel if conf.seen else None))
         patch = render_preamble(proposed, stats, len(paths) - stats["skipped_files"], notes)
-        patch += render_file_patch(rel, current, bullets, conf.section)
+        patch += render_file_patch(rel, current, bullets, section)
         if conf.seen:
             patch += render_file_patch(seen_rel, seen, bullets, None)
         write(patch)
