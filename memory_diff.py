@@ -2638,7 +2638,22 @@ def settings(args: argparse.Namespace) -> Settings:
                     pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
 
 
+# Flags that cannot be honoured together: each prints a product of its own, or one
+# applies to discovery only. --list-sources --json is a JSON list, not a conflict.
+CONFLICTS = (("json", "explain"), ("baseline", "json"), ("baseline", "explain"), ("list_sources", "explain"),
+             ("list_sources", "baseline"), ("list_sources", "stats"), ("list_sources", "exit_code"))
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    for one, other in CONFLICTS:
+        if getattr(args, one) and getattr(args, other):
+            raise UserError("", f"--{one.replace('_', '-')} and --{other.replace('_', '-')} cannot be used together")
+    if args.since is not None and args.transcripts:
+        raise UserError("", "--since applies to discovered sessions: it cannot be used with named TRANSCRIPTs")
+
+
 def run_build(args: argparse.Namespace) -> int:
+    check_flags(args)
     conf = settings(args)
     root = _cwd_root()
     if args.transcripts:
@@ -2658,8 +2673,12 @@ def run_build(args: argparse.Namespace) -> int:
     conf = conf._replace(memory=memory)
     check_targets(conf)
     if args.list_sources:
-        write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
-                      for p in paths).encode("utf-8", "replace"))
+        listed = [(home_display(p), conf.opts.fmt or source_format(p)) for p in paths]
+        if args.json:
+            out = json.dumps([{"file": p, "format": f} for p, f in listed], ensure_ascii=False, indent=2) + "\n"
+        else:
+            out = "".join(f"{one_line(p)}\t{f}\n" for p, f in listed)
+        write(out.encode("utf-8", "replace"))
         return EXIT_OK
     seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
     seen = read_memory(seen_real, conf.seen) if conf.seen else None
@@ -2682,27 +2701,34 @@ def run_build(args: argparse.Namespace) -> int:
         rows += [(c.order, explain_line("proposed", explain_score(c), c.file, c.line, c.role, c.text))
                  for c in proposed]
         write("".join(text + "\n" for _, text in sorted(rows)).encode("utf-8", "replace"))
-    elif args.json:
+        return finish(args, stats, proposed)
+    bullets = [c.text for c in proposed]
+    section = conf.section if conf.section is not None else default_section(current)
+    notes: list[str] = []
+    if proposed:  # what the reviewer is told, in the preamble or the JSON alike
+        text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
+        notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
+        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(memory))
+        notes += pending_note(stats, conf.max_add)
+    if args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
             {"text": c.text, "kind": c.kind, "score": c.score,
              "source": {"file": c.file, "line": c.line, "role": c.role, "timestamp": c.timestamp}}
-            for c in proposed]}
+            for c in proposed], "notes": notes}
         write((json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8", "replace"))
     elif proposed:
-        bullets = [c.text for c in proposed]
-        text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
-        notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
-        section = conf.section if conf.section is not None else default_section(current)
-        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(memory))
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
-        notes += pending_note(stats, conf.max_add)
         notes.append(reject_note(rel, seen_rel if conf.seen else None))
         patch = render_preamble(proposed, stats, len(paths) - stats["skipped_files"], notes)
         patch += render_file_patch(rel, current, bullets, section)
         if conf.seen:
             patch += render_file_patch(seen_rel, seen, bullets, None)
         write(patch)
+    return finish(args, stats, proposed)
+
+
+def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candidate]) -> int:
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
