@@ -266,3 +266,40 @@ def test_adoption_on_a_backlog_baseline_then_one_new_proposal(project: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     assert (project / "AGENTS.md").read_text().endswith(f"- {LATER}\n")
     assert git(project, "status", "--porcelain") == ""
+
+
+def readme_snippet() -> str:
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## pre-commit\n", 1)[1]
+    found = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_readme_snippet_runs_from_a_clone_at_a_sha(project: Path, hook_repo: Path) -> None:
+    """The README's .pre-commit-config.yaml as a user copies it, with a local clone of
+    memory-diff as `repo:` and a commit sha of it as `rev:`."""
+    clone = project.parent / "memory-diff-clone"
+    run(["git", "clone", "-q", str(hook_repo), str(clone)], project.parent)
+    sha = git(clone, "rev-parse", "HEAD").strip()
+    snippet = readme_snippet()
+    # No release tag is published: the README pins a full commit sha, as pre-commit needs.
+    assert re.search(r"(?m)^    rev: [0-9a-f]{40}(?:\s|$)", snippet), snippet
+    config, repos = re.subn(r"(?m)^(-   repo: )\S+", lambda m: m.group(1) + str(clone), snippet)
+    config, revs = re.subn(r"(?m)^(    rev: )\S+", lambda m: m.group(1) + sha, config)
+    assert (repos, revs) == (1, 1), snippet
+    (project / ".pre-commit-config.yaml").write_text(config)
+    git(project, "add", ".pre-commit-config.yaml")
+    plant_session(project, RULE)
+
+    proc = run(["pre-commit", "run", "--all-files"], project, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"+- {RULE}" in proc.stdout
+    assert "memory-diff lint" in proc.stdout and "Passed" in proc.stdout  # the lint hook passes on AGENTS.md
+
+    # README: re-run the build and apply its output; stage both files.
+    (project / "proposed.diff").write_text(memory_diff(project, "build").stdout)
+    git(project, "apply", "proposed.diff")
+    (project / "proposed.diff").unlink()
+    git(project, "add", "AGENTS.md", ".memory-diff-seen.md")
+    proc = run(["pre-commit", "run", "--all-files"], project, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
