@@ -5,13 +5,17 @@ Cline, OpenAI/Anthropic message lists, or {"role","text"} JSONL), picks the few 
 that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
 unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
 CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
+`build --baseline` instead prints a patch to the seen file only, recording per conversation
+the last record read, so that what was read before adopting the tool is never proposed.
 `lint` runs the same safety gates over an existing memory file.
 
 The file reads top to bottom as the data flows: constants (the rules a reviewer argues
-with), records, readers (records in, visible prose out), sentences, gates and the verdict
-on each sentence, one transcript, across transcripts (dedupe, memory, cap), what the
-reviewer is told, the patch, then the I/O edge (repository, discovery, configuration,
-lint) and the command line.
+with), records, readers (records in, visible prose out; what a baseline reviewed passed
+over), format sniffing, sentences, gates and the verdict on each sentence, one transcript
+(is it one at all, its conversation key), across transcripts (dedupe, memory, cap), what
+the reviewer is told, the patch (git's headers, where the bullets go), then the I/O edge
+(repository, the default memory file, the seen file and its baseline records, discovery,
+configuration, lint) and the command line (flag conflicts, output errors).
 
 Promises:
 - It never writes the memory file: no code path opens it for writing.
@@ -23,7 +27,8 @@ Promises:
 Exit status:
   0  success, whether or not anything is proposed (lint: nothing but notes found)
   1  with --exit-code, something is proposed (lint: a finding other than a note)
-  2  usage or input error: one line on stderr, `memory-diff: error: PATH[:LINE]: reason`
+  2  usage or input error (a file named outright that is no transcript; a failed write of
+     the output): one line on stderr, `memory-diff: error: PATH[:LINE]: reason`
 """
 from __future__ import annotations
 
@@ -2562,12 +2567,16 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
                        help="transcript file, folder of transcripts, or - for stdin "
                             "(default: this repository's Claude Code, Codex and Gemini sessions)")
-    build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
+    build.add_argument("--memory", metavar="PATH",
+                       help="memory file to patch (default: the AGENTS.md, CLAUDE.md or GEMINI.md at "
+                            "the repository root)")
     build.add_argument("--section", metavar="HEADING",
-                       help="put the bullets at the end of this Markdown section (added if missing)")
+                       help="put the bullets at the end of this Markdown section (added if missing; "
+                            f"default: {DEFAULT_SECTION} in a file that has sections, else the end)")
     build.add_argument("--seen", metavar="PATH",
                        help="file of bullets already proposed: never propose them again, and "
-                            "append the new ones to it in the same patch")
+                            f"append the new ones to it in the same patch (default: {DEFAULT_SEEN} "
+                            "once it exists)")
     build.add_argument("--max-add", type=positive_int, metavar="N",
                        help=f"propose at most N bullets (default: {DEFAULT_MAX_ADD})")
     build.add_argument("--min-score", type=int, metavar="N",
