@@ -2181,15 +2181,21 @@ def home_display(path: str) -> str:
     return path
 
 
-def expand_inputs(paths: list[str]) -> tuple[list[str], set[str]]:
+def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set[str]]:
     """Files as given; a directory means every transcript inside it, sorted. Returns
     the paths and the set of those found in a folder: a file there that is no
-    transcript is passed over (and counted), where a file named outright is an error."""
+    transcript is passed over (and counted), where a file named outright is an error.
+    A folder that cannot be read is an error too, unless `strict` is off (discovery)."""
     out: list[str] = []
     walked: set[str] = set()
+
+    def unreadable(exc: OSError) -> None:
+        if strict:
+            raise UserError(exc.filename or path, f"cannot read the folder: {exc.strerror or exc}")
+
     for path in paths:
         if path != "-" and os.path.isdir(path):
-            for folder, dirs, files in os.walk(path):
+            for folder, dirs, files in os.walk(path, onerror=unreadable):
                 dirs.sort()
                 found = [os.path.join(folder, f) for f in sorted(files)
                          if f.endswith((".jsonl", ".json")) and not f.endswith(".meta.json")
@@ -2267,7 +2273,7 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
             if name != slug and not name.startswith(slug + "-"):
                 continue
             folder = os.path.join(claude, name)
-            for path in expand_inputs([folder])[0]:
+            for path in expand_inputs([folder], strict=False)[0]:
                 if path.endswith(".jsonl"):
                     if inside(_first_value(path, "cwd", ()), root):
                         found.append((path, "claude"))
@@ -2275,7 +2281,7 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
                         passed.append(path)
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
     if os.path.isdir(codex):
-        for path in expand_inputs([codex])[0]:
+        for path in expand_inputs([codex], strict=False)[0]:
             name = os.path.basename(path)
             if name.startswith("rollout-") and name.endswith(".jsonl") and \
                     inside(_first_value(path, "cwd", ("session_meta",)), root):
@@ -2284,7 +2290,7 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
     digest = hashlib.sha256(root.encode()).hexdigest()
     chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
     if os.path.isdir(chats):
-        found += [(p, "gemini") for p in expand_inputs([chats])[0] if p.endswith(".json")]
+        found += [(p, "gemini") for p in expand_inputs([chats], strict=False)[0] if p.endswith(".json")]
     if since is not None:
         found = [(p, t) for p, t in found if getattr(_stat(p), "st_mtime", 0.0) >= since]
     return found

@@ -178,3 +178,22 @@ def test_recognised_session_without_prose_is_fine(tmp_path: Path, name: str, dat
     done = run(tmp_path, "build", name, "--memory", "m.md", *args)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stderr == b""
+
+
+def test_unreadable_folder_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Run in-process: the tests may run as root, whom no permission bit stops.
+    import memory_diff as md
+    folder = tmp_path / "sessions"
+    (folder / "sub").mkdir(parents=True)
+    real_scandir = os.scandir
+
+    def scandir(path: object) -> object:
+        if str(path).endswith("sub"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(md.UserError) as caught:
+        md.expand_inputs([str(folder)])
+    assert str(caught.value) == f"{folder / 'sub'}: cannot read the folder: Permission denied"
+    assert md.expand_inputs([str(folder)], strict=False) == ([], set())  # discovery goes on
