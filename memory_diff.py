@@ -37,7 +37,6 @@ import bisect
 import concurrent.futures
 import contextlib
 import datetime
-import functools
 import hashlib
 import itertools
 import json
@@ -1552,8 +1551,9 @@ def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
     return "file:" + urllib.parse.quote(shown.replace(os.sep, "/"), safe="/~._-")
 
 
-@functools.lru_cache(maxsize=1)
 def _cwd_root() -> str:
+    """The current repository's root, or the current folder outside any (not cached:
+    main() may run in several folders in one process)."""
     return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
 
 

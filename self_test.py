@@ -268,6 +268,21 @@ def build_error_is_one_line_exit_2() -> None:
 
 
 @case
+def baseline_then_nothing_until_the_session_goes_on() -> None:
+    with workdir():
+        os.mkdir(".git")
+        transcript("t.jsonl", {"role": "user", "text": RULE})
+        _, out, _ = run("build", "t.jsonl", "--memory", "m.md", "--baseline")
+        records = [line[1:] for line in out.split(b"\n") if line.startswith(b"+<!--")]
+        equal(records, [b"<!-- memory-diff baseline: file:t.jsonl through 1 -->"])
+        write(".memory-diff-seen.md", records[0] + b"\n")
+        equal(run("build", "t.jsonl", "--memory", "m.md", "--exit-code")[:2], (0, b""))
+        transcript("t.jsonl", {"role": "user", "text": RULE}, {"role": "user", "text": RULE2})
+        _, out, _ = run("build", "t.jsonl", "--memory", "m.md")
+        equal([line[3:] for line in out.split(b"\n") if line.startswith(b"+- ")], [RULE2.encode()] * 2)
+
+
+@case
 def build_several_transcripts_in_order_given() -> None:
     with workdir():
         transcript("b.jsonl", {"role": "user", "text": RULE2})

@@ -113,11 +113,7 @@ def test_conversation_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name:
                           records: list[Any], key: str) -> None:
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
-    md._cwd_root.cache_clear()
-    try:
-        assert md.conversation_key(str(tmp_path / name), fmt, records) == key
-    finally:
-        md._cwd_root.cache_clear()
+    assert md.conversation_key(str(tmp_path / name), fmt, records) == key
 
 
 def test_standard_input_has_no_conversation_key() -> None:
