@@ -30,6 +30,7 @@ SCRIPT = ROOT / "memory_diff.py"
 RULE = "Never push directly to main because the release job deploys every commit."
 CHOICE = "Always keep the changelog in CHANGELOG.md because the release notes are generated from it."
 LATER = "Always bump the schema version when a migration renames a column, because old clients read it."
+FOURTH = "Never log request bodies in the API gateway because they carry customer tokens."
 
 
 def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -176,6 +177,23 @@ def test_build_hook_stops_a_commit_only_while_proposals_are_unreviewed(project: 
     assert proc.returncode == 1, proc.stdout
     assert f"+- {LATER}" in proc.stdout
     assert f"+- {RULE}" not in proc.stdout and f"+- {CHOICE}" not in proc.stdout
+
+    # README: reject a bullet by deleting its + line from the memory file's part of the
+    # patch only, and apply with --recount; the seen file records it as rejected.
+    plant_session(project, RULE, CHOICE, LATER, FOURTH)
+    patch = memory_diff(project, "build").stdout
+    cut = patch.index("diff --git a/.memory-diff-seen.md ")
+    memory_part, seen_part = patch[:cut], patch[cut:]
+    assert f"+- {LATER}\n" in memory_part and f"+- {FOURTH}\n" in memory_part
+    (project / "proposed.diff").write_text(memory_part.replace(f"+- {LATER}\n", "") + seen_part)
+    git(project, "apply", "--recount", "proposed.diff")
+    (project / "proposed.diff").unlink()
+    git(project, "add", "AGENTS.md", ".memory-diff-seen.md")
+    proc = try_repo(project, hook_repo, "memory-diff")
+    assert proc.returncode == 0, proc.stdout
+    git(project, "commit", "-q", "-m", "AGENTS.md: one of two proposals taken")
+    assert LATER not in (project / "AGENTS.md").read_text() and f"- {FOURTH}\n" in (project / "AGENTS.md").read_text()
+    assert f"- {LATER}\n" in (project / ".memory-diff-seen.md").read_text()
 
 
 def test_lint_hook_checks_memory_files_only(project: Path, hook_repo: Path) -> None:
