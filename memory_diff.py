@@ -1385,7 +1385,8 @@ def detect_format(path: str, head: list[bytes]) -> str:
             (path.endswith(".md") and b"\n#### " in body):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
-    if first in (b"{", b"[") or first.startswith(b"[") or (path.endswith((".json", ".traj")) and first.startswith(b"{")):
+    named_document = path.endswith((".json", ".traj")) and first.startswith(b"{")  # .traj: SWE-agent's
+    if first in (b"{", b"[") or first.startswith(b"[") or named_document:
         return "document"  # pretty-printed, a JSON array, or named as one document
     # Parsed as the sniffer asks for them: the first record usually decides.
     records = (r for raw in lines if raw.strip() for r in parse_jsonl_line(raw) or [])
@@ -1428,7 +1429,8 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
     if fmt == "aider":
         body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
         if not body.startswith(AIDER_STARTS) and b"\n#### " not in b"\n" + body:
-            reason = "no line is an Aider chat line (#### )" if opts.fmt else "a Markdown file, not an Aider chat history"
+            reason = ("no line is an Aider chat line (#### )" if opts.fmt
+                      else "a Markdown file, not an Aider chat history")
             raise UserError(path, f"not a transcript: {reason}")
         return fmt, read_aider(lines, opts, stats, pos)
     if fmt in ("codex", "claude", "native") or (fmt == "messages" and sniffed != "document"):
@@ -1437,7 +1439,8 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
         elif fmt == "claude":
             messages = read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose, pos)
         else:
-            messages = read_jsonl(lines, (native_reader if fmt == "native" else messages_reader)(opts), stats, pos=pos)
+            reader = (native_reader if fmt == "native" else messages_reader)(opts)
+            messages = read_jsonl(lines, reader, stats, pos=pos)
         return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
                                lambda: stats["lines"] == stats["blank"] or any(
                                    record_format(r) == fmt for r in head_records()),
@@ -1517,8 +1520,8 @@ def trajectory_kind(doc: Any) -> str | None:
         doc = doc.get("history") if isinstance(doc.get("history"), list) else None
     if isinstance(doc, list):
         events = [e for e in doc[:20] if isinstance(e, dict)]
-        if events and all("source" in e and ("action" in e or "observation" in e or "message" in e) for e in events) \
-                and any("action" in e or "observation" in e for e in events):
+        acts = ["action" in e or "observation" in e for e in events]
+        if events and any(acts) and all("source" in e and (act or "message" in e) for e, act in zip(events, acts)):
             return "OpenHands"
     return None
 
@@ -2504,7 +2507,8 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> l
         if line.lstrip().startswith(("- ", "* ", "+ ")):
             key = (section, normalize(line))
             if key in first_line:
-                findings.append((number, "duplicate", f"same bullet as line {first_line[key]} in the same section"))
+                findings.append((number, "duplicate",
+                                 f"same bullet as line {first_line[key]} in the same section"))
             else:
                 first_line[key] = number
     for agent, unit, limit in budgets:
@@ -2662,7 +2666,8 @@ CONFLICTS = (("json", "explain"), ("baseline", "json"), ("baseline", "explain"),
 def check_flags(args: argparse.Namespace) -> None:
     for one, other in CONFLICTS:
         if getattr(args, one) and getattr(args, other):
-            raise UserError("", f"--{one.replace('_', '-')} and --{other.replace('_', '-')} cannot be used together")
+            flags = [f"--{name.replace('_', '-')}" for name in (one, other)]
+            raise UserError("", f"{flags[0]} and {flags[1]} cannot be used together")
     if args.since is not None and args.transcripts:
         raise UserError("", "--since applies to discovered sessions: it cannot be used with named TRANSCRIPTs")
 
@@ -2762,9 +2767,10 @@ def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[
     if lines:
         pending = stats["proposed"] + stats["dropped_over_cap"]
         read = sessions - stats["skipped_files"]
-        head = [f"memory-diff: baseline of {len(lines)} conversation{'s' if len(lines) != 1 else ''} "
-                f"from {read} session{'s' if read != 1 else ''}: what they "
-                f"hold so far counts as reviewed ({pending} pending proposal{'s' if pending != 1 else ''} set aside)",
+        plural = lambda n: "s" if n != 1 else ""  # noqa: E731
+        head = [f"memory-diff: baseline of {len(lines)} conversation{plural(len(lines))} from {read} "
+                f"session{plural(read)}: what they hold so far counts as reviewed ({pending} pending "
+                f"proposal{plural(pending)} set aside)",
                 "each line records a conversation and its last record read; what is added to it later is read"]
         write("".join(f"# {one_line(line)}\n" for line in head).encode("utf-8", "replace")
               + render_file_patch(seen_rel, seen, lines, None, marker=""))
