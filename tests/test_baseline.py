@@ -199,6 +199,37 @@ def test_every_reader_honours_the_baseline(tmp_path: Path, case: Path) -> None:
     stats = stats_of(done.stderr)
     assert stats["skipped_baseline"] == stats["lines"] - stats["malformed"] > 0, stats
     assert stats["prose"] == stats["messages"] == 0
+    # The accounting identity stays exact: every record in one counter.
+    assert stats["lines"] == stats["blank"] + stats["malformed"] + stats["prose"] + sum(
+        v for k, v in stats.items() if k.startswith("skipped_") and k != "skipped_files"), stats
+
+
+def gemini(*texts: str) -> bytes:
+    return json.dumps({"sessionId": "g1", "projectHash": "p", "messages": [
+        {"type": "user", "content": t} for t in texts]}, indent=2).encode()
+
+
+def aider(*texts: str) -> bytes:
+    return b"# aider chat started at 2026-01-01 10:00:00\n\n" + b"".join(
+        b"#### " + t.encode() + b"\n\nOk.\n\n" for t in texts)
+
+
+@pytest.mark.parametrize(("name", "write"), [
+    pytest.param("session-1.json", gemini, id="gemini-document-by-message-index"),
+    pytest.param(".aider.chat.history.md", aider, id="aider-by-line"),
+    pytest.param("t.jsonl", lambda *t: b"".join(json.dumps({"role": "user", "text": x}).encode() + b"\n" for x in t),
+                 id="native-by-line"),
+])
+def test_a_grown_transcript_yields_only_what_was_added(tmp_path: Path, name: str, write: Any) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / name).write_bytes(write(*RULES))
+    base = run(tmp_path, "build", name, "--memory", "m.md", "--baseline")
+    assert base.returncode == 0, base.stderr.decode()
+    (tmp_path / ".memory-diff-seen.md").write_bytes(b"".join(re.findall(rb"(?m)^\+(<!--.*\n)", base.stdout)))
+    assert run(tmp_path, "build", name, "--memory", "m.md").stdout == b""
+    (tmp_path / name).write_bytes(write(*RULES, NEW))
+    done = run(tmp_path, "build", name, "--memory", "m.md")
+    assert re.findall(rb"(?m)^\+- .*", done.stdout) == [f"+- {NEW}".encode()] * 2, done.stdout
 
 
 def test_pending_note_says_how_many_wait(tmp_path: Path) -> None:
