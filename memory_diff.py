@@ -6,13 +6,17 @@ CLI, OpenCode, Aider, SpecStory histories, Cline, OpenAI/Anthropic message lists
 that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
 unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
 CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
+`build --baseline` instead prints a patch to the seen file only, recording per conversation
+the last record read, so that what was read before adopting the tool is never proposed.
 `lint` runs the same safety gates over an existing memory file.
 
 The file reads top to bottom as the data flows: constants (the rules a reviewer argues
-with), records, readers (records in, visible prose out), sentences, gates and the verdict
-on each sentence, one transcript, across transcripts (dedupe, memory, cap), what the
-reviewer is told, the patch, then the I/O edge (repository, discovery, configuration,
-lint) and the command line.
+with), records, readers (records in, visible prose out; what a baseline reviewed passed
+over), format sniffing, sentences, gates and the verdict on each sentence, one transcript
+(is it one at all, its conversation key), across transcripts (dedupe, memory, cap), what
+the reviewer is told, the patch (git's headers, where the bullets go), then the I/O edge
+(repository, the default memory file, the seen file and its baseline records, discovery,
+configuration, lint) and the command line (flag conflicts, output errors).
 
 Promises:
 - It never writes the memory file: no code path opens it for writing.
@@ -24,7 +28,8 @@ Promises:
 Exit status:
   0  success, whether or not anything is proposed (lint: nothing but notes found)
   1  with --exit-code, something is proposed (lint: a finding other than a note)
-  2  usage or input error: one line on stderr, `memory-diff: error: PATH[:LINE]: reason`
+  2  usage or input error (a file named outright that is no transcript; a failed write of
+     the output): one line on stderr, `memory-diff: error: PATH[:LINE]: reason`
 """
 from __future__ import annotations
 
@@ -41,9 +46,11 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import tomllib
 import unicodedata
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -297,11 +304,14 @@ DEFAULT_MAX_ADD = 10
 
 # Sizes of the memory file that agents load (for `lint` and the preamble warning):
 # Claude Code reads about 40,000 characters of CLAUDE.md; Codex truncates AGENTS.md at
-# 32 KiB (project_doc_max_bytes).
+# 32 KiB (project_doc_max_bytes). Each applies to the file that agent reads (by its name,
+# or the name of the file a symbolic link points to); no limit is known for GEMINI.md
+# or any other file.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
 )
+BUDGET_FILE = {"Claude Code": "CLAUDE.md", "Codex": "AGENTS.md"}
 
 EXIT_OK = 0
 EXIT_PROPOSED = 1  # build --exit-code: something is proposed; lint: a finding
@@ -611,7 +621,7 @@ STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
     "skipped_injected", "skipped_role", "skipped_sidechain", "skipped_summary",
-    "skipped_duplicate_event", "skipped_empty",
+    "skipped_duplicate_event", "skipped_empty", "skipped_baseline",
     "messages", "sentences", "dropped_secret", "dropped_pii", "dropped_invisible",
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
@@ -691,6 +701,9 @@ class Options(NamedTuple):
     # can be proposed or explained is not split just to count its sentences, and
     # `sentences`, `dropped_no_signal` and `rewritten_home_path` fall short, unread.
     count_all: bool = True
+    # The seen file's baseline (conversation key -> last record reviewed), or None when
+    # no baseline is in play and no transcript's conversation key is needed.
+    baseline: dict[str, int] | None = None
 
 
 def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
@@ -795,12 +808,28 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
     return records
 
 
+class Position:
+    """Where one transcript stands in its conversation: its key (see conversation_key),
+    the records a baseline has reviewed already (`skip`: passed over unread, counted in
+    skipped_baseline), and the last complete record (`through`: what a baseline records)."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.skip = 0
+        self.through = 0
+
+
 def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
-               may_hold_prose: Any = None) -> Iterator[Message]:
+               may_hold_prose: Any = None, pos: Position | None = None) -> Iterator[Message]:
     """Drive a record reader over JSONL lines, streaming: memory holds one line. A line
-    that `may_hold_prose` (a format's byte test) rules out is counted, not parsed."""
-    number = blank = unparsed = malformed = 0  # plain ints: this loop runs once a line
-    for number, raw in enumerate(lines, 1):
+    that `may_hold_prose` (a format's byte test) rules out is counted, not parsed; so is
+    a line at or before the baseline's point (`pos.skip`)."""
+    number = blank = unparsed = malformed = skipped = 0  # plain ints: this loop runs once a line
+    raw = b"\n"
+    if pos is not None and pos.skip:
+        lines = iter(lines)
+        skipped = sum(1 for _ in itertools.islice(lines, pos.skip))
+    for number, raw in enumerate(lines, skipped + 1):
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if raw[:1] in BLANK_START and not raw.strip():  # strip() copies: only when it may be blank
@@ -819,21 +848,35 @@ def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
                 yield from messages
             # One line, one counter: prose wins over the skip reason of a glued partner.
             stats["prose" if "prose" in outcomes else outcomes[0]] += 1
+    number = max(number, skipped)
     stats["lines"] += number
     stats["blank"] += blank
     stats["skipped_unparsed"] += unparsed
     stats["malformed"] += malformed
-    stats["parsed"] += number - blank - unparsed - malformed
+    stats["skipped_baseline"] += skipped
+    stats["parsed"] += number - blank - unparsed - malformed - skipped
+    if pos is not None:
+        # A live session's half-written last line is not reviewed yet: it is read again
+        # once complete.
+        pos.through = number - (not raw.endswith(b"\n") and parse_jsonl_line(raw) is None)
 
 
 BLANK_START = frozenset((b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c"))  # how a blank line starts
 
 
-def read_document(messages: Any, reader: Any, stats: Counter[str]) -> Iterator[Message]:
+def read_document(messages: Any, reader: Any, stats: Counter[str],
+                  pos: Position | None = None) -> Iterator[Message]:
     """Drive a record reader over the messages of a one-document format."""
-    for index, record in enumerate(messages if isinstance(messages, list) else [], 1):
+    records = messages if isinstance(messages, list) else []
+    if pos is not None:
+        pos.through = len(records)
+    skip = pos.skip if pos is not None else 0
+    for index, record in enumerate(records, 1):
         stats["lines"] += 1
         stats["parsed"] += 1
+        if index <= skip:
+            stats["skipped_baseline"] += 1
+            continue
         outcome, found = reader(record, index)
         stats[outcome] += 1
         yield from found
@@ -1099,8 +1142,8 @@ class CodexReader:
         outcome, texts = content_texts(payload.get("content"))
         return outcome, _messages(role, texts, line, stamp)
 
-    def read(self, lines: Iterable[bytes]) -> Iterator[Message]:
-        yield from read_jsonl(lines, self, self.stats)
+    def read(self, lines: Iterable[bytes], pos: Position | None = None) -> Iterator[Message]:
+        yield from read_jsonl(lines, self, self.stats, pos=pos)
         yield from self.finish()
 
     def finish(self) -> list[Message]:
@@ -1357,19 +1400,26 @@ AIDER_HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
 AIDER_COMMAND = re.compile(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/local`
 
 
-def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> Iterator[Message]:
+def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
+               pos: Position | None = None) -> Iterator[Message]:
     """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines are tool
     output, everything else until the next of those is the assistant. Each physical line
     is one record, and each prose line one message, so a sentence's line is its own."""
     stamp: str | None = None
     in_edit = False
     fence = ""
+    skip = pos.skip if pos is not None else 0
+    number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if number == 1:
             line = line.lstrip("\ufeff")
         header = AIDER_HEADER.match(line)
+        if number <= skip:  # reviewed by a baseline; its session header still dates what follows
+            stats["skipped_baseline"] += 1
+            stamp = header.group(1) if header else stamp
+            continue
         user = line.startswith("#### ") or line.rstrip() == "####"
         said = line[5:].rstrip() if user else ""
         if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said):
@@ -1409,6 +1459,8 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> It
         else:  # set aside for a user's memory request that points back (see set_aside)
             stats["skipped_role"] += 1
             yield Message("assistant", line.strip(), number, stamp, "", False)
+    if pos is not None:
+        pos.through = number
 
 
 
@@ -1435,11 +1487,13 @@ SPECSTORY_BLOCKS = {"<tool-use": ("</tool-use>", "skipped_tool_call"),
 SPECSTORY_INJECTED = tuple(f"<{tag}" for tag in INJECTED_TAGS + ("task-notification", "persisted-output"))
 
 
-def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -> Iterator[Message]:
+def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
+                   pos: Position | None = None) -> Iterator[Message]:
     """SpecStory Markdown: User turns are the user, Assistant and Agent turns the
     assistant; tool blocks, thinking, fenced code and injected wrappers are skipped.
     Each physical line is one record, and each prose line is one message, so a
-    sentence's line is the line it starts on."""
+    sentence's line is the line it starts on. Lines a baseline reviewed (`pos.skip`) are
+    read for the turns and blocks they open, counted in skipped_baseline, and yield nothing."""
     role = ""           # "" before the first turn
     skip = ""           # the counter of a turn that is not read (sidechain, role, ...)
     stamp: str | None = None
@@ -1448,8 +1502,12 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -
     fence = ""
     first = False       # the next text line is the turn's first
     command_at: str | None = None  # time of a turn that invoked a slash command
+    reviewed = pos.skip if pos is not None else 0
+    aside: Counter[str] = Counter()
+    number = 0
     for number, raw in enumerate(lines, 1):
-        stats["lines"] += 1
+        counts = aside if number <= reviewed else stats
+        counts["lines"] += 1
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if number == 1:
             line = line.lstrip("\ufeff")
@@ -1470,49 +1528,49 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -
                 # the command (Claude Code marks it isMeta): a template, not speech.
                 skip = skip or "skipped_meta"
             command_at = None
-            stats["skipped_meta"] += 1
+            counts["skipped_meta"] += 1
             continue
         if not text:
-            stats["blank"] += 1
+            counts["blank"] += 1
             continue
         if close or details:
-            stats[reason] += 1
+            counts[reason] += 1
             if close:
                 close = "" if close in text else close
             else:
                 details += text.count("<details") - text.count("</details")
             continue
         if not role:
-            stats["skipped_meta"] += 1  # header comments and the title
+            counts["skipped_meta"] += 1  # header comments and the title
             continue
         if fence:
             opened = FENCE.match(line)
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
                     and not line[opened.end():].strip():
                 fence = ""
-            stats["skipped_tool_output"] += 1
+            counts["skipped_tool_output"] += 1
             continue
         block = next((tag for tag in SPECSTORY_BLOCKS if text.startswith(tag)), None)
         if block:
             close, reason = SPECSTORY_BLOCKS[block]
             close = "" if close in text else close
-            stats[reason] += 1
+            counts[reason] += 1
             continue
         if text.startswith("<details"):
             details = text.count("<details") - text.count("</details")
             reason = "skipped_tool_call"
-            stats[reason] += 1
+            counts[reason] += 1
             continue
         opened = FENCE.match(line)
         if opened:
             fence = opened.group(1)
-            stats["skipped_tool_output"] += 1
+            counts["skipped_tool_output"] += 1
             continue
         if text == "---" or (text.startswith("<!--") and text.endswith("-->")):
-            stats["skipped_meta"] += 1  # separators, message-id comments
+            counts["skipped_meta"] += 1  # separators, message-id comments
             continue
         if text.startswith("Tool use: **"):
-            stats["skipped_tool_call"] += 1  # an early layout's tool call outside a block
+            counts["skipped_tool_call"] += 1  # an early layout's tool call outside a block
             continue
         if role == "user" and text.startswith(SPECSTORY_INJECTED):
             tag = text[1:].split(">", 1)[0].split(None, 1)[0]
@@ -1520,7 +1578,7 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -
                 command_at = stamp
             close = "" if f"</{tag}>" in text else f"</{tag}>"
             reason = "skipped_injected"
-            stats[reason] += 1
+            counts[reason] += 1
             continue
         if first and role == "user" and not skip and text.startswith(COMPACTION_OPENING):
             # A compaction summary: the model's words, past this first line, read only
@@ -1528,18 +1586,23 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str]) -
             role, first = "assistant", False
             skip = "skipped_summary" if not opts.include_summaries else \
                 "skipped_role" if role not in opts.roles else ""
-            stats["skipped_summary"] += 1
+            counts["skipped_summary"] += 1
             continue
         first = False
         if skip:
-            stats[skip] += 1
+            counts[skip] += 1
             continue
         visible = strip_injected(line) if role == "user" else line.strip()
         if not visible:
-            stats["skipped_injected"] += 1
+            counts["skipped_injected"] += 1
             continue
-        stats["prose"] += 1
-        yield Message(role, visible, number, stamp)
+        counts["prose"] += 1
+        if counts is stats:
+            yield Message(role, visible, number, stamp)
+    stats["lines"] += aside["lines"]
+    stats["skipped_baseline"] += aside["lines"]
+    if pos is not None:
+        pos.through = number
 
 
 # The SIGNAL, NOISE and score rules know English and Chinese: Latin letters and Han
@@ -1694,7 +1757,8 @@ def sniff_records(records: Iterable[Any]) -> str | None:
             return "codex"
         if "parentUuid" in record or ("sessionId" in record and "message" in record):
             return "claude"
-        if kind in CLAUDE_TYPES and ("message" in record or "uuid" in record or "leafUuid" in record):
+        if kind in CLAUDE_TYPES and ("message" in record or "uuid" in record or "leafUuid" in record
+                                     or "messageId" in record):
             return "claude"
         if "role" in record and "text" in record:
             return "native"
@@ -2093,6 +2157,8 @@ class FileResult(NamedTuple):
     stats: Counter[str]
     explain: list[tuple[tuple[int, int, int, int], str]]
     writes: list[tuple[str, MemoryWrite]] = []  # (file, write): the session's own memory edits
+    conversation: str | None = None  # the transcript's conversation key (with a baseline)
+    through: int = 0                 # its last complete record
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
@@ -2109,7 +2175,8 @@ def detect_format(path: str, head: list[bytes]) -> str:
             (path.endswith(".md") and b"\n#### " in body):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
-    if first in (b"{", b"[") or first.startswith(b"[") or (path.endswith(".json") and first.startswith(b"{")):
+    named_document = path.endswith((".json", ".traj")) and first.startswith(b"{")  # .traj: SWE-agent's
+    if first in (b"{", b"[") or first.startswith(b"[") or named_document:
         return "document"  # pretty-printed, a JSON array, or named as one document
     # Parsed as the sniffer asks for them: the first record usually decides.
     records = (r for raw in lines if raw.strip() for r in parse_jsonl_line(raw) or [])
@@ -2145,15 +2212,17 @@ def _load_document(path: str, data: bytes) -> Any:
         raise UserError(path, "not valid JSON", getattr(exc, "lineno", None)) from None
 
 
-def read_transcript(path: str, stream: Any, opts: Options,
-                    stats: Counter[str]) -> tuple[str, Iterator[Message]]:
+def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
+                    pos: Position | None = None) -> tuple[str, Iterator[Message]]:
     """The format of one transcript and an iterator over its visible prose (whose
-    scripts are counted when the counters are printed)."""
-    fmt, messages = _read(path, stream, opts, stats)
+    scripts are counted when the counters are printed). With `pos`, the conversation's
+    key is found, and what opts.baseline says was reviewed is skipped."""
+    fmt, messages = _read(path, stream, opts, stats, pos)
     return fmt, (count_scripts(messages, stats) if opts.count_all else messages)
 
 
-def _read(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[str, Iterator[Message]]:
+def _read(path: str, stream: Any, opts: Options, stats: Counter[str],
+          pos: Position | None) -> tuple[str, Iterator[Message]]:
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
@@ -2166,30 +2235,151 @@ def _read(path: str, stream: Any, opts: Options, stats: Counter[str]) -> tuple[s
             raise UserError(path, "an OpenCode database cannot be read from standard input")
         return fmt, read_opencode(path, opts, stats)
     lines = itertools.chain(head, stream)
+    head_records = lambda: (r for raw in head if raw.strip() for r in parse_jsonl_line(raw) or [])  # noqa: E731
+    if pos is not None and fmt != "document":
+        locate(pos, path, fmt, head_records(), opts)
     if fmt == "aider":
-        return fmt, read_aider(lines, opts, stats)
+        body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
+        if not body.startswith(AIDER_STARTS) and b"\n#### " not in b"\n" + body:
+            reason = ("no line is an Aider chat line (#### )" if opts.fmt
+                      else "a Markdown file, not an Aider chat history")
+            raise UserError(path, f"not a transcript: {reason}")
+        return fmt, read_aider(lines, opts, stats, pos)
     if fmt == "specstory":
-        return fmt, read_specstory(lines, opts, stats)
-    if fmt == "codex":
-        return fmt, CodexReader(opts, stats).read(lines)
-    if fmt == "claude":
-        return fmt, read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose)
-    if fmt == "copilot":
-        return fmt, read_jsonl(lines, copilot_reader(opts), stats)
-    if fmt == "native" or (fmt == "messages" and sniffed != "document"):
-        reader = native_reader if fmt == "native" else messages_reader
-        return fmt, read_jsonl(lines, reader(opts), stats)
+        return fmt, read_specstory(lines, opts, stats, pos)
+    if fmt in ("codex", "claude", "native", "copilot") or (fmt == "messages" and sniffed != "document"):
+        if fmt == "codex":
+            messages: Iterator[Message] = CodexReader(opts, stats).read(lines, pos)
+        elif fmt == "claude":
+            messages = read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose, pos)
+        else:
+            reader = {"native": native_reader, "copilot": copilot_reader}.get(fmt, messages_reader)(opts)
+            messages = read_jsonl(lines, reader, stats, pos=pos)
+        return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
+                               lambda: stats["lines"] == stats["blank"] or any(
+                                   record_format(r) == fmt for r in head_records()),
+                               lambda: b"\0" in b"".join(head))
     doc = _load_document(path, b"".join(lines))
     if fmt == "document":
         fmt = sniff_document(doc) or ""
-        if not fmt:
-            raise UserError(path, "unrecognised transcript format (use --format)")
         if fmt in NOT_READ:
             raise UserError(path, f"{NOT_READ[fmt]}: a format memory-diff recognises but does not read")
-    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    kind = trajectory_kind(doc)
+    if kind:
+        raise UserError(path, f"a {kind} trajectory: a format memory-diff recognises but does not read "
+                              "(an autonomous run, with no human user in it)")
+    if not fmt:
+        raise UserError(path, "not a transcript: a JSON document of no shape memory-diff reads")
+    if pos is not None:
+        locate(pos, path, fmt, [doc], opts)
+    found = doc.get("messages") if isinstance(doc, dict) else doc
     if fmt == "gemini":
-        return fmt, read_document(messages, gemini_reader(opts), stats)
-    return fmt, read_document(messages, messages_reader(opts, cline=fmt == "cline"), stats)
+        messages = read_document(found, gemini_reader(opts), stats, pos)
+    else:
+        messages = read_document(found, messages_reader(opts, cline=fmt == "cline"), stats, pos)
+    return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
+                           lambda: isinstance(found, list) and (not found or any(
+                               isinstance(m, dict) and ("role" in m or "type" in m) for m in found)),
+                           lambda: False)
+
+
+# -- is it a transcript at all? -----------------------------------------------------------
+
+# Counters that only a record of the format being read lands in: any of them shows the
+# file is a transcript of that format, prose or not. Not skipped_meta (an unknown record
+# lands there too) nor skipped_unparsed (the byte test passes over any line).
+RECOGNISED = ("prose", "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_injected",
+              "skipped_role", "skipped_sidechain", "skipped_summary", "skipped_duplicate_event",
+              "skipped_empty", "skipped_baseline")
+
+
+def recognised(path: str, fmt: str, forced: bool, stats: Counter[str], messages: Iterator[Message],
+               any_known: Any, binary: Any) -> Iterator[Message]:
+    """The messages; once read, an error when no record of the file was recognised as one
+    of `fmt` (an empty file, or a session holding no prose, is fine: `any_known` says
+    so). A file in a folder, or a discovered session, is then passed over (process_file)."""
+    yield from messages
+    if any(stats[k] for k in RECOGNISED) or any_known():
+        return
+    records = stats["lines"] - stats["blank"]
+    if binary():
+        reason = "binary data, no line is a JSON record"
+    elif records == 0:
+        reason = "a JSON document with no list of messages" + (f" (--format {fmt})" if forced else "")
+    elif stats["malformed"] == records:
+        reason = f"none of its {records} line{'s' if records != 1 else ''} is a JSON record"
+    elif forced:
+        reason = f"none of its {records} record{'s' if records != 1 else ''} is a {fmt} record (--format {fmt})"
+    else:
+        reason = f"{records} record{'s' if records != 1 else ''} of no format memory-diff reads"
+    raise UserError(path, f"not a transcript: {reason}")
+
+
+def record_format(record: Any) -> str | None:
+    """The format one record belongs to (a Claude Code snapshot or system record too)."""
+    if isinstance(record, dict) and record.get("type") in CLAUDE_TYPES and "payload" not in record \
+            and ("sessionId" in record or "messageId" in record or "uuid" in record):
+        return "claude"
+    return sniff_records([record])
+
+
+def trajectory_kind(doc: Any) -> str | None:
+    """The agent whose autonomous-run trajectory this JSON document is: SWE-agent
+    (`.traj`: trajectory and history), mini-swe-agent (trajectory_format), OpenHands (a
+    list of events with source and action or observation). They hold no human user, so
+    nothing in them is a team's decision."""
+    if isinstance(doc, dict):
+        if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or (
+                isinstance(doc.get("info"), dict) and "mini_version" in doc["info"]):
+            return "mini-swe-agent"
+        if isinstance(doc.get("trajectory"), list) and ("history" in doc or "info" in doc):
+            return "SWE-agent"
+        doc = doc.get("history") if isinstance(doc.get("history"), list) else None
+    if isinstance(doc, list):
+        events = [e for e in doc[:20] if isinstance(e, dict)]
+        acts = ["action" in e or "observation" in e for e in events]
+        if events and any(acts) and all("source" in e and (act or "message" in e) for e, act in zip(events, acts)):
+            return "OpenHands"
+    return None
+
+
+# -- a conversation's key, for the baseline ----------------------------------------------
+
+SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
+def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
+    """What names a transcript's conversation in the seen file's baseline: the session id
+    its agent wrote (Claude Code's sessionId, Codex's session_meta id, Gemini's
+    sessionId), with the file's name when that is not the id itself (a copy or a fork
+    of the session); otherwise the file's path, relative to the repository root. None
+    for standard input, which is never baselined."""
+    if path == "-":
+        return None
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    for record in records if fmt in ("claude", "codex", "gemini") else ():
+        if not isinstance(record, dict):
+            continue
+        payload = record.get("payload") if record.get("type") == "session_meta" else record
+        session = payload.get("id") if fmt == "codex" and isinstance(payload, dict) else record.get("sessionId")
+        if isinstance(session, str) and SESSION_ID.fullmatch(session):
+            named = stem == session or stem.endswith("-" + session)
+            return f"{fmt}:{session}" + ("" if named else f"/{urllib.parse.quote(stem)}")
+    real = os.path.realpath(path)
+    root = _cwd_root()
+    shown = os.path.relpath(real, root) if inside(real, root) else home_display(real)
+    return "file:" + urllib.parse.quote(shown.replace(os.sep, "/"), safe="/~._-")
+
+
+def _cwd_root() -> str:
+    """The current repository's root, or the current folder outside any (not cached:
+    main() may run in several folders in one process)."""
+    return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
+
+
+def locate(pos: Position, path: str, fmt: str, records: Iterable[Any], opts: Options) -> None:
+    pos.key = conversation_key(path, fmt, records)
+    pos.skip = (opts.baseline or {}).get(pos.key or "", 0)
 
 
 Judged = list[tuple[int, str, Verdict]]  # (sentence number, sentence, verdict) of one message
@@ -2221,10 +2411,13 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
                                                     message.line, message.role, shown)))
 
     turn: list[tuple[int, Message, Judged | None]] = []
+    pos = Position() if opts.baseline is not None else None
     try:
+        if path == "-" and sys.stdin is None:
+            raise UserError("-", "standard input is closed")
         stream = sys.stdin.buffer if path == "-" else open(path, "rb", READ_BUFFER)
         with stream if path != "-" else contextlib.nullcontext():
-            _, records = read_transcript(path, stream, opts, stats)
+            _, records = read_transcript(path, stream, opts, stats, pos)
             for sequence, item in enumerate(records):
                 if isinstance(item, MemoryWrite):
                     writes.append((path, item))
@@ -2249,6 +2442,8 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
         return FileResult([], Counter({"skipped_files": 1}), [])
     for entry in turn:
         emit(*entry)
+    if pos is not None:
+        return FileResult(candidates, stats, explain, writes, pos.key, pos.through)
     return FileResult(candidates, stats, explain, writes)
 
 
@@ -2614,15 +2809,25 @@ def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]
     return notes
 
 
-def budget_warnings(after_patch: bytes, shown: str) -> list[str]:
+def budget_warnings(after_patch: bytes, shown: str,
+                    budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> list[str]:
     """Where applying the patch would push the memory file past what agents load."""
     out = []
-    for agent, unit, limit in BUDGETS:
+    for agent, unit, limit in budgets:
         after = len(after_patch.decode("utf-8", "replace")) if unit == "chars" else len(after_patch)
         if after > limit:
             out.append(f"warning: with this patch {shown} is {after:,} {unit}; "
                        f"{agent} loads about {limit:,}, the rest is not read")
     return out
+
+
+def reject_note(shown: str, seen_shown: str | None) -> str:
+    """How to reject one bullet by editing the patch (git diff --git headers make the
+    edited patch apply once recounted; patch -p1 cannot recount)."""
+    if seen_shown:
+        return (f"to reject a bullet: delete its + line in {shown} only ({seen_shown} keeps it, "
+                f"recorded as rejected), then apply with git apply --recount")
+    return "to reject a bullet: delete its + line, then apply with git apply --recount"
 
 
 def summary_line(stats: Counter[str], sessions: int) -> str:
@@ -2744,7 +2949,7 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
                 # An empty section whose heading is followed by a blank line.
                 return last + 1, [], [eol] if last + 1 == end and end < len(lines) else []
             return last, [], []
-        title = section if section.lstrip().startswith("#") else f"## {section.strip()}"
+        title = section if section.lstrip().startswith("#") else f"{'#' * section_level(lines)} {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
         after = [eol] if space_after else []
@@ -2753,6 +2958,32 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
     while last > 0 and blank(lines[last - 1]):
         last -= 1
     return last, [], []
+
+
+# Where bullets go when neither --section nor the config names a section, in a file that
+# has sections: a section of their own at the end of the file, rather than the end of
+# whatever sub-section happens to come last. A file without sections (none, or only a
+# title) gets them at its end.
+DEFAULT_SECTION = "Learned"
+
+
+def sections(lines: list[bytes]) -> list[tuple[int, int, str]]:
+    """The file's headings but its title: a first heading of level 1 that no other
+    heading of level 1 follows."""
+    found = headings(lines)
+    if found and found[0][1] == 1 and all(level > 1 for _, level, _ in found[1:]):
+        return found[1:]
+    return found
+
+
+def section_level(lines: list[bytes]) -> int:
+    """The heading level of the file's top sections (## when it has none)."""
+    return min((level for _, level, _ in sections(lines)), default=2)
+
+
+def default_section(current: bytes | None) -> str | None:
+    """DEFAULT_SECTION for a memory file that has sections, else None (its end)."""
+    return DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
 
 
 def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
@@ -2764,12 +2995,13 @@ def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
     return (sum(before) * 2 >= len(before)), (sum(after) * 2 >= len(after))
 
 
-def plan(current: bytes | None, bullets: list[str], section: str | None) -> tuple[list[bytes], int, list[bytes], bytes]:
+def plan(current: bytes | None, bullets: list[str], section: str | None,
+         marker: str = "- ") -> tuple[list[bytes], int, list[bytes], bytes]:
     """The file's lines, where the new lines go, the new lines, and the line ending."""
     lines = split_keep_ends(current or b"")
     eol = line_ending(lines) if lines else b"\n"
     at, before, after = insertion(lines, section, eol)
-    added = before + [f"- {b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after
+    added = before + [f"{marker}{b}".encode("utf-8", "surrogatepass") + eol for b in bullets] + after
     return lines, at, added, eol
 
 
@@ -2813,11 +3045,13 @@ def quotable_context(rel: str, lines: list[bytes], at: int) -> tuple[int, int]:
     return before, after
 
 
-def render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None) -> bytes:
-    """A unified diff that appends `- bullet` lines to one file, with 3 lines of context."""
+def render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None,
+                      marker: str = "- ") -> bytes:
+    """A unified diff that appends `- bullet` lines to one file, with 3 lines of context
+    (`marker` "" appends the lines as they are: baseline records)."""
     if not bullets:
         return b""
-    lines, at, added, eol = plan(current, bullets, section)
+    lines, at, added, eol = plan(current, bullets, section, marker)
     before, after = quotable_context(rel, lines, at)
     old_start = at - before
     ctx_before = lines[old_start:at]
@@ -2843,7 +3077,11 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     new = f"{old_start + 1 if new_len else old_start},{new_len}" if new_len != 1 else f"{old_start + 1}"
     if current is None:
         old, new = "0,0", (f"1,{new_len}" if new_len != 1 else "1")
-    head = f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
+    # git's whole header, so that an edited patch (a `+` line deleted) applies with
+    # `git apply --recount`: without `diff --git`, recounting reads the next file's
+    # `--- ` line as a removed line of this one.
+    head = f"diff --git a/{rel} b/{rel}\n" + ("new file mode 100644\n" if current is None else "")
+    head += f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
     return head.encode("utf-8", "surrogateescape") + f"@@ -{old} +{new} @@\n".encode() + b"".join(body)
 
 
@@ -2884,14 +3122,64 @@ def patch_target(path: str) -> tuple[str, str, str | None]:
 
 
 def read_memory(real: str, shown: str) -> bytes | None:
-    """The memory file's bytes, or None when it does not exist. Read-only, always."""
+    """The memory file's bytes, or None when it does not exist. Read-only, always. Only
+    a regular file: a FIFO or a device would block or never end."""
     try:
+        if not stat.S_ISREG(os.stat(real).st_mode):
+            raise UserError(shown, "not a regular file")
         with open(real, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise UserError(shown, exc.strerror or str(exc)) from None
+
+
+# The memory files agents read at a repository's root: Codex (and most others) AGENTS.md,
+# Claude Code CLAUDE.md or .claude/CLAUDE.md, Gemini CLI GEMINI.md.
+MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")
+# The file each discovered agent reads (Copilot CLI, OpenCode and the rest read AGENTS.md;
+# a SpecStory history is of any agent).
+AGENT_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
+ONLY_IMPORT = re.compile(r"@([^\s@]+)")
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def default_memory(root: str, tools: set[str]) -> str:
+    """The memory file when neither --memory nor the config names one: the one of
+    MEMORY_FILES at the root that exists. A symbolic link to another, and a file that
+    only imports another (a CLAUDE.md of `@AGENTS.md`), count as that other. None
+    existing: the file the discovered sessions' agent reads, AGENTS.md when they are of
+    several agents or none."""
+    found: dict[str, list[str]] = {}
+    for name in MEMORY_FILES:
+        path = os.path.join(root, name)
+        if os.path.isfile(path):
+            found.setdefault(imported(path) or os.path.realpath(path), []).append(name.replace(os.sep, "/"))
+    if len(found) > 1:
+        names = ", ".join(", ".join(names) for names in found.values())
+        raise UserError("", f"several memory files at the repository root ({names}): choose one with "
+                            f"--memory PATH, or memory = \"PATH\" in .memory-diff.toml")
+    if found:
+        return next(iter(found))
+    return os.path.join(root, AGENT_FILE.get(next(iter(tools)), "AGENTS.md") if len(tools) == 1 else "AGENTS.md")
+
+
+def imported(path: str) -> str | None:
+    """The file that a memory file only imports (all it holds, comments aside, is one
+    `@path` line, as Claude Code's docs suggest for a CLAUDE.md beside an AGENTS.md)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(4096)
+    except OSError:
+        return None
+    text = HTML_COMMENT.sub("", data.decode("utf-8", "replace").lstrip("\ufeff"))
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    only = ONLY_IMPORT.fullmatch(lines[0]) if len(lines) == 1 else None
+    if only is None or only.group(1).startswith(("~", "/")):
+        return None
+    target = os.path.join(os.path.dirname(path), only.group(1))
+    return os.path.realpath(target) if os.path.isfile(target) else None
 
 
 def memory_keys(data: bytes | None) -> set[str]:
@@ -2901,6 +3189,41 @@ def memory_keys(data: bytes | None) -> set[str]:
     return {normalize(line) for line in text.split("\n") if line.strip()}
 
 
+# -- the seen file: bullets already shown, and the baseline -------------------------------
+
+# A baseline record in the seen file: one line a conversation, not a `- ` bullet (a
+# bullet there that memory lacks reads as one a reviewer rejected; a baseline judges
+# nothing). An HTML comment, so it renders as nothing and reads as what it is.
+BASELINE_RECORD = re.compile(r"^<!-- memory-diff baseline: (\S+) through (\d+) -->\s*$")
+# Where the seen file is when no config and no --seen names one: at the repository root,
+# used once it exists (build --baseline creates it).
+DEFAULT_SEEN = ".memory-diff-seen.md"
+
+
+class SeenFile(NamedTuple):
+    shown: set[str]           # the normalised keys of its other lines: the bullets shown
+    baseline: dict[str, int]  # conversation key -> the last record a baseline reviewed
+
+
+def read_seen(data: bytes | None) -> SeenFile:
+    """The seen file's bullets and baseline records. A conversation recorded twice (a
+    later baseline appends a line) counts from the furthest point."""
+    shown: set[str] = set()
+    baseline: dict[str, int] = {}
+    text = (data or b"").decode("utf-8", "replace").lstrip("\ufeff")
+    for line in text.split("\n"):
+        record = BASELINE_RECORD.match(line)
+        if record:
+            baseline[record.group(1)] = max(baseline.get(record.group(1), 0), int(record.group(2)))
+        elif line.strip():
+            shown.add(normalize(line))
+    return SeenFile(shown, baseline)
+
+
+def baseline_record(key: str, through: int) -> str:
+    return f"<!-- memory-diff baseline: {key} through {through} -->"
+
+
 def home_display(path: str) -> str:
     home = os.path.expanduser("~")
     if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
@@ -2908,15 +3231,21 @@ def home_display(path: str) -> str:
     return path
 
 
-def expand_inputs(paths: list[str]) -> tuple[list[str], set[str]]:
+def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set[str]]:
     """Files as given; a directory means every transcript inside it, sorted. Returns
     the paths and the set of those found in a folder: a file there that is no
-    transcript is passed over (and counted), where a file named outright is an error."""
+    transcript is passed over (and counted), where a file named outright is an error.
+    A folder that cannot be read is an error too, unless `strict` is off (discovery)."""
     out: list[str] = []
     walked: set[str] = set()
+
+    def unreadable(exc: OSError) -> None:
+        if strict:
+            raise UserError(exc.filename or path, f"cannot read the folder: {exc.strerror or exc}")
+
     for path in paths:
         if path != "-" and os.path.isdir(path):
-            for folder, dirs, files in os.walk(path):
+            for folder, dirs, files in os.walk(path, onerror=unreadable):
                 dirs.sort()
                 found = [os.path.join(folder, f) for f in sorted(files)
                          if f.endswith((".jsonl", ".json")) and not f.endswith(".meta.json")
@@ -2979,8 +3308,10 @@ def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) 
     return None
 
 
-def discover(root: str, since: float | None) -> list[tuple[str, str]]:
-    """(path, tool) of the sessions that belong to the repository at `root`."""
+def discover(root: str, since: float | None, passed_over: list[str] | None = None) -> list[tuple[str, str]]:
+    """(path, tool) of the sessions that belong to the repository at `root`; those of a
+    matching folder whose cwd is outside it are added to `passed_over`."""
+    passed = passed_over if passed_over is not None else []
     env = os.environ
     home = os.path.expanduser("~")
     found: list[tuple[str, str]] = []
@@ -2993,12 +3324,15 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
             if name != slug and not name.startswith(slug + "-"):
                 continue
             folder = os.path.join(claude, name)
-            for path in expand_inputs([folder])[0]:
-                if path.endswith(".jsonl") and inside(_first_value(path, "cwd", ()), root):
-                    found.append((path, "claude"))
+            for path in expand_inputs([folder], strict=False)[0]:
+                if path.endswith(".jsonl"):
+                    if inside(_first_value(path, "cwd", ()), root):
+                        found.append((path, "claude"))
+                    else:
+                        passed.append(path)
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
     if os.path.isdir(codex):
-        for path in expand_inputs([codex])[0]:
+        for path in expand_inputs([codex], strict=False)[0]:
             name = os.path.basename(path)
             if name.startswith("rollout-") and name.endswith(".jsonl") and \
                     inside(_first_value(path, "cwd", ("session_meta",)), root):
@@ -3007,11 +3341,11 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     digest = hashlib.sha256(root.encode()).hexdigest()
     chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
     if os.path.isdir(chats):
-        found += [(p, "gemini") for p in expand_inputs([chats])[0] if p.endswith(".json")]
+        found += [(p, "gemini") for p in expand_inputs([chats], strict=False)[0] if p.endswith(".json")]
     copilot = os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "session-state")
     if os.path.isdir(copilot):
         # <sessionId>/events.jsonl, and older <sessionId>.jsonl files beside them.
-        for path in expand_inputs([copilot])[0]:
+        for path in expand_inputs([copilot], strict=False)[0]:
             rel = os.path.relpath(path, copilot).split(os.sep)
             if (rel[-1] == "events.jsonl" and len(rel) == 2 or len(rel) == 1 and rel[0].endswith(".jsonl")) \
                     and inside(copilot_cwd(path), root):
@@ -3162,6 +3496,17 @@ def copilot_cwd(path: str) -> Any:
     return None
 
 
+def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str | None:
+    """One line for stderr when discovery read nothing, or passed sessions over."""
+    outside = (f"{len(passed)} Claude Code session{'s' if len(passed) != 1 else ''} in a matching folder "
+               f"passed over: their cwd is outside {home_display(root)}") if passed else ""
+    if found:
+        return f"{PROG}: {outside}" if outside else None
+    where = "modified since --since " if since else ""
+    return (f"{PROG}: no sessions {where}found for {home_display(root)} (Claude Code, Codex, Gemini CLI, "
+            f"Copilot CLI, OpenCode, SpecStory; see --list-sources)" + (f"; {outside}" if outside else ""))
+
+
 def _stat(path: str) -> os.stat_result | None:
     """A file's metadata, or None when there is none: reading the file will say why."""
     try:
@@ -3214,8 +3559,10 @@ CONFIG_KEYS = {
     "max-add": (int, False), "min-score": (int, False), "roles": (list, False), "format": (str, False),
     "signal": (list, False), "noise": (list, False), "since": (str, False),
     "jobs": (int, False), "include-sidechains": (bool, False),
-    "include-summaries": (bool, False), "allow-pii": (bool, False),
+    "include-summaries": (bool, False), "allow-pii": (bool, False), "lint-ignore": (list, False),
 }
+# The finding kinds lint-ignore may silence: all but secret.
+SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size")
 
 
 def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
@@ -3253,6 +3600,9 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
         if key not in CONFIG_KEYS:
             raise UserError(path, f"unknown key {raw_key!r}")
         kind, is_path = CONFIG_KEYS[key]
+        if key == "lint-ignore":
+            out["lint_ignore"] = lint_ignore(path, raw_key, value)
+            continue
         if kind is list and isinstance(value, str) and key == "roles":
             value = [v.strip() for v in value.split(",")]
         a_number = kind is int and isinstance(value, int) and not isinstance(value, bool)
@@ -3286,12 +3636,36 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
     return out
 
 
+def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | None], ...]:
+    """`lint-ignore = [{kind = "duplicate", text = "- Run make test."}]`: (kind, the
+    normalised line text or None for every line)."""
+    entries = []
+    for entry in value if isinstance(value, list) else [None]:
+        if not isinstance(entry, dict) or set(entry) - {"kind", "text"} or not isinstance(entry.get("kind"), str) \
+                or not isinstance(entry.get("text", ""), str):
+            raise UserError(path, f"key {raw_key!r} must be a list of tables with a kind and, if wanted, a text")
+        if entry["kind"] == "secret":
+            raise UserError(path, f"key {raw_key!r}: secret findings cannot be silenced")
+        if entry["kind"] not in SILENCEABLE:
+            raise UserError(path, f"key {raw_key!r}: kind must be one of {', '.join(SILENCEABLE)}")
+        entries.append((entry["kind"], normalize(entry["text"]) if "text" in entry else None))
+    return tuple(entries)
+
+
 # --------------------------------------------------------------------------------------
 # Lint: the same gates over an existing memory file, read only.
 # --------------------------------------------------------------------------------------
 
-def lint_text(text: str) -> list[tuple[int, str, str]]:
-    """(line, kind, message) findings; never the secret or personal datum itself."""
+def budgets_for(path: str) -> list[tuple[str, str, int]]:
+    """The size budgets of the agents that read this file, by its name."""
+    names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
+    return [budget for budget in BUDGETS if BUDGET_FILE[budget[0]] in names]
+
+
+def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> list[tuple[int, str, str]]:
+    """(line, kind, message) findings; never the secret or personal datum itself. A
+    bullet repeated under another heading is no duplicate: teams repeat a rule where it
+    applies, on purpose."""
     findings: list[tuple[int, str, str]] = []
     original = text
     # The rules see each line cleaned as build cleans a message (invisible characters
@@ -3310,9 +3684,13 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
             findings.append((line_of(secret.start), "secret", f"{secret.kind} (value withheld)"))
     for secret in reversed(secrets):  # blank them out, keeping offsets: reported once
         text = text[:secret.start] + re.sub(r"[^\n]", " ", text[secret.start:secret.end]) + text[secret.end:]
-    first_line: dict[str, int] = {}
+    first_line: dict[tuple[int, str], int] = {}
     lines = text.split("\n")
+    heading_at = {index for index, line in unfenced(lines) if HEADING.match(line.lstrip("\ufeff"))}
+    section = 0  # the line number of the heading the line is under
     for number, (line, raw) in enumerate(zip(lines, raw_lines), 1):
+        if number - 1 in heading_at:
+            section = number
         for kind, _, _ in find_pii(line):
             findings.append((number, "pii", f"{'e-mail address' if kind == 'email' else 'phone number'} (withheld)"))
         if HOME_PATH.search(line):
@@ -3328,12 +3706,13 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
         if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")):
-            key = normalize(line)
+            key = (section, normalize(line))
             if key in first_line:
-                findings.append((number, "duplicate", f"same bullet as line {first_line[key]}"))
+                findings.append((number, "duplicate",
+                                 f"same bullet as line {first_line[key]} in the same section"))
             else:
                 first_line[key] = number
-    for agent, unit, limit in BUDGETS:
+    for agent, unit, limit in budgets:
         size = len(original) if unit == "chars" else len(original.encode())
         if size > limit:
             cut = limit if unit == "chars" else len(original.encode()[:limit].decode("utf-8", "ignore"))
@@ -3343,6 +3722,14 @@ def lint_text(text: str) -> list[tuple[int, str, str]]:
 
 
 def run_lint(paths: list[str]) -> int:
+    """Lint the files named, or the memory file build would patch. A finding the team's
+    config silences (lint-ignore) is reported as a note."""
+    found = find_config(os.getcwd())
+    conf = load_config(*found) if found else {}
+    if not paths:
+        memory = conf.get("memory") or default_memory(_cwd_root(), set())
+        shown = os.path.relpath(memory)
+        paths = [memory if shown.startswith("..") else shown]
     status = EXIT_OK
     out = []
     for path in paths:
@@ -3350,12 +3737,22 @@ def run_lint(paths: list[str]) -> int:
         if data is None:
             raise UserError(path, "no such file")
         text = data.decode("utf-8", "replace")
-        for line, kind, message in lint_text(text):
+        lines = text.split("\n")
+        for line, kind, message in lint_text(text, budgets_for(path)):
+            if silenced(conf.get("lint_ignore", ()), kind, lines[line - 1] if line <= len(lines) else ""):
+                kind, message = "note", f"silenced {kind}: {message}"
             out.append(f"{one_line(path)}:{line}: {kind}: {message}\n")
             if kind != "note":
                 status = EXIT_FINDINGS
     write("".join(out).encode("utf-8", "replace"))
     return status
+
+
+def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> bool:
+    """Whether a lint-ignore entry of the config covers this finding: its kind, and the
+    line's text when the entry gives one (compared as bullets are: case, white space, a
+    bullet marker and trailing punctuation aside). A secret is never silenced."""
+    return kind != "secret" and any(k == kind and (text is None or text == normalize(line)) for k, text in ignore)
 
 
 # --------------------------------------------------------------------------------------
@@ -3382,12 +3779,16 @@ def make_parser() -> argparse.ArgumentParser:
                        help="transcript file, folder of transcripts, or - for stdin "
                             "(default: this repository's Claude Code, Codex, Gemini, Copilot CLI, "
                             "OpenCode and SpecStory sessions)")
-    build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
+    build.add_argument("--memory", metavar="PATH",
+                       help="memory file to patch (default: the AGENTS.md, CLAUDE.md or GEMINI.md at "
+                            "the repository root)")
     build.add_argument("--section", metavar="HEADING",
-                       help="put the bullets at the end of this Markdown section (added if missing)")
+                       help="put the bullets at the end of this Markdown section (added if missing; "
+                            f"default: {DEFAULT_SECTION} in a file that has sections, else the end)")
     build.add_argument("--seen", metavar="PATH",
                        help="file of bullets already proposed: never propose them again, and "
-                            "append the new ones to it in the same patch")
+                            f"append the new ones to it in the same patch (default: {DEFAULT_SEEN} "
+                            "once it exists)")
     build.add_argument("--max-add", type=positive_int, metavar="N",
                        help=f"propose at most N bullets (default: {DEFAULT_MAX_ADD})")
     build.add_argument("--min-score", type=int, metavar="N",
@@ -3411,18 +3812,22 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--explain", action="store_true",
                        help="print every sentence with the stage that kept or dropped it")
     build.add_argument("--exit-code", action="store_true", help="exit 1 when something is proposed")
+    build.add_argument("--baseline", action="store_true",
+                       help="print a patch to the seen file only, recording everything read so "
+                            f"far as reviewed (default seen file: {DEFAULT_SEEN})")
     build.add_argument("--jobs", type=positive_int, metavar="N",
                        help="read transcripts in N processes (default: CPUs)")
     lint = commands.add_parser(
         "lint", help="check memory files for secrets, personal data and size",
         description="Check memory files, read only. Exit 1 on a finding other than a note.")
-    lint.add_argument("memories", nargs="+", metavar="MEMORY", help="memory file to check")
+    lint.add_argument("memories", nargs="*", metavar="MEMORY",
+                      help="memory file to check (default: the one build patches)")
     return parser
 
 
 class Settings(NamedTuple):
     opts: Options
-    memory: str
+    memory: str | None  # None: default_memory() decides once the sessions are known
     section: str | None
     seen: str | None
     max_add: int
@@ -3443,37 +3848,78 @@ def settings(args: argparse.Namespace) -> Settings:
         extra_signal=tuple(conf.get("signal", ())), extra_noise=tuple(conf.get("noise", ())),
         explain=args.explain, min_score=pick("min_score", MIN_SCORE),
         count_all=args.stats or args.json)
-    return Settings(opts, pick("memory", "memory.md"), pick("section"), pick("seen"),
+    seen = pick("seen")
+    if seen is None:
+        default = os.path.join(_cwd_root(), DEFAULT_SEEN)
+        seen = default if args.baseline or os.path.exists(default) else None
+    for flag in ("memory", "seen"):
+        if getattr(args, flag) == "":
+            raise UserError(f"--{flag}", "must not be empty")
+    return Settings(opts, pick("memory"), pick("section"), seen,
                     pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
 
 
+# Flags that cannot be honoured together: each prints a product of its own, or one
+# applies to discovery only. --list-sources --json is a JSON list, not a conflict.
+CONFLICTS = (("json", "explain"), ("baseline", "json"), ("baseline", "explain"), ("list_sources", "explain"),
+             ("list_sources", "baseline"), ("list_sources", "stats"), ("list_sources", "exit_code"))
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    for one, other in CONFLICTS:
+        if getattr(args, one) and getattr(args, other):
+            flags = [f"--{name.replace('_', '-')}" for name in (one, other)]
+            raise UserError("", f"{flags[0]} and {flags[1]} cannot be used together")
+    if args.since is not None and args.transcripts:
+        raise UserError("", "--since applies to discovered sessions: it cannot be used with named TRANSCRIPTs")
+
+
 def run_build(args: argparse.Namespace) -> int:
+    check_flags(args)
     conf = settings(args)
+    root = _cwd_root()
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
+        tools: set[str] = set()
     else:
-        root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
-        paths, walked = [p for p, _ in discover(root, conf.since)], set()
+        passed: list[str] = []
+        found = discover(root, conf.since, passed)
+        note = discovery_note(root, len(found), passed, conf.since is not None)
+        if note:
+            sys.stderr.write(one_line(note) + "\n")
+        # Discovered sessions are lenient as files in a folder are: one being written,
+        # or holding only snapshots, is passed over (skipped_files), never an error.
+        paths, tools = [p for p, _ in found], {t for _, t in found}
+        walked = set(paths)
+    memory = conf.memory if conf.memory is not None else default_memory(root, tools)
+    conf = conf._replace(memory=memory)
     paths, same_session = one_reading(paths)
     check_targets(conf)
     if args.list_sources:
-        write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
-                      for p in paths).encode("utf-8", "replace"))
+        listed = [(home_display(p), conf.opts.fmt or source_format(p)) for p in paths]
+        if args.json:
+            out = json.dumps([{"file": p, "format": f} for p, f in listed], ensure_ascii=False, indent=2) + "\n"
+        else:
+            out = "".join(f"{one_line(p)}\t{f}\n" for p, f in listed)
+        write(out.encode("utf-8", "replace"))
         return EXIT_OK
-    results = process_all(paths, walked, conf.opts, conf.jobs)
+    seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
+    seen = read_memory(seen_real, conf.seen) if conf.seen else None
+    record = read_seen(seen)
+    opts = conf.opts._replace(baseline=record.baseline if record.baseline or args.baseline else None)
+    results = process_all(paths, walked, opts, conf.jobs)
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
     stats["skipped_same_session"] += same_session
     candidates = [c for result in results for c in result.candidates]
-    real, rel, folder = patch_target(conf.memory)
-    current = read_memory(real, conf.memory)
-    seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
-    seen = read_memory(seen_real, conf.seen) if conf.seen else None
+    real, rel, folder = patch_target(memory)
+    current = read_memory(real, memory)
     known = memory_keys(current)
-    rejected = rejected_lines(seen, known)
-    proposed, dropped = select(candidates, known, memory_keys(seen), rejected, conf.max_add,
+    proposed, dropped = select(candidates, known, record.shown, rejected_lines(seen, known), conf.max_add,
                                conf.opts.min_score, stats)
+    if args.baseline:
+        return print_baseline(args, stats, results, record, seen_rel, seen, len(paths))
     writes = [(path, write) for result in results for path, write in result.writes]
     if args.explain:
         rows = [(order, text) for result in results for order, text in result.explain]
@@ -3483,26 +3929,36 @@ def run_build(args: argparse.Namespace) -> int:
         rows += [(c.order, explain_line("proposed", explain_score(c), c.file, c.line, c.role, c.text))
                  for c in proposed]
         write("".join(text + "\n" for _, text in sorted(rows)).encode("utf-8", "replace"))
-    elif args.json:
+        return finish(args, stats, proposed)
+    bullets = [c.text for c in proposed]
+    section = conf.section if conf.section is not None else default_section(current)
+    notes: list[str] = []
+    if proposed:  # what the reviewer is told, in the preamble or the JSON alike
+        text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
+        notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
+        notes += write_notes(proposed, writes)
+        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(memory))
+        notes += pending_note(stats, conf.max_add)
+    if args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
             {"text": c.text, "kind": c.kind, "score": c.score, "said_in": c.said_in,
              "request": withhold(c.request) or None,
              "source": {"file": withhold(c.file), "line": c.line, "role": c.role, "timestamp": c.timestamp}}
-            for c in proposed]}
+            for c in proposed], "notes": notes}
         write((json_text(doc) + "\n").encode("utf-8", "replace"))
     elif proposed:
-        bullets = [c.text for c in proposed]
-        text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
-        notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
-        notes += write_notes(proposed, writes)
-        notes += budget_warnings(patched(current, bullets, conf.section), rel)
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
+        notes.append(reject_note(rel, seen_rel if conf.seen else None))
         patch = render_preamble(proposed, stats, len(paths) - stats["skipped_files"], notes)
-        patch += render_file_patch(rel, current, bullets, conf.section)
+        patch += render_file_patch(rel, current, bullets, section)
         if conf.seen:
             patch += render_file_patch(seen_rel, seen, bullets, None)
         write(patch)
+    return finish(args, stats, proposed)
+
+
+def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candidate]) -> int:
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
         note = script_note(stats)
@@ -3511,18 +3967,55 @@ def run_build(args: argparse.Namespace) -> int:
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
 
 
+def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[FileResult],
+                   record: SeenFile, seen_rel: str, seen: bytes | None, sessions: int) -> int:
+    """build --baseline: a patch that appends to the seen file one record a conversation,
+    its last complete record, wherever that is past what the seen file records."""
+    furthest: dict[str, int] = {}
+    for result in results:
+        key = result.conversation
+        if key and result.through > max(record.baseline.get(key, 0), furthest.get(key, 0)):
+            furthest[key] = result.through
+    lines = [baseline_record(key, through) for key, through in sorted(furthest.items())]
+    if lines:
+        pending = stats["proposed"] + stats["dropped_over_cap"]
+        read = sessions - stats["skipped_files"]
+        plural = lambda n: "s" if n != 1 else ""  # noqa: E731
+        head = [f"memory-diff: baseline of {len(lines)} conversation{plural(len(lines))} from {read} "
+                f"session{plural(read)}: what they hold so far counts as reviewed ({pending} pending "
+                f"proposal{plural(pending)} set aside)",
+                "each line records a conversation and its last record read; what is added to it later is read"]
+        write("".join(f"# {one_line(line)}\n" for line in head).encode("utf-8", "replace")
+              + render_file_patch(seen_rel, seen, lines, None, marker=""))
+    if args.stats:
+        sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
+    return EXIT_PROPOSED if args.exit_code and lines else EXIT_OK
+
+
+def pending_note(stats: Counter[str], max_add: int) -> list[str]:
+    """The patch holds at most max-add bullets by design: say that more are waiting."""
+    more = stats["dropped_over_cap"]
+    if not more:
+        return []
+    return [f"{more} more pending over the cap of {max_add}: once this patch is applied and committed, "
+            f"the next run proposes the next batch (or record them as reviewed: build --baseline)"]
+
+
 def check_targets(conf: Settings) -> None:
     """Fail before any transcript is read when no patch could be made for the targets."""
-    targets = [conf.memory] + ([conf.seen] if conf.seen else [])
+    memory = conf.memory or ""
+    targets = [memory] + ([conf.seen] if conf.seen else [])
     for path in targets:
         if os.path.isdir(path):
             raise UserError(path, "is a folder, not a memory file")
         if UNPRINTABLE.search(path):
             raise UserError(path, "a line break or control character in the name cannot go in a patch")
-    if conf.seen and os.path.realpath(conf.seen) == os.path.realpath(conf.memory):
+    if conf.seen and os.path.realpath(conf.seen) == os.path.realpath(memory):
         raise UserError(conf.seen, "the seen file cannot be the memory file")
     if conf.section is not None and UNPRINTABLE.search(conf.section):
         raise UserError("", f"--section must be one line of text: {conf.section!r}")
+    if conf.section is not None and not conf.section.strip().lstrip("#").strip():
+        raise UserError("--section", f"a heading needs a title: {conf.section!r}")
 
 
 def json_text(doc: Any) -> str:
@@ -3587,8 +4080,23 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
 
 
 def write(data: bytes) -> None:
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    """The product to standard output. A failed write (a full disk, a closed stdout) is an
+    error, not "proposals pending": the hook reads exit 1 as that. A reader that left
+    (`| head`) is not: BrokenPipeError goes on to main."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise UserError("standard output", "closed, nothing can be printed")
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        silence_stdout()  # what is left in the buffer must not fail again at exit
+        raise UserError("standard output", exc.strerror or str(exc)) from None
+
+
+def silence_stdout() -> None:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -3603,7 +4111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:
         # `memory-diff build ... | head`: the reader left; say nothing more.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
         return EXIT_OK
     except KeyboardInterrupt:
         return 130

@@ -163,25 +163,25 @@ def parse_jsonl_glued_half_and_bom() -> None:
 @case
 def render_missing_file_is_dev_null() -> None:
     equal(md.render_file_patch("AGENTS.md", None, ["x"], None),
-          b"--- /dev/null\n+++ b/AGENTS.md\n@@ -0,0 +1 @@\n+- x\n")
+          b"diff --git a/AGENTS.md b/AGENTS.md\nnew file mode 100644\n--- /dev/null\n+++ b/AGENTS.md\n@@ -0,0 +1 @@\n+- x\n")
 
 
 @case
 def render_no_final_newline_reemits_last_line() -> None:
     equal(md.render_file_patch("m.md", b"a\nb", ["x"], None),
-          b"--- a/m.md\n+++ b/m.md\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+- x\n")
+          b"diff --git a/m.md b/m.md\n--- a/m.md\n+++ b/m.md\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+- x\n")
 
 
 @case
 def render_keeps_crlf_and_tab_after_spaced_name() -> None:
     equal(md.render_file_patch("my notes.md", b"a\r\n", ["x"], None),
-          b"--- a/my notes.md\t\n+++ b/my notes.md\t\n@@ -1 +1,2 @@\n a\r\n+- x\r\n")
+          b"diff --git a/my notes.md b/my notes.md\n--- a/my notes.md\t\n+++ b/my notes.md\t\n@@ -1 +1,2 @@\n a\r\n+- x\r\n")
 
 
 @case
 def render_section_goes_before_next_heading() -> None:
     equal(md.render_file_patch("m.md", b"## A\n- a\n\n## B\n- b\n", ["x"], "a"),
-          b"--- a/m.md\n+++ b/m.md\n@@ -1,5 +1,6 @@\n ## A\n - a\n+- x\n \n ## B\n - b\n")
+          b"diff --git a/m.md b/m.md\n--- a/m.md\n+++ b/m.md\n@@ -1,5 +1,6 @@\n ## A\n - a\n+- x\n \n ## B\n - b\n")
 
 
 @case
@@ -211,7 +211,7 @@ def build_prints_patch_and_leaves_memory_alone() -> None:
         equal(body, b"--- a/AGENTS.md\n+++ b/AGENTS.md\n@@ -1,3 +1,5 @@\n # Notes\r\n \r\n"
                     b"-- Keep it short.\n\\ No newline at end of file\n+- Keep it short.\r\n"
                     + f"+- {RULE}\r\n+- {RULE2}\r\n".encode())
-        check(all(line.startswith(b"# ") for line in out[:out.index(b"--- ")].splitlines()), "preamble")
+        check(all(line.startswith(b"# ") for line in out[:out.index(b"diff --git ")].splitlines()), "preamble")
         equal(read("AGENTS.md"), b"# Notes\r\n\r\n- Keep it short.")
         equal(os.stat("AGENTS.md").st_mtime, 1_000_000_000)
         equal(run("build", "t.jsonl", "--memory", "AGENTS.md")[1], out)
@@ -266,6 +266,21 @@ def build_error_is_one_line_exit_2() -> None:
         status, out, err = run("build", "missing.jsonl")
         equal((status, out), (2, b""))
         equal(err, "memory-diff: error: missing.jsonl: no such file or directory\n")
+
+
+@case
+def baseline_then_nothing_until_the_session_goes_on() -> None:
+    with workdir():
+        os.mkdir(".git")
+        transcript("t.jsonl", {"role": "user", "text": RULE})
+        _, out, _ = run("build", "t.jsonl", "--memory", "m.md", "--baseline")
+        records = [line[1:] for line in out.split(b"\n") if line.startswith(b"+<!--")]
+        equal(records, [b"<!-- memory-diff baseline: file:t.jsonl through 1 -->"])
+        write(".memory-diff-seen.md", records[0] + b"\n")
+        equal(run("build", "t.jsonl", "--memory", "m.md", "--exit-code")[:2], (0, b""))
+        transcript("t.jsonl", {"role": "user", "text": RULE}, {"role": "user", "text": RULE2})
+        _, out, _ = run("build", "t.jsonl", "--memory", "m.md")
+        equal([line[3:] for line in out.split(b"\n") if line.startswith(b"+- ")], [RULE2.encode()] * 2)
 
 
 @case

@@ -73,7 +73,6 @@ def test_argument_errors(tmp_path: Path, args: list[str], setup: str, says: str)
 # -- inputs that are not errors ---------------------------------------------------------
 
 @pytest.mark.parametrize(("name", "data"), [
-    pytest.param("live.jsonl", b'{"parentUuid": null, "type": "user", "message": {"role": "us', id="only-line-half-written"),
     pytest.param("blank-first.jsonl", b"\n" + native(RULE), id="blank-first-line"),
     pytest.param("types.jsonl", b'{"type": {}}\n{"role": ["user"], "text": "x"}\n{"type": [1], "payload": 2}\n'
                  + native(RULE), id="odd-field-types"),

@@ -117,8 +117,9 @@ def test_example_applies(case: Path, tmp_path: Path) -> None:
             # The re-emitted last line of a file without a final newline is not a bullet.
             added.remove(next(a for a in added if a.rstrip(b"\r") == removed))
         assert any(a.startswith(b"- ") for a in added)
-        # Besides bullets, only a missing --section's heading and its blank lines are added.
-        section = "--section" in example_args(case) and rel.endswith("memory.md")
+        # Besides bullets, only a missing section's heading (--section, or the default
+        # section of a file with sections) and its blank lines are added.
+        section = rel.endswith("memory.md")
         for line in added:
             assert line.startswith(b"- ") or line.strip() == b"" or (section and line.startswith(b"#")), line
         block = [a + b"\n" for a in added]  # a CRLF line keeps its \r before the split's \n

@@ -237,7 +237,33 @@ CASES = [
                  ["--memory", "AGENTS.md", "--section", "约定"],
                  {"AGENTS.md": "## 约定\n\n- 使用 UTF-8 编码。\n".encode() + ZH_LF + "\n## 其他\n".encode()},
                  False, id="section-non-ascii"),
+    # -- no --section: a file with sections gets a section of its own ----------------
+    pytest.param({"AGENTS.md": b"# Project\n\n## Build\n\n- Use make.\n\n## Accessibility\n\n### Key Points\n\n"
+                               b"- Keep contrast high.\n"}, {}, EN, ["--memory", "AGENTS.md"],
+                 {"AGENTS.md": b"# Project\n\n## Build\n\n- Use make.\n\n## Accessibility\n\n### Key Points\n\n"
+                               b"- Keep contrast high.\n\n## Learned\n\n" + EN_LF}, False,
+                 id="default-not-under-the-last-sub-heading"),
+    pytest.param({"AGENTS.md": b"# Project\n\n## Learned\n\n- Old.\n\n## Style\n\n- Use black.\n"}, {}, EN,
+                 ["--memory", "AGENTS.md"],
+                 {"AGENTS.md": b"# Project\n\n## Learned\n\n- Old.\n" + EN_LF + b"\n## Style\n\n- Use black.\n"},
+                 False, id="default-section-existing"),
+    pytest.param({"AGENTS.md": b"# Project\n### Build\n- Use make.\n"}, {}, EN, ["--memory", "AGENTS.md"],
+                 {"AGENTS.md": b"# Project\n### Build\n- Use make.\n### Learned\n" + EN_LF}, False,
+                 id="default-section-with-the-files-habits"),
+    pytest.param({"AGENTS.md": b"# Notes\r\n\r\n## Build\r\n\r\n- Use make."}, {}, EN, ["--memory", "AGENTS.md"],
+                 {"AGENTS.md": b"# Notes\r\n\r\n## Build\r\n\r\n- Use make.\r\n\r\n## Learned\r\n\r\n" + EN_CRLF},
+                 True, id="default-section-crlf-no-final-newline"),
+    pytest.param({"AGENTS.md": b"# Notes\n\n- Keep it short.\n"}, {}, EN, ["--memory", "AGENTS.md"],
+                 {"AGENTS.md": b"# Notes\n\n- Keep it short.\n" + EN_LF}, False, id="default-title-only-is-the-end"),
+    pytest.param({"AGENTS.md": b"# Project\n\n### Build\n\n- Use make.\n"}, {}, EN,
+                 ["--memory", "AGENTS.md", "--section", "Gotchas"],
+                 {"AGENTS.md": b"# Project\n\n### Build\n\n- Use make.\n\n### Gotchas\n\n" + EN_LF}, False,
+                 id="section-missing-at-the-files-level"),
     # -- --seen ---------------------------------------------------------------------
+    pytest.param({"AGENTS.md": b"# Notes\n", ".memory-seen.md": b"## Old\n\n- Something else.\n"}, {}, EN,
+                 ["--memory", "AGENTS.md", "--seen", ".memory-seen.md"],
+                 {"AGENTS.md": b"# Notes\n" + EN_LF, ".memory-seen.md": b"## Old\n\n- Something else.\n" + EN_LF},
+                 False, id="seen-file-plain-append"),
     pytest.param({"AGENTS.md": b"# Notes\n"}, {}, EN, ["--memory", "AGENTS.md", "--seen", ".memory-seen.md"],
                  {"AGENTS.md": b"# Notes\n" + EN_LF, ".memory-seen.md": EN_LF}, False, id="seen-missing"),
     pytest.param({"AGENTS.md": b"# Notes\n", ".memory-seen.md": bullets(B1)}, {}, EN,
@@ -263,8 +289,8 @@ def test_patch_applies(tmp_path: Path, files: dict[str, bytes], links: dict[str,
     patch = first.stdout
     assert patch
 
-    # The preamble is `# ` lines, then unprefixed headers a/ b/ relative to the root.
-    head, sep, _ = patch.partition(b"\n--- ")
+    # The preamble is `# ` lines, then git's headers, a/ b/ relative to the root.
+    head, sep, _ = patch.partition(b"\ndiff --git ")
     assert sep and all(ln.startswith(b"# ") for ln in head.split(b"\n")), patch
     targets = re.findall(rb"^\+\+\+ b/(.*?)\t?$", patch, re.M)
     assert sorted(t.decode() for t in targets) == sorted(changed)
@@ -447,3 +473,63 @@ def test_bom_stays_first(tmp_path: Path, original: bytes) -> None:
     assert result.startswith(b"\xef\xbb\xbf"), result
     assert result.count(b"\xef\xbb\xbf") == 1, result
     assert B1.encode() in result and B2.encode() in result
+
+
+# -- a reviewer rejects a bullet by deleting its `+` line -------------------------------
+
+def reject(patch: bytes, target: str, *texts: str) -> bytes:
+    """The patch with the `+- TEXT` lines deleted from `target`'s part only, as a reviewer
+    edits it in an editor."""
+    parts = re.split(rb"(?m)^(?=diff --git )", patch)
+    out = []
+    for part in parts:
+        if part.startswith(f"diff --git a/{target} ".encode()):
+            for text in texts:
+                line = b"+- " + text.encode() + b"\n"
+                assert line in part, (target, text)
+                part = part.replace(line, b"", 1)
+        out.append(part)
+    return b"".join(out)
+
+
+def git_apply(repo: Path, patch: bytes, tmp: Path, *flags: str) -> subprocess.CompletedProcess[bytes]:
+    patch_file = tmp / "edited.patch"
+    patch_file.write_bytes(patch)
+    return git(repo, "apply", *flags, str(patch_file))
+
+
+# id, files, build arguments, the bullets deleted from the memory file's part, the result.
+EDITED = [
+    pytest.param({"AGENTS.md": b"# Notes\n\n- Keep it short.\n"}, [], [B2],
+                 {"AGENTS.md": b"# Notes\n\n- Keep it short.\n" + bullets(B1)}, id="one-file"),
+    pytest.param({"AGENTS.md": b"# Notes\n\n- Keep it short.\n"}, ["--seen", ".memory-diff-seen.md"], [B1],
+                 {"AGENTS.md": b"# Notes\n\n- Keep it short.\n" + bullets(B2), ".memory-diff-seen.md": EN_LF},
+                 id="two-files-new-seen"),
+    pytest.param({"AGENTS.md": b"# Notes\n", ".memory-diff-seen.md": b"- Older.\n"},
+                 ["--seen", ".memory-diff-seen.md"], [B1, B2],
+                 {"AGENTS.md": b"# Notes\n", ".memory-diff-seen.md": b"- Older.\n" + EN_LF},
+                 id="two-files-every-bullet-rejected"),
+    pytest.param({}, ["--seen", ".memory-diff-seen.md"], [B1, B2],
+                 {"AGENTS.md": b"", ".memory-diff-seen.md": EN_LF}, id="new-file-every-bullet-rejected"),
+    pytest.param({"AGENTS.md": b"# Notes"}, ["--seen", ".memory-diff-seen.md"], [B2],
+                 {"AGENTS.md": b"# Notes\n" + bullets(B1), ".memory-diff-seen.md": EN_LF},
+                 id="no-final-newline"),
+]
+
+
+@pytest.mark.parametrize(("files", "args", "rejected", "expected"), EDITED)
+def test_edited_patch_applies_with_recount(tmp_path: Path, files: dict[str, bytes], args: list[str],
+                                           rejected: list[str], expected: dict[str, bytes]) -> None:
+    repo = make_repo(tmp_path / "repo", files)
+    transcript = write_transcript(tmp_path / "session.jsonl", EN)
+    done = build(repo, str(transcript), "--memory", "AGENTS.md", *args)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.count(b"\ndiff --git ") == 1 + bool(args)
+    assert b"# to reject a bullet: delete its + line" in done.stdout
+    edited = reject(done.stdout, "AGENTS.md", *rejected)
+    # Line counts no longer match: plain git apply refuses, --recount applies.
+    assert git_apply(repo, edited, tmp_path, "--check").returncode != 0
+    applied = git_apply(repo, edited, tmp_path, "--recount")
+    assert applied.returncode == 0, applied.stderr.decode()
+    after = snapshot(repo)
+    assert {k: after.get(k) for k in expected} == expected

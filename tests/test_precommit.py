@@ -30,6 +30,7 @@ SCRIPT = ROOT / "memory_diff.py"
 RULE = "Never push directly to main because the release job deploys every commit."
 CHOICE = "Always keep the changelog in CHANGELOG.md because the release notes are generated from it."
 LATER = "Always bump the schema version when a migration renames a column, because old clients read it."
+FOURTH = "Never log request bodies in the API gateway because they carry customer tokens."
 
 
 def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -98,17 +99,17 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caches: Path) -> Pa
     return repo
 
 
-def plant_session(repo: Path, *user_texts: str) -> Path:
+def plant_session(repo: Path, *user_texts: str, session: str = "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40") -> Path:
     """A Claude Code session for `repo`, where Claude Code keeps it: the user's messages,
     each answered by the assistant."""
     slug = re.sub(r"[^A-Za-z0-9]", "-", str(repo))
     folder = Path(os.environ["HOME"]) / ".claude" / "projects" / slug
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40.jsonl"
+    path = folder / f"{session}.jsonl"
     records = []
     for number, text in enumerate(user_texts):
         records.append({"type": "user", "cwd": str(repo), "isSidechain": False,
-                        "sessionId": "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40",
+                        "sessionId": session,
                         "timestamp": f"2026-02-01T10:0{number}:00.000Z",
                         "message": {"role": "user", "content": text}})
         records.append({"type": "assistant", "cwd": str(repo), "isSidechain": False,
@@ -177,6 +178,23 @@ def test_build_hook_stops_a_commit_only_while_proposals_are_unreviewed(project: 
     assert f"+- {LATER}" in proc.stdout
     assert f"+- {RULE}" not in proc.stdout and f"+- {CHOICE}" not in proc.stdout
 
+    # README: reject a bullet by deleting its + line from the memory file's part of the
+    # patch only, and apply with --recount; the seen file records it as rejected.
+    plant_session(project, RULE, CHOICE, LATER, FOURTH)
+    patch = memory_diff(project, "build").stdout
+    cut = patch.index("diff --git a/.memory-diff-seen.md ")
+    memory_part, seen_part = patch[:cut], patch[cut:]
+    assert f"+- {LATER}\n" in memory_part and f"+- {FOURTH}\n" in memory_part
+    (project / "proposed.diff").write_text(memory_part.replace(f"+- {LATER}\n", "") + seen_part)
+    git(project, "apply", "--recount", "proposed.diff")
+    (project / "proposed.diff").unlink()
+    git(project, "add", "AGENTS.md", ".memory-diff-seen.md")
+    proc = try_repo(project, hook_repo, "memory-diff")
+    assert proc.returncode == 0, proc.stdout
+    git(project, "commit", "-q", "-m", "AGENTS.md: one of two proposals taken")
+    assert LATER not in (project / "AGENTS.md").read_text() and f"- {FOURTH}\n" in (project / "AGENTS.md").read_text()
+    assert f"- {LATER}\n" in (project / ".memory-diff-seen.md").read_text()
+
 
 def test_lint_hook_checks_memory_files_only(project: Path, hook_repo: Path) -> None:
     address = "jane.doe@acme-corp.io"
@@ -194,3 +212,126 @@ def test_lint_hook_checks_memory_files_only(project: Path, hook_repo: Path) -> N
     git(project, "add", "AGENTS.md")
     proc = try_repo(project, hook_repo, "memory-diff-lint")
     assert proc.returncode == 0, proc.stdout
+
+
+# -- adopting the hook on a repository with a backlog -------------------------------------
+
+# Twelve distinct rules (near-duplicates would be one proposal).
+BACKLOG = [
+    "Never edit the generated protobuf stubs by hand because the build overwrites them.",
+    "Always run database migrations inside a transaction so a failure leaves no half-applied schema.",
+    "Never commit the local .env file because it holds each developer's own credentials.",
+    "Always pin the Go toolchain in go.mod since CI and laptops drifted apart twice.",
+    "Never call os.Exit outside main.go because deferred cleanup would be skipped.",
+    "Always tag releases from the release branch so hotfixes never ship unreviewed code.",
+    "Never log request bodies in the payment service because they contain card numbers.",
+    "Always use UTC timestamps in the audit table since reports are compared across regions.",
+    "Never share one HTTP client between tenants because its cookie jar leaks sessions.",
+    "Always vendor the fonts into assets/ so offline builds of the docs site still work.",
+    "Never retry webhook deliveries inline because the provider already retries with backoff.",
+    "Always keep fixtures under tests/data since the packaging step excludes other folders.",
+]
+LOCAL_HOOKS = """repos:
+-   repo: local
+    hooks:
+    -   id: memory-diff
+        name: memory-diff
+        entry: {python} {script} build --exit-code
+        language: system
+        pass_filenames: false
+        always_run: true
+"""
+
+
+def commit(repo: Path, message: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **env})
+
+
+def test_adoption_on_a_backlog_baseline_then_one_new_proposal(project: Path) -> None:
+    """The README's adoption section, with pre-commit installed as a git hook (a local hook
+    running this checkout: no network): a backlog over max-add, a baseline, then one new
+    session, its one proposal applied, and the commit passes."""
+    (project / ".pre-commit-config.yaml").write_text(LOCAL_HOOKS.format(python=sys.executable, script=SCRIPT))
+    git(project, "add", ".pre-commit-config.yaml")
+    git(project, "commit", "-q", "--no-verify", "-m", "pre-commit")
+    run(["pre-commit", "install"], project)
+    plant_session(project, *BACKLOG)
+    (project / "notes.txt").write_text("work\n")
+    git(project, "add", "notes.txt")
+
+    # The backlog stops the commit; the patch holds max-add bullets and says more wait.
+    stopped = commit(project, "work")
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert "# 2 more pending over the cap of 10" in stopped.stdout + stopped.stderr
+    # The hook can be skipped once.
+    skipped = commit(project, "work, hook skipped", SKIP="memory-diff")
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    (project / "notes.txt").write_text("more work\n")
+    git(project, "add", "notes.txt")
+
+    # Baseline the backlog: a patch to the seen file only, applied and staged.
+    baseline = memory_diff(project, "build", "--baseline").stdout
+    assert "+++ b/.memory-diff-seen.md" in baseline and "AGENTS.md" not in baseline
+    (project / "baseline.diff").write_text(baseline)
+    git(project, "apply", "baseline.diff")
+    (project / "baseline.diff").unlink()
+    git(project, "add", ".memory-diff-seen.md")
+    done = commit(project, "memory-diff: baseline")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # One new session brings one proposal: the commit stops, the patch is applied.
+    plant_session(project, LATER, session="9b2d4c6e-1a3f-4e5d-8c7b-6a5f4e3d2c1b")
+    (project / "notes.txt").write_text("new work\n")
+    git(project, "add", "notes.txt")
+    stopped = commit(project, "new work")
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert f"+- {LATER}" in stopped.stdout + stopped.stderr
+    assert "1 proposed from" in stopped.stdout + stopped.stderr
+    proposed = memory_diff(project, "build").stdout
+    assert proposed.count("\n+- ") == 2  # the memory file and the seen file
+    (project / "proposed.diff").write_text(proposed)
+    git(project, "apply", "proposed.diff")
+    (project / "proposed.diff").unlink()
+    git(project, "add", "AGENTS.md", ".memory-diff-seen.md")
+    done = commit(project, "new work, AGENTS.md: reviewed memory-diff proposals")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / "AGENTS.md").read_text().endswith(f"- {LATER}\n")
+    assert git(project, "status", "--porcelain") == ""
+
+
+def readme_snippet() -> str:
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## pre-commit\n", 1)[1]
+    found = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_readme_snippet_runs_from_a_clone_at_a_sha(project: Path, hook_repo: Path) -> None:
+    """The README's .pre-commit-config.yaml as a user copies it, with a local clone of
+    memory-diff as `repo:` and a commit sha of it as `rev:`."""
+    clone = project.parent / "memory-diff-clone"
+    run(["git", "clone", "-q", str(hook_repo), str(clone)], project.parent)
+    sha = git(clone, "rev-parse", "HEAD").strip()
+    snippet = readme_snippet()
+    # No release tag is published: the README pins a full commit sha, as pre-commit needs.
+    assert re.search(r"(?m)^    rev: [0-9a-f]{40}(?:\s|$)", snippet), snippet
+    config, repos = re.subn(r"(?m)^(-   repo: )\S+", lambda m: m.group(1) + str(clone), snippet)
+    config, revs = re.subn(r"(?m)^(    rev: )\S+", lambda m: m.group(1) + sha, config)
+    assert (repos, revs) == (1, 1), snippet
+    (project / ".pre-commit-config.yaml").write_text(config)
+    git(project, "add", ".pre-commit-config.yaml")
+    plant_session(project, RULE)
+
+    proc = run(["pre-commit", "run", "--all-files"], project, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"+- {RULE}" in proc.stdout
+    assert "memory-diff lint" in proc.stdout and "Passed" in proc.stdout  # the lint hook passes on AGENTS.md
+
+    # README: re-run the build and apply its output; stage both files.
+    (project / "proposed.diff").write_text(memory_diff(project, "build").stdout)
+    git(project, "apply", "proposed.diff")
+    (project / "proposed.diff").unlink()
+    git(project, "add", "AGENTS.md", ".memory-diff-seen.md")
+    proc = run(["pre-commit", "run", "--all-files"], project, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

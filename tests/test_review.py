@@ -130,8 +130,8 @@ def apply_both(repo: Path, patch: bytes, tmp: Path) -> dict[str, bytes]:
 
 
 def preamble(patch: bytes) -> list[str]:
-    """The lines before the first `--- ` line; every one must be a `# ` comment."""
-    head = patch.split(b"\n--- ", 1)[0] if not patch.startswith(b"--- ") else b""
+    """The lines before the first `diff --git` line; every one must be a `# ` comment."""
+    head = patch.split(b"\ndiff --git ", 1)[0] if not patch.startswith(b"diff --git ") else b""
     lines = head.decode("utf-8").split("\n")
     assert all(ln.startswith("# ") for ln in lines), lines
     return lines
@@ -347,7 +347,7 @@ def test_preamble_stays_a_comment(tmp_path: Path, transcripts: dict[str, bytes],
     write_files(tmp_path, transcripts)
     done = run(repo, "build", str(tmp_path / name), "--memory", "AGENTS.md")
     assert done.returncode == 0, done.stderr.decode()
-    head = done.stdout.split(b"\n--- a/AGENTS.md\n", 1)[0]
+    head = done.stdout.split(b"\ndiff --git a/AGENTS.md b/AGENTS.md\n", 1)[0]
     assert all(ln.startswith(b"# ") for ln in head.split(b"\n")), head
     result = apply_both(repo, done.stdout, tmp_path)
     assert result["AGENTS.md"] == b"# Notes\n" + bullets(B1)
@@ -400,24 +400,39 @@ BUDGET_CASES = [
 ]
 
 
+# The file patched, what --memory names, and the budgets of the agents reading it: each
+# agent's limit applies to the file it reads (Claude Code CLAUDE.md, Codex AGENTS.md).
+READERS = [
+    pytest.param("AGENTS.md", "AGENTS.md", {"bytes"}, id="agents-md-codex"),
+    pytest.param("CLAUDE.md", "CLAUDE.md", {"chars"}, id="claude-md-claude-code"),
+    pytest.param("GEMINI.md", "GEMINI.md", set(), id="gemini-md-none-known"),
+    pytest.param("AGENTS.md", "CLAUDE.md", {"chars", "bytes"}, id="claude-md-links-to-agents-md"),
+]
+
+
+@pytest.mark.parametrize(("name", "given", "read"), READERS)
 @pytest.mark.parametrize(("memory", "args", "units"), BUDGET_CASES)
-def test_budget_warning(tmp_path: Path, memory: bytes, args: list[str], units: list[str]) -> None:
-    repo = make_repo(tmp_path / "repo", {"AGENTS.md": memory})
+def test_budget_warning(tmp_path: Path, memory: bytes, args: list[str], units: list[str],
+                        name: str, given: str, read: set[str]) -> None:
+    repo = make_repo(tmp_path / "repo", {name: memory})
+    if given != name:
+        os.symlink(name, repo / given)
     (tmp_path / "t.jsonl").write_bytes(to_jsonl([user(B1), user(B2)]))
-    done = run(repo, "build", str(tmp_path / "t.jsonl"), "--memory", "AGENTS.md", *args)
+    done = run(repo, "build", str(tmp_path / "t.jsonl"), "--memory", given, *args)
     assert done.returncode == 0, done.stderr.decode()
     lines = preamble(done.stdout)
     warnings = [WARNING.match(ln) for ln in lines if ln.startswith("# warning:")]
     assert all(warnings), lines
-    after = apply_both(repo, done.stdout, tmp_path)["AGENTS.md"]
-    assert added_bullets(done.stdout)["AGENTS.md"] == [B1, B2]
+    after = apply_both(repo, done.stdout, tmp_path)[name]
+    assert added_bullets(done.stdout)[name] == [B1, B2]
     size = {"chars": len(after.decode()), "bytes": len(after)}
     limits = {"chars": CLAUDE, "bytes": CODEX}
-    assert sorted(u for u in limits if size[u] > limits[u]) == sorted(units), size
+    units = [u for u in units if u in read]
+    assert sorted(u for u in limits if size[u] > limits[u] and u in read) == sorted(units), size
     assert sorted(m.group(3) for m in warnings) == sorted(units), (lines, size)
     for match in warnings:
         unit = match.group(3)
-        assert match.group(1) == "AGENTS.md"
+        assert match.group(1) == name
         assert int(match.group(2).replace(",", "")) == size[unit], (match.group(0), size)
         assert int(match.group(5).replace(",", "")) == limits[unit]
         assert match.group(4) == {"chars": "Claude Code", "bytes": "Codex"}[unit]
@@ -664,7 +679,7 @@ def pyproject(**table: Any) -> str:
 # to the repository; every other file unchanged).
 CONFIG_CASES = [
     pytest.param({"repo/AGENTS.md": "# Notes\n", "repo/src/pkg/mod.py": ""}, "repo", [],
-                 {"memory.md": bullets(*ALL)}, id="no-config-defaults"),
+                 {"AGENTS.md": b"# Notes\n" + bullets(*ALL)}, id="no-config-defaults"),
     pytest.param({"repo/pyproject.toml": pyproject(memory="AGENTS.md", **{"max-add": 1}),
                   "repo/AGENTS.md": "# Notes\n", "repo/src/pkg/mod.py": ""}, "repo/src/pkg", [],
                  {"AGENTS.md": b"# Notes\n" + bullets(B1)}, id="pyproject-found-from-subfolder"),
@@ -682,7 +697,7 @@ CONFIG_CASES = [
     pytest.param({".memory-diff.toml": toml(memory="OUTER.md", max_add=1),
                   "pyproject.toml": pyproject(memory="OUTER.md", max_add=1),
                   "repo/sub/x.md": ""}, "repo/sub", [],
-                 {"sub/memory.md": bullets(*ALL)}, id="config-above-repository-root-ignored"),
+                 {"AGENTS.md": bullets(*ALL)}, id="config-above-repository-root-ignored"),
     pytest.param({"repo/config/.memory-diff.toml": toml(memory="../AGENTS.md", seen="seen.md", section="Gotchas"),
                   "repo/AGENTS.md": GOTCHAS, "repo/config/deeper/x.md": ""}, "repo/config/deeper", [],
                  {"AGENTS.md": b"# Notes\n\n## Gotchas\n\n- Old.\n" + bullets(*ALL) + b"\n## Style\n\n- Use black.\n",

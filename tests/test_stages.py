@@ -429,7 +429,9 @@ RENDER = [
 @pytest.mark.parametrize(("rel", "current", "bullets", "section", "expected"), RENDER)
 def test_render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None,
                            expected: bytes) -> None:
-    assert md.render_file_patch(rel, current, bullets, section) == expected
+    # git's whole header goes first (the table shows what follows it).
+    git_head = f"diff --git a/{rel} b/{rel}\n".encode() + (b"new file mode 100644\n" if current is None else b"")
+    assert md.render_file_patch(rel, current, bullets, section) == (git_head + expected if expected else b"")
 
 
 @pytest.mark.parametrize(("data", "expected"), [
@@ -607,7 +609,7 @@ ERRORS = [
     pytest.param(["build", "good.jsonl", "nope.jsonl"], "memory-diff: error: nope.jsonl: no such file or directory\n",
                  id="missing-second-transcript"),
     pytest.param(["build", "bad.json"], "memory-diff: error: bad.json:1: not valid JSON\n", id="bad-json-document"),
-    pytest.param(["build", "unknown.json"], "memory-diff: error: unknown.json: unrecognised transcript format (use --format)\n",
+    pytest.param(["build", "unknown.json"], "memory-diff: error: unknown.json: not a transcript: a JSON document of no shape memory-diff reads\n",
                  id="unknown-document"),
     pytest.param(["build", "good.jsonl", "--memory", "adir"], None, id="memory-is-directory"),
     pytest.param(["build", "good.jsonl", "--max-add", "0"], None, id="max-add-zero"),
