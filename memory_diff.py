@@ -2599,7 +2599,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     kept: list[Candidate] = []
     for cand in sorted(live, key=lambda c: c.order):
         stage, detail = "", ""
-        rule = cand.key.split(" why: ")[0] if cand.source else cand.key  # a note, with or without its reason
+        rule = note_rule(cand)  # a note, with or without its reason
         if cand.key in known or rule in known:
             stage = "already_in_memory"
         elif cand.key in seen or rule in seen:
@@ -2640,6 +2640,11 @@ def finding_key(key: str) -> str:
     return key.replace("`", "").replace("*", "").replace("_", " ").strip()
 
 
+def note_rule(cand: Candidate) -> str:
+    """The comparison key of what a candidate says: of a note, without its `Why:`."""
+    return normalize(cand.key.split(" why: ")[0]) if cand.source else cand.key
+
+
 def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
     """The candidates grouped by what they say: the same finding key, or near-duplicates
     (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
@@ -2648,7 +2653,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
     notes of an agent's memory, by a note's rule without its `Why:`. Groups come in the
     reading order of their first candidate."""
     ordered = sorted(candidates, key=lambda c: c.order)
-    keys = [finding_key(c.key.split(" why: ")[0] if c.source else c.key) for c in ordered]
+    keys = [finding_key(note_rule(c)) for c in ordered]
     parent = list(range(len(ordered)))
 
     def root(i: int) -> int:
@@ -2846,8 +2851,9 @@ def summary_line(stats: Counter[str], sessions: int) -> str:
         ("dropped_over_cap", "over the cap")) if stats[k]]
     gated = sum(stats[k] for k in ("dropped_secret", "dropped_pii", "dropped_injection",
                                    "dropped_invisible", "dropped_structure"))
-    read = f"{sessions} session{'s' if sessions != 1 else ''}" + (
-        f" and {notes} memory note file{'s' if notes != 1 else ''}" if notes else "")
+    read = " and ".join(part for part in (
+        f"{sessions} session{'s' if sessions != 1 else ''}" if sessions or not notes else "",
+        f"{notes} memory note file{'s' if notes != 1 else ''}" if notes else "") if part)
     line = (f"{stats['proposed']} proposed from {read}; "
             f"{dropped} candidate{'s' if dropped != 1 else ''} dropped" + (": " + ", ".join(parts) if parts else ""))
     if gated:
