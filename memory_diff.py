@@ -35,6 +35,7 @@ import bisect
 import concurrent.futures
 import contextlib
 import datetime
+import functools
 import hashlib
 import itertools
 import json
@@ -1557,25 +1558,6 @@ class Note(NamedTuple):
     line: int
     text: str
     declared: str  # the type as written, "" when none
-
-
-def note_source(path: str) -> str | None:
-    """The kind of agent memory a Markdown file is, or None: a file of a folder that
-    holds a MEMORY.md index or is a Claude Code project's `memory` folder is auto
-    memory; the MEMORY.md of a Codex memories folder is Codex's."""
-    if path == "-" or not path.endswith(".md"):
-        return None
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        names = set(os.listdir(folder))
-    except OSError:
-        return None
-    if os.path.basename(folder) == "memories" and names & {"memory_summary.md", "rollout_summaries", "raw_memories.md"}:
-        return "codex-memory" if os.path.basename(path) == NOTE_INDEX else None
-    projects = os.path.basename(os.path.dirname(os.path.dirname(folder)))
-    if NOTE_INDEX in names or os.path.basename(folder) == "memory" and projects == "projects":
-        return "claude-auto-memory"
-    return None
 
 
 def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
@@ -3173,6 +3155,35 @@ def _looks_like_history(path: str) -> bool:
     except OSError:
         return False
     return start.startswith(AIDER_STARTS) or start.startswith(SPECSTORY_MARK)
+
+
+def note_source(path: str) -> str | None:
+    """The kind of agent memory a Markdown file is, or None: a file of a folder that
+    holds a MEMORY.md index or is a Claude Code project's `memory` folder is auto
+    memory; the MEMORY.md of a Codex memories folder is Codex's. A file that opens as
+    an Aider or a SpecStory history is one, wherever it is (a repository whose memory
+    file is MEMORY.md keeps .aider.chat.history.md beside it)."""
+    if path == "-" or not path.endswith(".md"):
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    names = _folder_names(folder)
+    if _looks_like_history(path):
+        return None
+    if os.path.basename(folder) == "memories" and names & {"memory_summary.md", "rollout_summaries", "raw_memories.md"}:
+        return "codex-memory" if os.path.basename(path) == NOTE_INDEX else None
+    projects = os.path.basename(os.path.dirname(os.path.dirname(folder)))
+    if NOTE_INDEX in names or os.path.basename(folder) == "memory" and projects == "projects":
+        return "claude-auto-memory"
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _folder_names(folder: str) -> frozenset[str]:
+    """The names in a folder, listed once for all the Markdown files found in it."""
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
 
 
 # Claude Code names a project folder by its path with every UTF-16 code unit that is not

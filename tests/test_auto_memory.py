@@ -447,3 +447,11 @@ def test_codex_memory_md_is_read_when_named_and_its_summaries_are_not(tmp_path: 
     doc = json.loads(run(tmp_path, "build", "memories", "--memory", "AGENTS.md", "--json").stdout)
     assert [(p["text"], p["source"]["kind"], p["source"]["role"]) for p in doc["proposed"]] == [
         ("Use uv sync --frozen in CI, since the lockfile is the source of truth.", "codex-memory", "project")]
+
+
+def test_an_aider_history_beside_a_memory_md_is_read_as_a_history(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("- The repository's own memory file, named MEMORY.md here.\n")
+    (tmp_path / ".aider.chat.history.md").write_text(
+        "# aider chat started at 2026-01-20 10:00:00\n\n#### Never push to main because CI deploys every commit.\n")
+    assert run(tmp_path, "build", "--list-sources", ".aider.chat.history.md").stdout == \
+        b".aider.chat.history.md\taider\n"
