@@ -2,7 +2,8 @@
 
 Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Copilot
 CLI, OpenCode, Aider, SpecStory histories, Cline, OpenAI/Anthropic message lists, or
-{"role","text"} JSONL), picks the few sentences
+{"role","text"} JSONL) and the notes agents saved to their own memory (Claude Code's auto
+memory, Codex's MEMORY.md), picks the few sentences
 that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
 unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
 CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
@@ -3706,7 +3707,7 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
                        help="transcript file, folder of transcripts, or - for stdin "
                             "(default: this repository's Claude Code, Codex, Gemini, Copilot CLI, "
-                            "OpenCode and SpecStory sessions)")
+                            "OpenCode and SpecStory sessions, and its Claude Code auto memory)")
     build.add_argument("--memory", metavar="PATH", help="memory file to patch (default: memory.md)")
     build.add_argument("--section", metavar="HEADING",
                        help="put the bullets at the end of this Markdown section (added if missing)")
