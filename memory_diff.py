@@ -2203,7 +2203,7 @@ def score(text: str, role: str) -> int:
 
 
 def explain_score(cand: Candidate) -> str:
-    parts = score_parts(cand.text, cand.role)
+    parts = score_parts(cand.text, "note" if cand.source else cand.role)  # as process_notes scored it
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
 
 
