@@ -2,7 +2,8 @@
 
 Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Copilot
 CLI, OpenCode, Aider, SpecStory histories, Cline, OpenAI/Anthropic message lists, or
-{"role","text"} JSONL), picks the few sentences
+{"role","text"} JSONL) and the notes agents saved to their own memory (Claude Code's auto
+memory, Codex's MEMORY.md), picks the few sentences
 that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
 unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
 CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
@@ -40,6 +41,7 @@ import bisect
 import concurrent.futures
 import contextlib
 import datetime
+import functools
 import hashlib
 import itertools
 import json
@@ -685,6 +687,8 @@ class Candidate(NamedTuple):
     conversation: str = ""  # see Message; the file's path when the format names none
     request: str = ""  # "FILE:LINE" of the memory request that asked for it, or ""
     said_in: int = 1  # conversations that said this finding (set across transcripts)
+    source: str = ""  # an agent's memory note: "claude-auto-memory" or "codex-memory"
+    also: str = ""  # the other source of a finding said by a note and a transcript
 
 
 class Options(NamedTuple):
@@ -704,6 +708,7 @@ class Options(NamedTuple):
     # The seen file's baseline (conversation key -> last record reviewed), or None when
     # no baseline is in play and no transcript's conversation key is needed.
     baseline: dict[str, int] | None = None
+    include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
 
 
 def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
@@ -1605,6 +1610,149 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         pos.through = number
 
 
+# -- agents' own memory: note folders ---------------------------------------------------
+# Not transcripts: notes a model already chose and saved, unreviewed. Claude Code's auto
+# memory (FORMATS.md section 15) keeps one note per file with `name` / `description` /
+# `type` frontmatter, or topic files of plain bullets, and a MEMORY.md index; Codex keeps
+# model-written Markdown in ~/.codex/memories, of which MEMORY.md holds the notes (its
+# memory_summary.md is a routing map, rollout_summaries/ the evidence) and whose layout has
+# changed between releases: only its MEMORY.md bullets are read.
+NOTE_INDEX = "MEMORY.md"
+NOTE_TYPES = frozenset({"user", "feedback", "project", "reference"})
+NOTE_DEFAULT_TYPE = "project"  # a missing or unknown type; provenance says so
+FRONTMATTER_FENCE = re.compile(r"---[ \t]*")
+FRONTMATTER_FIELD = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*")
+# A note's reason and its instructions: `**Why:**` may join the note, `**How to apply:**` never.
+NOTE_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(why|how to apply)\s*:?\s*(?:\*\*|__)?\s*:?\s*", re.I)
+TOP_BULLET = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+# An index line of MEMORY.md: a bullet opening with a link to a note file, read itself.
+INDEX_LINK = re.compile(r"\[[^\]]*\]\((?![A-Za-z][A-Za-z0-9+.-]*:)[^)\s]+\.md(?:#[^)\s]*)?\)")
+CODEX_METADATA = re.compile(r"[a-z][a-z_ ]{0,30}:(?:\s|$)")  # `- keywords: ...`, `- rollout_summary_files:`
+
+
+class Note(NamedTuple):
+    line: int
+    text: str
+    declared: str  # the type as written, "" when none
+
+
+def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
+    """The notes of one memory file: a frontmatter note gives one, a topic file or an
+    index one for each top-level bullet. Lines are counted as a Markdown format's are:
+    the first line of a note is `prose`, blank lines `blank`, the rest `skipped_meta`."""
+    lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
+    stats["lines"] += len(lines)
+    stats["blank"] += sum(1 for line in lines if not line.strip())
+    notes = _frontmatter_note(lines) if lines and FRONTMATTER_FENCE.fullmatch(lines[0]) else None
+    if notes is None:
+        notes = _bullet_notes(lines, kind)
+    stats["prose"] += len(notes)
+    stats["skipped_meta"] += sum(1 for line in lines if line.strip()) - len(notes)
+    return notes
+
+
+def _frontmatter_note(lines: list[str]) -> list[Note] | None:
+    """The note of a file with frontmatter (the `key: value` subset of YAML, one line a
+    key, quotes taken off): its body's first paragraph as one line, or its description
+    when the body is empty; `**Why:**` kept apart to join it if the whole fits. None when
+    the frontmatter never closes: the file is read as a topic file."""
+    end = next((i for i in range(1, len(lines)) if FRONTMATTER_FENCE.fullmatch(lines[i])), None)
+    if end is None:
+        return None
+    fields: dict[str, str] = {}
+    for line in lines[1:end]:
+        match = FRONTMATTER_FIELD.fullmatch(line)
+        if match:
+            value = match.group(2)
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            fields[match.group(1).lower()] = value
+    declared = fields.get("type", "").strip().lower()
+    at, body = end + 1, lines[end + 1:]
+    first: list[str] = []
+    first_line = 0
+    for number, line in unfenced(body):
+        stripped = line.strip()
+        if NOTE_LABEL.match(line) or not stripped:
+            if first:
+                break
+            continue
+        if not first and stripped.startswith("#"):
+            continue  # a title over the body
+        if first and TOP_BULLET.match(stripped):
+            break  # of a list, its first item is the paragraph
+        if not first:
+            first_line = at + number + 1
+            stripped = TOP_BULLET.sub("", stripped)
+        first.append(stripped)
+    if first:
+        return [Note(first_line, _with_reason(" ".join(first), _reason(body)), declared)]
+    description = fields.get("description", "").strip()
+    if description:
+        line = next(i for i in range(1, end) if FRONTMATTER_FIELD.fullmatch(lines[i])
+                    and lines[i].split(":", 1)[0].strip().lower() == "description")
+        return [Note(line + 1, description, declared)]
+    return []
+
+
+def _reason(body: list[str]) -> str:
+    """The paragraph after a note's `**Why:**` label, as one line, or ""."""
+    for number, line in unfenced(body):
+        label = NOTE_LABEL.match(line)
+        if label and label.group(1).lower() == "why":
+            why = [line[label.end():].strip()]
+            for more in body[number + 1:]:
+                if not more.strip() or NOTE_LABEL.match(more):
+                    break
+                why.append(more.strip())
+            return " ".join(w for w in why if w)
+    return ""
+
+
+def _with_reason(rule: str, why: str) -> str:
+    """A note in its own words: over the length gate, its first sentence; its reason
+    joined after `Why:` when the whole still fits."""
+    if width(rule) > MAX_WIDTH:
+        rule = (_split_line(rule) or [rule])[0]
+    if why:
+        joined = f"{rule}{'' if rule.endswith(('.', '!', '。', '！')) else '.'} Why: {why}"
+        if width(joined) <= MAX_WIDTH:
+            return joined
+    return rule
+
+
+def _bullet_notes(lines: list[str], kind: str) -> list[Note]:
+    """Each top-level bullet of a topic file or an index, with its continuation lines;
+    not nested bullets, not fenced code, not a line that only points at a note file."""
+    notes: list[Note] = []
+    current: list[str] = []
+    start = 0
+
+    def close() -> None:
+        if current:
+            notes.append(Note(start, " ".join(current), ""))
+            current.clear()
+
+    for number, line in unfenced(lines):
+        bullet = TOP_BULLET.match(line)
+        if bullet:
+            close()
+            item = line[bullet.end():].strip()
+            if INDEX_LINK.match(item) or kind == "codex-memory" and CODEX_METADATA.match(item):
+                continue
+            if item:
+                current.append(item)
+                start = number + 1
+        elif current and line.strip() and line[:1] in " \t" and not TOP_BULLET.match(line.strip()):
+            current.append(line.strip())
+        elif current and (not line.strip() or TOP_BULLET.match(line.strip()) or line[:1] not in " \t"):
+            close()
+    close()
+    return notes
+
+
 # The SIGNAL, NOISE and score rules know English and Chinese: Latin letters and Han
 # characters. Prose in another script gives no candidate. These are the scripts --stats
 # names, by the code point ranges of their letters.
@@ -2144,7 +2292,7 @@ def score(text: str, role: str) -> int:
 
 
 def explain_score(cand: Candidate) -> str:
-    parts = score_parts(cand.text, cand.role)
+    parts = score_parts(cand.text, "note" if cand.source else cand.role)  # as process_notes scored it
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
 
 
@@ -2391,6 +2539,9 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
 
     The assistant's messages since the last user message (its turn) are held until the
     next user message, which may be a memory request pointing back at them."""
+    source = note_source(path)
+    if source:
+        return process_notes(index, path, source, opts)
     stats: Counter[str] = Counter()
     explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
@@ -2445,6 +2596,55 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
     if pos is not None:
         return FileResult(candidates, stats, explain, writes, pos.key, pos.through)
     return FileResult(candidates, stats, explain, writes)
+
+
+def process_notes(index: int, path: str, source: str, opts: Options) -> FileResult:
+    """The notes of one agent-memory file as candidates. A model already chose them, so
+    they skip SIGNAL and the minimum score; the safety gates, NOISE and the length gate
+    still apply, to the note cleaned and its secrets withheld as a message is. `--roles`
+    does not apply: a note's role is its type. A `user` note (about the person) is
+    counted in skipped_role unless asked for."""
+    stats: Counter[str] = Counter()
+    explain: list[tuple[tuple[int, int, int, int], str]] = []
+    candidates: list[Candidate] = []
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError as exc:
+        raise UserError(path, exc.strerror or str(exc)) from None
+    noise = build_rules(NOISE, opts.extra_noise, "noise")
+    stats["note_files"] += 1
+    for number, note in enumerate(read_notes(text, source, stats)):
+        role = note.declared if note.declared in NOTE_TYPES else NOTE_DEFAULT_TYPE
+        order = (index, note.line, number, 0)
+        if role == "user" and not opts.include_user_notes:
+            stats["prose"] -= 1
+            stats["skipped_role"] += 1
+            if opts.explain:
+                explain.append((order, explain_line("skipped_role", "user note", path, note.line, role,
+                                                    "<not read: a note about the person>")))
+            continue
+        stats["messages"] += 1
+        stats["sentences"] += 1
+        cleaned, removed = clean_invisible(note.text)
+        stats["cleaned_invisible"] += removed
+        cleaned = mask_secrets(strip_emphasis(cleaned), stats)
+        if not opts.allow_pii and HOME_HINT.search(cleaned):
+            cleaned, homes = HOME_PATH.subn("~", cleaned)
+            stats["rewritten_home_path"] += homes
+        # Judged as a note, not as a person's words: "from now on, you" is injection here.
+        verdict = judge(cleaned, "note", opts, SIGNAL, noise, None, asked=True)
+        stats["signal"] += verdict.stage in PAST_SIGNAL
+        kind = "note" if note.declared in NOTE_TYPES else "note-untyped"
+        if verdict.stage == "candidate":
+            candidates.append(Candidate(verdict.text, normalize(verdict.text), role, path, note.line, None, kind,
+                                        verdict.score, order, path, source=source))
+            continue
+        stats[verdict.stage] += 1
+        if opts.explain:
+            shown = verdict.text or shown_text(cleaned, verdict, opts)
+            explain.append((order, explain_line(verdict.stage, verdict.reason, path, note.line, role, shown)))
+    return FileResult(candidates, stats, explain)
 
 
 def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
@@ -2585,35 +2785,44 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     Returns the proposals in reading order and the (candidate, stage, detail) drops."""
     dropped: list[tuple[Candidate, str, str]] = []
     live = []
+    noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
     for group in findings(candidates, min_score):
-        said = len({c.conversation for c in group})
-        best = sorted(group, key=lambda c: (c.role != "user", -c.score, c.order))[0]
+        # Notes are not conversations: they add no evidence. The user's words come
+        # first, then a note's, then the assistant's.
+        said = max(1, len({c.conversation for c in group if not c.source}))
+        best = sorted(group, key=lambda c: (c.role != "user" or bool(c.source), not c.source, -c.score, c.order))[0]
         request = best.request or next((c.request for c in group if c.request), "")
+        other = next((c for c in group if bool(c.source) != bool(best.source)), None)
+        also = "" if other is None else \
+            f"{other.file} ({other.role} note)" if other.source else f"{other.file}:{other.line} ({other.role})"
         live.append(best._replace(score=best.score + EVIDENCE_POINTS * min(said - 1, EVIDENCE_MAX),
-                                  request=request, said_in=said))
+                                  request=request, said_in=said, also=also))
+        if any(c.source for c in group):
+            noted.add(id(live[-1]))
         dropped += [(c, "dropped_duplicate", "") for c in group if c is not best]
     refused = MemoryIndex(rejected)
     kept: list[Candidate] = []
     for cand in sorted(live, key=lambda c: c.order):
         stage, detail = "", ""
-        if cand.key in known:
+        rule = note_rule(cand)  # a note, with or without its reason
+        if cand.key in known or rule in known:
             stage = "already_in_memory"
-        elif cand.key in seen:
+        elif cand.key in seen or rule in seen:
             stage = "already_seen"
         else:
             line = near_duplicate(cand.key, refused)
             if line is not None:
                 stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
-            elif cand.score < min_score and not cand.request:
+            elif cand.score < min_score and not cand.request and id(cand) not in noted:
                 stage = "dropped_weak"
         if stage:
             dropped.append((cand, stage, detail))
         else:
             kept.append(cand)
     if len(kept) > max_add:
-        # What a memory request asked for first, then the strongest; ties go to the one
-        # read first. Shown in reading order.
-        ranked = sorted(kept, key=lambda c: (not c.request, -c.score, c.order))
+        # What a memory request asked for first, then what an agent's memory note holds,
+        # then the strongest; ties go to the one read first. Shown in reading order.
+        ranked = sorted(kept, key=lambda c: (not c.request, id(c) not in noted, -c.score, c.order))
         winners = {id(c) for c in ranked[:max_add]}
         dropped += [(c, "dropped_over_cap", "") for c in kept if id(c) not in winners]
         kept = [c for c in kept if id(c) in winners]
@@ -2636,16 +2845,22 @@ def finding_key(key: str) -> str:
     return key.replace("`", "").replace("*", "").replace("_", " ").strip()
 
 
+def note_rule(cand: Candidate) -> str:
+    """The comparison key of what a candidate says: of a note, without its `Why:`."""
+    return normalize(cand.key.split(" why: ")[0]) if cand.source else cand.key
+
+
 def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
     """The candidates grouped by what they say: the same finding key, or near-duplicates
     (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
     a flip of polarity), chained. A candidate that one more conversation could not lift
     to the minimum score is not compared for near-duplicates (an exact repeat still
-    groups it): comparing every weak sentence with every other costs more than the rare
-    finding said three times in three wordings is worth. Groups come in the reading
-    order of their first candidate."""
+    groups it), unless it is a memory request's or an agent's memory note (compared by
+    the note's rule without its `Why:`): comparing every weak sentence with every other
+    costs more than the rare finding said three times in three wordings is worth.
+    Groups come in the reading order of their first candidate."""
     ordered = sorted(candidates, key=lambda c: c.order)
-    keys = [finding_key(c.key) for c in ordered]
+    keys = [finding_key(note_rule(c)) for c in ordered]
     parent = list(range(len(ordered)))
 
     def root(i: int) -> int:
@@ -2660,7 +2875,8 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
             parent[i] = first[key]
         else:
             first[key] = i
-    hopeful = [i for i in first.values() if ordered[i].request or ordered[i].score + EVIDENCE_POINTS >= min_score]
+    hopeful = [i for i in first.values()
+               if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score]
     index = MemoryIndex([keys[i] for i in hopeful])
     grams = [trigrams(keys[i]) for i in hopeful]
     signs = [polarity(keys[i]) for i in hopeful]
@@ -2668,6 +2884,18 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
         for b in index.related(keys[i]):
             if b > a and signs[a] == signs[b] and jaccard(grams[a], grams[b]) >= NEAR_DUPLICATE:
                 parent[root(hopeful[b])] = root(i)
+    notes = [a for a, i in enumerate(hopeful) if ordered[i].source]
+    if notes:
+        chosen = set(hopeful)
+        noted = MemoryIndex([keys[hopeful[a]] for a in notes])
+        for i in first.values():
+            if i in chosen:
+                continue
+            mine, sign = trigrams(keys[i]), polarity(keys[i])
+            for b in noted.related(keys[i]):
+                a = notes[b]
+                if signs[a] == sign and jaccard(mine, grams[a]) >= NEAR_DUPLICATE:
+                    parent[root(i)] = root(hopeful[a])
     groups: dict[int, list[Candidate]] = {}
     for i, cand in enumerate(ordered):
         groups.setdefault(root(i), []).append(cand)
@@ -2831,7 +3059,10 @@ def reject_note(shown: str, seen_shown: str | None) -> str:
 
 
 def summary_line(stats: Counter[str], sessions: int) -> str:
+    """The first line of the preamble; `sessions` counts every input read, note files too."""
     dropped = stats["signal"] - stats["proposed"]
+    notes = stats["note_files"]
+    sessions -= notes
     parts = [f"{stats[k]} {label}" for k, label in (
         ("dropped_noise", "noise"), ("dropped_length", "length"), ("dropped_weak", "weak"),
         ("dropped_duplicate", "duplicate"), ("already_in_memory", "already in memory"),
@@ -2839,7 +3070,10 @@ def summary_line(stats: Counter[str], sessions: int) -> str:
         ("dropped_over_cap", "over the cap")) if stats[k]]
     gated = sum(stats[k] for k in ("dropped_secret", "dropped_pii", "dropped_injection",
                                    "dropped_invisible", "dropped_structure"))
-    line = (f"{stats['proposed']} proposed from {sessions} session{'s' if sessions != 1 else ''}; "
+    read = " and ".join(part for part in (
+        f"{sessions} session{'s' if sessions != 1 else ''}" if sessions or not notes else "",
+        f"{notes} memory note file{'s' if notes != 1 else ''}" if notes else "") if part)
+    line = (f"{stats['proposed']} proposed from {read}; "
             f"{dropped} candidate{'s' if dropped != 1 else ''} dropped" + (": " + ", ".join(parts) if parts else ""))
     if gated:
         line += f"; {gated} sentences withheld by the safety gates"
@@ -2856,9 +3090,20 @@ def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: in
         when = f", {cand.timestamp}" if cand.timestamp else ""
         said = f", said in {cand.said_in} conversations" if cand.said_in > 1 else ""
         asked = f"; asked to remember at {home_display(cand.request)}" if cand.request else ""
-        lines.append(f"  {number}. {home_display(cand.file)}:{cand.line} ({cand.role}{when}){said}{asked}")
+        asked += f"; also {home_display(cand.also)}" if cand.also else ""
+        lines.append(f"  {number}. {home_display(cand.file)}:{cand.line} ({note_label(cand) or cand.role}{when})"
+                     f"{said}{asked}")
     lines += notes
     return "".join(f"# {one_line(line)}\n" for line in lines).encode("utf-8", "replace")
+
+
+def note_label(cand: Candidate) -> str:
+    """How provenance names an agent's memory note: its type, and that a missing or
+    unknown one was read as project."""
+    if not cand.source:
+        return ""
+    return f"{cand.role} note" + (f", type missing or unknown: read as {NOTE_DEFAULT_TYPE}"
+                                  if cand.kind == "note-untyped" else "")
 
 
 def one_line(text: str) -> str:
@@ -3249,7 +3494,8 @@ def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set
                 dirs.sort()
                 found = [os.path.join(folder, f) for f in sorted(files)
                          if f.endswith((".jsonl", ".json")) and not f.endswith(".meta.json")
-                         or f.endswith(".md") and _looks_like_history(os.path.join(folder, f))]
+                         or f.endswith(".md") and (note_source(os.path.join(folder, f))
+                                                   or _looks_like_history(os.path.join(folder, f)))]
                 out += found
                 walked.update(found)
         elif path != "-" and not os.path.exists(path):
@@ -3272,6 +3518,35 @@ def _looks_like_history(path: str) -> bool:
     return start.startswith(AIDER_STARTS) or start.startswith(SPECSTORY_MARK)
 
 
+def note_source(path: str) -> str | None:
+    """The kind of agent memory a Markdown file is, or None: a file of a folder that
+    holds a MEMORY.md index or is a Claude Code project's `memory` folder is auto
+    memory; the MEMORY.md of a Codex memories folder is Codex's. A file that opens as
+    an Aider or a SpecStory history is one, wherever it is (a repository whose memory
+    file is MEMORY.md keeps .aider.chat.history.md beside it)."""
+    if path == "-" or not path.endswith(".md"):
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    names = _folder_names(folder)
+    if _looks_like_history(path):
+        return None
+    if os.path.basename(folder) == "memories" and names & {"memory_summary.md", "rollout_summaries", "raw_memories.md"}:
+        return "codex-memory" if os.path.basename(path) == NOTE_INDEX else None
+    projects = os.path.basename(os.path.dirname(os.path.dirname(folder)))
+    if NOTE_INDEX in names or os.path.basename(folder) == "memory" and projects == "projects":
+        return "claude-auto-memory"
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _folder_names(folder: str) -> frozenset[str]:
+    """The names in a folder, listed once for all the Markdown files found in it."""
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
+
+
 # Claude Code names a project folder by its path with every UTF-16 code unit that is not
 # an ASCII letter or digit turned into "-" (so an emoji gives two), cut at 200 characters
 # (a hash follows then).
@@ -3281,6 +3556,80 @@ CLAUDE_SLUG_MAX = 200
 def claude_slug(path: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1)
                    for c in path)[:CLAUDE_SLUG_MAX]
+
+
+def claude_project_dir(path: str) -> str:
+    """The exact name of a path's Claude Code project folder: the slug, and when that
+    was cut at CLAUDE_SLUG_MAX, "-" and the base-36 of the absolute 32-bit djb2 hash of
+    the path's UTF-16 code units (a memory folder has no cwd to check, so no prefix)."""
+    units = path.encode("utf-16-le", "surrogatepass")
+    codes = [int.from_bytes(units[i:i + 2], "little") for i in range(0, len(units), 2)]
+    slug = "".join(chr(c) if chr(c).isascii() and chr(c).isalnum() else "-" for c in codes)
+    if len(slug) <= CLAUDE_SLUG_MAX:
+        return slug
+    digest = 0
+    for code in codes:
+        digest = (digest * 31 + code) & 0xFFFFFFFF
+    digest = abs(digest - (1 << 32) if digest & 0x80000000 else digest)
+    digits = ""
+    while True:
+        digest, rest = divmod(digest, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[rest] + digits
+        if not digest:
+            return f"{slug[:CLAUDE_SLUG_MAX]}-{digits}"
+
+
+def main_checkout(root: str) -> str:
+    """The working tree of a repository's git common dir: a linked worktree's `.git`
+    file names its git dir, whose `commondir` leads to the main checkout's `.git`.
+    Claude Code keys auto memory by it, so every worktree of a repository shares one."""
+    dot = os.path.join(root, ".git")
+    if not os.path.isfile(dot):
+        return root
+    try:
+        with open(dot, encoding="utf-8") as handle:
+            line = handle.readline().strip()
+        gitdir = os.path.join(root, line.removeprefix("gitdir:").strip())
+        common = gitdir
+        if os.path.isfile(os.path.join(gitdir, "commondir")):
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+                common = os.path.join(gitdir, handle.readline().strip())
+    except (OSError, UnicodeDecodeError):
+        return root
+    common = os.path.realpath(common)
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else root
+
+
+AUTO_MEMORY_OFF = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
+
+
+def auto_memory_folder(root: str, claude: str) -> str | None:
+    """Where Claude Code keeps the auto memory of the repository at `root`, or None when
+    it is turned off: `autoMemoryEnabled` and `autoMemoryDirectory` from the user's
+    settings, then the project's .claude/settings.json and settings.local.json (later
+    wins; `~` expanded, a relative folder from the project root); the environment
+    variable over them all. A settings file that is missing or not a JSON object is
+    passed over, as Claude Code reports it itself."""
+    enabled, folder = True, ""
+    for path in (os.path.join(claude, "settings.json"), os.path.join(root, ".claude", "settings.json"),
+                 os.path.join(root, ".claude", "settings.local.json")):
+        try:
+            with open(path, "rb") as handle:
+                doc = json.loads(handle.read().lstrip(b"\xef\xbb\xbf"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        if isinstance(doc.get("autoMemoryEnabled"), bool):
+            enabled = doc["autoMemoryEnabled"]
+        if isinstance(doc.get("autoMemoryDirectory"), str) and doc["autoMemoryDirectory"].strip():
+            folder = os.path.join(root, os.path.expanduser(doc["autoMemoryDirectory"].strip()))
+    off = os.environ.get(AUTO_MEMORY_OFF, "").strip().lower()
+    if off in ("1", "true", "yes", "on"):
+        return None
+    if not enabled and off not in ("0", "false", "no", "off"):
+        return None
+    return folder or os.path.join(claude, "projects", claude_project_dir(main_checkout(root)), "memory")
 
 
 def inside(path: Any, root: str) -> bool:
@@ -3315,7 +3664,8 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
     env = os.environ
     home = os.path.expanduser("~")
     found: list[tuple[str, str]] = []
-    claude = os.path.join(env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), "projects")
+    claude_home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    claude = os.path.join(claude_home, "projects")
     slug = claude_slug(root)
     if os.path.isdir(claude):
         for name in sorted(os.listdir(claude)):
@@ -3357,6 +3707,12 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
             path = os.path.join(opencode, name)
             if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
                 found.append((path, "opencode"))
+    # Claude Code's auto memory: notes, read from their own folder (the session walk
+    # above takes only .jsonl files, so a note is not read twice).
+    notes = auto_memory_folder(root, claude_home)
+    if notes and os.path.isdir(notes):
+        found += [(path, "claude-auto-memory") for path in expand_inputs([notes])[0]
+                  if path.endswith(".md") and (path, "claude-auto-memory") not in found]
     # SpecStory saves its histories inside the repository, usually committed.
     history = os.path.join(root, ".specstory", "history")
     if os.path.isdir(history):
@@ -3560,6 +3916,7 @@ CONFIG_KEYS = {
     "signal": (list, False), "noise": (list, False), "since": (str, False),
     "jobs": (int, False), "include-sidechains": (bool, False),
     "include-summaries": (bool, False), "allow-pii": (bool, False), "lint-ignore": (list, False),
+    "include-user-notes": (bool, False),
 }
 # The finding kinds lint-ignore may silence: all but secret.
 SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size")
@@ -3778,7 +4135,7 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("transcripts", nargs="*", metavar="TRANSCRIPT",
                        help="transcript file, folder of transcripts, or - for stdin "
                             "(default: this repository's Claude Code, Codex, Gemini, Copilot CLI, "
-                            "OpenCode and SpecStory sessions)")
+                            "OpenCode and SpecStory sessions, and its Claude Code auto memory)")
     build.add_argument("--memory", metavar="PATH",
                        help="memory file to patch (default: the AGENTS.md, CLAUDE.md or GEMINI.md at "
                             "the repository root)")
@@ -3803,6 +4160,8 @@ def make_parser() -> argparse.ArgumentParser:
                        help="also read model-written compaction summaries")
     build.add_argument("--allow-pii", action="store_true", default=None,
                        help="keep sentences with e-mail addresses and phone numbers")
+    build.add_argument("--include-user-notes", action="store_true", default=None,
+                       help="also propose auto-memory notes of type user (about the person)")
     build.add_argument("--since", type=parse_since, metavar="WHEN",
                        help="discover only sessions modified since WHEN (7d, 12h, 2026-01-31)")
     build.add_argument("--list-sources", action="store_true",
@@ -3847,7 +4206,7 @@ def settings(args: argparse.Namespace) -> Settings:
         include_summaries=bool(pick("include_summaries")), allow_pii=bool(pick("allow_pii")),
         extra_signal=tuple(conf.get("signal", ())), extra_noise=tuple(conf.get("noise", ())),
         explain=args.explain, min_score=pick("min_score", MIN_SCORE),
-        count_all=args.stats or args.json)
+        count_all=args.stats or args.json, include_user_notes=bool(pick("include_user_notes")))
     seen = pick("seen")
     if seen is None:
         default = os.path.join(_cwd_root(), DEFAULT_SEEN)
@@ -3943,7 +4302,9 @@ def run_build(args: argparse.Namespace) -> int:
         doc = {"stats": stats_dict(stats), "proposed": [
             {"text": c.text, "kind": c.kind, "score": c.score, "said_in": c.said_in,
              "request": withhold(c.request) or None,
-             "source": {"file": withhold(c.file), "line": c.line, "role": c.role, "timestamp": c.timestamp}}
+             "source": {"file": withhold(c.file), "line": c.line, "role": c.role, "timestamp": c.timestamp,
+                        **({"kind": c.source} if c.source else {})},
+             **({"also": withhold(c.also)} if c.also else {})}
             for c in proposed], "notes": notes}
         write((json_text(doc) + "\n").encode("utf-8", "replace"))
     elif proposed:
@@ -4033,6 +4394,9 @@ def stats_dict(stats: Counter[str]) -> dict[str, int]:
 def source_format(path: str) -> str:
     if path == "-":
         return "detected on read"
+    source = note_source(path)
+    if source:
+        return source
     try:
         with open(path, "rb") as handle:
             fmt = detect_format(path, read_head(handle))

@@ -247,6 +247,22 @@ def build_json_shape() -> None:
 
 
 @case
+def build_reads_auto_memory_notes_but_not_user_notes_or_secrets() -> None:
+    with workdir():
+        os.mkdir("memory")
+        write("memory/MEMORY.md", b"- [Tests](feedback_tests.md) - real database\n")
+        write("memory/feedback_tests.md", b"---\r\ntype: feedback\r\n---\r\nUse the real database in tests.\r\n"
+                                          b"\r\n**How to apply:** the db fixture.\r\n")
+        write("memory/user_role.md", b"---\ntype: user\n---\nThe user is new to the frontend code.\n")
+        write("memory/feedback_key.md", b"---\ntype: feedback\n---\nDeploy with AKIAQWERTYUIOPASDFGH here.\n")
+        status, out, err = run("build", "memory", "--memory", "m.md")
+        equal((status, err), (0, ""))
+        check(b"# memory-diff: 1 proposed from 4 memory note files" in out, "summary")
+        check(b"memory/feedback_tests.md:4 (feedback note)" in out, "provenance")
+        equal(out[out.index(b"--- "):], b"--- /dev/null\n+++ b/m.md\n@@ -0,0 +1 @@\n+- Use the real database in tests.\n")
+
+
+@case
 def build_stats_account_for_every_line_and_sentence() -> None:
     with workdir():
         write("t.jsonl", b"\n".join([json.dumps({"role": "user", "text": RULE + " Always do that."}).encode(),
