@@ -42,6 +42,8 @@ import math
 import os
 import re
 import sys
+import tempfile
+import time
 import tomllib
 import unicodedata
 from collections import Counter
@@ -609,6 +611,7 @@ STAT_KEYS = (
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
     "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests", "requested",
     "cleaned_invisible", "rewritten_home_path", "skipped_files", "skipped_same_session", "uncovered_script",
+    "cached_files",
 )
 
 FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline", "aider",
@@ -2379,7 +2382,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
         elif cand.key in seen:
             stage = "already_seen"
         else:
-            line = near_duplicate(cand.key, refused)
+            line = near_duplicate(cand.key, refused) if rejected else None
             if line is not None:
                 stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
             elif cand.score < min_score and not cand.request:
@@ -2492,7 +2495,8 @@ def trigrams(key: str) -> set[str]:
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+    common = len(a & b)  # the union's size without building it
+    return common / (len(a) + len(b) - common) if a and b else 0.0
 
 
 def polarity(text: str) -> tuple[int, int]:
@@ -2526,7 +2530,8 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        return sorted(n for n, count in hits.most_common(RELATED) if count >= least)
+        found = hits.items() if len(hits) <= RELATED else hits.most_common(RELATED)  # the same lines, sooner
+        return sorted(n for n, count in found if count >= least)
 
 
 def _tokens(text: str) -> list[str]:
@@ -2832,6 +2837,284 @@ def repo_root(start: str) -> str | None:
             return None
         path = parent
 
+# -- the cache: each transcript's result, reused while the file is unchanged -------------
+#
+# The pre-commit hook reads every session of the repository on every commit, and almost
+# none of them changed since the last one. The cache lives in the git directory that
+# `.git` names (per worktree), in `memory-diff/`: one index per build and option set
+# (`results-*.json`: path -> the file's identity, when it was read, which result) and
+# the results themselves (`<sha256>.json`, named by the hash of their bytes, so a
+# corrupt one is told at once); discovery's reading goes in `discovery-*.json`. JSON,
+# not pickle or marshal: loading a corrupt or hostile pickle can run code, and marshal
+# promises nothing across Python versions; JSON of plain lists is checked field by field
+# as it is rebuilt. Anything wrong with the cache (missing, unreadable, unwritable, from
+# another build, corrupt) means the file is read again: never an error, never another
+# answer. Writes go to a temporary file renamed into place, so two hooks at once can
+# lose each other's entries but never corrupt one.
+
+CACHE_FOLDER = "memory-diff"
+CACHE_FORMAT = 1
+# git's rule for racy entries: a file modified less than this long before the run that
+# read it began may be modified again within the same timestamp tick, unseen by its
+# identity; it is read again. 2 s: FAT's granularity, and room for coarse kernel clocks
+# and a network filesystem's clock a little ahead of ours.
+RACY_NS = 2_000_000_000
+# The bound: an entry not used by the last CACHE_RUNS runs of its index, or of a file
+# that no longer exists, is dropped; the CACHE_INDEXES newest indexes of each kind are
+# kept (other option sets, older builds go); a result no kept index names is deleted.
+CACHE_RUNS = 8
+CACHE_INDEXES = 4
+CACHE_GRACE_NS = 60_000_000_000  # a result or temporary file this new may be another run's
+
+
+def git_dir(root: str) -> str | None:
+    """The git directory of the repository at `root`: its `.git` folder, or the one a
+    worktree's `.git` file names (`gitdir: PATH`), found without running git."""
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
+        return dot
+    try:
+        with open(dot, "rb") as handle:
+            first = handle.read(4096).split(b"\n", 1)[0].strip()
+    except OSError:
+        return None
+    if not first.startswith(b"gitdir:"):
+        return None
+    path = os.path.normpath(os.path.join(root, os.fsdecode(first[7:].strip())))
+    return path if os.path.isdir(path) else None
+
+
+def file_identity(path: str) -> list[int] | None:
+    """What tells a file changed: device, inode, size, modification and change times (ns)."""
+    st = _stat(path)
+    return None if st is None else [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def build_digest() -> str | None:
+    """The module's own bytes and the Python that runs it: a pinned commit and a
+    development tree share __version__, not their bytes."""
+    try:
+        with open(__file__, "rb") as handle:
+            data = handle.read()
+    except (OSError, NameError):
+        return None
+    return hashlib.sha256(data + f"\0{sys.version}\0{sys.implementation.cache_tag}".encode()).hexdigest()
+
+
+def options_key(opts: Options) -> dict[str, Any]:
+    """Every option, by name: each one may change a verdict or a counter of a transcript."""
+    return {name: sorted(value) if isinstance(value, frozenset) else value
+            for name, value in zip(opts._fields, opts)}
+
+
+def _atomic_write(folder: str, name: str, data: bytes) -> bool:
+    """Write a file of the cache whole or not at all; False when it cannot be written."""
+    tmp = ""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(tmp, os.path.join(folder, name))
+        return True
+    except OSError:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return False
+
+
+class CacheIndex:
+    """One index of the cache. An entry: [path, identity, stamp, last run used, detail,
+    value], where stamp is when the run that read the file began (see RACY_NS)."""
+
+    def __init__(self, folder: str, kind: str, key: dict[str, Any]) -> None:
+        self.folder, self.kind = folder, kind
+        self.key = json.loads(json.dumps(key, default=repr))  # as it reads back
+        self.name = f"{kind}-{hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:24]}.json"
+        self.stamp = time.time_ns()  # before any file of this run is looked at
+        self.run, self.entries, self.used, self.dropped = 1, {}, set(), False
+        try:
+            with open(os.path.join(folder, self.name), "rb") as handle:
+                doc = json.loads(handle.read())
+            if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
+                    and type(doc["entries"]) is dict:
+                self.run, self.entries = doc["run"] + 1, doc["entries"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            pass
+
+    def get(self, name: str, path: str, detail: Any) -> tuple[bool, Any]:
+        """(True, value) when the entry is certainly of the file as it is now."""
+        entry = self.entries.get(name)
+        try:
+            ident = file_identity(path)
+            fresh = ident is not None and entry[0] == path and entry[1] == ident and entry[4] == detail \
+                and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2]
+        except (TypeError, IndexError, KeyError):
+            fresh = False
+        if not fresh:
+            return False, None
+        self.used.add(name)
+        return True, entry[5]
+
+    def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
+        old = self.entries.get(name)
+        self.dropped = self.dropped or old is not None
+        self.entries[name] = [path, ident, self.stamp, self.run, detail, value]
+        self.used.add(name)
+
+    def memo(self, kind: str, path: str, read: Any) -> Any:
+        """read() of a file (a str or None), from the cache while the file is unchanged."""
+        name = f"{kind}\0{os.path.abspath(path)}"
+        found, value = self.get(name, path, kind)
+        if found and (value is None or type(value) is str):
+            return value
+        ident = file_identity(path)
+        value = read()
+        if ident is not None and (value is None or type(value) is str) and file_identity(path) == ident:
+            self.put(name, path, ident, kind, value)
+        return value
+
+    def save(self) -> None:
+        """Write the index back with what this run used, drop what is stale (see
+        CACHE_RUNS), and delete what no index names. Failing to write changes nothing."""
+        kept: dict[str, Any] = {}
+        for name, entry in self.entries.items():
+            if name in self.used:
+                entry[3] = self.run
+                kept[name] = entry
+            elif type(entry) is list and len(entry) == 6 and type(entry[3]) is int \
+                    and self.run - entry[3] < CACHE_RUNS and type(entry[0]) is str and os.path.exists(entry[0]):
+                kept[name] = entry
+        self.dropped = self.dropped or len(kept) < len(self.entries)
+        doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept}
+        if _atomic_write(self.folder, self.name, json.dumps(doc, separators=(",", ":")).encode()):
+            self.prune()
+
+    def prune(self) -> None:
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return
+        indexes = sorted((n for n in names if n.startswith(f"{self.kind}-") and n.endswith(".json")),
+                         key=lambda n: -getattr(_stat(os.path.join(self.folder, n)), "st_mtime_ns", 0))
+        extra = indexes[CACHE_INDEXES:]
+        for name in extra:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.folder, name))
+        if self.kind != "results" or not (self.dropped or extra):
+            return
+        named: set[Any] = set()
+        for index in indexes[:CACHE_INDEXES]:
+            try:
+                with open(os.path.join(self.folder, index), "rb") as handle:
+                    named.update(entry[5] for entry in json.loads(handle.read())["entries"].values())
+            except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+                return  # what it names is unknown: delete nothing
+        now = time.time_ns()
+        for name in names:
+            blob = name.startswith(".tmp-") or len(name) == 69 and name.endswith(".json") and name[:-5] not in named
+            if blob and now - getattr(_stat(os.path.join(self.folder, name)), "st_mtime_ns", now) > CACHE_GRACE_NS:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.folder, name))
+
+    def store(self, plain: Any) -> str | None:
+        """Keep a result; its name, or None when it cannot be kept."""
+        data = json.dumps(plain, separators=(",", ":")).encode()
+        name = hashlib.sha256(data).hexdigest()
+        if os.path.exists(os.path.join(self.folder, name + ".json")) or _atomic_write(self.folder, name + ".json", data):
+            return name
+        return None
+
+    def load(self, name: Any) -> Any:
+        """A kept result, or None when it is missing or not the bytes it was named by."""
+        if type(name) is not str or len(name) != 64:
+            return None
+        try:
+            with open(os.path.join(self.folder, name + ".json"), "rb") as handle:
+                data = handle.read()
+            return json.loads(data) if hashlib.sha256(data).hexdigest() == name else None
+        except (OSError, ValueError, RecursionError):
+            return None
+
+
+def open_cache(opts: Options) -> tuple[CacheIndex, CacheIndex] | None:
+    """The result and discovery indexes of the repository the current folder is in;
+    None outside a repository."""
+    root = repo_root(os.getcwd())
+    folder = git_dir(root) if root else None
+    build = build_digest()
+    if folder is None or build is None:
+        return None
+    folder = os.path.join(folder, CACHE_FOLDER)
+    return (CacheIndex(folder, "results", {"build": build, "options": options_key(opts)}),
+            CacheIndex(folder, "discovery", {"build": build}))
+
+
+def no_memo(kind: str, path: str, read: Any) -> Any:
+    return read()
+
+
+def plain_result(result: FileResult, path: str) -> Any:
+    """A transcript's result without where it was read from (its input index and the
+    path as given, rebuilt on reuse), as JSON-ready lists; None when the path cannot be
+    told apart from the rest. A conversation named by the path itself is stored as
+    None: the file's own path is what a format that names none gets."""
+    shown, here = "\t" + one_line(path) + ":", path + ":"
+    candidates = []
+    for c in result.candidates:
+        if c.file != path or (c.request and not c.request.startswith(here)):
+            return None
+        request = int(c.request[len(here):]) if c.request and c.request[len(here):].isdecimal() else None
+        if c.request and request is None:
+            return None
+        candidates.append([c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, list(c.order[1:]),
+                           None if c.conversation == path else c.conversation, request, c.said_in])
+    explain = []
+    for order, text in result.explain:
+        cut = text.find("\t")
+        if cut < 0 or not text.startswith(shown, cut):
+            return None
+        explain.append([list(order[1:]), text[:cut], text[cut + len(shown):]])
+    writes = []
+    for file, write in result.writes:
+        if file != path:
+            return None
+        writes.append([write.line, write.target, list(write.added)])
+    return [candidates, list(result.stats.items()), explain, writes]
+
+
+def _of(value: Any, *kinds: Any) -> Any:
+    if type(value) not in kinds:
+        raise ValueError("a cache entry of another shape")
+    return value
+
+
+def rebuilt_result(plain: Any, index: int, path: str) -> FileResult:
+    """plain_result's lists as the FileResult of input `index` at `path`; ValueError (or
+    TypeError) when they are not what plain_result writes."""
+    candidates_in, stats_in, explain_in, writes_in = _of(plain, list)
+    shown = "\t" + one_line(path) + ":"
+    candidates = []
+    for text, key, role, line, stamp, kind, points, order, conversation, request, said_in in _of(candidates_in, list):
+        line_at, sequence, number = _of(order, list)
+        candidates.append(Candidate(
+            _of(text, str), _of(key, str), _of(role, str), path, _of(line, int), _of(stamp, str, type(None)),
+            _of(kind, str), _of(points, int), (index, _of(line_at, int), _of(sequence, int), _of(number, int)),
+            path if _of(conversation, str, type(None)) is None else conversation,
+            "" if _of(request, int, type(None)) is None else f"{path}:{request}", _of(said_in, int)))
+    stats: Counter[str] = Counter()
+    for name, count in _of(stats_in, list):
+        stats[_of(name, str)] = _of(count, int)
+    explain = []
+    for order, label, rest in _of(explain_in, list):
+        line_at, sequence, number = _of(order, list)
+        explain.append(((index, _of(line_at, int), _of(sequence, int), _of(number, int)),
+                        _of(label, str) + shown + _of(rest, str)))
+    writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
+              for line, target, added in _of(writes_in, list)]
+    return FileResult(candidates, stats, explain, writes)
+
 
 def patch_target(path: str) -> tuple[str, str, str | None]:
     """(real path to read, path for the diff header, folder to apply the patch in when
@@ -2949,8 +3232,9 @@ def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) 
     return None
 
 
-def discover(root: str, since: float | None) -> list[tuple[str, str]]:
-    """(path, tool) of the sessions that belong to the repository at `root`."""
+def discover(root: str, since: float | None, memo: Any = no_memo) -> list[tuple[str, str]]:
+    """(path, tool) of the sessions that belong to the repository at `root`. Each
+    session's cwd is read through `memo` (see CacheIndex.memo)."""
     env = os.environ
     home = os.path.expanduser("~")
     found: list[tuple[str, str]] = []
@@ -2964,14 +3248,16 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
                 continue
             folder = os.path.join(claude, name)
             for path in expand_inputs([folder])[0]:
-                if path.endswith(".jsonl") and inside(_first_value(path, "cwd", ()), root):
+                if path.endswith(".jsonl") and inside(memo("claude-cwd", path, lambda: _text_or_none(
+                        _first_value(path, "cwd", ()))), root):
                     found.append((path, "claude"))
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
     if os.path.isdir(codex):
         for path in expand_inputs([codex])[0]:
             name = os.path.basename(path)
             if name.startswith("rollout-") and name.endswith(".jsonl") and \
-                    inside(_first_value(path, "cwd", ("session_meta",)), root):
+                    inside(memo("codex-cwd", path, lambda: _text_or_none(
+                        _first_value(path, "cwd", ("session_meta",)))), root):
                 found.append((path, "codex"))
     gemini_home = env.get("GEMINI_CLI_HOME") or home
     digest = hashlib.sha256(root.encode()).hexdigest()
@@ -2984,7 +3270,7 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
         for path in expand_inputs([copilot])[0]:
             rel = os.path.relpath(path, copilot).split(os.sep)
             if (rel[-1] == "events.jsonl" and len(rel) == 2 or len(rel) == 1 and rel[0].endswith(".jsonl")) \
-                    and inside(copilot_cwd(path), root):
+                    and inside(memo("copilot-cwd", path, lambda: _text_or_none(copilot_cwd(path))), root):
                 found.append((path, "copilot"))
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
     if os.path.isdir(opencode):
@@ -3003,7 +3289,11 @@ def discover(root: str, since: float | None) -> list[tuple[str, str]]:
     return found
 
 
-def one_reading(paths: list[str]) -> tuple[list[str], int]:
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None  # all inside() can match
+
+
+def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
     """The inputs with each conversation read once, and how many files were passed
     over. SpecStory saves a Claude Code, Codex or Gemini CLI session under that tool's
     own session id, and at times saves one session twice under two names: when the
@@ -3011,10 +3301,11 @@ def one_reading(paths: list[str]) -> tuple[list[str], int]:
     records' flags); of two SpecStory files, the larger (the later save). Evidence
     counted across conversations must not count one conversation twice."""
     histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
-                 and (sid := specstory_session(p))}
+                 and (sid := memo("specstory-session", p, lambda p=p: specstory_session(p)))}
     if not histories:
         return paths, 0
-    own = {conversation_id(p) for i, p in enumerate(paths) if i not in histories and p != "-"}
+    own = {memo("conversation", p, lambda p=p: conversation_id(p)) for i, p in enumerate(paths)
+           if i not in histories and p != "-"}
     best: dict[str, int] = {}
     for i, sid in histories.items():
         if sid not in own and (sid not in best or getattr(_stat(paths[i]), "st_size", 0)
@@ -3138,6 +3429,7 @@ def _stat(path: str) -> os.stat_result | None:
         return os.stat(path)
     except OSError:
         return None
+
 
 
 def parse_since(value: str) -> float:
@@ -3383,6 +3675,9 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--exit-code", action="store_true", help="exit 1 when something is proposed")
     build.add_argument("--jobs", type=positive_int, metavar="N",
                        help="read transcripts in N processes (default: CPUs)")
+    build.add_argument("--no-cache", action="store_true",
+                       help="read every transcript again, neither using nor updating the cache of "
+                            "results kept in the repository's git directory")
     lint = commands.add_parser(
         "lint", help="check memory files for secrets, personal data and size",
         description="Check memory files, read only. Exit 1 on a finding other than a note.")
@@ -3419,22 +3714,30 @@ def settings(args: argparse.Namespace) -> Settings:
 
 def run_build(args: argparse.Namespace) -> int:
     conf = settings(args)
+    opened = None if args.no_cache else open_cache(conf.opts)
+    cache, memory = opened if opened else (None, None)
+    memo = memory.memo if memory else no_memo
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
     else:
         root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
-        paths, walked = [p for p, _ in discover(root, conf.since)], set()
-    paths, same_session = one_reading(paths)
+        paths, walked = [p for p, _ in discover(root, conf.since, memo)], set()
+    paths, same_session = one_reading(paths, memo)
+    if memory:
+        memory.save()
     check_targets(conf)
     if args.list_sources:
         write("".join(f"{one_line(home_display(p))}\t{conf.opts.fmt or source_format(p)}\n"
                       for p in paths).encode("utf-8", "replace"))
         return EXIT_OK
-    results = process_all(paths, walked, conf.opts, conf.jobs)
+    results, cached = process_cached(paths, walked, conf.opts, conf.jobs, cache)
+    if cache:
+        cache.save()
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
     stats["skipped_same_session"] += same_session
+    stats["cached_files"] += cached
     candidates = [c for result in results for c in result.candidates]
     real, rel, folder = patch_target(conf.memory)
     current = read_memory(real, conf.memory)
@@ -3525,20 +3828,23 @@ def source_format(path: str) -> str:
         raise UserError(path, exc.strerror or str(exc)) from None
 
 
-def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None) -> list[FileResult]:
-    """Process every transcript, in processes when there are several; results come back
-    in input order, so the output bytes do not depend on the number of jobs."""
+def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
+                indices: list[int] | None = None) -> list[FileResult]:
+    """Process every transcript (each one's input index is `indices`', by default its
+    place), in processes when there are several; results come back in input order, so
+    the output bytes do not depend on the number of jobs."""
     workers = min(jobs or os.cpu_count() or 1, len(paths))
     lenient = [p in walked for p in paths]
+    number = indices if indices is not None else list(range(len(paths)))
     if workers <= 1 or "-" in paths:
-        return [process_file(i, p, opts, w) for i, (p, w) in enumerate(zip(paths, lenient))]
+        return [process_file(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
     # The largest files go first, so that the last batches are small and the workers
     # finish together; files go out a few at a time, since each hand-over is a round
     # trip between processes (some 16 batches a worker).
     order = sorted(range(len(paths)), key=lambda i: -getattr(_stat(paths[i]), "st_size", 0))
     batch = max(1, len(paths) // (workers * 16))
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        done = dict(zip(order, pool.map(process_or_error, order, [paths[i] for i in order],
+        done = dict(zip(order, pool.map(process_or_error, [number[i] for i in order], [paths[i] for i in order],
                                         itertools.repeat(opts), [lenient[i] for i in order], chunksize=batch)))
     results = [done[i] for i in range(len(paths))]
     # The first error in input order: the one a single process meets.
@@ -3554,6 +3860,48 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
         return process_file(index, path, opts, walked)
     except UserError as exc:
         return exc
+
+
+def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
+                   cache: CacheIndex | None) -> tuple[list[FileResult], int]:
+    """process_all, with the result of each transcript that is certainly unchanged taken
+    from the cache, and how many were. A result is kept only when the file's identity
+    was the same before and after reading it, and when it comes back from its JSON equal
+    to what was read: on reuse the bytes are those of a run without the cache."""
+    if cache is None:
+        return process_all(paths, walked, opts, jobs), 0
+    results: dict[int, FileResult] = {}
+    before: dict[int, list[int] | None] = {}
+    for index, path in enumerate(paths):
+        if path == "-":
+            continue
+        found, name = cache.get(os.path.abspath(path), path, path in walked)
+        plain = cache.load(name) if found else None
+        if plain is not None:
+            with contextlib.suppress(ValueError, TypeError):
+                results[index] = rebuilt_result(plain, index, path)
+        if index not in results:
+            before[index] = file_identity(path)
+    misses = [i for i in range(len(paths)) if i not in results]
+    for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
+        results[index] = result
+        path = paths[index]
+        ident = before.get(index)
+        if ident is None or file_identity(path) != ident:
+            continue
+        plain = plain_result(result, path)
+        if plain is None:
+            continue
+        plain = json.loads(json.dumps(plain))
+        try:
+            again = rebuilt_result(plain, index, path)
+        except (ValueError, TypeError):
+            continue
+        if again == result and list(again.stats.items()) == list(result.stats.items()):
+            name = cache.store(plain)
+            if name:
+                cache.put(os.path.abspath(path), path, ident, path in walked, name)
+    return [results[i] for i in range(len(paths))], len(paths) - len(misses)
 
 
 def write(data: bytes) -> None:
