@@ -2844,7 +2844,9 @@ def repo_root(start: str) -> str | None:
 # `.git` names (per worktree), in `memory-diff/`: one index per build and option set
 # (`results-*.json`: path -> the file's identity, when it was read, which result) and
 # the results themselves (`<sha256>.json`, named by the hash of their bytes, so a
-# corrupt one is told at once); discovery's reading goes in `discovery-*.json`. JSON,
+# corrupt one is told at once, and naming the file, identity and index they were read
+# for, so an index pointing at another file's result is told too); discovery's reading
+# goes in `discovery-*.json`. JSON,
 # not pickle or marshal: loading a corrupt or hostile pickle can run code, and marshal
 # promises nothing across Python versions; JSON of plain lists is checked field by field
 # as it is rebuilt. Anything wrong with the cache (missing, unreadable, unwritable, from
@@ -3022,9 +3024,12 @@ class CacheIndex:
         """Keep a result; its name, or None when it cannot be kept."""
         data = json.dumps(plain, separators=(",", ":")).encode()
         name = hashlib.sha256(data).hexdigest()
-        if os.path.exists(os.path.join(self.folder, name + ".json")) or _atomic_write(self.folder, name + ".json", data):
-            return name
-        return None
+        try:
+            with open(os.path.join(self.folder, name + ".json"), "rb") as handle:
+                kept = handle.read() == data  # a corrupt one is written again
+        except OSError:
+            kept = False
+        return name if kept or _atomic_write(self.folder, name + ".json", data) else None
 
     def load(self, name: Any) -> Any:
         """A kept result, or None when it is missing or not the bytes it was named by."""
@@ -3876,10 +3881,11 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
         if path == "-":
             continue
         found, name = cache.get(os.path.abspath(path), path, path in walked)
-        plain = cache.load(name) if found else None
-        if plain is not None:
+        kept = cache.load(name) if found else None
+        if type(kept) is list and len(kept) == 5 and kept[:4] == [os.path.abspath(path), cache.entries[
+                os.path.abspath(path)][1], path in walked, cache.name]:  # an index pointing elsewhere is told
             with contextlib.suppress(ValueError, TypeError):
-                results[index] = rebuilt_result(plain, index, path)
+                results[index] = rebuilt_result(kept[4], index, path)
         if index not in results:
             before[index] = file_identity(path)
     misses = [i for i in range(len(paths)) if i not in results]
@@ -3898,7 +3904,7 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
         except (ValueError, TypeError):
             continue
         if again == result and list(again.stats.items()) == list(result.stats.items()):
-            name = cache.store(plain)
+            name = cache.store([os.path.abspath(path), ident, path in walked, cache.name, plain])
             if name:
                 cache.put(os.path.abspath(path), path, ident, path in walked, name)
     return [results[i] for i in range(len(paths))], len(paths) - len(misses)
