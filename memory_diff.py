@@ -36,9 +36,11 @@ import concurrent.futures
 import contextlib
 import datetime
 import hashlib
+import heapq
 import itertools
 import json
 import math
+import operator
 import os
 import re
 import sys
@@ -2530,8 +2532,12 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        found = hits.items() if len(hits) <= RELATED else hits.most_common(RELATED)  # the same lines, sooner
-        return sorted(n for n, count in found if count >= least)
+        # most_common(RELATED) of the lines sharing `least` words: the same lines as those
+        # of most_common(RELATED) that share `least` (ties keep their order), found sooner.
+        found = [(n, count) for n, count in hits.items() if count >= least]
+        if len(found) > RELATED:
+            found = heapq.nlargest(RELATED, found, key=operator.itemgetter(1))
+        return sorted(n for n, _ in found)
 
 
 def _tokens(text: str) -> list[str]:
