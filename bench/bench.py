@@ -615,13 +615,13 @@ class MixTranscript(SyntheticTranscript):
     def record(self) -> dict[str, object]:
         rng = self.rng
         roll = rng.random()
-        if roll < 0.12:  # a long assistant turn, mostly narration
-            return self._assistant({"type": "text", "text": _prose(rng, 8, 40, 0.06)})
-        if roll < 0.42:  # a tool result as text blocks
+        if roll < 0.05:  # a long assistant turn, mostly narration
+            return self._assistant({"type": "text", "text": _prose(rng, 8, 40, 0.04)})
+        if roll < 0.35:  # a tool result as text blocks
             rec = self._envelope("user")
             rec["message"] = {"role": "user", "content": [{
                 "tool_use_id": "toolu_" + self._uuid()[:20], "type": "tool_result",
-                "content": [{"type": "text", "text": self._big_text(4.0)} for _ in range(rng.randint(1, 3))]}]}
+                "content": [{"type": "text", "text": self._big_text(8.0)} for _ in range(rng.randint(1, 3))]}]}
             return rec
         return super().record()
 
