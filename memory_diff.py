@@ -15,7 +15,8 @@ reviewer is told, the patch, then the I/O edge (repository, discovery, configura
 lint) and the command line.
 
 Promises:
-- It never writes the memory file: no code path opens it for writing.
+- It never writes the memory file: no code path opens it for writing. The only files it
+  writes are its cache's, in memory-diff/ inside the repository's git directory.
 - A patch only adds lines (git's format forces one exception: a last line that has no
   newline is re-emitted with one).
 - Keyword and rule heuristics, no model: the same inputs always give the same bytes.
@@ -2916,7 +2917,10 @@ def options_key(opts: Options) -> dict[str, Any]:
 
 
 def _atomic_write(folder: str, name: str, data: bytes) -> bool:
-    """Write a file of the cache whole or not at all; False when it cannot be written."""
+    """Write a file of the cache whole or not at all; False when it cannot be written.
+    The only code that writes a file, and only into a cache folder."""
+    if os.path.basename(folder) != CACHE_FOLDER or os.sep in name or (os.altsep or os.sep) in name:
+        return False
     tmp = ""
     try:
         os.makedirs(folder, exist_ok=True)
@@ -2933,8 +2937,8 @@ def _atomic_write(folder: str, name: str, data: bytes) -> bool:
 
 
 class CacheIndex:
-    """One index of the cache. An entry: [path, identity, stamp, last run used, detail,
-    value], where stamp is when the run that read the file began (see RACY_NS)."""
+    """One index of the cache. An entry: [absolute path, identity, stamp, last run used,
+    detail, value], where stamp is when the run that read the file began (see RACY_NS)."""
 
     def __init__(self, folder: str, kind: str, key: dict[str, Any]) -> None:
         self.folder, self.kind = folder, kind
@@ -2956,8 +2960,8 @@ class CacheIndex:
         entry = self.entries.get(name)
         try:
             ident = file_identity(path)
-            fresh = ident is not None and entry[0] == path and entry[1] == ident and entry[4] == detail \
-                and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2]
+            fresh = ident is not None and entry[0] == os.path.abspath(path) and entry[1] == ident \
+                and entry[4] == detail and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2]
         except (TypeError, IndexError, KeyError):
             fresh = False
         if not fresh:
@@ -2968,7 +2972,7 @@ class CacheIndex:
     def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
         old = self.entries.get(name)
         self.dropped = self.dropped or old is not None
-        self.entries[name] = [path, ident, self.stamp, self.run, detail, value]
+        self.entries[name] = [os.path.abspath(path), ident, self.stamp, self.run, detail, value]
         self.used.add(name)
 
     def memo(self, kind: str, path: str, read: Any) -> Any:

@@ -156,6 +156,7 @@ def test_order_and_path_as_given_are_rebuilt_from_this_run(repo: Path) -> None:
     build(repo, *files, "--memory", "AGENTS.md", "--stats")
     # Other order, other spellings of the same files, an --explain that names them.
     others = [str(repo / f) for f in reversed(files[1::2])] + [f"./{f}" for f in files[0::2]]
+    assert cached(build(repo, *others, "--memory", "AGENTS.md", "--stats")[1]) == len(files)
     for mode in (["--stats"], ["--explain"], ["--json"], ["--stats", "--seen", "seen.md"]):
         args = [*others, "--memory", "AGENTS.md", *mode]
         warm, plain = build(repo, *args), build(repo, *args, "--no-cache")
