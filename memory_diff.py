@@ -27,7 +27,8 @@ records, discovery, configuration, lint) and the command line (flag conflicts, o
 errors).
 
 Promises:
-- It never writes the memory file: no code path opens it for writing.
+- It never writes the memory file: no code path opens it for writing. The only files it
+  writes are its cache's, in memory-diff/ inside the repository's git directory.
 - A patch only adds lines (git's format forces one exception: a last line that has no
   newline is re-emitted with one).
 - Keyword and rule heuristics, no model: the same inputs always give the same bytes.
@@ -50,13 +51,17 @@ import contextlib
 import datetime
 import functools
 import hashlib
+import heapq
 import itertools
 import json
 import math
+import operator
 import os
 import re
 import stat
 import sys
+import tempfile
+import time
 import tomllib
 import unicodedata
 import urllib.parse
@@ -636,6 +641,7 @@ STAT_KEYS = (
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
     "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests", "requested",
     "cleaned_invisible", "rewritten_home_path", "skipped_files", "skipped_same_session", "uncovered_script",
+    "cached_files",
 )
 
 FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline", "aider",
@@ -2812,7 +2818,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
         elif cand.key in seen or rule in seen:
             stage = "already_seen"
         else:
-            line = near_duplicate(cand.key, refused)
+            line = near_duplicate(cand.key, refused) if rejected else None
             if line is not None:
                 stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
             elif cand.score < min_score and not cand.request and id(cand) not in noted:
@@ -2986,7 +2992,12 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        return sorted(n for n, count in hits.most_common(RELATED) if count >= least)
+        # most_common(RELATED) of the lines sharing `least` words: the same lines as those
+        # of most_common(RELATED) that share `least` (ties keep their order), found sooner.
+        found = [(n, count) for n, count in hits.items() if count >= least]
+        if len(found) > RELATED:
+            found = heapq.nlargest(RELATED, found, key=operator.itemgetter(1))
+        return sorted(n for n, _ in found)
 
 
 def _tokens(text: str) -> list[str]:
@@ -3352,6 +3363,296 @@ def repo_root(start: str) -> str | None:
             return None
         path = parent
 
+# -- the cache: each transcript's result, reused while the file is unchanged -------------
+#
+# The pre-commit hook reads every session of the repository on every commit, and almost
+# none of them changed since the last one. The cache lives in the git directory that
+# `.git` names (per worktree), in `memory-diff/`: one index per build and option set
+# (`results-*.json`: path -> the file's identity, when it was read, which result) and
+# the results themselves (`<sha256>.json`, named by the hash of their bytes, so a
+# corrupt one is told at once, and naming the file, identity and index they were read
+# for, so an index pointing at another file's result is told too); discovery's reading
+# goes in `discovery-*.json`. JSON,
+# not pickle or marshal: loading a corrupt or hostile pickle can run code, and marshal
+# promises nothing across Python versions; JSON of plain lists is checked field by field
+# as it is rebuilt. Anything wrong with the cache (missing, unreadable, unwritable, from
+# another build, corrupt) means the file is read again: never an error, never another
+# answer. Writes go to a temporary file renamed into place, so two hooks at once can
+# lose each other's entries but never corrupt one.
+
+CACHE_FOLDER = "memory-diff"
+CACHE_FORMAT = 1
+# git's rule for racy entries: a file modified less than this long before the run that
+# read it began may be modified again within the same timestamp tick, unseen by its
+# identity; it is read again. 2 s: FAT's granularity, and room for coarse kernel clocks
+# and a network filesystem's clock a little ahead of ours.
+RACY_NS = 2_000_000_000
+# The bound: an entry not used by the last CACHE_RUNS runs of its index, or of a file
+# that no longer exists, is dropped; the CACHE_INDEXES newest indexes of each kind are
+# kept (other option sets, older builds go); a result no kept index names is deleted.
+CACHE_RUNS = 8
+CACHE_INDEXES = 4
+CACHE_GRACE_NS = 60_000_000_000  # a result or temporary file this new may be another run's
+
+
+def git_dir(root: str) -> str | None:
+    """The git directory of the repository at `root`: its `.git` folder, or the one a
+    worktree's `.git` file names (`gitdir: PATH`), found without running git."""
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
+        return dot
+    try:
+        with open(dot, "rb") as handle:
+            first = handle.read(4096).split(b"\n", 1)[0].strip()
+    except OSError:
+        return None
+    if not first.startswith(b"gitdir:"):
+        return None
+    path = os.path.normpath(os.path.join(root, os.fsdecode(first[7:].strip())))
+    return path if os.path.isdir(path) else None
+
+
+def file_identity(path: str) -> list[int] | None:
+    """What tells a file changed: device, inode, size, modification and change times (ns)."""
+    st = _stat(path)
+    return None if st is None else [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def build_digest() -> str | None:
+    """The module's own bytes and the Python that runs it: a pinned commit and a
+    development tree share __version__, not their bytes."""
+    try:
+        with open(__file__, "rb") as handle:
+            data = handle.read()
+    except (OSError, NameError):
+        return None
+    return hashlib.sha256(data + f"\0{sys.version}\0{sys.implementation.cache_tag}".encode()).hexdigest()
+
+
+def options_key(opts: Options) -> dict[str, Any]:
+    """Every option, by name: each one may change a verdict or a counter of a transcript."""
+    return {name: sorted(value) if isinstance(value, frozenset) else value
+            for name, value in zip(opts._fields, opts)}
+
+
+def _atomic_write(folder: str, name: str, data: bytes) -> bool:
+    """Write a file of the cache whole or not at all; False when it cannot be written.
+    The only code that writes a file, and only into a cache folder."""
+    if os.path.basename(folder) != CACHE_FOLDER or os.sep in name or (os.altsep or os.sep) in name:
+        return False
+    tmp = ""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(tmp, os.path.join(folder, name))
+        return True
+    except OSError:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return False
+
+
+class CacheIndex:
+    """One index of the cache. An entry: [absolute path, identity, stamp, last run used,
+    detail, value], where stamp is when the run that read the file began (see RACY_NS)."""
+
+    def __init__(self, folder: str, kind: str, key: dict[str, Any]) -> None:
+        self.folder, self.kind = folder, kind
+        self.key = json.loads(json.dumps(key, default=repr))  # as it reads back
+        self.name = f"{kind}-{hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:24]}.json"
+        self.stamp = time.time_ns()  # before any file of this run is looked at
+        self.run, self.entries, self.used, self.dropped = 1, {}, set(), False
+        try:
+            with open(os.path.join(folder, self.name), "rb") as handle:
+                doc = json.loads(handle.read())
+            if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
+                    and type(doc["entries"]) is dict:
+                self.run, self.entries = doc["run"] + 1, doc["entries"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            pass
+
+    def get(self, name: str, path: str, detail: Any) -> tuple[bool, Any]:
+        """(True, value) when the entry is certainly of the file as it is now."""
+        entry = self.entries.get(name)
+        try:
+            ident = file_identity(path)
+            fresh = ident is not None and entry[0] == os.path.abspath(path) and entry[1] == ident \
+                and entry[4] == detail and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2]
+        except (TypeError, IndexError, KeyError):
+            fresh = False
+        if not fresh:
+            return False, None
+        self.used.add(name)
+        return True, entry[5]
+
+    def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
+        old = self.entries.get(name)
+        self.dropped = self.dropped or old is not None
+        self.entries[name] = [os.path.abspath(path), ident, self.stamp, self.run, detail, value]
+        self.used.add(name)
+
+    def memo(self, kind: str, path: str, read: Any) -> Any:
+        """read() of a file (a str or None), from the cache while the file is unchanged."""
+        name = f"{kind}\0{os.path.abspath(path)}"
+        found, value = self.get(name, path, kind)
+        if found and (value is None or type(value) is str):
+            return value
+        ident = file_identity(path)
+        value = read()
+        if ident is not None and (value is None or type(value) is str) and file_identity(path) == ident:
+            self.put(name, path, ident, kind, value)
+        return value
+
+    def save(self) -> None:
+        """Write the index back with what this run used, drop what is stale (see
+        CACHE_RUNS), and delete what no index names. Failing to write changes nothing."""
+        kept: dict[str, Any] = {}
+        for name, entry in self.entries.items():
+            if name in self.used:
+                entry[3] = self.run
+                kept[name] = entry
+            elif type(entry) is list and len(entry) == 6 and type(entry[3]) is int \
+                    and self.run - entry[3] < CACHE_RUNS and type(entry[0]) is str and os.path.exists(entry[0]):
+                kept[name] = entry
+        self.dropped = self.dropped or len(kept) < len(self.entries)
+        doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept}
+        if _atomic_write(self.folder, self.name, json.dumps(doc, separators=(",", ":")).encode()):
+            self.prune()
+
+    def prune(self) -> None:
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return
+        indexes = sorted((n for n in names if n.startswith(f"{self.kind}-") and n.endswith(".json")),
+                         key=lambda n: -getattr(_stat(os.path.join(self.folder, n)), "st_mtime_ns", 0))
+        extra = indexes[CACHE_INDEXES:]
+        for name in extra:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.folder, name))
+        if self.kind != "results" or not (self.dropped or extra):
+            return
+        named: set[Any] = set()
+        for index in indexes[:CACHE_INDEXES]:
+            try:
+                with open(os.path.join(self.folder, index), "rb") as handle:
+                    named.update(entry[5] for entry in json.loads(handle.read())["entries"].values())
+            except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+                return  # what it names is unknown: delete nothing
+        now = time.time_ns()
+        for name in names:
+            blob = name.startswith(".tmp-") or len(name) == 69 and name.endswith(".json") and name[:-5] not in named
+            if blob and now - getattr(_stat(os.path.join(self.folder, name)), "st_mtime_ns", now) > CACHE_GRACE_NS:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.folder, name))
+
+    def store(self, plain: Any) -> str | None:
+        """Keep a result; its name, or None when it cannot be kept."""
+        data = json.dumps(plain, separators=(",", ":")).encode()
+        name = hashlib.sha256(data).hexdigest()
+        try:
+            with open(os.path.join(self.folder, name + ".json"), "rb") as handle:
+                kept = handle.read() == data  # a corrupt one is written again
+        except OSError:
+            kept = False
+        return name if kept or _atomic_write(self.folder, name + ".json", data) else None
+
+    def load(self, name: Any) -> Any:
+        """A kept result, or None when it is missing or not the bytes it was named by."""
+        if type(name) is not str or len(name) != 64:
+            return None
+        try:
+            with open(os.path.join(self.folder, name + ".json"), "rb") as handle:
+                data = handle.read()
+            return json.loads(data) if hashlib.sha256(data).hexdigest() == name else None
+        except (OSError, ValueError, RecursionError):
+            return None
+
+
+def open_cache(opts: Options) -> tuple[CacheIndex, CacheIndex] | None:
+    """The result and discovery indexes of the repository the current folder is in;
+    None outside a repository."""
+    root = repo_root(os.getcwd())
+    folder = git_dir(root) if root else None
+    build = build_digest()
+    if folder is None or build is None:
+        return None
+    folder = os.path.join(folder, CACHE_FOLDER)
+    return (CacheIndex(folder, "results", {"build": build, "options": options_key(opts)}),
+            CacheIndex(folder, "discovery", {"build": build}))
+
+
+def no_memo(kind: str, path: str, read: Any) -> Any:
+    return read()
+
+
+def plain_result(result: FileResult, path: str) -> Any:
+    """A transcript's result without where it was read from (its input index and the
+    path as given, rebuilt on reuse), as JSON-ready lists; None when the path cannot be
+    told apart from the rest. A conversation named by the path itself is stored as
+    None: the file's own path is what a format that names none gets."""
+    shown, here = "\t" + one_line(path) + ":", path + ":"
+    candidates = []
+    for c in result.candidates:
+        if c.file != path or (c.request and not c.request.startswith(here)):
+            return None
+        request = int(c.request[len(here):]) if c.request and c.request[len(here):].isdecimal() else None
+        if c.request and request is None:
+            return None
+        candidates.append([c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, list(c.order[1:]),
+                           None if c.conversation == path else c.conversation, request, c.said_in, c.source, c.also])
+    explain = []
+    for order, text in result.explain:
+        cut = text.find("\t")
+        if cut < 0 or not text.startswith(shown, cut):
+            return None
+        explain.append([list(order[1:]), text[:cut], text[cut + len(shown):]])
+    writes = []
+    for file, write in result.writes:
+        if file != path:
+            return None
+        writes.append([write.line, write.target, list(write.added)])
+    if result.conversation is not None and not isinstance(result.conversation, str):
+        return None
+    return [candidates, list(result.stats.items()), explain, writes, result.conversation, result.through]
+
+
+def _of(value: Any, *kinds: Any) -> Any:
+    if type(value) not in kinds:
+        raise ValueError("a cache entry of another shape")
+    return value
+
+
+def rebuilt_result(plain: Any, index: int, path: str) -> FileResult:
+    """plain_result's lists as the FileResult of input `index` at `path`; ValueError (or
+    TypeError) when they are not what plain_result writes."""
+    candidates_in, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
+    shown = "\t" + one_line(path) + ":"
+    candidates = []
+    for text, key, role, line, stamp, kind, points, order, conversation, request, said_in, source, also \
+            in _of(candidates_in, list):
+        line_at, sequence, number = _of(order, list)
+        candidates.append(Candidate(
+            _of(text, str), _of(key, str), _of(role, str), path, _of(line, int), _of(stamp, str, type(None)),
+            _of(kind, str), _of(points, int), (index, _of(line_at, int), _of(sequence, int), _of(number, int)),
+            path if _of(conversation, str, type(None)) is None else conversation,
+            "" if _of(request, int, type(None)) is None else f"{path}:{request}", _of(said_in, int),
+            _of(source, str), _of(also, str)))
+    stats: Counter[str] = Counter()
+    for name, count in _of(stats_in, list):
+        stats[_of(name, str)] = _of(count, int)
+    explain = []
+    for order, label, rest in _of(explain_in, list):
+        line_at, sequence, number = _of(order, list)
+        explain.append(((index, _of(line_at, int), _of(sequence, int), _of(number, int)),
+                        _of(label, str) + shown + _of(rest, str)))
+    writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
+              for line, target, added in _of(writes_in, list)]
+    return FileResult(candidates, stats, explain, writes, _of(conversation_key, str, type(None)), _of(through, int))
+
 
 def patch_target(path: str) -> tuple[str, str, str | None]:
     """(real path to read, path for the diff header, folder to apply the patch in when
@@ -3664,10 +3965,13 @@ def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) 
     return None
 
 
-def discover(root: str, since: float | None, passed_over: list[str] | None = None) -> list[tuple[str, str]]:
+def discover(root: str, since: float | None, passed_over: list[str] | None = None,
+             memo: Any = None) -> list[tuple[str, str]]:
     """(path, tool) of the sessions that belong to the repository at `root`; those of a
-    matching folder whose cwd is outside it are added to `passed_over`."""
+    matching folder whose cwd is outside it are added to `passed_over`. Each session's
+    cwd is read through `memo` (see CacheIndex.memo)."""
     passed = passed_over if passed_over is not None else []
+    memo = memo or no_memo
     env = os.environ
     home = os.path.expanduser("~")
     found: list[tuple[str, str]] = []
@@ -3683,7 +3987,7 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
             folder = os.path.join(claude, name)
             for path in expand_inputs([folder], strict=False)[0]:
                 if path.endswith(".jsonl"):
-                    if inside(_first_value(path, "cwd", ()), root):
+                    if inside(memo("claude-cwd", path, lambda: _text_or_none(_first_value(path, "cwd", ()))), root):
                         found.append((path, "claude"))
                     else:
                         passed.append(path)
@@ -3692,7 +3996,8 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
         for path in expand_inputs([codex], strict=False)[0]:
             name = os.path.basename(path)
             if name.startswith("rollout-") and name.endswith(".jsonl") and \
-                    inside(_first_value(path, "cwd", ("session_meta",)), root):
+                    inside(memo("codex-cwd", path, lambda: _text_or_none(
+                        _first_value(path, "cwd", ("session_meta",)))), root):
                 found.append((path, "codex"))
     gemini_home = env.get("GEMINI_CLI_HOME") or home
     digest = hashlib.sha256(root.encode()).hexdigest()
@@ -3705,7 +4010,7 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
         for path in expand_inputs([copilot], strict=False)[0]:
             rel = os.path.relpath(path, copilot).split(os.sep)
             if (rel[-1] == "events.jsonl" and len(rel) == 2 or len(rel) == 1 and rel[0].endswith(".jsonl")) \
-                    and inside(copilot_cwd(path), root):
+                    and inside(memo("copilot-cwd", path, lambda: _text_or_none(copilot_cwd(path))), root):
                 found.append((path, "copilot"))
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
     if os.path.isdir(opencode):
@@ -3730,7 +4035,11 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
     return found
 
 
-def one_reading(paths: list[str]) -> tuple[list[str], int]:
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None  # all inside() can match
+
+
+def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
     """The inputs with each conversation read once, and how many files were passed
     over. SpecStory saves a Claude Code, Codex or Gemini CLI session under that tool's
     own session id, and at times saves one session twice under two names: when the
@@ -3738,10 +4047,11 @@ def one_reading(paths: list[str]) -> tuple[list[str], int]:
     records' flags); of two SpecStory files, the larger (the later save). Evidence
     counted across conversations must not count one conversation twice."""
     histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
-                 and (sid := specstory_session(p))}
+                 and (sid := memo("specstory-session", p, lambda p=p: specstory_session(p)))}
     if not histories:
         return paths, 0
-    own = {conversation_id(p) for i, p in enumerate(paths) if i not in histories and p != "-"}
+    own = {memo("conversation", p, lambda p=p: conversation_id(p)) for i, p in enumerate(paths)
+           if i not in histories and p != "-"}
     best: dict[str, int] = {}
     for i, sid in histories.items():
         if sid not in own and (sid not in best or getattr(_stat(paths[i]), "st_size", 0)
@@ -3876,6 +4186,7 @@ def _stat(path: str) -> os.stat_result | None:
         return os.stat(path)
     except OSError:
         return None
+
 
 
 def parse_since(value: str) -> float:
@@ -4183,6 +4494,9 @@ def make_parser() -> argparse.ArgumentParser:
                             f"far as reviewed (default seen file: {DEFAULT_SEEN})")
     build.add_argument("--jobs", type=positive_int, metavar="N",
                        help="read transcripts in N processes (default: CPUs)")
+    build.add_argument("--no-cache", action="store_true",
+                       help="read every transcript again, neither using nor updating the cache of "
+                            "results kept in the repository's git directory")
     lint = commands.add_parser(
         "lint", help="check memory files for secrets, personal data and size",
         description="Check memory files, read only. Exit 1 on a finding other than a note.")
@@ -4244,12 +4558,15 @@ def run_build(args: argparse.Namespace) -> int:
     check_flags(args)
     conf = settings(args)
     root = _cwd_root()
+    opened = None if args.no_cache else open_cache(conf.opts)
+    known_cwds = opened[1] if opened else None  # discovery's reads; results are opened below
+    memo = known_cwds.memo if known_cwds else no_memo
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
         tools: set[str] = set()
     else:
         passed: list[str] = []
-        found = discover(root, conf.since, passed)
+        found = discover(root, conf.since, passed, memo)
         note = discovery_note(root, len(found), passed, conf.since is not None)
         if note:
             sys.stderr.write(one_line(note) + "\n")
@@ -4259,7 +4576,9 @@ def run_build(args: argparse.Namespace) -> int:
         walked = set(paths)
     memory = conf.memory if conf.memory is not None else default_memory(root, tools)
     conf = conf._replace(memory=memory)
-    paths, same_session = one_reading(paths)
+    paths, same_session = one_reading(paths, memo)
+    if known_cwds:
+        known_cwds.save()
     check_targets(conf)
     if args.list_sources:
         listed = [(home_display(p), conf.opts.fmt or source_format(p)) for p in paths]
@@ -4273,11 +4592,17 @@ def run_build(args: argparse.Namespace) -> int:
     seen = read_memory(seen_real, conf.seen) if conf.seen else None
     record = read_seen(seen)
     opts = conf.opts._replace(baseline=record.baseline if record.baseline or args.baseline else None)
-    results = process_all(paths, walked, opts, conf.jobs)
+    # The results' index is of this run's options, the baseline among them: a moved
+    # baseline reads every file again.
+    cache = open_cache(opts)[0] if opened else None
+    results, cached = process_cached(paths, walked, opts, conf.jobs, cache)
+    if cache:
+        cache.save()
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
     stats["skipped_same_session"] += same_session
+    stats["cached_files"] += cached
     candidates = [c for result in results for c in result.candidates]
     real, rel, folder = patch_target(memory)
     current = read_memory(real, memory)
@@ -4419,20 +4744,23 @@ def source_format(path: str) -> str:
         raise UserError(path, exc.strerror or str(exc)) from None
 
 
-def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None) -> list[FileResult]:
-    """Process every transcript, in processes when there are several; results come back
-    in input order, so the output bytes do not depend on the number of jobs."""
+def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
+                indices: list[int] | None = None) -> list[FileResult]:
+    """Process every transcript (each one's input index is `indices`', by default its
+    place), in processes when there are several; results come back in input order, so
+    the output bytes do not depend on the number of jobs."""
     workers = min(jobs or os.cpu_count() or 1, len(paths))
     lenient = [p in walked for p in paths]
+    number = indices if indices is not None else list(range(len(paths)))
     if workers <= 1 or "-" in paths:
-        return [process_file(i, p, opts, w) for i, (p, w) in enumerate(zip(paths, lenient))]
+        return [process_file(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
     # The largest files go first, so that the last batches are small and the workers
     # finish together; files go out a few at a time, since each hand-over is a round
     # trip between processes (some 16 batches a worker).
     order = sorted(range(len(paths)), key=lambda i: -getattr(_stat(paths[i]), "st_size", 0))
     batch = max(1, len(paths) // (workers * 16))
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        done = dict(zip(order, pool.map(process_or_error, order, [paths[i] for i in order],
+        done = dict(zip(order, pool.map(process_or_error, [number[i] for i in order], [paths[i] for i in order],
                                         itertools.repeat(opts), [lenient[i] for i in order], chunksize=batch)))
     results = [done[i] for i in range(len(paths))]
     # The first error in input order: the one a single process meets.
@@ -4448,6 +4776,49 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
         return process_file(index, path, opts, walked)
     except UserError as exc:
         return exc
+
+
+def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
+                   cache: CacheIndex | None) -> tuple[list[FileResult], int]:
+    """process_all, with the result of each transcript that is certainly unchanged taken
+    from the cache, and how many were. A result is kept only when the file's identity
+    was the same before and after reading it, and when it comes back from its JSON equal
+    to what was read: on reuse the bytes are those of a run without the cache."""
+    if cache is None:
+        return process_all(paths, walked, opts, jobs), 0
+    results: dict[int, FileResult] = {}
+    before: dict[int, list[int] | None] = {}
+    for index, path in enumerate(paths):
+        if path == "-":
+            continue
+        found, name = cache.get(os.path.abspath(path), path, path in walked)
+        kept = cache.load(name) if found else None
+        if type(kept) is list and len(kept) == 5 and kept[:4] == [os.path.abspath(path), cache.entries[
+                os.path.abspath(path)][1], path in walked, cache.name]:  # an index pointing elsewhere is told
+            with contextlib.suppress(ValueError, TypeError):
+                results[index] = rebuilt_result(kept[4], index, path)
+        if index not in results:
+            before[index] = file_identity(path)
+    misses = [i for i in range(len(paths)) if i not in results]
+    for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
+        results[index] = result
+        path = paths[index]
+        ident = before.get(index)
+        if ident is None or file_identity(path) != ident:
+            continue
+        plain = plain_result(result, path)
+        if plain is None:
+            continue
+        plain = json.loads(json.dumps(plain))
+        try:
+            again = rebuilt_result(plain, index, path)
+        except (ValueError, TypeError):
+            continue
+        if again == result and list(again.stats.items()) == list(result.stats.items()):
+            name = cache.store([os.path.abspath(path), ident, path in walked, cache.name, plain])
+            if name:
+                cache.put(os.path.abspath(path), path, ident, path in walked, name)
+    return [results[i] for i in range(len(paths))], len(paths) - len(misses)
 
 
 def write(data: bytes) -> None:

@@ -28,7 +28,15 @@ Sections:
            skipped with one line when absent);
 * scaling: synthetic Claude Code-style JSONL at 1x, 2x, 4x, 8x a base size;
 * memory:  memory files of 1k, 10k and 100k bullet lines against one small
-           fixed transcript, compared with an empty memory file.
+           fixed transcript, compared with an empty memory file;
+* mix:     synthetic sessions like other teams' (longer assistant turns, tool
+           results as lists of text blocks), build / reference, cold and warm;
+* hook:    the pre-commit hook (discovery included) over N distinct finished
+           sessions and one new 1 MB session, against build of that one alone.
+
+The corpus and mix sections also time the cache: cold (an empty cache, filled by
+the run), warm (the cache of unchanged files) and --no-cache, in a repository of
+their own (a folder with a .git directory), never this one.
 
 ``--quick`` is a tiny mode for CI so the script cannot rot. Nothing about time
 is asserted; the exit status is non-zero only when a run fails.
@@ -43,6 +51,7 @@ import os
 import platform
 import py_compile
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -87,6 +96,9 @@ class Variant:
     name: str
     argv: list[str]
     samples: list[Sample] = field(default_factory=list)
+    cwd: Path | None = None  # where it runs, when not the round's folder
+    before: Callable[[], None] | None = None  # run before each measured run, not timed
+    env: dict[str, str] | None = None
 
     def median_seconds(self) -> float:
         return statistics.median(s.seconds for s in self.samples)
@@ -107,10 +119,11 @@ class Variant:
 SPAWNER_SCRIPT = """\
 import json, os, subprocess, sys, time
 for line in sys.stdin:
-    argv, cwd, err_path = json.loads(line)
+    argv, cwd, err_path, env = json.loads(line)
     with open(err_path, "wb") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                env=None if env is None else {**os.environ, **env})
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
     print(json.dumps([seconds, os.waitstatus_to_exitcode(status), usage.ru_maxrss]), flush=True)
@@ -124,9 +137,10 @@ class Spawner:
         self.proc = subprocess.Popen([sys.executable, "-c", SPAWNER_SCRIPT], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
 
-    def run(self, argv: Sequence[str], cwd: Path, err_path: Path) -> tuple[float, int, int]:
+    def run(self, argv: Sequence[str], cwd: Path, err_path: Path,
+            env: dict[str, str] | None = None) -> tuple[float, int, int]:
         assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps([list(argv), str(cwd), str(err_path)]) + "\n")
+        self.proc.stdin.write(json.dumps([list(argv), str(cwd), str(err_path), env]) + "\n")
         self.proc.stdin.flush()
         reply = self.proc.stdout.readline()
         if not reply:
@@ -143,18 +157,18 @@ class Spawner:
 SPAWNER: Spawner | None = None  # started by main() where wait4 exists
 
 
-def run_measured(argv: Sequence[str], cwd: Path) -> Sample:
-    """Run one process to completion; return wall time and peak RSS."""
+def run_measured(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Sample:
+    """Run one process to completion (`env` added to this one's); return wall time and peak RSS."""
     err_path = cwd / "stderr.txt"
     if SPAWNER:
-        seconds, code, max_rss = SPAWNER.run(argv, cwd, err_path)
+        seconds, code, max_rss = SPAWNER.run(argv, cwd, err_path, env)
         # Linux reports KiB, macOS and the BSDs bytes.
         rss = max_rss * (1 if sys.platform == "darwin" else 1024)
     else:  # pragma: no cover - platforms without wait4: time only
         with open(err_path, "wb") as err:
             start = time.perf_counter()
-            code = subprocess.run(list(argv), cwd=cwd, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=err).returncode
+            code = subprocess.run(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=err, env=None if env is None else {**os.environ, **env}).returncode
             seconds, rss = time.perf_counter() - start, 0
     if code != 0:
         tail = err_path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
@@ -165,12 +179,17 @@ def run_measured(argv: Sequence[str], cwd: Path) -> Sample:
 
 def run_rounds(variants: list[Variant], repeat: int, cwd: Path, warmup: bool = True) -> None:
     """Alternate the variants for ``repeat`` rounds, reversing the order each round."""
-    if warmup:  # bring the files into the page cache; not measured
-        run_measured(variants[0].argv, cwd)
+    if warmup:  # bring the files into the page cache (and fill the caches); not measured
+        for variant in variants if any(v.before or v.cwd for v in variants) else variants[:1]:
+            if variant.before:
+                variant.before()
+            run_measured(variant.argv, variant.cwd or cwd, variant.env)
     for rnd in range(repeat):
         order = variants if rnd % 2 == 0 else list(reversed(variants))
         for variant in order:
-            variant.samples.append(run_measured(variant.argv, cwd))
+            if variant.before:
+                variant.before()
+            variant.samples.append(run_measured(variant.argv, variant.cwd or cwd, variant.env))
 
 
 def paired_ratio(num: Variant, den: Variant) -> float:
@@ -499,7 +518,187 @@ def bench_corpus(args: argparse.Namespace, tool: Path, installed: Path, tmp: Pat
         f"{v.name} {v.median_seconds():.3f}" for v in [ref, *builds, script])
     print(line)
     print(detail, flush=True)
+    return [line, *bench_cache("corpus", files, installed, tmp, jobs, args.repeat)]
+
+
+def fake_repo(folder: Path) -> Path:
+    """A folder with an empty .git directory: enough for memory-diff to keep its cache."""
+    (folder / ".git").mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def clear_cache(repo: Path) -> Callable[[], None]:
+    return lambda: shutil.rmtree(repo / ".git" / "memory-diff", ignore_errors=True)
+
+
+def age(paths: Sequence[Path]) -> None:
+    """An hour old: past the racy window, as finished sessions are (a file modified in the
+    two seconds before a run is read again whatever the cache holds)."""
+    old = time.time_ns() - 3600 * 10**9
+    for path in paths:
+        os.utime(path, ns=(old, old))
+
+
+def bench_cache(label: str, files: Sequence[Path], installed: Path, tmp: Path, jobs: list[int],
+                repeat: int) -> list[str]:
+    """Cold (an empty cache, which the run fills), warm (the cache of unchanged files) and
+    --no-cache, in a repository of their own, alternating."""
+    repo = fake_repo(tmp / f"cache-{label}")
+    memory = tmp / "memory.md"
+    memory.write_text("", encoding="utf-8")
+    ref = Variant("reference", reference_argv(files))
+    rows: list[tuple[int, Variant, Variant, Variant]] = []
+    for j in jobs:
+        argv = build_argv(installed, files, memory, j)
+        rows.append((j, Variant(f"cold j{j}", argv, cwd=repo, before=clear_cache(repo)),
+                     Variant(f"warm j{j}", argv, cwd=repo), Variant(f"no-cache j{j}", [*argv, "--no-cache"], cwd=repo)))
+    print(f"cache: {label}, {len(files)} files, cold / warm / --no-cache, {repeat} round(s) ...", flush=True)
+    run_rounds([ref, *(v for row in rows for v in row[1:])], repeat, tmp)
+    parts = []
+    for j, cold, warm, plain in rows:
+        parts.append(f"j{j}: cold {paired_ratio(cold, ref):.2f}x warm {paired_ratio(warm, ref):.2f}x "
+                     f"no-cache {paired_ratio(plain, ref):.2f}x of the reference, warm/cold {paired_ratio(warm, cold):.2f}")
+    line = f"cache: {label}: " + " | ".join(parts)
+    print(line)
+    print("  median s: " + ", ".join(f"{v.name} {v.median_seconds():.3f}"
+                                     for v in [ref, *(v for row in rows for v in row[1:])]), flush=True)
     return [line]
+
+
+def claude_slug(path: str) -> str:
+    """As memory-diff names a Claude Code project folder (ASCII paths)."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in path)[:200]
+
+
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "zu", "pe", "dra", "fen", "gor", "hul",
+             "jek", "qua", "wix", "yal", "bri", "cos"]
+
+
+class DistinctTranscript(SyntheticTranscript):
+    """A synthetic session of its own: its components, places, reasons, failures and
+    conditions are made-up words of this session, so that sessions do not say the same
+    sentences (dedupe would collapse them), and its records name `cwd`."""
+
+    def __init__(self, seed: int, cwd: str) -> None:
+        super().__init__(seed)
+        self.cwd = cwd
+        rng = random.Random(seed * 7919 + 1)
+        word = lambda: "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))  # noqa: E731
+        self.vocabulary = {
+            "COMPONENTS": [f"{word()} {word()}" for _ in range(20)],
+            "PLACES": [f"the {word()} store" for _ in range(10)],
+            "REASONS": [f"the {word()} {word()} {rng.choice(['drifts', 'stalls', 'leaks', 'races'])}"
+                        for _ in range(10)],
+            "FAILURES": [f"{rng.choice(['dropped', 'skipped', 'doubled'])} the {word()} rows" for _ in range(10)],
+            "CONDITIONS": [f"the {word()} {word()} was empty" for _ in range(10)],
+        }
+
+    def _envelope(self, kind: str) -> dict[str, object]:
+        rec = super()._envelope(kind)
+        rec["cwd"] = self.cwd
+        return rec
+
+    def record(self) -> dict[str, object]:
+        saved = {name: globals()[name] for name in self.vocabulary}
+        globals().update(self.vocabulary)
+        try:
+            return super().record()
+        finally:
+            globals().update(saved)
+
+
+class MixTranscript(SyntheticTranscript):
+    """Sessions like other teams' (where one process ran at 1.34x the reference, against
+    1.04x on the shared corpus): longer assistant turns, and tool results whose content
+    is a list of text blocks, which the byte test cannot rule out by their bytes."""
+
+    def record(self) -> dict[str, object]:
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.05:  # a long assistant turn, mostly narration
+            return self._assistant({"type": "text", "text": _prose(rng, 8, 40, 0.04)})
+        if roll < 0.35:  # a tool result as text blocks
+            rec = self._envelope("user")
+            rec["message"] = {"role": "user", "content": [{
+                "tool_use_id": "toolu_" + self._uuid()[:20], "type": "tool_result",
+                "content": [{"type": "text", "text": self._big_text(8.0)} for _ in range(rng.randint(1, 3))]}]}
+            return rec
+        return super().record()
+
+
+def bench_mix(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
+    folder = tmp / "mix"
+    folder.mkdir()
+    files = [folder / f"mix-{k:02d}.jsonl" for k in range(args.mix_files)]
+    for k, path in enumerate(files):
+        write_session(path, MixTranscript(args.seed + 500 + k), int(args.mix_mb * MB / args.mix_files))
+    age(files)
+    total = sum(p.stat().st_size for p in files)
+    memory = tmp / "memory.md"
+    memory.write_text("", encoding="utf-8")
+    ref = Variant("reference", reference_argv(files))
+    build = Variant("build --jobs 1", build_argv(installed, files, memory, 1))
+    print(f"mix: {len(files)} synthetic sessions like other teams' ({fmt_mb(total)}), "
+          f"{args.repeat} round(s) ...", flush=True)
+    run_rounds([ref, build], args.repeat, tmp)
+    line = f"mix: {len(files)} files {fmt_mb(total)} | build --jobs 1 {paired_ratio(build, ref):.2f}x the reference"
+    print(line)
+    print(f"  median s: reference {ref.median_seconds():.3f}, build {build.median_seconds():.3f}", flush=True)
+    return [line, *bench_cache("mix", files, installed, tmp, [1], args.repeat)]
+
+
+def write_session(path: Path, transcript: SyntheticTranscript, size: int) -> None:
+    written = 0
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        for line in transcript.lines():
+            out.write(line)
+            written += len(line.encode("utf-8"))
+            if written >= size:
+                break
+
+
+def bench_hook(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
+    """The pre-commit hook: `build` with no inputs in a repository whose Claude Code
+    project folder holds N finished sessions and one live 1 MB session (touched before
+    each run, so it is read again as a live one is), against `build` of that one
+    session alone."""
+    summary = []
+    memory = tmp / "memory.md"
+    memory.write_text("", encoding="utf-8")
+    for n in args.hook_sessions:
+        repo = fake_repo(tmp / f"hook-{n}" / "repo")
+        config = tmp / f"hook-{n}" / "claude"
+        project = config / "projects" / claude_slug(os.path.realpath(repo))
+        project.mkdir(parents=True)
+        started = time.perf_counter()
+        old = [project / f"old-{k:04d}.jsonl" for k in range(n)]
+        for k, path in enumerate(old):
+            write_session(path, DistinctTranscript(args.seed + 100 + k, os.path.realpath(repo)),
+                          int(args.hook_session_kb * 1000))
+        age(old)
+        new = project / "new.jsonl"
+        write_session(new, DistinctTranscript(args.seed + 99, os.path.realpath(repo)), int(args.hook_new_mb * MB))
+        total = sum(p.stat().st_size for p in [*old, new])
+        print(f"hook: {n} sessions of {args.hook_session_kb:g} kB and one new of {args.hook_new_mb:g} MB "
+              f"({fmt_mb(total)}), generated in {time.perf_counter() - started:.1f} s, "
+              f"{args.repeat} round(s) ...", flush=True)
+
+        def touch(path: Path = new) -> None:
+            now = time.time_ns()
+            os.utime(path, ns=(now, now))
+        env = {"CLAUDE_CONFIG_DIR": str(config)}
+        start = ["-c", INSTALLED_SCRIPT, str(installed), "build", "--memory", str(memory)]
+        one = Variant("one new session", [sys.executable, *start, str(new), "--no-cache"], cwd=repo, env=env)
+        hook = Variant("hook", [sys.executable, *start], cwd=repo, env=env, before=touch)
+        cold = Variant("hook --no-cache", [sys.executable, *start, "--no-cache"], cwd=repo, env=env)
+        run_rounds([one, hook, cold], args.repeat, tmp)
+        line = (f"hook: {n} sessions + 1 new ({fmt_mb(total)}): hook / one new session alone "
+                f"{paired_ratio(hook, one):.2f}x, hook --no-cache / one {paired_ratio(cold, one):.2f}x")
+        print(line)
+        print("  median s: " + ", ".join(f"{v.name} {v.median_seconds():.3f}" for v in (one, hook, cold)),
+              flush=True)
+        summary.append(line)
+    return summary
 
 
 def bench_scaling(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
@@ -607,8 +806,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="comma-separated memory file sizes in lines (default: %(default)s)")
     p.add_argument("--memory-transcript-kb", type=float, default=200.0,
                    help="size of the fixed transcript for the memory run (default: %(default)s)")
-    p.add_argument("--sections", default="corpus,scaling,memory",
+    p.add_argument("--sections", default="corpus,mix,scaling,memory,hook",
                    help="which sections to run (default: %(default)s)")
+    p.add_argument("--hook-sessions", default=None,
+                   help="comma-separated numbers of finished sessions for the hook run (default 50,200,800, quick 20)")
+    p.add_argument("--hook-session-kb", type=float, default=None,
+                   help="size of each finished session of the hook run in kB (default 64, quick 16)")
+    p.add_argument("--hook-new-mb", type=float, default=None,
+                   help="size of the new session of the hook run in MB (default 1, quick 0.1)")
+    p.add_argument("--mix-mb", type=float, default=None,
+                   help="total size of the sessions like other teams' in MB (default 32, quick 0.5)")
+    p.add_argument("--mix-files", type=int, default=16, help="how many of them (default: %(default)s)")
     p.add_argument("--seed", type=int, default=1234, help="synthetic data seed")
     args = p.parse_args(argv)
     args.repeat = args.repeat or (1 if args.quick else 5)
@@ -616,6 +824,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.size = args.size or (0.2 if args.quick else 8.0)
     if args.max_mb is None and args.quick:
         args.max_mb = 2.0
+    args.hook_sessions = [int(x) for x in (args.hook_sessions or ("20" if args.quick else "50,200,800")).split(",")]
+    args.hook_session_kb = args.hook_session_kb or (16.0 if args.quick else 64.0)
+    args.hook_new_mb = args.hook_new_mb or (0.1 if args.quick else 1.0)
+    args.mix_mb = args.mix_mb or (0.5 if args.quick else 32.0)
     cpus = os.cpu_count() or 1
     args.jobs = args.jobs or ",".join(dict.fromkeys(["1", str(cpus)]))
     try:
@@ -624,7 +836,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     except ValueError:
         p.error("--jobs and --memory-lines take comma-separated integers")
     args.section_set = {s.strip() for s in args.sections.split(",") if s.strip()}
-    unknown = args.section_set - {"corpus", "scaling", "memory"}
+    unknown = args.section_set - {"corpus", "mix", "scaling", "memory", "hook"}
     if unknown:
         p.error(f"unknown section(s): {', '.join(sorted(unknown))}")
     if args.repeat < 1 or args.scaling_repeat < 1 or args.size <= 0:
@@ -663,10 +875,14 @@ def run(args: argparse.Namespace) -> int:
             installed = install(tool, tmp)
             if "corpus" in args.section_set:
                 summary += bench_corpus(args, tool, installed, tmp, args.jobs_list)
+            if "mix" in args.section_set:
+                summary += bench_mix(args, installed, tmp)
             if "scaling" in args.section_set:
                 summary += bench_scaling(args, installed, tmp)
             if "memory" in args.section_set:
                 summary += bench_memory(args, installed, tmp)
+            if "hook" in args.section_set:
+                summary += bench_hook(args, installed, tmp)
     except BenchError as exc:
         print(f"bench: a measured run failed: {exc}", file=sys.stderr)
         return 1

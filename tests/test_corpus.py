@@ -64,8 +64,10 @@ def run(cmd: list[str], cwd: Path, stdin: bytes | None = None) -> subprocess.Com
                           env={**os.environ, **GIT_ENV})
 
 
-def tool(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return run([sys.executable, str(SCRIPT), *args], cwd)
+def tool(cwd: Path, *args: str, cache: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """The CLI, without the cache unless asked (runs here compare outputs of several runs)."""
+    extra = [] if cache or args[:1] != ("build",) else ["--no-cache"]
+    return run([sys.executable, str(SCRIPT), *args, *extra], cwd)
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -340,6 +342,24 @@ def test_jobs_1_and_4_give_identical_stdout(inputs: str, mode: tuple[str, ...], 
     assert outs[0] == outs[1]
 
 
+@pytest.mark.parametrize("mode", [
+    pytest.param(("--jobs", "2"), id="patch"),
+    pytest.param(("--jobs", "1", "--explain"), id="explain"),
+    pytest.param(("--jobs", "2", "--stats", *EVERYTHING), id="stats-min-score-0"),
+])
+def test_the_cache_changes_no_output_on_the_corpus(mode: tuple[str, ...], repo: Path) -> None:
+    args = ("build", str(SESSIONS), "--memory", "AGENTS.md", *mode)
+    plain, cold, warm = tool(repo, *args), tool(repo, *args, cache=True), tool(repo, *args, cache=True)
+    assert plain.returncode == cold.returncode == warm.returncode == 0
+    assert plain.stdout == cold.stdout == warm.stdout and plain.stdout
+    lines = [p.stderr.decode().splitlines() for p in (plain, cold, warm)]
+    if "--stats" in mode:
+        rest = [[x for x in ls if not x.startswith("cached_files=")] for ls in lines]
+        assert rest[0] == rest[1] == rest[2]
+        assert [[x for x in ls if x.startswith("cached_files=")] for ls in lines] == [
+            ["cached_files=0"], ["cached_files=0"], [f"cached_files={len(list(SESSIONS.iterdir()))}"]]
+
+
 # -- d. the byte prefilter changes no output ---------------------------------------------
 
 class Stdout:
@@ -359,7 +379,8 @@ def main_stdout(*argv: str) -> bytes:
     out, saved = Stdout(), sys.stdout
     sys.stdout = out  # type: ignore[assignment]
     try:
-        status = md.main(list(argv))
+        # --no-cache: a function monkeypatched in this process is no change of the module's bytes.
+        status = md.main([*argv, "--no-cache"])
     finally:
         sys.stdout = saved
     assert status == 0

@@ -36,8 +36,9 @@ def example_args(case: Path) -> list[str]:
 
 def command(case: Path) -> list[str]:
     rel = case.relative_to(ROOT).as_posix()
+    # Run inside this repository: --no-cache, so its git directory never holds a cache.
     return [sys.executable, str(SCRIPT), "build", f"{rel}/transcript.jsonl",
-            "--memory", f"{rel}/memory.md", *example_args(case)]
+            "--memory", f"{rel}/memory.md", *example_args(case), "--no-cache"]
 
 
 CASES = [pytest.param(p, id=p.name) for p in sorted(EXAMPLES.iterdir()) if p.is_dir()]

@@ -43,8 +43,9 @@ CASES = _load_cases()
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    # Run inside this repository: --no-cache, so its git directory never holds a cache.
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
+        [sys.executable, str(SCRIPT), *args, *(["--no-cache"] if args[:1] == ("build",) else [])],
         cwd=ROOT,
         capture_output=True,
         timeout=120,

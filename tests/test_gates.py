@@ -58,7 +58,9 @@ class Result:
 
 
 def _run(args, env):
-    proc = subprocess.run([sys.executable, "memory_diff.py", *args], cwd=REPO, env=env,
+    # Run inside this repository: --no-cache, so its git directory never holds a cache.
+    extra = ["--no-cache"] if list(args[:1]) == ["build"] else []
+    proc = subprocess.run([sys.executable, "memory_diff.py", *args, *extra], cwd=REPO, env=env,
                           capture_output=True, timeout=300)
     return Result(args, proc)
 

@@ -1,0 +1,480 @@
+"""The cache of per-transcript results (issue 16): a run that reuses it prints the same
+bytes as `--no-cache`, on every output; only `cached_files` differs. Every test runs in
+a temporary repository, never in this one."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "memory_diff.py"
+FORMATS = ROOT / "tests" / "fixtures" / "formats"
+HOUR_NS = 3600 * 10**9
+
+SESSION = "00000000-0000-4000-8000-cccccccccccc"
+
+
+def claude(type_: str, content: Any, n: int) -> dict[str, Any]:
+    return {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/workspace/app",
+            "sessionId": SESSION, "type": type_, "message": {"role": type_, "content": content},
+            "uuid": f"00000000-0000-4000-8000-{n:012d}", "timestamp": f"2026-01-20T04:16:{n:02d}.000Z"}
+
+
+# A session with what a result carries besides plain candidates: a memory request that
+# points back (its provenance names the file), the agent's own memory-file write, a
+# withheld secret, a weak candidate and several conversations' worth of counters.
+RICH = [
+    claude("user", "We must never deploy on Fridays because the on-call rota is thin.", 1),
+    claude("assistant", [{"type": "text", "text": "The root cause was that `load_config()` only reads the "
+                                                  "local file, so CI never saw the override. "
+                                                  "The token is ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 "
+                                                  "and it must stay out of logs."}], 2),
+    claude("user", "Please add this to CLAUDE.md.", 3),
+    claude("assistant", [{"type": "tool_use", "id": "toolu_1", "name": "Edit",
+                          "input": {"file_path": "/workspace/app/CLAUDE.md", "old_string": "",
+                                    "new_string": "- Always run make lint before pushing."}}], 4),
+    claude("assistant", [{"type": "text", "text": "You should prefer small commits."}], 5),
+]
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def age(*paths: Path) -> None:
+    """Make files an hour old: older than the racy window, so the cache may reuse them."""
+    old = time.time_ns() - HOUR_NS
+    for path in paths:
+        os.utime(path, ns=(old, old))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with transcripts of every format under sessions/, an hour old."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    sessions = repo / "sessions"
+    sessions.mkdir()
+    for case in sorted(FORMATS.iterdir()):
+        for source in sorted(case.iterdir()):
+            if source.name.startswith("transcript") or source.suffix == ".md":
+                shutil.copyfile(source, sessions / f"{case.name}-{source.name}")
+    for example in sorted((ROOT / "examples").iterdir()):
+        shutil.copyfile(example / "transcript.jsonl", sessions / f"example-{example.name}.jsonl")
+    write_jsonl(sessions / "rich.jsonl", RICH)
+    (sessions / "notes.json").write_text('{"not": "a transcript"}', encoding="utf-8")  # skipped_files
+    age(*sessions.iterdir())
+    return repo
+
+
+def build(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[bytes, list[str], int]:
+    """stdout, the --stats lines (if any), and the exit status of one `build`."""
+    proc = subprocess.run([sys.executable, str(SCRIPT), "build", *args], cwd=cwd, capture_output=True,
+                          timeout=120, env=env)
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode in (0, 1), proc.stderr.decode("utf-8", "replace")
+    return proc.stdout, proc.stderr.decode("utf-8", "replace").splitlines(), proc.returncode
+
+
+def cached(stats: list[str]) -> int:
+    return next(int(line.split("=", 1)[1]) for line in stats if line.startswith("cached_files="))
+
+
+def without_cached(stats: list[str]) -> list[str]:
+    return [line for line in stats if not line.startswith("cached_files=")]
+
+
+def cache_folder(repo: Path) -> Path:
+    return repo / ".git" / "memory-diff"
+
+
+def comparable(stdout: bytes) -> bytes:
+    """--json's bytes with the value of cached_files, the one counter that may differ, cut."""
+    return re.sub(rb'("cached_files": )\d+', rb"\1N", stdout)
+
+
+MODES = [
+    pytest.param([], id="patch"),
+    pytest.param(["--stats"], id="stats"),
+    pytest.param(["--json"], id="json"),
+    pytest.param(["--explain"], id="explain"),
+    pytest.param(["--min-score", "0", "--max-add", "50", "--stats"], id="min-score-0"),
+    pytest.param(["--seen", "seen.md", "--section", "Notes", "--stats"], id="seen-section"),
+    pytest.param(["--roles", "user", "--stats"], id="roles-user"),
+    pytest.param(["--include-sidechains", "--include-summaries", "--json"], id="sidechains-summaries"),
+    pytest.param(["--jobs", "1", "--explain"], id="jobs-1-explain"),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cold_warm_and_no_cache_print_the_same_bytes(repo: Path, mode: list[str]) -> None:
+    args = ["sessions", "--memory", "AGENTS.md", *mode]
+    plain = build(repo, *args, "--no-cache")
+    assert not cache_folder(repo).exists()
+    cold = build(repo, *args)
+    warm = build(repo, *args)
+    assert comparable(cold[0]) == comparable(plain[0]) == comparable(warm[0])
+    if "--json" not in mode:
+        assert cold[0] == plain[0] == warm[0]
+    assert cold[2] == plain[2] == warm[2]
+    assert plain[0]  # something is printed in every mode
+    if "--stats" in mode:
+        assert without_cached(cold[1]) == without_cached(plain[1]) == without_cached(warm[1])
+        assert (cached(plain[1]), cached(cold[1])) == (0, 0)
+        assert cached(warm[1]) == len(build(repo, "sessions", "--list-sources")[0].splitlines())
+    if "--json" in mode:
+        docs = [json.loads(out) for out, _, _ in (plain, cold, warm)]
+        assert docs[0]["stats"]["cached_files"] == docs[1]["stats"]["cached_files"] == 0
+        assert docs[2]["stats"]["cached_files"] > 0
+
+
+def stats_args(*extra: str) -> list[str]:
+    return ["sessions", "--memory", "AGENTS.md", "--stats", *extra]
+
+
+def same_as_no_cache(repo: Path, *args: str) -> int:
+    """Run with the cache, then without; assert the same bytes and counters; the
+    cached_files of the run with the cache."""
+    warm = build(repo, *args)
+    plain = build(repo, *args, "--no-cache")
+    assert warm[0] == plain[0]
+    assert without_cached(warm[1]) == without_cached(plain[1])
+    return cached(warm[1])
+
+
+def test_order_and_path_as_given_are_rebuilt_from_this_run(repo: Path) -> None:
+    files = sorted(str(p.relative_to(repo)) for p in (repo / "sessions").iterdir() if p.suffix == ".jsonl")
+    build(repo, *files, "--memory", "AGENTS.md", "--stats")
+    # Other order, other spellings of the same files, an --explain that names them.
+    others = [str(repo / f) for f in reversed(files[1::2])] + [f"./{f}" for f in files[0::2]]
+    assert cached(build(repo, *others, "--memory", "AGENTS.md", "--stats")[1]) == len(files)
+    for mode in (["--stats"], ["--explain"], ["--json"], ["--stats", "--seen", "seen.md"]):
+        args = [*others, "--memory", "AGENTS.md", *mode]
+        warm, plain = build(repo, *args), build(repo, *args, "--no-cache")
+        assert comparable(warm[0]) == comparable(plain[0])
+        assert without_cached(warm[1]) == without_cached(plain[1])
+    assert cached(build(repo, *others, "--memory", "AGENTS.md", "--stats")[1]) == len(files)
+
+
+def test_a_grown_session_is_read_again_whole(repo: Path) -> None:
+    rich = repo / "sessions" / "rich.jsonl"
+    build(repo, *stats_args())
+    write_jsonl(rich, RICH + [claude("user", "Going forward, always pin the base image by digest.", 6),
+                              claude("assistant", [{"type": "text", "text": "Sure."}], 7)])
+    age(rich)
+    total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
+    assert same_as_no_cache(repo, *stats_args()) == total - 1
+    assert same_as_no_cache(repo, *stats_args("--explain")) in (0, total - 1)
+
+
+def test_a_rewrite_of_the_same_size_and_mtime_is_read_again(repo: Path) -> None:
+    rich = repo / "sessions" / "rich.jsonl"
+    build(repo, *stats_args())
+    before = rich.stat()
+    data = rich.read_bytes()
+    rich.write_bytes(data.replace(b"Fridays", b"Mondays"))  # same size
+    os.utime(rich, ns=(before.st_atime_ns, before.st_mtime_ns))  # same mtime; the ctime moved
+    total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
+    assert same_as_no_cache(repo, *stats_args()) == total - 1
+
+
+def test_a_file_modified_within_the_racy_window_is_read_again(repo: Path) -> None:
+    rich = repo / "sessions" / "rich.jsonl"
+    now = time.time_ns()
+    os.utime(rich, ns=(now, now))
+    build(repo, *stats_args())
+    total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
+    assert same_as_no_cache(repo, *stats_args()) == total - 1  # never reused while racy
+
+
+def corrupt_results(folder: Path) -> None:
+    for path in folder.glob("[0-9a-f]*.json"):
+        path.write_bytes(path.read_bytes()[:-7] + b"garbage")
+
+
+def corrupt_results_same_hash_name(folder: Path) -> None:
+    """Valid JSON of another result under a result's name: its bytes do not match the name."""
+    blobs = sorted(folder.glob("[0-9a-f]*.json"))
+    for a, b in zip(blobs, blobs[1:] + blobs[:1]):
+        a.write_bytes(b.read_bytes())
+
+
+def rewrite_index(change: Any) -> Any:
+    def corrupt(folder: Path) -> None:
+        for index in folder.glob("results-*.json"):
+            doc = json.loads(index.read_bytes())
+            index.write_text(json.dumps(change(doc)), encoding="utf-8")
+    return corrupt
+
+
+def point_entries_at_another_result(doc: dict[str, Any]) -> dict[str, Any]:
+    names = [entry[5] for entry in doc["entries"].values()]
+    for entry, name in zip(doc["entries"].values(), names[1:] + names[:1]):
+        entry[5] = name
+    return doc
+
+
+def wrong_types(doc: dict[str, Any]) -> dict[str, Any]:
+    for entry in doc["entries"].values():
+        entry[1] = [str(x) for x in entry[1]]
+    return doc
+
+
+def replace_with_folders(folder: Path) -> None:
+    for path in folder.iterdir():
+        if not path.is_dir():
+            path.unlink()
+            path.mkdir()
+
+
+def truncate_everything(folder: Path) -> None:
+    for path in folder.iterdir():
+        path.write_bytes(b"")
+
+
+def wrong_shape_results(folder: Path) -> None:
+    import hashlib
+    for index in folder.glob("results-*.json"):
+        doc = json.loads(index.read_bytes())
+        for entry in doc["entries"].values():
+            data = json.dumps([[["x"]], {}, None, 3]).encode()
+            name = hashlib.sha256(data).hexdigest()
+            (folder / f"{name}.json").write_bytes(data)
+            entry[5] = name
+        index.write_text(json.dumps(doc), encoding="utf-8")
+
+
+CORRUPTIONS = [
+    pytest.param(corrupt_results, id="results-garbled"),
+    pytest.param(corrupt_results_same_hash_name, id="results-swapped"),
+    pytest.param(wrong_shape_results, id="results-of-another-shape"),
+    pytest.param(rewrite_index(point_entries_at_another_result), id="index-points-elsewhere"),
+    pytest.param(rewrite_index(wrong_types), id="index-wrong-types"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "key": {"build": "another"}}), id="index-of-another-build"),
+    pytest.param(rewrite_index(lambda doc: [doc]), id="index-a-list"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: 1 for k in doc["entries"]}}),
+                 id="index-entries-not-lists"),
+    pytest.param(truncate_everything, id="everything-empty"),
+    pytest.param(replace_with_folders, id="folders-in-place-of-files"),
+    pytest.param(lambda folder: shutil.rmtree(folder), id="deleted"),
+]
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS)
+def test_a_corrupt_cache_changes_nothing(repo: Path, corrupt: Any) -> None:
+    for mode in (["--stats"], ["--explain"]):
+        build(repo, "sessions", "--memory", "AGENTS.md", *mode)
+        corrupt(cache_folder(repo))
+        after = build(repo, "sessions", "--memory", "AGENTS.md", *mode)
+        plain = build(repo, "sessions", "--memory", "AGENTS.md", *mode, "--no-cache")
+        assert after[0] == plain[0]
+        assert without_cached(after[1]) == without_cached(plain[1])
+    # What can be rewritten is: the run after the next reuses it again.
+    corrupt(cache_folder(repo))
+    build(repo, *stats_args())
+    again = build(repo, *stats_args())
+    if corrupt is not replace_with_folders:  # a folder where a file goes stays there
+        assert cached(again[1]) > 0
+
+
+UNWRITABLE = [
+    pytest.param(lambda repo: (repo / ".git" / "memory-diff").write_text("a file", encoding="utf-8"),
+                 id="cache-folder-is-a-file"),
+    pytest.param(lambda repo: ((repo / ".git").rmdir(), (repo / ".git").write_text("gitdir: /nonexistent/x\n")),
+                 id="gitdir-missing"),
+    pytest.param(lambda repo: ((repo / ".git").rmdir(), (repo / ".git").write_text("not a gitdir line\n")),
+                 id="git-file-without-gitdir"),
+]
+
+
+@pytest.mark.parametrize("spoil", UNWRITABLE)
+def test_an_unwritable_cache_changes_nothing(repo: Path, spoil: Any) -> None:
+    spoil(repo)
+    assert same_as_no_cache(repo, *stats_args()) == 0
+    assert same_as_no_cache(repo, *stats_args()) == 0
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root writes anywhere")
+def test_a_read_only_git_directory_changes_nothing(repo: Path) -> None:
+    os.chmod(repo / ".git", 0o555)
+    try:
+        assert same_as_no_cache(repo, *stats_args()) == 0
+    finally:
+        os.chmod(repo / ".git", 0o755)
+
+
+def no_space(*args: Any, **kwargs: Any) -> Any:
+    raise OSError(28, "No space left on device")
+
+
+def not_permitted(*args: Any, **kwargs: Any) -> Any:
+    raise PermissionError(13, "Permission denied")
+
+
+FAILING_WRITES = [
+    pytest.param("tempfile.mkstemp", no_space, id="disk-full"),
+    pytest.param("os.replace", not_permitted, id="rename-refused"),
+    pytest.param("os.makedirs", not_permitted, id="folder-refused"),
+]
+
+
+@pytest.mark.parametrize(("target", "failure"), FAILING_WRITES)
+def test_a_cache_that_cannot_be_written_is_still_read(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsysbinary: pytest.CaptureFixture[bytes],
+                                                      target: str, failure: Any) -> None:
+    sys.path.insert(0, str(ROOT))
+    import memory_diff
+    build(repo, *stats_args())  # a cache written while it could be
+    (repo / "sessions" / "rich.jsonl").write_bytes((repo / "sessions" / "rich.jsonl").read_bytes() + b"\n")
+    age(repo / "sessions" / "rich.jsonl")
+    plain_grown = build(repo, *stats_args("--no-cache"))
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(target, failure)
+    assert memory_diff.main(["build", *stats_args("--jobs", "1")]) == 0
+    out, err = capsysbinary.readouterr()
+    total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
+    assert out == plain_grown[0]
+    assert without_cached(err.decode().splitlines()) == without_cached(plain_grown[1])
+    assert cached(err.decode().splitlines()) == total - 1  # the grown one is read, and cannot be kept
+
+
+def test_outside_a_repository_there_is_no_cache(tmp_path: Path, repo: Path) -> None:
+    outside = tmp_path / "outside"
+    shutil.copytree(repo / "sessions", outside / "sessions")
+    age(*(outside / "sessions").iterdir())
+    build(outside, *stats_args())
+    assert same_as_no_cache(outside, *stats_args()) == 0
+    assert sorted(p.name for p in outside.iterdir()) == ["sessions"]
+
+
+def test_a_worktree_keeps_its_cache_in_the_git_directory_it_names(tmp_path: Path, repo: Path) -> None:
+    shutil.rmtree(repo / ".git")
+    gitdir = tmp_path / "main.git" / "worktrees" / "wt"
+    gitdir.mkdir(parents=True)
+    (repo / ".git").write_text(f"gitdir: {os.path.relpath(gitdir, repo)}\n", encoding="utf-8")
+    build(repo, *stats_args())
+    assert list((gitdir / "memory-diff").glob("results-*.json"))
+    total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
+    assert same_as_no_cache(repo, *stats_args()) == total
+
+
+def test_the_cache_holds_no_withheld_text(repo: Path) -> None:
+    for mode in ([], ["--explain"], ["--json"], ["--stats", "--min-score", "0"]):
+        build(repo, "sessions", "--memory", "AGENTS.md", *mode)
+    held = b"".join(p.read_bytes() for p in cache_folder(repo).iterdir())
+    assert b"ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" not in held
+    assert b"Fridays" in held  # the results are there
+
+
+def test_a_config_value_is_part_of_the_key(repo: Path) -> None:
+    build(repo, *stats_args())
+    (repo / ".memory-diff.toml").write_text('signal = ["customers"]\nmin_score = 2\n', encoding="utf-8")
+    assert same_as_no_cache(repo, *stats_args()) == 0
+    (repo / ".memory-diff.toml").write_text('noise = ["decided"]\n', encoding="utf-8")
+    assert same_as_no_cache(repo, *stats_args()) == 0
+
+
+def test_another_build_of_the_module_does_not_reuse_it(tmp_path: Path, repo: Path) -> None:
+    build(repo, *stats_args())
+    other = tmp_path / "other" / "memory_diff.py"
+    other.parent.mkdir()
+    other.write_bytes(SCRIPT.read_bytes() + b"\n# another build\n")
+    proc = subprocess.run([sys.executable, str(other), "build", *stats_args()], cwd=repo, capture_output=True)
+    assert "cached_files=0" in proc.stderr.decode().splitlines()
+
+
+def test_the_cache_stays_bounded(repo: Path) -> None:
+    folder = cache_folder(repo)
+    for score in range(7):  # seven option sets: only the newest indexes are kept
+        build(repo, *stats_args("--min-score", str(score)))
+    assert len(list(folder.glob("results-*.json"))) <= 4
+    # A file that no longer exists is dropped from the index, and its result with it
+    # once nothing names it (after the grace period for concurrent runs).
+    (repo / "sessions" / "rich.jsonl").unlink()
+    build(repo, *stats_args())
+    doc = json.loads(max(folder.glob("results-*.json"), key=lambda p: p.stat().st_mtime_ns).read_bytes())
+    assert not [k for k in doc["entries"] if k.endswith("rich.jsonl")]
+    # Every index names only results that exist or are being written.
+    named = {e[5] for index in folder.glob("results-*.json") for e in json.loads(index.read_bytes())["entries"].values()}
+    assert named <= {p.stem for p in folder.glob("[0-9a-f]*.json")}
+
+
+def test_two_runs_at_once_leave_a_cache_that_changes_nothing(repo: Path) -> None:
+    args = [sys.executable, str(SCRIPT), "build", *stats_args()]
+    for _ in range(3):
+        procs = [subprocess.Popen(args, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert len({out for out, _ in outs}) == 1
+        assert all(p.returncode == 0 for p in procs)
+    assert same_as_no_cache(repo, *stats_args()) > 0
+    assert not list(cache_folder(repo).glob(".tmp-*"))
+
+
+# -- discovery: the hook's own reading of each session's cwd ------------------------------
+
+def hook_repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    repo = tmp_path / "hook-repo"
+    (repo / ".git").mkdir(parents=True)
+    home = tmp_path / "home"
+    sys.path.insert(0, str(ROOT))
+    import memory_diff
+    slug = memory_diff.claude_slug(os.path.realpath(repo))
+    projects = home / ".claude" / "projects" / slug
+    projects.mkdir(parents=True)
+    for n in range(5):
+        records = [dict(r, cwd=os.path.realpath(repo), sessionId=f"{SESSION[:-1]}{n}") for r in RICH]
+        records[0]["message"] = {"role": "user", "content": f"We must never deploy on day {n} because of audits."}
+        write_jsonl(projects / f"session-{n}.jsonl", records)
+    elsewhere = home / ".claude" / "projects" / (slug + "-sub")
+    elsewhere.mkdir()
+    write_jsonl(elsewhere / "other.jsonl", [dict(RICH[0], cwd="/somewhere/else")])
+    age(*projects.iterdir(), *elsewhere.iterdir())
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_HOME", "CONFIG_DIR"))}
+    return repo, {**env, "HOME": str(home)}
+
+
+def test_discovery_reuses_what_it_read_and_the_hook_prints_the_same(tmp_path: Path) -> None:
+    repo, env = hook_repo(tmp_path)
+    for mode in (["--list-sources"], ["--memory", "AGENTS.md", "--stats"], ["--memory", "AGENTS.md"]):
+        plain = build(repo, *mode, "--no-cache", env=env)
+        cold = build(repo, *mode, env=env)
+        warm = build(repo, *mode, env=env)
+        assert plain[0] == cold[0] == warm[0]
+        assert without_cached(plain[1]) == without_cached(warm[1])
+    assert b"session-4.jsonl" in plain[0] and b"other.jsonl" not in build(repo, "--list-sources", env=env)[0]
+    assert cached(build(repo, "--memory", "AGENTS.md", "--stats", env=env)[1]) == 5
+    assert list(cache_folder(repo).glob("discovery-*.json"))
+
+
+def test_a_baseline_and_then_a_grown_session_give_what_no_cache_gives(repo: Path) -> None:
+    # The baseline is an option the results are keyed on: a warm run after a baseline is
+    # recorded, and after the session then grows, must equal --no-cache each time.
+    sessions, seen = repo / "sessions", repo / "seen.md"
+    args = ["sessions", "--memory", "AGENTS.md", "--seen", "seen.md", "--stats"]
+    build(repo, *args)  # warm the cache with no baseline in play
+    patch, _, _ = build(repo, *args[:-1], "--baseline")
+    assert patch, "nothing to baseline"
+    subprocess.run(["git", "apply", "--include", "seen.md", "-"], cwd=repo, input=patch, check=True)
+    assert "memory-diff baseline:" in seen.read_text(encoding="utf-8")
+    for _ in range(2):
+        out, stats, _ = build(repo, *args)
+        plain, plain_stats, _ = build(repo, *args, "--no-cache")
+        assert (out, without_cached(stats)) == (plain, without_cached(plain_stats))
+    assert out == b"", "the baseline recorded everything read"
+    records = RICH + [claude("user", "We must always tag releases from the release branch because "
+                                     "hotfixes land there first.", 6)]
+    write_jsonl(sessions / "rich.jsonl", records)
+    age(sessions / "rich.jsonl")
+    out, stats, _ = build(repo, *args)
+    plain, plain_stats, _ = build(repo, *args, "--no-cache")
+    assert (out, without_cached(stats)) == (plain, without_cached(plain_stats))
+    assert b"+- We must always tag releases" in out
