@@ -473,7 +473,7 @@ ISSUE_KEYS = ("lines", "parsed", "malformed", "sentences", "signal", "dropped_no
 GATES = ("dropped_secret", "dropped_pii", "dropped_invisible", "dropped_injection", "dropped_structure",
          "dropped_no_signal")
 AFTER_SIGNAL = ("dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory", "already_seen",
-                "dropped_over_cap", "proposed")
+                "already_rejected", "dropped_over_cap", "proposed")
 
 
 def check_records(stats: dict[str, int]) -> None:
