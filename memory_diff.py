@@ -3032,11 +3032,11 @@ def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> l
     return flags
 
 
-def rejected_lines(seen: bytes | None, known: set[str]) -> list[str]:
+def rejected(seen: SeenFile, known: set[str]) -> list[str]:
     """The seen file's bullets that the memory file does not hold: shown once and
-    deleted from the memory hunk by the reviewer, so rejected."""
-    text = (seen or b"").decode("utf-8", "replace").lstrip("\ufeff")
-    return [line for line in text.split("\n") if BULLET.match(line) and normalize(line) not in known]
+    deleted from the memory hunk by the reviewer, so rejected (baseline records are no
+    bullets, so no judgement)."""
+    return [line for line in seen.bullets if normalize(line) not in known]
 
 
 def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]) -> list[str]:
@@ -3756,6 +3756,7 @@ DEFAULT_SEEN = ".memory-diff-seen.md"
 class SeenFile(NamedTuple):
     shown: set[str]           # the normalised keys of its other lines: the bullets shown
     baseline: dict[str, int]  # conversation key -> the last record a baseline reviewed
+    bullets: list[str] = []   # its `- ` lines as written (see rejected)
 
 
 def read_seen(data: bytes | None) -> SeenFile:
@@ -3763,6 +3764,7 @@ def read_seen(data: bytes | None) -> SeenFile:
     later baseline appends a line) counts from the furthest point."""
     shown: set[str] = set()
     baseline: dict[str, int] = {}
+    bullets: list[str] = []
     text = (data or b"").decode("utf-8", "replace").lstrip("\ufeff")
     for line in text.split("\n"):
         record = BASELINE_RECORD.match(line)
@@ -3770,7 +3772,9 @@ def read_seen(data: bytes | None) -> SeenFile:
             baseline[record.group(1)] = max(baseline.get(record.group(1), 0), int(record.group(2)))
         elif line.strip():
             shown.add(normalize(line))
-    return SeenFile(shown, baseline)
+            if BULLET.match(line):
+                bullets.append(line)
+    return SeenFile(shown, baseline, bullets)
 
 
 def baseline_record(key: str, through: int) -> str:
@@ -4607,7 +4611,7 @@ def run_build(args: argparse.Namespace) -> int:
     real, rel, folder = patch_target(memory)
     current = read_memory(real, memory)
     known = memory_keys(current)
-    proposed, dropped = select(candidates, known, record.shown, rejected_lines(seen, known), conf.max_add,
+    proposed, dropped = select(candidates, known, record.shown, rejected(record, known), conf.max_add,
                                conf.opts.min_score, stats)
     if args.baseline:
         return print_baseline(args, stats, results, record, seen_rel, seen, len(paths))

@@ -90,7 +90,10 @@ def apply(repo: Path, patch: bytes, *flags: str) -> None:
                  {"<!-- memory-diff baseline: claude:abc through 12 -->"}, {}, id="a-bullet-is-no-record"),
 ])
 def test_read_seen(data: bytes, shown: set[str], baseline: dict[str, int]) -> None:
-    assert md.read_seen(data) == md.SeenFile(shown, baseline)
+    seen = md.read_seen(data)
+    assert (seen.shown, seen.baseline) == (shown, baseline)
+    # Every line shown here is a bullet: a rejection is told by them; a record is none.
+    assert {md.normalize(line) for line in seen.bullets} == shown
 
 
 @pytest.mark.parametrize(("name", "fmt", "records", "key"), [
