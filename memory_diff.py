@@ -2861,11 +2861,13 @@ def note_rule(cand: Candidate) -> str:
 def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
     """The candidates grouped by what they say: the same finding key, or near-duplicates
     (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
-    a flip of polarity), chained. A candidate that one more conversation could not lift
-    to the minimum score is not compared for near-duplicates (an exact repeat still
-    groups it), unless it is a memory request's or an agent's memory note (compared by
-    the note's rule without its `Why:`): comparing every weak sentence with every other
-    costs more than the rare finding said three times in three wordings is worth.
+    a flip of polarity), chained. Near-duplicates are looked for from each candidate
+    that can be proposed on its own (the minimum score reached, a memory request's, an
+    agent's memory note, compared by its rule without its `Why:`), among those that one
+    more conversation could lift to the minimum; two weak wordings are not looked for
+    each other (an exact repeat still groups them): comparing every weak sentence with
+    every other costs more, on a long history most of the run, than the rare finding said
+    only in weak wordings is worth.
     Groups come in the reading order of their first candidate."""
     ordered = sorted(candidates, key=lambda c: c.order)
     keys = [finding_key(note_rule(c)) for c in ordered]
@@ -2889,9 +2891,11 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
     grams = [trigrams(keys[i]) for i in hopeful]
     signs = [polarity(keys[i]) for i in hopeful]
     for a, i in enumerate(hopeful):
+        if ordered[i].score < min_score and not ordered[i].request and not ordered[i].source:
+            continue  # two weak wordings are not looked for each other: see above
         for b in index.related(keys[i]):
             # Jaccard is at most the smaller set's share of the larger: a cheap test first.
-            if b > a and signs[a] == signs[b] and min(len(grams[a]), len(grams[b])) >= \
+            if b != a and signs[a] == signs[b] and min(len(grams[a]), len(grams[b])) >= \
                     NEAR_DUPLICATE * max(len(grams[a]), len(grams[b])) and jaccard(grams[a], grams[b]) >= NEAR_DUPLICATE:
                 parent[root(hopeful[b])] = root(i)
     notes = [a for a, i in enumerate(hopeful) if ordered[i].source]
