@@ -3876,23 +3876,23 @@ def claude_slug(path: str) -> str:
 
 def claude_project_dir(path: str) -> str:
     """The exact name of a path's Claude Code project folder: the slug, and when that
-    was cut at CLAUDE_SLUG_MAX, "-" and the base-36 of the absolute 32-bit djb2 hash of
-    the path's UTF-16 code units (a memory folder has no cwd to check, so no prefix)."""
+    was cut at CLAUDE_SLUG_MAX, "-" and the base-36 of the absolute 32-bit hash of the
+    path's UTF-16 code units, as Java's String.hashCode computes it (a memory folder has
+    no cwd to check, so no prefix)."""
+    slug = claude_slug(path)
     units = path.encode("utf-16-le", "surrogatepass")
-    codes = [int.from_bytes(units[i:i + 2], "little") for i in range(0, len(units), 2)]
-    slug = "".join(chr(c) if chr(c).isascii() and chr(c).isalnum() else "-" for c in codes)
-    if len(slug) <= CLAUDE_SLUG_MAX:
+    if len(units) // 2 <= CLAUDE_SLUG_MAX:
         return slug
     digest = 0
-    for code in codes:
-        digest = (digest * 31 + code) & 0xFFFFFFFF
+    for i in range(0, len(units), 2):
+        digest = (digest * 31 + int.from_bytes(units[i:i + 2], "little")) & 0xFFFFFFFF
     digest = abs(digest - (1 << 32) if digest & 0x80000000 else digest)
     digits = ""
     while True:
         digest, rest = divmod(digest, 36)
         digits = "0123456789abcdefghijklmnopqrstuvwxyz"[rest] + digits
         if not digest:
-            return f"{slug[:CLAUDE_SLUG_MAX]}-{digits}"
+            return f"{slug}-{digits}"
 
 
 def main_checkout(root: str) -> str:
