@@ -2918,16 +2918,27 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
 def near_duplicate(key: str, index: MemoryIndex) -> int | None:
     """The index line that `key` near-duplicates (same polarity), or None."""
+    best = max((r for r in resemblances(key, index) if r[2] == NEAR_DUPLICATE_OF), key=lambda r: r[0], default=None)
+    return best[1] if best else None
+
+
+NEAR_DUPLICATE_OF, MAY_CONTRADICT = "near-duplicate of", "may contradict"
+
+
+def resemblances(key: str, index: MemoryIndex) -> Iterator[tuple[float, int, str]]:
+    """(overlap, line, kind) of each index line that `key` near-duplicates, or that it
+    may contradict (a flip of polarity at a lower overlap), in line order."""
     if not index.lines:
-        return None
+        return
     grams, mine = trigrams(key), polarity(key)
-    best: tuple[float, int] | None = None
     for line_no in index.related(key):
         other = normalize(index.lines[line_no])
         overlap = jaccard(grams, trigrams(other))
-        if overlap >= NEAR_DUPLICATE and polarity(other) == mine and (best is None or overlap > best[0]):
-            best = (overlap, line_no)
-    return best[1] if best else None
+        theirs = polarity(other)
+        if overlap >= NEAR_DUPLICATE and mine == theirs:
+            yield overlap, line_no, NEAR_DUPLICATE_OF
+        elif overlap >= CONTRADICTION and mine != theirs:
+            yield overlap, line_no, MAY_CONTRADICT
 
 
 # -- what the reviewer is told: near-duplicates and contradictions ----------------------
@@ -3014,21 +3025,7 @@ def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> l
     """One line for each proposal that repeats or contradicts a memory line."""
     flags = []
     for number, cand in enumerate(proposed, 1):
-        grams = trigrams(cand.key)
-        mine = polarity(cand.key)
-        best: tuple[float, int, str] | None = None
-        for line_no in index.related(cand.key):
-            other = normalize(index.lines[line_no])
-            overlap = jaccard(grams, trigrams(other))
-            theirs = polarity(other)
-            if overlap >= NEAR_DUPLICATE and mine == theirs:
-                kind = "near-duplicate of"
-            elif overlap >= CONTRADICTION and mine != theirs:
-                kind = "may contradict"
-            else:
-                continue
-            if best is None or overlap > best[0]:
-                best = (overlap, line_no, kind)
+        best = max(resemblances(cand.key, index), key=lambda r: r[0], default=None)
         if best:
             overlap, line_no, kind = best
             flags.append(f"bullet {number} {kind} {shown}:{line_no + 1} "
