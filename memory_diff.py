@@ -296,6 +296,11 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
 BASE_SCORE = 2
 MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
+# Evidence across transcripts: a finding said in another conversation too is worth this
+# much more, for each conversation beyond the first, up to EVIDENCE_MAX: said twice is
+# evidence, said ten times is a habit of the agent's, not ten times the worth.
+EVIDENCE_POINTS = 1
+EVIDENCE_MAX = 2
 # Length for the score: under SHORT_WIDTH a sentence rarely carries its subject, claim
 # and reason; from LONG_WIDTH it usually does. Measured in English-equivalent columns: a
 # wide (CJK) character counts three here, since a Chinese rule is about two thirds of the
@@ -2838,13 +2843,6 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
         stats[stage] += 1
     stats["proposed"] += len(kept)
     return kept, dropped
-
-
-# Evidence across transcripts: a finding said in another conversation too is worth this
-# much more, for each conversation beyond the first, up to EVIDENCE_MAX: said twice is
-# evidence, said ten times is a habit of the agent's, not ten times the worth.
-EVIDENCE_POINTS = 1
-EVIDENCE_MAX = 2
 
 
 def finding_key(key: str) -> str:
