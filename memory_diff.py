@@ -763,7 +763,7 @@ REQUESTS = tuple((name, re.compile(pattern, re.I)) for name, pattern in REQUEST_
 REQUEST_WORDS = frozenset(("claude.md", "agents.md", "gemini.md", "memor", "rules", "remember", "from now on",
                            "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
                            "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
-                           "从今", "往后"))
+                           "从今", "往后", "规则"))
 # One pattern a kind: a kind's group 1, when it has one, is the value to judge.
 SECRETS = tuple((kind, tuple(hint.split("|")), re.compile(pattern.removeprefix("(?i)"), re.S),
                  re.compile(pattern, re.S) if pattern.startswith("(?i)") else None, check)

@@ -341,6 +341,10 @@ REQUESTS = [
     row("req-zh-jiadao-agents-md",
         native((U, "加到 AGENTS.md：`gocli` 的配置目录以 `GOCLI_HOME` 为准。")),
         Only("`gocli` 的配置目录以 `GOCLI_HOME` 为准。")),
+    # "the rules" named in Chinese: the request's pre-check must know the word too.
+    row("req-zh-update-rules",
+        native((U, "更新规则：所有新的 HTTP 接口都必须先写集成测试。")),
+        Only("所有新的 HTTP 接口都必须先写集成测试。")),
     row("req-zh-yihou",
         native((U, "以后提交代码前都先跑一遍 `make lint`。")),
         Count(1), Proposed("以后提交代码前都先跑一遍 `make lint`。", "提交代码前都先跑一遍 `make lint`。", role=U)),
