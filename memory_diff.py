@@ -135,6 +135,9 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     # ("This repo ..." names the project every reader of the memory file is in: kept.)
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
                 r"they|both|here|there|the above|the following|above|below)\b"),
+    # ... and so does one that opens with a connective pointing back: "Since that is the
+    # stable link."
+    ("context", r"^(?:since|because|so|and|but|which|as) (?:this|that|it|these|those|they)\b"),
 )
 
 # MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
@@ -2888,13 +2891,18 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
     index = MemoryIndex([keys[i] for i in hopeful])
     grams = [trigrams(keys[i]) for i in hopeful]
     signs = [polarity(keys[i]) for i in hopeful]
+    code = [frozenset(CODE_SPAN.findall(ordered[i].text)) for i in hopeful]
     for a, i in enumerate(hopeful):
         if ordered[i].score < min_score and not ordered[i].request and not ordered[i].source:
             continue  # two weak wordings are not looked for each other: see above
         for b in index.related(keys[i]):
-            # Jaccard is at most the smaller set's share of the larger: a cheap test first.
-            if b != a and signs[a] == signs[b] and min(len(grams[a]), len(grams[b])) >= \
-                    NEAR_DUPLICATE * max(len(grams[a]), len(grams[b])) and jaccard(grams[a], grams[b]) >= NEAR_DUPLICATE:
+            if b == a or signs[a] != signs[b]:
+                continue
+            # Naming the same code lowers the overlap it takes (SAME_CODE). Jaccard is at
+            # most the smaller set's share of the larger: a cheap test first.
+            need = CONTRADICTION if len(code[a] & code[b]) >= SAME_CODE else NEAR_DUPLICATE
+            if min(len(grams[a]), len(grams[b])) >= need * max(len(grams[a]), len(grams[b])) \
+                    and jaccard(grams[a], grams[b]) >= need:
                 parent[root(hopeful[b])] = root(i)
     notes = [a for a, i in enumerate(hopeful) if ordered[i].source]
     if notes:
@@ -2949,6 +2957,10 @@ NEAR_DUPLICATE = 0.6
 # Overlap at which a flip of polarity (a negation, always/never, 要/不要) is flagged as a
 # possible contradiction: lower than NEAR_DUPLICATE since the flip itself changes words.
 CONTRADICTION = 0.4
+# Two candidates that name the same SAME_CODE pieces of code (code spans) say one thing
+# at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
+# "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
+SAME_CODE = 2
 NEGATION = re.compile(
     r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
     r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不"
