@@ -179,6 +179,8 @@ JUDGE = [
     pytest.param("今天办公室的天气很好，大家都很开心。", "dropped_no_signal", "", id="drop-zh-no-signal"),
     # noise
     pytest.param("Now let me check the tests because they fail.", "dropped_noise", "narration", id="drop-narration"),
+    pytest.param("Since that is the stable link, we must never store the commit hash instead.", "dropped_noise", "context",
+                 id="drop-connective-pointing-back"),
     pytest.param("I'll update the test so it must pass.", "dropped_noise", "narration", id="drop-ill"),
     pytest.param("Should we always run the linter first?", "dropped_noise", "question", id="drop-question"),
     pytest.param("All tests pass because the fix was applied.", "dropped_noise", "status", id="drop-status"),
@@ -274,6 +276,11 @@ def test_select(cands: list[md.Candidate], known: set[str], seen: set[str], cap:
 WEAK_SCORE = md.MIN_SCORE - 1
 RULE_A = "Never commit the generated `api.pb.go` files because CI regenerates them"
 RULE_B = "Never commit generated `api.pb.go` files, because CI regenerates them"
+# One finding in two wordings naming the same two pieces of code (overlap under 0.6) ...
+SAME_CODE_A = "The nightly report is empty because `loadLedger` in `ledger/read.go:88` only reads the first page of rows."
+SAME_CODE_B = "Root cause: `loadLedger` in `ledger/read.go:88` only reads the first page via `client.Page(1)`."
+# ... and another finding about the same code (overlap under 0.4).
+OTHER_ABOUT_CODE = "`loadLedger` in `ledger/read.go:88` was renamed from `readAll` when the pager was introduced."
 SELECT_EVIDENCE = [
     pytest.param([cand("A weak rule", (0, 1, 0), WEAK_SCORE)], [], 10, [], {"dropped_weak": 1}, id="weak"),
     pytest.param([cand("A weak rule", (0, 1, 0), WEAK_SCORE), cand("A weak rule.", (1, 1, 0), WEAK_SCORE, conversation="b")],
@@ -289,6 +296,10 @@ SELECT_EVIDENCE = [
     pytest.param([cand("Strong", (0, 1, 0), 9), cand("Asked", (0, 2, 0), 4, request="t.jsonl:3")], [], 1,
                  ["Asked"], {"dropped_over_cap": 1, "proposed": 1}, id="request-outranks-under-cap"),
     pytest.param([cand(RULE_A, (0, 1, 0), 9)], [f"- {RULE_B}"], 10, [], {"already_rejected": 1}, id="rejected"),
+    pytest.param([cand(SAME_CODE_A, (0, 1, 0), 8, role="assistant"), cand(SAME_CODE_B, (0, 2, 0), 11, role="assistant")],
+                 [], 10, [SAME_CODE_B], {"dropped_duplicate": 1, "proposed": 1}, id="same-code-one-finding"),
+    pytest.param([cand(SAME_CODE_A, (0, 1, 0), 8), cand(OTHER_ABOUT_CODE, (0, 2, 0), 8)], [], 10,
+                 [SAME_CODE_A, OTHER_ABOUT_CODE], {"proposed": 2}, id="same-code-another-finding"),
 ]
 
 
