@@ -2706,7 +2706,7 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
-    text = mask_secrets(strip_emphasis(text), stats)
+    text = strip_emphasis(text).replace(SECRET_MARK, "")  # as mask_secrets does, before phrases are looked for
     # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
     # Phrases are looked for with every `*` out of the way: splitting strips bold markers
     # line by line, and a home path rewritten below can change which `**` a code span
@@ -2714,6 +2714,17 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     lowered = text.lower().replace("*", "")
     phrases = signal_phrases(lowered) if signal is SIGNAL else None
     requests = message.role == "user" and not asked and any(word in lowered for word in REQUEST_WORDS)
+    if phrases == [] and not requests and not asked and not opts.explain and not opts.count_all:
+        # Nothing of it can be proposed, asked for or shown, so nothing of it needs its
+        # secrets found (half the text the scan would read; withholding a value only
+        # removes phrases, so none appears after). A request pointing back at it
+        # judges it again, whole (pull_in).
+        return None
+    masked = mask_secrets(text, stats)
+    if masked is not text:
+        text, lowered = masked, masked.lower().replace("*", "")
+        phrases = signal_phrases(lowered) if signal is SIGNAL else None
+        requests = requests and any(word in lowered for word in REQUEST_WORDS)
     # No sentence can match SIGNAL, none is withheld, none can ask, and none is to be explained.
     idle = phrases == [] and not opts.explain and SECRET_MARK not in text and not requests and not asked
     if idle and not opts.count_all:
