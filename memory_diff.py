@@ -767,16 +767,19 @@ REQUEST_WORDS = frozenset(("claude.md", "agents.md", "gemini.md", "memor", "rule
                            "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
                            "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
                            "从今", "往后", "规则"))
-# One pattern a kind: a kind's group 1, when it has one, is the value to judge.
-SECRETS = tuple((kind, tuple(hint.split("|")), re.compile(pattern.removeprefix("(?i)"), re.S),
-                 re.compile(pattern, re.S) if pattern.startswith("(?i)") else None, check)
-                for kind, hint, pattern, check in SECRET_RULES)
-
-
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
-for _index, (_, _literals, _, _, _) in enumerate(SECRETS):
-    for _literal in _literals:
+for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
+    for _literal in _hint.split("|"):
         SECRET_KINDS_OF.setdefault(_literal, set()).add(_index)
+
+
+@functools.cache
+def secret_pattern(index: int, lowered: bool) -> re.Pattern[str]:
+    """SECRET_RULES[index]'s pattern, compiled on first use: a text admits a few kinds
+    (see secret_hints), and compiling them all would cost a fifth of the module's start.
+    `lowered`: the form for lower-cased text (a (?i) pattern without its flag)."""
+    pattern = SECRET_RULES[index][2]
+    return re.compile(pattern.removeprefix("(?i)") if lowered else pattern, re.S)
 # Every pre-filter literal in one pattern, a trie (see secret_hints). SIGNAL phrases are
 # not in it: they occur so often that `in` over the phrase list is faster than stopping
 # at each one (measured: twice the time for both together).
@@ -2088,9 +2091,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
     if admitted:
         same_places = len(lowered) == len(text)
         for index in sorted(admitted):
-            kind, _, pattern, folded, check = SECRETS[index]
-            if folded and not same_places:
-                pattern, folded = folded, None  # a character whose lower case is longer: re.I
+            kind, _, source, check = SECRET_RULES[index]
+            # A (?i) rule reads the lower-cased text, unless a character's lower case
+            # is longer than it (then the places differ): then the original, with re.I.
+            folded = source.startswith("(?i)") and same_places
+            pattern = secret_pattern(index, folded)
             target = lowered if folded else text
             match = pattern.search(target)
             while match:
