@@ -1012,7 +1012,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
             if not raw.endswith(tool_copy, 0, match.start()):
                 return True
         elif kind is None:  # an edit tool's call: read when it names a memory file (MemoryWrite)
-            if MEMORY_FILE_BYTES.search(raw):
+            path = EDIT_PATH.match(raw, match.end())
+            if MEMORY_FILE_BYTES.search(raw, *(path.span() if path else (0, len(raw)))):
                 return True
         elif kind == b"progress":
             progress = True
@@ -1039,6 +1040,11 @@ CLAUDE_MARKERS = {
 GLUE_POINT = re.compile(rb'\}[ \t\r\n]*\{"')
 # The name of a memory file, on a line holding an edit tool's call (see MEMORY_FILE_NAMES).
 MEMORY_FILE_BYTES = re.compile(rb'(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md"')
+# The file an edit tool's call names, as Claude Code writes the call: its input opens
+# with `file_path` (after `replace_all` when that is set). Only that path is looked at
+# for MEMORY_FILE_BYTES, not the whole line (a Write's content can be megabytes); a call
+# written in any other order has the whole line looked at.
+EDIT_PATH = re.compile(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 def claude_reader(opts: Options) -> Any:

@@ -363,6 +363,10 @@ READ_COPY = {"toolUseResult": {"type": "text", "file": {"filePath": "a.py", "con
 SAID = "Never push to main without a review."
 
 
+def _edit(name: str, **tool_input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
+
+
 @pytest.mark.parametrize(("records", "spaced", "expected"), [
     pytest.param([_claude("user", SAID)], False, True, id="user-string"),
     pytest.param([_claude("assistant", [{"type": "text", "text": SAID}])], False, True, id="text-block"),
@@ -390,6 +394,20 @@ SAID = "Never push to main without a review."
     pytest.param([{"type": "progress", "data": {"message": _claude("assistant", "partial output")}}], False, False,
                  id="progress-nesting-a-message"),
     pytest.param([{"cwd": 'C:\\a": ', **_claude("user", SAID)}], False, True, id="early-value-ending-in-colon-space"),
+    # An edit tool's call is read when the file it names is a memory file (MemoryWrite).
+    pytest.param([_claude("assistant", [_edit("Edit", file_path="/r/CLAUDE.md", old_string="a", new_string="b")])],
+                 False, True, id="edit-of-memory-file"),
+    pytest.param([_claude("assistant", [_edit("Edit", replace_all=False, file_path="/r/AGENTS.md",
+                                              old_string="a", new_string="b")])], True, True,
+                 id="edit-of-memory-file-replace-all-first-spaced"),
+    pytest.param([_claude("assistant", [_edit("Write", content="- x", file_path="C:\\r\\GEMINI.md")])], False, True,
+                 id="write-of-memory-file-path-last"),
+    pytest.param([_claude("assistant", [_edit("MultiEdit", file_path="/r/a.py", edits=[]),
+                                        _edit("Edit", file_path="/r/CLAUDE.local.md", old_string="", new_string="x")])],
+                 False, True, id="second-call-edits-memory-file"),
+    pytest.param([_claude("assistant", [_edit("Edit", file_path="/r/notes.md", old_string="a",
+                                              new_string='see "CLAUDE.md"')])],
+                 False, False, id="edit-mentioning-memory-file"),
 ])
 def test_claude_may_hold_prose(records: list[dict[str, Any]], spaced: bool, expected: bool) -> None:
     separators = (", ", ": ") if spaced else (",", ":")
@@ -397,8 +415,9 @@ def test_claude_may_hold_prose(records: list[dict[str, Any]], spaced: bool, expe
     assert md.claude_may_hold_prose(raw) is expected
     # Never wrong in the direction that loses prose: a line ruled out gives none.
     read = md.claude_reader(md.Options())
-    outcomes = [read(record, 1)[0] for record in md.parse_jsonl_line(raw) or []]
-    assert expected or "prose" not in outcomes
+    outcomes = [read(record, 1) for record in md.parse_jsonl_line(raw) or []]
+    assert expected or "prose" not in [outcome for outcome, _ in outcomes]
+    assert expected or not [m for _, found in outcomes for m in found if isinstance(m, md.MemoryWrite)]
 
 
 # -- render_file_patch ----------------------------------------------------------------------
