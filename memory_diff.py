@@ -2247,17 +2247,20 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False) -> Verdict:
     """SIGNAL first (most sentences stop there), then the safety gates, NOISE and the
     length gates; the score goes with a candidate, and the minimum is applied across
-    transcripts. A sentence a memory request asked for (`asked`) needs no SIGNAL. A
-    sentence holding a withheld secret stops at once; the message was cleaned of
-    invisible characters before it was split. `phrases`, when given, are the SIGNAL
-    phrases of the sentence's message (see signal_phrases)."""
-    if SECRET_MARK in sentence:
-        return Verdict("dropped_secret", "secret", "", 0)
+    transcripts. A sentence a memory request asked for (`asked`) needs no SIGNAL. Like
+    every gate, the secret gate judges what SIGNAL picked: a sentence that could never
+    be proposed is not "withheld", so the patch's summary does not depend on scanning
+    messages that hold no SIGNAL phrase (judge_message leaves them unscanned). Its
+    secret was withheld from the message as a whole, cleaned of invisible characters,
+    before it was split. `phrases`, when given, are the SIGNAL phrases of the
+    sentence's message (see signal_phrases)."""
     text = sentence.strip()
     lowered = text.lower()
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
         return Verdict("dropped_no_signal", "", "", 0)
+    if SECRET_MARK in sentence:
+        return Verdict("dropped_secret", "secret", "", 0)
     gated = gate(text, opts, role)
     if gated:
         return gated
@@ -2783,7 +2786,9 @@ def signal_phrases(lowered: str) -> list[str]:
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
     """What --explain may print of a dropped sentence: never a secret, personal data,
     deceptive or injection-shaped text."""
-    if verdict.stage == "dropped_no_signal" and SECRET_MARK not in sentence:
+    if SECRET_MARK in sentence:
+        return "<withheld: secret>"
+    if verdict.stage == "dropped_no_signal":
         text = sentence.strip()
         gated = gate(text, opts)
         if gated is None or gated.stage == "dropped_structure":

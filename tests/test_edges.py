@@ -196,14 +196,17 @@ def test_example_marker_in_host_is_not_a_note() -> None:
 # -- what is not counted without --stats never changes the patch ---------------------------
 
 @pytest.mark.parametrize(("quiet", "sentences", "secrets"), [
-    pytest.param(f"Here is the deploy key: MY_APP_TOKEN={_key('quiet', 32)} for the staging box.", 2, 1,
-                 id="secret"),
+    pytest.param(f"Here is the deploy key: MY_APP_TOKEN={_key('quiet', 32)} for the staging box.", 2, 0,
+                 id="secret-without-signal"),
+    pytest.param(f"Never print the deploy key: MY_APP_TOKEN={_key('quiet', 32)} for the staging box.", 2, 1,
+                 id="secret-with-signal"),
     pytest.param("The files live in /home/alice/src and /Users/bob/work today.", 2, 0, id="home-paths"),
     pytest.param("Build passed. Lint passed. Nothing else to report here.", 4, 0, id="plain"),
 ])
 def test_patch_does_not_depend_on_counting(tmp_path: Path, quiet: str, sentences: int, secrets: int) -> None:
-    # A message without any SIGNAL phrase is split only when the counters are printed;
-    # a withheld secret in it is still reported in the patch's summary.
+    # A message without any SIGNAL phrase is split (and scanned for secrets) only when
+    # the counters are printed; a secret in it is withheld from --stats as ever, and the
+    # patch's summary counts the sentences SIGNAL picked that a gate withheld.
     (tmp_path / "t.jsonl").write_bytes(native(quiet, RULE))
     plain = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md")
     counted = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md", "--stats")
