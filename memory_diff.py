@@ -104,14 +104,20 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # How the user wants things done.
     ("preference", "prefer|prefers|preferred|preference|i'd rather"),
     ("preference", "偏好|更喜欢|倾向于|喜欢用|希望"),
-    # Non-obvious facts that will bite again.
-    ("gotcha", "keep in mind|note that|by design|gotcha"),
+    # Non-obvious facts that will bite again: a limit of the code ("X only reads the local
+    # config"), a deliberate guarantee ("pre-push is best-effort"), a contrary fact ("even
+    # though the parent is hidden").
+    ("gotcha", "keep in mind|note that|by design|gotcha|best-effort|best effort|only reads|only handles|only works|"
+               "only runs|only supports|only finds|only queries|only checks|only returns|only fires|only applies|"
+               "only looks|only tracks|only reflects|even though"),
     ("gotcha", "注意|陷阱|故意"),
 )
 # Markers measured and left out of SIGNAL: "the bug is", "due to", "fails when", "went
-# with", "I want", "intentionally", "only handles": on the labelled corpus they mostly
-# fire on sentences that no keyword net of a reviewer catches. The ones that carry
-# weight ("intentionally", "only <verb>s") raise the score of a candidate instead.
+# with", "I want", "intentionally": on the labelled corpus they mostly fire on sentences
+# that no keyword net of a reviewer catches ("intentionally" raises a candidate's score
+# instead). "Only <verb>s", "best-effort" and "even though" fire there too, but what
+# they added was labelled blind (3 keep, 6 maybe, 6 drop of 15) and they raise recall of
+# keep on both halves (0.52 to 0.55 and 0.46 to 0.62, with the score rules below).
 
 # NOISE: sentences that carry a marker but are not memory. Each rule names the case it
 # exists for; `--explain` prints the name. Matched against the lower-cased sentence, its
@@ -212,7 +218,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                       r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"
                       r"返回|适用|跟踪|在)|仅(?:读取?|处理|支持|查找|检查|返回|适用|在)", 3),
     # Behaviour that is deliberate, so a future session does not "fix" it.
-    ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design)\b|故意|有意|特意", 2),
+    ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design|best[- ]effort)\b|故意|有意|特意", 2),
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A reason or mechanism joined to the claim: "because", "since", "which means".
@@ -240,6 +246,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
                                   r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
                                   r"(?:always|never))[^?\n]){1,80}?"
+                                  r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )"
                                   r"\b(?:must|mustn't|shall|always|never|are not allowed to|is not allowed to|"
                                   r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
@@ -273,8 +280,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                    r"moved|replaced|extracted|refactored|reverted)\b|^(?:已经?|刚刚?)(?:更新|添加|"
                    r"修复|删除|修改|创建|实现|重命名|移动|替换|提取|重构|回滚)", -3),
     # An instruction for one task, in a plan or a request: "Add a test ...".
-    ("task", "", r"^(?:add|update|remove|change|fix|use|revert|reduce|create|move|rename|"
-                 r"replace|reference|run|check|write|delete|look)\b|^(?:添加|更新|删除|修改|使用|"
+    ("task", "", r"^(?:[^:\n]{1,60}(?::| - | — ) *)?(?:add|update|remove|change|fix|use|revert|reduce|create|move|"
+                 r"rename|replace|reference|run|check|write|delete|look|consider|should|log|store)\b|^(?:添加|更新|删除|修改|使用|"
                  r"运行|检查|编写|创建|移动|重命名|替换|看一下)", -2),
     # A request of the moment: "please take a look".
     ("request", "", r"\b(?:please|can you|could you)\b|请你|帮我", -1),
@@ -283,12 +290,15 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A list intro or heading ("Here's what changed:"); a long one may still carry a claim.
     ("list-intro", "", r"[:：]\s*$", -2),
     # Speculation about what will happen.
-    ("future", "", r"\b(?:will|would)\b|将会|将要", -1),
+    ("future", "", r"\b(?:will|would)\b|\bshould (?:now |still |also |just )?(?:work|be fine|be ok|be okay|pass|"
+                   r"succeed|be safe|be enough|be sufficient)\b|将会|将要", -1),
     # About one diff: "this PR", "line 42", "#123", a commit hash.
     ("one-diff", "", r"\b(?:this (?:pr|change|diff|commit)\b|our (?:change|diff|commit|fix)\b|pr #?\d+|"
                      r"line \d+|[0-9a-f]{8,40}\b)|#\d+|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
     # "The fix is to ...": what was done this time, not how the code works.
-    ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|^fix\b|^the solution\b|^(?:修复方法|解决方法|解决办法|"
+    ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|^fix\b|^the solution\b|"
+                           r"^the (?:simplest|easiest|best|cleanest|right|correct|proper) (?:approach|fix|solution|option|"
+                           r"way)\b|^(?:修复方法|解决方法|解决办法|"
                            r"修复方案)是", -3),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),

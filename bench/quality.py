@@ -23,7 +23,8 @@ Figures, per half and overall:
   (keep + maybe) / matched; recall(keep) = keep labels matched by at least one
   proposal / keep labels; unmatched = share of proposals matching no label;
   empty-session proposals/session = proposals per session over sessions where
-  nothing was labelled keep or maybe (target: at most 1).
+  nothing was labelled keep or maybe, in any checkpoint copy of the session's
+  conversation (a sentence of several copies was labelled in one of them).
 
 Halves. Checkpoint files of one conversation share its ``sessionId``, so a
 session file is put by its conversation id (the first ``sessionId`` in the
@@ -195,10 +196,17 @@ class SessionResult:
     proposals: list[Proposal] = field(default_factory=list)
     error: str | None = None
     recalled: set[str] = field(default_factory=set)  # ids of labels matched by any proposal
+    # The conversation's labels: a sentence said in several checkpoint copies of one
+    # conversation was labelled once, in one of them, so a copy holds what its
+    # conversation holds (see `empty`).
+    conversation_labels: list[Label] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not any(lab.label in ("keep", "maybe") for lab in self.labels)
+        """Nothing good in the session: no sentence of its conversation labelled keep or
+        maybe. Counting only the file's own labels took a checkpoint copy whose keep
+        sentences were labelled in the other copy for a session holding nothing good."""
+        return not any(lab.label in ("keep", "maybe") for lab in self.conversation_labels or self.labels)
 
 
 class Built(NamedTuple):
@@ -219,6 +227,14 @@ def match_score(p_norm: str, p_grams: frozenset[str], lab: Label) -> float:
         return 1.0 + len(short) / len(long_)
     score = jaccard(p_grams, lab.grams)
     return score if score >= MIN_JACCARD else 0.0
+
+
+def conversation_labels(scans: list[SessionScan], labels: dict[str, list[Label]]) -> dict[str, list[Label]]:
+    """Each session file's conversation's labels, over all its checkpoint copies."""
+    pooled: dict[str, list[Label]] = {}
+    for scan in scans:
+        pooled.setdefault(scan.conversation, []).extend(labels.get(scan.path.name, []))
+    return {scan.path.name: pooled[scan.conversation] for scan in scans}
 
 
 def half_of(conversation: str) -> str:
@@ -627,7 +643,9 @@ def union_runs(tool: Path, sessions_dir: Path, scans: list[SessionScan], halves:
                           (f"--max-add {UNION_CAP}", ["--max-add", str(UNION_CAP)])):
         for half in ("tune", "holdout", "all"):
             names = [s.path.name for s in scans if half == "all" or halves[s.path.name] == half]
-            results = {n: SessionResult(n, halves[n], labels.get(n, [])) for n in names}
+            by_conversation = conversation_labels(scans, labels)
+            results = {n: SessionResult(n, halves[n], labels.get(n, []), conversation_labels=by_conversation[n])
+                       for n in names}
             built, error = run_build(tool, [(sessions_dir / n).resolve() for n in names], memory,
                                      [*cap, *extra_args], tmp, timeout)
             if error is not None:
@@ -806,7 +824,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     scans = [scan_session(s) for s in sessions]
     read_s = time.perf_counter() - started_all
     halves = {s.path.name: half_of(s.conversation) for s in scans}
-    results = [SessionResult(s.name, halves[s.name], labels.get(s.name, [])) for s in sessions]
+    by_conversation = conversation_labels(scans, labels)
+    results = [SessionResult(s.name, halves[s.name], labels.get(s.name, []), conversation_labels=by_conversation[s.name])
+               for s in sessions]
     digest = hashlib.sha256(tool.read_bytes()).hexdigest()[:12]
     cap = "default cap" if args.max_add is None else f"--max-add {args.max_add}"
     print(f"quality: {len(sessions)} sessions, {sum(map(len, labels.values()))} labels | "

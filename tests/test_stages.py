@@ -198,6 +198,48 @@ JUDGE = [
 ]
 
 
+# SIGNAL phrases and score rules of the last measurement (bench/quality.py, both halves).
+SCORED = [
+    # SIGNAL: a limit of the code ("only <verb>s"), a deliberate guarantee ("best-effort"),
+    # a contrary fact ("even though").
+    pytest.param("The linter only checks new code in this repository.", "assistant", "only-does", True,
+                 id="only-checks-is-signal"),
+    pytest.param("Telemetry is best-effort, so an upload that fails is dropped quietly.", "assistant", "intentional", True,
+                 id="best-effort-is-deliberate"),
+    pytest.param("The child has Hidden: false even though its parent command is hidden.", "assistant", "base", True,
+                 id="even-though-is-signal"),
+    # A user's "is never" / "are always" describes a state; a rule governs an action.
+    pytest.param("Session data is never condensed to the checkpoint branch.", "user", "user-subject-rule", False,
+                 id="copula-never-is-no-user-rule"),
+    pytest.param("We never push to the release branch without a review.", "user", "user-subject-rule", True,
+                 id="we-never-is-a-user-rule"),
+    # "should work" predicts an outcome of the moment.
+    pytest.param("Since the refs are loose, deleting the branch should work fine.", "assistant", "future", True,
+                 id="should-work-is-a-prediction"),
+    pytest.param("Every handler should log its decision point with the shared logger.", "assistant", "future", False,
+                 id="should-log-is-no-prediction"),
+    # An instruction for the change at hand, also after a list item's label.
+    pytest.param("Store the hash in metadata - Add a CodeCommit field because we must keep it.", "assistant", "task", True,
+                 id="task-after-dash-label"),
+    pytest.param("In runApply: Log each decision point because we must trace it.", "assistant", "task", True,
+                 id="task-after-colon-label"),
+    pytest.param("Consider whether the state must be preserved from the first session.", "assistant", "task", True,
+                 id="task-consider"),
+    pytest.param("Root cause: the reader only reads the local config, never the global one.", "assistant", "task", False,
+                 id="label-then-finding-is-no-task"),
+    pytest.param("The simplest approach is to call the helpers directly instead of the prompt.", "assistant",
+                 "fix-of-the-day", True, id="simplest-approach-is-the-days-fix"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "role", "rule", "applies"), SCORED)
+def test_signal_and_score_rules(sentence: str, role: str, rule: str, applies: bool) -> None:
+    verdict = md.judge(sentence, role, md.Options(), md.SIGNAL, md.NOISE)
+    assert verdict.stage == "candidate", verdict  # SIGNAL picked it and no gate or NOISE stopped it
+    parts = [name for name, _ in md.score_parts(verdict.text, role)]
+    assert (rule in parts) is applies, parts
+
+
 @pytest.mark.parametrize(("sentence", "stage", "reason"), JUDGE)
 def test_judge(sentence: str, stage: str, reason: str | None) -> None:
     verdict = md.judge(sentence, "user", md.Options(), md.SIGNAL, md.NOISE)
