@@ -794,7 +794,22 @@ def secret_pattern(index: int, lowered: bool) -> re.Pattern[str]:
 # not in it: they occur so often that `in` over the phrase list is faster than stopping
 # at each one (measured: twice the time for both together).
 SECRET_HINT = re.compile(literal_trie(SECRET_KINDS_OF))
-ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
+
+
+def phrase_heads(phrases: Iterable[str]) -> tuple[tuple[str | re.Pattern[str], tuple[str, ...]], ...]:
+    """The phrases, those that open with the same word ("only reads", "only handles",
+    ...) as one group: one pass over a message (`in` for a phrase alone, the group's
+    alternation, which opens with its shared literal, for a group) rules out a phrase
+    or a group, and `in` finds the group's phrases only where one of them occurs."""
+    groups: dict[str, list[str]] = {}
+    for phrase in phrases:
+        groups.setdefault(re.split(r"[ -]", phrase, maxsplit=1)[0] if phrase.isascii() else phrase, []).append(phrase)
+    return tuple((group[0] if len(group) == 1 else re.compile("|".join(map(re.escape, group))), tuple(group))
+                 for group in groups.values())
+
+
+SIGNAL_HEADS = phrase_heads(SIGNAL_PHRASES)
+ASCII_HEADS = phrase_heads(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 
 
 # --------------------------------------------------------------------------------------
@@ -2789,8 +2804,14 @@ def signal_phrases(lowered: str) -> list[str]:
     of it, so a sentence can match SIGNAL only where it holds one of these. Most messages
     hold none and are not judged sentence by sentence; the rest check one or two phrases
     with `in` before the regular expression runs, ten times faster than running it."""
-    phrases = ASCII_PHRASES if lowered.isascii() else SIGNAL_PHRASES
-    return [phrase for phrase in phrases if phrase in lowered]
+    found = []
+    for head, phrases in ASCII_HEADS if lowered.isascii() else SIGNAL_HEADS:
+        if isinstance(head, str):
+            if head in lowered:
+                found.append(head)
+        elif head.search(lowered):
+            found += [phrase for phrase in phrases if phrase in lowered]
+    return found
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
