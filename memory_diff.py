@@ -753,6 +753,34 @@ def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
+def ascii_form(pattern: str) -> str:
+    """The pattern without its top-level alternatives that open with a non-ASCII
+    character (after a `^`): they cannot match ASCII text, so on ASCII text the rest
+    finds exactly what the whole does, faster (the engine need not try the Chinese
+    alternatives at every position). "(?!)" when nothing is left."""
+    alternatives, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 1
+        elif char == "[":  # a class: its `|` and parentheses are characters
+            i += 1 + (pattern[i + 1:i + 2] == "^")
+            i += pattern[i:i + 1] == "]"  # a `]` first in a class is one of its characters
+            while pattern[i] != "]":
+                i += 1 + (pattern[i] == "\\")
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            alternatives.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    alternatives.append(pattern[start:])
+    kept = [a for a in alternatives if a.removeprefix("^")[:1].isascii()]
+    return "|".join(kept) if kept else "(?!)"
+
+
 def phrase_pattern(phrases: str) -> str:
     """A SIGNAL rule's literal phrases as one alternation; ASCII phrases as whole words."""
     return "|".join(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p) for p in phrases.split("|"))
@@ -765,11 +793,20 @@ def rule_name(match: re.Match[str]) -> str:
 
 # SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
 SIGNAL = _compile_rules((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES)
+# What an ASCII sentence is matched against instead (see ascii_form): the Chinese rules
+# and phrases left out, twice as fast.
+SIGNAL_ASCII = _compile_rules((name, ascii_form(phrase_pattern(phrases))) for name, phrases in SIGNAL_RULES
+                              if ascii_form(phrase_pattern(phrases)) != "(?!)")
 # Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
 # signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
-# Like SIGNAL, the score rules are matched against the lower-cased sentence.
-SCORE = tuple((name, who, re.compile(pattern), points) for name, who, pattern, points in SCORE_RULES)
+
+
+
+# Like SIGNAL, the score rules are matched against the lower-cased sentence; an ASCII
+# sentence against their ASCII form.
+SCORE = tuple((name, who, re.compile(pattern), re.compile(ascii_form(pattern)), points)
+              for name, who, pattern, points in SCORE_RULES)
 NOISE = _compile_rules(NOISE_RULES)
 REQUESTS = tuple((name, re.compile(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
@@ -2281,6 +2318,8 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     sentence's message (see signal_phrases)."""
     text = sentence.strip()
     lowered = text.lower()
+    if signal is SIGNAL and lowered.isascii():
+        signal = SIGNAL_ASCII
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
         return Verdict("dropped_no_signal", "", "", 0)
@@ -2333,8 +2372,8 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them."""
     parts = [("base", BASE_SCORE)]
     lowered = text.lower()
-    parts += [(name, points) for name, who, pattern, points in SCORE if who in ("", role)
-              and pattern.search(lowered)]
+    form = 3 if lowered.isascii() else 2
+    parts += [(rule[0], rule[4]) for rule in SCORE if rule[1] in ("", role) and rule[form].search(lowered)]
     columns = width(text, SCORE_WIDE)
     if columns < SHORT_WIDTH and not any(name in USER_RULES for name, _ in parts):
         parts.append(("short", SHORT_POINTS))  # brevity is a virtue in a user's rule

@@ -232,6 +232,33 @@ SCORED = [
 ]
 
 
+@pytest.mark.parametrize(("pattern", "form"), [
+    pytest.param(r"\bnow\b|现在|目前", r"\bnow\b", id="chinese-alternatives-go"),
+    pytest.param(r"^(?:added|fixed)\b|^(?:已经?)(?:更新|添加)", r"^(?:added|fixed)\b|^(?:已经?)(?:更新|添加)",
+                 id="alternative-opening-with-a-group-stays"),
+    pytest.param(r"^(?:but|so)\b|^但是", r"^(?:but|so)\b", id="anchored-chinese-goes"),
+    pytest.param(r"[:：]\s*$", r"[:：]\s*$", id="class-with-chinese-stays"),
+    pytest.param(r"(?:a|中)x|[|(]y|\|z|根", r"(?:a|中)x|[|(]y|\|z", id="nested-class-and-escaped-bars"),
+    pytest.param(r"[^]|]x|根|[]|]y", r"[^]|]x|[]|]y", id="bracket-first-in-a-class"),
+    pytest.param(r"决定|选择", "(?!)", id="nothing-left"),
+    pytest.param("", "", id="empty-matches-everything"),
+])
+def test_ascii_form(pattern: str, form: str) -> None:
+    assert md.ascii_form(pattern) == form
+
+
+def test_score_ascii_forms_agree() -> None:
+    # On ASCII text the ASCII form of every score rule, and SIGNAL's, find what the whole does.
+    sentences = [p.values[0] for p in JUDGE + SCORED] + [B1, WEAK, "Root cause: x only reads the config."]
+    ascii_sentences = [s.lower() for s in sentences if s.isascii()]
+    for name, _, whole, form, _ in md.SCORE:
+        for sentence in ascii_sentences:
+            assert bool(whole.search(sentence)) == bool(form.search(sentence)), (name, sentence)
+    for sentence in ascii_sentences:  # and SIGNAL's, rule for rule
+        hits = [md.SIGNAL.search(sentence), md.SIGNAL_ASCII.search(sentence)]
+        assert len({hit and (md.rule_name(hit), hit.span()) for hit in hits}) == 1, sentence
+
+
 @pytest.mark.parametrize(("sentence", "role", "rule", "applies"), SCORED)
 def test_signal_and_score_rules(sentence: str, role: str, rule: str, applies: bool) -> None:
     verdict = md.judge(sentence, role, md.Options(), md.SIGNAL, md.NOISE)
