@@ -2888,22 +2888,40 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
             first[key] = i
     hopeful = [i for i in first.values()
                if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score]
-    index = MemoryIndex([keys[i] for i in hopeful])
     grams = [trigrams(keys[i]) for i in hopeful]
+    sizes = [len(g) for g in grams]
     signs = [polarity(keys[i]) for i in hopeful]
     code = [frozenset(CODE_SPAN.findall(ordered[i].text)) for i in hopeful]
+    words = [set(_tokens(keys[i])) for i in hopeful]
+    # Each pair is looked at some RELATED times a candidate, so the overlaps are counted
+    # on bit masks (one bit a line, one a trigram) while they stay small; past that,
+    # the same counts from the word index and the trigram sets.
+    vocabulary = dict.fromkeys(itertools.chain.from_iterable(grams))
+    bits = len(hopeful) * (len(vocabulary) + len(dict.fromkeys(itertools.chain.from_iterable(words))))
+    if bits <= FINDINGS_BITS:
+        related = WordBits(words).related
+        for number, gram in enumerate(vocabulary):
+            vocabulary[gram] = number
+        masks: list[Any] = [bit_mask(list(map(vocabulary.__getitem__, g))) for g in grams]
+        count: Any = int.bit_count
+    else:
+        index = MemoryIndex([keys[i] for i in hopeful])
+        related = lambda a: index.related(keys[hopeful[a]])  # noqa: E731
+        masks, count = grams, len
     for a, i in enumerate(hopeful):
         if ordered[i].score < min_score and not ordered[i].request and not ordered[i].source:
             continue  # two weak wordings are not looked for each other: see above
-        for b in index.related(keys[i]):
+        for b in related(a):
             if b == a or signs[a] != signs[b]:
                 continue
             # Naming the same code lowers the overlap it takes (SAME_CODE). Jaccard is at
             # most the smaller set's share of the larger: a cheap test first.
-            need = CONTRADICTION if len(code[a] & code[b]) >= SAME_CODE else NEAR_DUPLICATE
-            if min(len(grams[a]), len(grams[b])) >= need * max(len(grams[a]), len(grams[b])) \
-                    and jaccard(grams[a], grams[b]) >= need:
-                parent[root(hopeful[b])] = root(i)
+            need = CONTRADICTION if len(code[a]) >= SAME_CODE and len(code[a] & code[b]) >= SAME_CODE \
+                else NEAR_DUPLICATE
+            if min(sizes[a], sizes[b]) >= need * max(sizes[a], sizes[b]):
+                both = count(masks[a] & masks[b])  # as jaccard() counts: the union, not built
+                if both / (sizes[a] + sizes[b] - both) >= need:
+                    parent[root(hopeful[b])] = root(i)
     notes = [a for a, i in enumerate(hopeful) if ordered[i].source]
     if notes:
         chosen = set(hopeful)
@@ -2972,6 +2990,9 @@ WORD = re.compile(r"\w+")
 # that keeps flagging to a few hundredths of a second a bullet.
 RELATED = 50
 POSTINGS_BUDGET = 200_000
+# findings() counts overlaps on bit masks while they hold at most this many bits (candidates
+# times distinct words and trigrams; 16 MB), the word index and trigram sets beyond.
+FINDINGS_BITS = 1 << 27
 
 
 def trigrams(key: str) -> set[str]:
@@ -3023,6 +3044,81 @@ class MemoryIndex:
         if len(found) > RELATED:
             found = heapq.nlargest(RELATED, found, key=operator.itemgetter(1))
         return sorted(n for n, _ in found)
+
+
+class WordBits:
+    """MemoryIndex.related for the lines themselves, on bit masks: a word's lines are one
+    int, so counting the words a line shares with every other line is a few AND/OR of
+    ints instead of a counter of line numbers. The same lines in the same order as
+    MemoryIndex(lines).related(lines[line]); findings() asks it for every candidate."""
+
+    def __init__(self, words: list[set[str]]) -> None:
+        self.words = words
+        postings: dict[str, list[int]] = {}
+        for number, line in enumerate(words):
+            for word in line:
+                postings.setdefault(word, []).append(number)
+        self.count = {word: len(lines) for word, lines in postings.items()}
+        self.masks = {word: bit_mask(lines) for word, lines in postings.items()}
+
+    def related(self, line: int, least: int = 2) -> list[int]:
+        """MemoryIndex(lines).related(lines[line]): of the lines sharing the most of its
+        words (at least `least`), RELATED, ties to the line that the rarest word shared
+        reaches first (Counter's insertion order), then the earlier line."""
+        count, budget = self.count, POSTINGS_BUDGET
+        chosen = []
+        for word in sorted(self.words[line], key=lambda w: (count[w], w)):
+            if count[word] > budget:
+                break
+            budget -= count[word]
+            chosen.append(self.masks[word])
+        # at[k]: the lines that share at least k of the chosen words
+        at = [0] * (len(chosen) + 1)
+        for depth, mask in enumerate(chosen, 1):
+            for k in range(depth, 1, -1):
+                at[k] |= at[k - 1] & mask
+            at[1] |= mask
+        if len(at) <= least:
+            return []
+        if at[least].bit_count() <= RELATED:
+            return _members(at[least], RELATED)
+        k = least  # the fewest shared words a related line has
+        while k + 1 < len(at) and at[k + 1].bit_count() >= RELATED:
+            k += 1
+        taken = at[k + 1] if k + 1 < len(at) else 0
+        room, tied = RELATED - taken.bit_count(), at[k] & ~taken
+        for mask in chosen:  # the lines sharing exactly k words, by the first word they share
+            here = tied & mask
+            if not here:
+                continue
+            tied &= ~here
+            if here.bit_count() < room:
+                taken |= here
+                room -= here.bit_count()
+            else:  # the earliest lines of the last word that fits
+                return sorted(_members(taken, RELATED) + _members(here, room))
+        return _members(taken, RELATED)
+
+
+def bit_mask(numbers: Sequence[int]) -> int:
+    """The int whose bits `numbers` are set, in time linear in its size."""
+    if not numbers:
+        return 0
+    flags = bytearray(max(numbers) // 8 + 1)
+    for number in numbers:
+        flags[number >> 3] |= 1 << (number & 7)
+    return int.from_bytes(flags, "little")
+
+
+def _members(mask: int, most: int) -> list[int]:
+    """The first `most` bits set in `mask`, lowest first."""
+    ones = bin(mask)[:1:-1]
+    found: list[int] = []
+    at = ones.find("1")
+    while at >= 0 and len(found) < most:
+        found.append(at)
+        at = ones.find("1", at + 1)
+    return found
 
 
 def _tokens(text: str) -> list[str]:

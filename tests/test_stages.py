@@ -303,14 +303,50 @@ SELECT_EVIDENCE = [
 ]
 
 
+@pytest.mark.parametrize("bits", [pytest.param(md.FINDINGS_BITS, id="bit-masks"), pytest.param(0, id="word-index")])
 @pytest.mark.parametrize(("cands", "rejected", "cap", "kept", "counts"), SELECT_EVIDENCE)
 def test_select_evidence(cands: list[md.Candidate], rejected: list[str], cap: int, kept: list[str],
-                         counts: dict[str, int]) -> None:
+                         counts: dict[str, int], bits: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(md, "FINDINGS_BITS", bits)  # both ways of counting overlaps
     stats: Counter[str] = Counter()
     proposed, dropped = md.select(cands, set(), set(), rejected, cap, md.MIN_SCORE, stats)
     assert [c.text for c in proposed] == kept
     assert {k: v for k, v in stats.items() if v} == counts
     assert len(proposed) + len(dropped) == len(cands)
+
+
+def _lines(seed: int, count: int, vocabulary: int, length: int) -> list[str]:
+    import random
+    rng = random.Random(seed)
+    return [" ".join(f"w{rng.randrange(vocabulary)}" for _ in range(rng.randint(1, length))) for _ in range(count)]
+
+
+# findings() asks WordBits for the lines MemoryIndex.related would give: the same lines, the
+# cut at RELATED falling on the same ties (Counter's insertion order), the same budget.
+WORD_BITS = [
+    pytest.param(["never commit the build", "never commit the cache", "always commit the lock"], None,
+                 id="few-lines"),
+    pytest.param(["alpha beta gamma"] * 80 + ["alpha beta delta"] * 30, None, id="ties-at-the-cut"),
+    pytest.param(["alpha beta"] * 30 + ["gamma beta alpha"] * 40 + ["alpha delta beta"] * 20, None,
+                 id="ties-reached-by-different-words"),
+    pytest.param(["one two"] * 40 + ["one three"] * 40, 50, id="budget-stops-at-a-common-word"),
+    pytest.param(["one two"] * 40 + ["one three"] * 40, 119, id="budget-one-line-short"),
+    pytest.param(["one two"] * 40 + ["one three"] * 40, 120, id="budget-just-enough"),
+    pytest.param(["不要提交生成的文件", "不要提交缓存文件", "总是提交锁文件"], None, id="chinese-characters"),
+    pytest.param(["a an to", "is it a", "go on"], None, id="no-words-counted"),
+    pytest.param(_lines(1, 300, 40, 12), None, id="random-small-vocabulary"),
+    pytest.param(_lines(2, 200, 400, 20), None, id="random-large-vocabulary"),
+    pytest.param(_lines(3, 400, 25, 6), 3000, id="random-budget"),
+]
+
+
+@pytest.mark.parametrize(("lines", "budget"), WORD_BITS)
+def test_word_bits_related_is_memory_index_related(lines: list[str], budget: int | None,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    if budget is not None:
+        monkeypatch.setattr(md, "POSTINGS_BUDGET", budget)
+    index, bits = md.MemoryIndex(lines), md.WordBits([set(md._tokens(line)) for line in lines])
+    assert [bits.related(n) for n in range(len(lines))] == [index.related(line) for line in lines]
 
 
 @pytest.mark.parametrize(("memory", "expected"), [
