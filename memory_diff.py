@@ -3733,29 +3733,40 @@ def _of(value: Any, *kinds: Any) -> Any:
     return value
 
 
+# The types of a candidate's fields as plain_result writes them (a timestamp, a
+# conversation and a request line may be None): one test of them all, for every
+# candidate the hook takes from the cache.
+CANDIDATE_TYPES = frozenset(
+    (str, str, str, int, stamp, str, int, list, conversation, request, int, str, str)
+    for stamp in (str, type(None)) for conversation in (str, type(None)) for request in (int, type(None)))
+
+
 def rebuilt_result(plain: Any, index: int, path: str) -> FileResult:
     """plain_result's lists as the FileResult of input `index` at `path`; ValueError (or
     TypeError) when they are not what plain_result writes."""
     candidates_in, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
-    shown = "\t" + one_line(path) + ":"
     candidates = []
-    for text, key, role, line, stamp, kind, points, order, conversation, request, said_in, source, also \
-            in _of(candidates_in, list):
-        line_at, sequence, number = _of(order, list)
+    for row in _of(candidates_in, list):
+        if type(row) is not list or tuple(map(type, row)) not in CANDIDATE_TYPES:
+            raise ValueError("a cache entry of another shape")
+        text, key, role, line, stamp, kind, points, order, conversation, request, said_in, source, also = row
+        line_at, sequence, number = order
+        if type(line_at) is not int or type(sequence) is not int or type(number) is not int:
+            raise ValueError("a cache entry of another shape")
         candidates.append(Candidate(
-            _of(text, str), _of(key, str), _of(role, str), path, _of(line, int), _of(stamp, str, type(None)),
-            _of(kind, str), _of(points, int), (index, _of(line_at, int), _of(sequence, int), _of(number, int)),
-            path if _of(conversation, str, type(None)) is None else conversation,
-            "" if _of(request, int, type(None)) is None else f"{path}:{request}", _of(said_in, int),
-            _of(source, str), _of(also, str)))
+            text, key, role, path, line, stamp, kind, points, (index, line_at, sequence, number),
+            path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
+            said_in, source, also))
     stats: Counter[str] = Counter()
     for name, count in _of(stats_in, list):
         stats[_of(name, str)] = _of(count, int)
     explain = []
-    for order, label, rest in _of(explain_in, list):
-        line_at, sequence, number = _of(order, list)
-        explain.append(((index, _of(line_at, int), _of(sequence, int), _of(number, int)),
-                        _of(label, str) + shown + _of(rest, str)))
+    if _of(explain_in, list):
+        shown = "\t" + one_line(path) + ":"
+        for order, label, rest in explain_in:
+            line_at, sequence, number = _of(order, list)
+            explain.append(((index, _of(line_at, int), _of(sequence, int), _of(number, int)),
+                            _of(label, str) + shown + _of(rest, str)))
     writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
               for line, target, added in _of(writes_in, list)]
     return FileResult(candidates, stats, explain, writes, _of(conversation_key, str, type(None)), _of(through, int))
