@@ -3679,17 +3679,15 @@ class CacheIndex:
             return None
 
 
-def open_cache(opts: Options) -> tuple[CacheIndex, CacheIndex] | None:
-    """The result and discovery indexes of the repository the current folder is in;
-    None outside a repository."""
+def open_cache() -> tuple[str, str] | None:
+    """The cache folder of the repository the current folder is in, and this build's
+    digest; None outside a repository. Its indexes are opened from them: CacheIndex."""
     root = repo_root(os.getcwd())
     folder = git_dir(root) if root else None
     build = build_digest()
     if folder is None or build is None:
         return None
-    folder = os.path.join(folder, CACHE_FOLDER)
-    return (CacheIndex(folder, "results", {"build": build, "options": options_key(opts)}),
-            CacheIndex(folder, "discovery", {"build": build}))
+    return os.path.join(folder, CACHE_FOLDER), build
 
 
 def no_memo(kind: str, path: str, read: Any) -> Any:
@@ -4680,8 +4678,9 @@ def run_build(args: argparse.Namespace) -> int:
     check_flags(args)
     conf = settings(args)
     root = _cwd_root()
-    opened = None if args.no_cache else open_cache(conf.opts)
-    known_cwds = opened[1] if opened else None  # discovery's reads; results are opened below
+    opened = None if args.no_cache else open_cache()
+    # discovery's reads; the results' index is opened below, with the baseline
+    known_cwds = CacheIndex(opened[0], "discovery", {"build": opened[1]}) if opened else None
     memo = known_cwds.memo if known_cwds else no_memo
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
@@ -4716,7 +4715,7 @@ def run_build(args: argparse.Namespace) -> int:
     opts = conf.opts._replace(baseline=record.baseline if record.baseline or args.baseline else None)
     # The results' index is of this run's options, the baseline among them: a moved
     # baseline reads every file again.
-    cache = open_cache(opts)[0] if opened else None
+    cache = CacheIndex(opened[0], "results", {"build": opened[1], "options": options_key(opts)}) if opened else None
     results, cached = process_cached(paths, walked, opts, conf.jobs, cache)
     if cache:
         cache.save()
