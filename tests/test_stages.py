@@ -397,6 +397,10 @@ def _claude(role: str, content: Any, **extra: Any) -> dict[str, Any]:
 TOOL_RESULT = {"tool_use_id": "toolu_1", "type": "tool_result", "content": "12 files changed"}
 READ_COPY = {"toolUseResult": {"type": "text", "file": {"filePath": "a.py", "content": "x = 1"}}}
 SAID = "Never push to main without a review."
+# A tool result whose content is a list of text blocks (an MCP or Task tool's output), one
+# holding the bytes of a text block beside a tool result, escaped.
+TOOL_TEXTS = {**TOOL_RESULT, "content": [{"type": "text", "text": "out"},
+                                         {"type": "text", "text": '"},{"type":"text","text":"' + SAID}]}
 
 
 @pytest.mark.parametrize(("records", "spaced", "expected"), [
@@ -409,8 +413,29 @@ SAID = "Never push to main without a review."
     pytest.param([_claude("user", [TOOL_RESULT], **READ_COPY)], True, False, id="read-copy-spaced"),
     pytest.param([_claude("user", [TOOL_RESULT, {"type": "text", "text": SAID}], **READ_COPY)], False, True,
                  id="text-beside-tool-result"),
-    pytest.param([_claude("user", [{**TOOL_RESULT, "content": [{"type": "text", "text": "out"}]}])], False, True,
-                 id="text-inside-tool-result-is-parsed"),
+    pytest.param([_claude("user", [TOOL_TEXTS])], False, False, id="text-blocks-inside-tool-result"),
+    pytest.param([_claude("user", [TOOL_TEXTS])], True, False, id="text-blocks-inside-tool-result-spaced"),
+    pytest.param([_claude("user", [TOOL_TEXTS, {**TOOL_TEXTS, "tool_use_id": "toolu_2"}], **READ_COPY)], False, False,
+                 id="two-tool-results-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-tool-result-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS, {"type": "text", "text": SAID}])], True, True,
+                 id="text-beside-tool-result-of-text-blocks-spaced"),
+    pytest.param([_claude("user", [{**TOOL_TEXTS, "is_error": True}, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-failed-tool-result-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS, TOOL_RESULT, {"type": "text", "text": SAID}])], False, True,
+                 id="text-after-a-tool-result-string-after-text-blocks"),
+    pytest.param([_claude("user", [{**TOOL_RESULT, "content": [{"type": "image", "source": {"type": "base64"}},
+                                                               {"type": "text", "text": "out"}]}])], False, True,
+                 id="text-after-an-image-in-a-tool-result-is-parsed"),
+    pytest.param([_claude("user", [TOOL_TEXTS]), _claude("user", SAID)], False, True,
+                 id="glued-user-after-tool-result-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS]), _claude("assistant", [{"type": "text", "text": SAID}])], True, True,
+                 id="glued-assistant-text-after-tool-result-of-text-blocks-spaced"),
+    pytest.param([_claude("user", [TOOL_TEXTS]), _claude("user", [TOOL_TEXTS])], False, False,
+                 id="glued-tool-results-of-text-blocks"),
+    pytest.param([{"type": "progress", "data": {"message": _claude("user", [TOOL_TEXTS])}}], False, False,
+                 id="progress-nesting-a-tool-result-of-text-blocks"),
     pytest.param([_claude("user", [{**TOOL_RESULT, "content": '{"type":"text"}'}])], False, False,
                  id="marker-inside-a-string"),
     pytest.param([{"type": "progress", "data": {"content": "building"}}], False, False, id="progress"),
