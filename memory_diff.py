@@ -1029,7 +1029,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         return False
     if progress:
         return bool(GLUE_POINT.search(raw))
-    return speakers > 1 or tool_result not in raw
+    return speakers > 1 or nested < 0 and tool_result not in raw
 
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
