@@ -3610,7 +3610,8 @@ class CacheIndex:
 
     def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
         old = self.entries.get(name)
-        self.dropped = self.dropped or old is not None
+        # A result the entry no longer names may be named by no index: prune looks.
+        self.dropped = self.dropped or old is not None and (type(old) is not list or len(old) != 6 or old[5] != value)
         self.entries[name] = [os.path.abspath(path), ident, self.stamp, self.run, detail, value]
         self.used.add(name)
 
