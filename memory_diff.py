@@ -2924,16 +2924,17 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
     for a, i in enumerate(hopeful):
         if ordered[i].score < min_score and not ordered[i].request and not ordered[i].source:
             continue  # two weak wordings are not looked for each other: see above
+        sign, size, mask, spans = signs[a], sizes[a], masks[a], code[a] if len(code[a]) >= SAME_CODE else None
         for b in related(a):
-            if b == a or signs[a] != signs[b]:
+            if b == a or signs[b] != sign:
                 continue
             # Naming the same code lowers the overlap it takes (SAME_CODE). Jaccard is at
             # most the smaller set's share of the larger: a cheap test first.
-            need = CONTRADICTION if len(code[a]) >= SAME_CODE and len(code[a] & code[b]) >= SAME_CODE \
-                else NEAR_DUPLICATE
-            if min(sizes[a], sizes[b]) >= need * max(sizes[a], sizes[b]):
-                both = count(masks[a] & masks[b])  # as jaccard() counts: the union, not built
-                if both / (sizes[a] + sizes[b] - both) >= need:
+            need = CONTRADICTION if spans and len(spans & code[b]) >= SAME_CODE else NEAR_DUPLICATE
+            other = sizes[b]
+            if (size if size < other else other) >= need * (other if size < other else size):
+                both = count(mask & masks[b])  # as jaccard() counts: the union, not built
+                if both / (size + other - both) >= need:
                     parent[root(hopeful[b])] = root(i)
     notes = [a for a, i in enumerate(hopeful) if ordered[i].source]
     if notes:
