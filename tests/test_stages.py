@@ -315,6 +315,21 @@ def test_select_evidence(cands: list[md.Candidate], rejected: list[str], cap: in
     assert len(proposed) + len(dropped) == len(cands)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("never commit .env files", (1, 0), id="never"),
+    pytest.param("Don't push; ALWAYS rebase, NOT merge", (2, 1), id="upper-case"),
+    pytest.param("a notable note: cannot, without, won't", (3, 0), id="words-not-inside-words"),
+    pytest.param("always always avoid it", (1, 2), id="repeats-counted"),
+    pytest.param("不要提交生成的文件，总是先运行测试", (1, 1), id="chinese"),
+    pytest.param("Never 提交 .env，必须 rebase", (1, 1), id="mixed"),
+    pytest.param("über-config never loads", (1, 0), id="non-ascii-latin"),
+])
+def test_polarity(text: str, expected: tuple[int, int]) -> None:
+    assert md.polarity(text) == expected
+    # ASCII text is counted by the English markers alone: the same as the whole patterns.
+    assert md.polarity(text) == (len(md.NEGATION.findall(text)), len(md.ALWAYS.findall(text)))
+
+
 def _lines(seed: int, count: int, vocabulary: int, length: int) -> list[str]:
     import random
     rng = random.Random(seed)
