@@ -3119,8 +3119,8 @@ class WordBits:
 
 def bit_mask(numbers: Sequence[int]) -> int:
     """The int whose bits `numbers` are set, in time linear in its size."""
-    if not numbers:
-        return 0
+    if len(numbers) <= 1:  # most words are on one line
+        return 1 << numbers[0] if numbers else 0
     flags = bytearray(max(numbers) // 8 + 1)
     for number in numbers:
         flags[number >> 3] |= 1 << (number & 7)
