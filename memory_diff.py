@@ -994,18 +994,18 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     values, nested ones too. Prose is a text block (`"type":"text"`, as Claude Code
     writes every block) or string content. A text block is a list element, so one right
     after `"toolUseResult":{` (the Read tool's copy of a file) is none, and so is one in a
-    tool result's content list: right after `"type":"tool_result","content":[{`, or after
-    such a block (`"},{`) with no other type between. Claude Code writes a tool result's
-    keys as tool_use_id, type, content (then is_error), so a block of the message's own
-    content after a tool result follows `]},{` or `e},{`, never `"},{`. String content
+    tool result's content list: right after `{"tool_use_id":"…","type":"tool_result",
+    "content":[{`, or after such a block (`"},{`) with no other type between. A tool result
+    that opens with its tool_use_id ends with its content or is_error, so a block of the
+    message's own content after one follows `]},{` or `e},{`, never `"},{` (Claude Code
+    also writes type, content, is_error, tool_use_id: those are decoded). String content
     beside a tool result, or in a progress record, is tool output as long as the line
     holds one record: a second user or assistant type beside a tool result means a
     second record may be glued on; a progress record nests user and assistant messages,
     so there only a glue point (`}` then `{`) can tell. A progress type is taken for the
     record's own: in the corpus every line holding one is a progress record."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
-    types, content, tool_result, tool_copy, tool_texts, next_block, type_key = \
-        CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
+    types, content, tool_result, tool_copy, next_block, type_key = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
     speakers = 0  # user and assistant types: records, or messages nested in one
     progress = False
     nested = -1  # where the last text block inside a tool result's content list ends
@@ -1013,8 +1013,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         kind = match.group(1)
         if kind == b"text":
             at = match.start()
-            if raw.endswith(tool_texts, 0, at) or nested >= 0 and raw.endswith(next_block, 0, at) \
-                    and raw.find(type_key, nested, at) < 0:
+            if nested >= 0 and raw.endswith(next_block, 0, at) and raw.find(type_key, nested, at) < 0 \
+                    or TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at):
                 nested = match.end()
             elif not raw.endswith(tool_copy, 0, at):
                 return True
@@ -1034,15 +1034,15 @@ def claude_may_hold_prose(raw: bytes) -> bool:
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
 # `": "` separators of a re-serialized copy, told apart by the line's first key; the
-# last three tell a text block inside a tool result's content list (see there).
+# last two and TOOL_TEXTS tell a text block inside a tool result's content list.
 CLAUDE_MARKERS = {
     spaced: (re.compile(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",\s*"id":\s*"[^"]*",'
                                                     rb'\s*"name":\s*"(?:Edit|MultiEdit|Write)")'), b'"content' + sep,
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{',
-             b'"type": "tool_result", "content": [{' if spaced else b'"type":"tool_result","content":[{',
              b'"}, {' if spaced else b'"},{', b'"type": ' if spaced else b'"type":')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
+TOOL_TEXTS = re.compile(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
 # Where two records glued on one line meet: the end of one, the white space that
 # parse_jsonl_line skips, and the first key of the next (a record without keys holds
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.

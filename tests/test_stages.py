@@ -416,6 +416,7 @@ SAID = "Never push to main without a review."
 # holding the bytes of a text block beside a tool result, escaped.
 TOOL_TEXTS = {**TOOL_RESULT, "content": [{"type": "text", "text": "out"},
                                          {"type": "text", "text": '"},{"type":"text","text":"' + SAID}]}
+TYPE_FIRST = {"type": "tool_result", "content": TOOL_TEXTS["content"], "tool_use_id": "toolu_3"}
 
 
 @pytest.mark.parametrize(("records", "spaced", "expected"), [
@@ -440,6 +441,17 @@ TOOL_TEXTS = {**TOOL_RESULT, "content": [{"type": "text", "text": "out"},
                  id="text-beside-failed-tool-result-of-text-blocks"),
     pytest.param([_claude("user", [TOOL_TEXTS, TOOL_RESULT, {"type": "text", "text": SAID}])], False, True,
                  id="text-after-a-tool-result-string-after-text-blocks"),
+    # Claude Code also writes a tool result's keys as type, content, is_error, tool_use_id:
+    # a block after one follows `"},{` as a block inside its content does.
+    pytest.param([_claude("user", [TYPE_FIRST, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-tool-result-of-text-blocks-type-first"),
+    pytest.param([_claude("user", [TYPE_FIRST, {"type": "text", "text": SAID}])], True, True,
+                 id="text-beside-tool-result-of-text-blocks-type-first-spaced"),
+    pytest.param([_claude("user", [{"type": "tool_result", "content": TOOL_TEXTS["content"], "is_error": False,
+                                    "tool_use_id": "toolu_3"}, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-tool-result-of-text-blocks-type-first-is-error"),
+    pytest.param([_claude("user", [TOOL_TEXTS, TYPE_FIRST, {"type": "text", "text": SAID}])], False, True,
+                 id="text-after-tool-results-of-text-blocks-both-orders"),
     pytest.param([_claude("user", [{**TOOL_RESULT, "content": [{"type": "image", "source": {"type": "base64"}},
                                                                {"type": "text", "text": "out"}]}])], False, True,
                  id="text-after-an-image-in-a-tool-result-is-parsed"),
