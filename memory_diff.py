@@ -1058,20 +1058,30 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     Quotes inside JSON strings are escaped, so these byte patterns match only keys and
     values, nested ones too. Prose is a text block (`"type":"text"`, as Claude Code
     writes every block) or string content. A text block is a list element, so one right
-    after `"toolUseResult":{` (the Read tool's copy of a file) is none. String content
+    after `"toolUseResult":{` (the Read tool's copy of a file) is none, and so is one in a
+    tool result's content list: right after `{"tool_use_id":"…","type":"tool_result",
+    "content":[{`, or after such a block (`"},{`) with no other type between. A tool result
+    that opens with its tool_use_id ends with its content or is_error, so a block of the
+    message's own content after one follows `]},{` or `e},{`, never `"},{` (Claude Code
+    also writes type, content, is_error, tool_use_id: those are decoded). String content
     beside a tool result, or in a progress record, is tool output as long as the line
     holds one record: a second user or assistant type beside a tool result means a
     second record may be glued on; a progress record nests user and assistant messages,
     so there only a glue point (`}` then `{`) can tell. A progress type is taken for the
     record's own: in the corpus every line holding one is a progress record."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
-    types, content, tool_result, tool_copy = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
+    types, content, tool_result, tool_copy, next_block, type_key = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
     speakers = 0  # user and assistant types: records, or messages nested in one
     progress = False
+    nested = -1  # where the last text block inside a tool result's content list ends
     for match in types.finditer(raw):  # one pass over the line for every type it needs
         kind = match.group(1)
         if kind == b"text":
-            if not raw.endswith(tool_copy, 0, match.start()):
+            at = match.start()
+            if nested >= 0 and raw.endswith(next_block, 0, at) and raw.find(type_key, nested, at) < 0 \
+                    or TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at):
+                nested = match.end()
+            elif not raw.endswith(tool_copy, 0, at):
                 return True
         elif kind is None:  # an edit tool's call: read when it names a memory file (MemoryWrite)
             path = EDIT_PATH.match(raw, match.end())
@@ -1085,17 +1095,20 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         return False
     if progress:
         return bool(GLUE_POINT.search(raw))
-    return speakers > 1 or tool_result not in raw
+    return speakers > 1 or nested < 0 and tool_result not in raw
 
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
-# `": "` separators of a re-serialized copy, told apart by the line's first key.
+# `": "` separators of a re-serialized copy, told apart by the line's first key; the
+# last two and TOOL_TEXTS tell a text block inside a tool result's content list.
 CLAUDE_MARKERS = {
     spaced: (re.compile(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",\s*"id":\s*"[^"]*",'
                                                     rb'\s*"name":\s*"(?:Edit|MultiEdit|Write)")'), b'"content' + sep,
-             b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
+             b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{',
+             b'"}, {' if spaced else b'"},{', b'"type": ' if spaced else b'"type":')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
+TOOL_TEXTS = re.compile(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
 # Where two records glued on one line meet: the end of one, the white space that
 # parse_jsonl_line skips, and the first key of the next (a record without keys holds
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.
@@ -2983,22 +2996,41 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
             first[key] = i
     hopeful = [i for i in first.values()
                if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score]
-    index = MemoryIndex([keys[i] for i in hopeful])
     grams = [trigrams(keys[i]) for i in hopeful]
+    sizes = [len(g) for g in grams]
     signs = [polarity(keys[i]) for i in hopeful]
     code = [frozenset(CODE_SPAN.findall(ordered[i].text)) for i in hopeful]
+    words = [set(_tokens(keys[i])) for i in hopeful]
+    # Each pair is looked at some RELATED times a candidate, so the overlaps are counted
+    # on bit masks (one bit a line, one a trigram) while they stay small; past that,
+    # the same counts from the word index and the trigram sets.
+    vocabulary = dict.fromkeys(itertools.chain.from_iterable(grams))
+    bits = len(hopeful) * (len(vocabulary) + len(dict.fromkeys(itertools.chain.from_iterable(words))))
+    if bits <= FINDINGS_BITS:
+        related = WordBits(words).related
+        for number, gram in enumerate(vocabulary):
+            vocabulary[gram] = number
+        masks: list[Any] = [bit_mask(list(map(vocabulary.__getitem__, g))) for g in grams]
+        count: Any = int.bit_count
+    else:
+        index = MemoryIndex([keys[i] for i in hopeful])
+        related = lambda a: index.related(keys[hopeful[a]])  # noqa: E731
+        masks, count = grams, len
     for a, i in enumerate(hopeful):
         if ordered[i].score < min_score and not ordered[i].request and not ordered[i].source:
             continue  # two weak wordings are not looked for each other: see above
-        for b in index.related(keys[i]):
-            if b == a or signs[a] != signs[b]:
+        sign, size, mask, spans = signs[a], sizes[a], masks[a], code[a] if len(code[a]) >= SAME_CODE else None
+        for b in related(a):
+            if b == a or signs[b] != sign:
                 continue
             # Naming the same code lowers the overlap it takes (SAME_CODE). Jaccard is at
             # most the smaller set's share of the larger: a cheap test first.
-            need = CONTRADICTION if len(code[a] & code[b]) >= SAME_CODE else NEAR_DUPLICATE
-            if min(len(grams[a]), len(grams[b])) >= need * max(len(grams[a]), len(grams[b])) \
-                    and jaccard(grams[a], grams[b]) >= need:
-                parent[root(hopeful[b])] = root(i)
+            need = CONTRADICTION if spans and len(spans & code[b]) >= SAME_CODE else NEAR_DUPLICATE
+            other = sizes[b]
+            if (size if size < other else other) >= need * (other if size < other else size):
+                both = count(mask & masks[b])  # as jaccard() counts: the union, not built
+                if both / (size + other - both) >= need:
+                    parent[root(hopeful[b])] = root(i)
     notes = [a for a, i in enumerate(hopeful) if ordered[i].source]
     if notes:
         chosen = set(hopeful)
@@ -3056,17 +3088,22 @@ CONTRADICTION = 0.4
 # at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
 # "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
 SAME_CODE = 2
-NEGATION = re.compile(
-    r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
-    r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不"
-)
-ALWAYS = re.compile(r"(?i)\balways\b|总是|始终|必须|一定")
+NEGATION_WORDS = r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|without|avoid)\b"
+ALWAYS_WORDS = r"(?i)\balways\b"
+NEGATION = re.compile(NEGATION_WORDS + "|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
+ALWAYS = re.compile(ALWAYS_WORDS + "|总是|始终|必须|一定")
+# ASCII text holds no Chinese marker: the English ones alone find the same (faster: the
+# engine need not try the Chinese alternatives at every position).
+ASCII_POLARITY = (re.compile(NEGATION_WORDS), re.compile(ALWAYS_WORDS))
 WORD = re.compile(r"\w+")
 # The index is asked for the RELATED lines sharing the most words with a proposal, and
 # counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
 # that keeps flagging to a few hundredths of a second a bullet.
 RELATED = 50
 POSTINGS_BUDGET = 200_000
+# findings() counts overlaps on bit masks while they hold at most this many bits (candidates
+# times distinct words and trigrams; 16 MB), the word index and trigram sets beyond.
+FINDINGS_BITS = 1 << 27
 
 
 def trigrams(key: str) -> set[str]:
@@ -3084,7 +3121,8 @@ def jaccard(a: set[str], b: set[str]) -> float:
 def polarity(text: str) -> tuple[int, int]:
     """How many negations and how many "always" markers: a flip changes a count, even
     when the reason clause of both sentences holds a negation of its own."""
-    return len(NEGATION.findall(text)), len(ALWAYS.findall(text))
+    negation, always = ASCII_POLARITY if text.isascii() else (NEGATION, ALWAYS)
+    return len(negation.findall(text)), len(always.findall(text))
 
 
 class MemoryIndex:
@@ -3118,6 +3156,81 @@ class MemoryIndex:
         if len(found) > RELATED:
             found = heapq.nlargest(RELATED, found, key=operator.itemgetter(1))
         return sorted(n for n, _ in found)
+
+
+class WordBits:
+    """MemoryIndex.related for the lines themselves, on bit masks: a word's lines are one
+    int, so counting the words a line shares with every other line is a few AND/OR of
+    ints instead of a counter of line numbers. The same lines in the same order as
+    MemoryIndex(lines).related(lines[line]); findings() asks it for every candidate."""
+
+    def __init__(self, words: list[set[str]]) -> None:
+        self.words = words
+        postings: dict[str, list[int]] = {}
+        for number, line in enumerate(words):
+            for word in line:
+                postings.setdefault(word, []).append(number)
+        self.count = {word: len(lines) for word, lines in postings.items()}
+        self.masks = {word: bit_mask(lines) for word, lines in postings.items()}
+
+    def related(self, line: int, least: int = 2) -> list[int]:
+        """MemoryIndex(lines).related(lines[line]): of the lines sharing the most of its
+        words (at least `least`), RELATED, ties to the line that the rarest word shared
+        reaches first (Counter's insertion order), then the earlier line."""
+        count, budget = self.count, POSTINGS_BUDGET
+        chosen = []
+        for word in sorted(self.words[line], key=lambda w: (count[w], w)):
+            if count[word] > budget:
+                break
+            budget -= count[word]
+            chosen.append(self.masks[word])
+        # at[k]: the lines that share at least k of the chosen words
+        at = [0] * (len(chosen) + 1)
+        for depth, mask in enumerate(chosen, 1):
+            for k in range(depth, 1, -1):
+                at[k] |= at[k - 1] & mask
+            at[1] |= mask
+        if len(at) <= least:
+            return []
+        if at[least].bit_count() <= RELATED:
+            return _members(at[least], RELATED)
+        k = least  # the fewest shared words a related line has
+        while k + 1 < len(at) and at[k + 1].bit_count() >= RELATED:
+            k += 1
+        taken = at[k + 1] if k + 1 < len(at) else 0
+        room, tied = RELATED - taken.bit_count(), at[k] & ~taken
+        for mask in chosen:  # the lines sharing exactly k words, by the first word they share
+            here = tied & mask
+            if not here:
+                continue
+            tied &= ~here
+            if here.bit_count() < room:
+                taken |= here
+                room -= here.bit_count()
+            else:  # the earliest lines of the last word that fits
+                return sorted(_members(taken, RELATED) + _members(here, room))
+        return _members(taken, RELATED)
+
+
+def bit_mask(numbers: Sequence[int]) -> int:
+    """The int whose bits `numbers` are set, in time linear in its size."""
+    if len(numbers) <= 1:  # most words are on one line
+        return 1 << numbers[0] if numbers else 0
+    flags = bytearray(max(numbers) // 8 + 1)
+    for number in numbers:
+        flags[number >> 3] |= 1 << (number & 7)
+    return int.from_bytes(flags, "little")
+
+
+def _members(mask: int, most: int) -> list[int]:
+    """The first `most` bits set in `mask`, lowest first."""
+    ones = bin(mask)[:1:-1]
+    found: list[int] = []
+    at = ones.find("1")
+    while at >= 0 and len(found) < most:
+        found.append(at)
+        at = ones.find("1", at + 1)
+    return found
 
 
 def _tokens(text: str) -> list[str]:
@@ -3596,7 +3709,8 @@ class CacheIndex:
 
     def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
         old = self.entries.get(name)
-        self.dropped = self.dropped or old is not None
+        # A result the entry no longer names may be named by no index: prune looks.
+        self.dropped = self.dropped or old is not None and (type(old) is not list or len(old) != 6 or old[5] != value)
         self.entries[name] = [os.path.abspath(path), ident, self.stamp, self.run, detail, value]
         self.used.add(name)
 
@@ -3678,17 +3792,15 @@ class CacheIndex:
             return None
 
 
-def open_cache(opts: Options) -> tuple[CacheIndex, CacheIndex] | None:
-    """The result and discovery indexes of the repository the current folder is in;
-    None outside a repository."""
+def open_cache() -> tuple[str, str] | None:
+    """The cache folder of the repository the current folder is in, and this build's
+    digest; None outside a repository. Its indexes are opened from them: CacheIndex."""
     root = repo_root(os.getcwd())
     folder = git_dir(root) if root else None
     build = build_digest()
     if folder is None or build is None:
         return None
-    folder = os.path.join(folder, CACHE_FOLDER)
-    return (CacheIndex(folder, "results", {"build": build, "options": options_key(opts)}),
-            CacheIndex(folder, "discovery", {"build": build}))
+    return os.path.join(folder, CACHE_FOLDER), build
 
 
 def no_memo(kind: str, path: str, read: Any) -> Any:
@@ -3732,29 +3844,40 @@ def _of(value: Any, *kinds: Any) -> Any:
     return value
 
 
+# The types of a candidate's fields as plain_result writes them (a timestamp, a
+# conversation and a request line may be None): one test of them all, for every
+# candidate the hook takes from the cache.
+CANDIDATE_TYPES = frozenset(
+    (str, str, str, int, stamp, str, int, list, conversation, request, int, str, str)
+    for stamp in (str, type(None)) for conversation in (str, type(None)) for request in (int, type(None)))
+
+
 def rebuilt_result(plain: Any, index: int, path: str) -> FileResult:
     """plain_result's lists as the FileResult of input `index` at `path`; ValueError (or
     TypeError) when they are not what plain_result writes."""
     candidates_in, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
-    shown = "\t" + one_line(path) + ":"
     candidates = []
-    for text, key, role, line, stamp, kind, points, order, conversation, request, said_in, source, also \
-            in _of(candidates_in, list):
-        line_at, sequence, number = _of(order, list)
+    for row in _of(candidates_in, list):
+        if type(row) is not list or tuple(map(type, row)) not in CANDIDATE_TYPES:
+            raise ValueError("a cache entry of another shape")
+        text, key, role, line, stamp, kind, points, order, conversation, request, said_in, source, also = row
+        line_at, sequence, number = order
+        if type(line_at) is not int or type(sequence) is not int or type(number) is not int:
+            raise ValueError("a cache entry of another shape")
         candidates.append(Candidate(
-            _of(text, str), _of(key, str), _of(role, str), path, _of(line, int), _of(stamp, str, type(None)),
-            _of(kind, str), _of(points, int), (index, _of(line_at, int), _of(sequence, int), _of(number, int)),
-            path if _of(conversation, str, type(None)) is None else conversation,
-            "" if _of(request, int, type(None)) is None else f"{path}:{request}", _of(said_in, int),
-            _of(source, str), _of(also, str)))
+            text, key, role, path, line, stamp, kind, points, (index, line_at, sequence, number),
+            path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
+            said_in, source, also))
     stats: Counter[str] = Counter()
     for name, count in _of(stats_in, list):
         stats[_of(name, str)] = _of(count, int)
     explain = []
-    for order, label, rest in _of(explain_in, list):
-        line_at, sequence, number = _of(order, list)
-        explain.append(((index, _of(line_at, int), _of(sequence, int), _of(number, int)),
-                        _of(label, str) + shown + _of(rest, str)))
+    if _of(explain_in, list):
+        shown = "\t" + one_line(path) + ":"
+        for order, label, rest in explain_in:
+            line_at, sequence, number = _of(order, list)
+            explain.append(((index, _of(line_at, int), _of(sequence, int), _of(number, int)),
+                            _of(label, str) + shown + _of(rest, str)))
     writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
               for line, target, added in _of(writes_in, list)]
     return FileResult(candidates, stats, explain, writes, _of(conversation_key, str, type(None)), _of(through, int))
@@ -4668,8 +4791,9 @@ def run_build(args: argparse.Namespace) -> int:
     check_flags(args)
     conf = settings(args)
     root = _cwd_root()
-    opened = None if args.no_cache else open_cache(conf.opts)
-    known_cwds = opened[1] if opened else None  # discovery's reads; results are opened below
+    opened = None if args.no_cache else open_cache()
+    # discovery's reads; the results' index is opened below, with the baseline
+    known_cwds = CacheIndex(opened[0], "discovery", {"build": opened[1]}) if opened else None
     memo = known_cwds.memo if known_cwds else no_memo
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
@@ -4704,7 +4828,7 @@ def run_build(args: argparse.Namespace) -> int:
     opts = conf.opts._replace(baseline=record.baseline if record.baseline or args.baseline else None)
     # The results' index is of this run's options, the baseline among them: a moved
     # baseline reads every file again.
-    cache = open_cache(opts)[0] if opened else None
+    cache = CacheIndex(opened[0], "results", {"build": opened[1], "options": options_key(opts)}) if opened else None
     results, cached = process_cached(paths, walked, opts, conf.jobs, cache)
     if cache:
         cache.save()

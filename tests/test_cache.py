@@ -478,3 +478,42 @@ def test_a_baseline_and_then_a_grown_session_give_what_no_cache_gives(repo: Path
     plain, plain_stats, _ = build(repo, *args, "--no-cache")
     assert (out, without_cached(stats)) == (plain, without_cached(plain_stats))
     assert b"+- We must always tag releases" in out
+
+
+def _plain_candidate() -> list[Any]:
+    sys.path.insert(0, str(ROOT))
+    import memory_diff as md
+    cand = md.Candidate("Never deploy on Fridays.", "never deploy on fridays", "user", "t.jsonl", 3,
+                        "2026-01-20T04:16:01.000Z", "constraint", 6, (0, 3, 1, 0), "conv", "t.jsonl:2")
+    result = md.FileResult([cand], md.Counter({"prose": 1}), [])
+    plain = md.plain_result(result, "t.jsonl")
+    assert md.rebuilt_result(plain, 0, "t.jsonl") == result
+    return plain
+
+
+# One field of a kept candidate of another type than plain_result writes: the result is
+# not reused (the file is read again), whatever else is right.
+@pytest.mark.parametrize(("field", "value"), [
+    pytest.param(0, None, id="text-none"),
+    pytest.param(3, "3", id="line-a-string"),
+    pytest.param(3, True, id="line-a-bool"),
+    pytest.param(4, 5, id="timestamp-a-number"),
+    pytest.param(6, 6.0, id="score-a-float"),
+    pytest.param(7, [3, 1], id="order-too-short"),
+    pytest.param(7, [3, "1", 0], id="order-a-string"),
+    pytest.param(7, [3, 1, False], id="order-a-bool"),
+    pytest.param(8, 1, id="conversation-a-number"),
+    pytest.param(9, "2", id="request-a-string"),
+    pytest.param(12, None, id="also-none"),
+    pytest.param(13, "", id="a-field-too-many"),
+])
+def test_a_kept_candidate_of_another_shape_is_not_reused(field: int, value: Any) -> None:
+    import memory_diff as md
+    plain = _plain_candidate()
+    row = plain[0][0]
+    if field < len(row):
+        row[field] = value
+    else:
+        row.append(value)
+    with pytest.raises((ValueError, TypeError)):
+        md.rebuilt_result(plain, 0, "t.jsonl")

@@ -372,14 +372,65 @@ SELECT_EVIDENCE = [
 ]
 
 
+@pytest.mark.parametrize("bits", [pytest.param(md.FINDINGS_BITS, id="bit-masks"), pytest.param(0, id="word-index")])
 @pytest.mark.parametrize(("cands", "rejected", "cap", "kept", "counts"), SELECT_EVIDENCE)
 def test_select_evidence(cands: list[md.Candidate], rejected: list[str], cap: int, kept: list[str],
-                         counts: dict[str, int]) -> None:
+                         counts: dict[str, int], bits: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(md, "FINDINGS_BITS", bits)  # both ways of counting overlaps
     stats: Counter[str] = Counter()
     proposed, dropped = md.select(cands, set(), set(), rejected, cap, md.MIN_SCORE, stats)
     assert [c.text for c in proposed] == kept
     assert {k: v for k, v in stats.items() if v} == counts
     assert len(proposed) + len(dropped) == len(cands)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("never commit .env files", (1, 0), id="never"),
+    pytest.param("Don't push; ALWAYS rebase, NOT merge", (2, 1), id="upper-case"),
+    pytest.param("a notable note: cannot, without, won't", (3, 0), id="words-not-inside-words"),
+    pytest.param("always always avoid it", (1, 2), id="repeats-counted"),
+    pytest.param("不要提交生成的文件，总是先运行测试", (1, 1), id="chinese"),
+    pytest.param("Never 提交 .env，必须 rebase", (1, 1), id="mixed"),
+    pytest.param("über-config never loads", (1, 0), id="non-ascii-latin"),
+])
+def test_polarity(text: str, expected: tuple[int, int]) -> None:
+    assert md.polarity(text) == expected
+    # ASCII text is counted by the English markers alone: the same as the whole patterns.
+    assert md.polarity(text) == (len(md.NEGATION.findall(text)), len(md.ALWAYS.findall(text)))
+
+
+def _lines(seed: int, count: int, vocabulary: int, length: int) -> list[str]:
+    import random
+    rng = random.Random(seed)
+    return [" ".join(f"w{rng.randrange(vocabulary)}" for _ in range(rng.randint(1, length))) for _ in range(count)]
+
+
+# findings() asks WordBits for the lines MemoryIndex.related would give: the same lines, the
+# cut at RELATED falling on the same ties (Counter's insertion order), the same budget.
+WORD_BITS = [
+    pytest.param(["never commit the build", "never commit the cache", "always commit the lock"], None,
+                 id="few-lines"),
+    pytest.param(["alpha beta gamma"] * 80 + ["alpha beta delta"] * 30, None, id="ties-at-the-cut"),
+    pytest.param(["alpha beta"] * 30 + ["gamma beta alpha"] * 40 + ["alpha delta beta"] * 20, None,
+                 id="ties-reached-by-different-words"),
+    pytest.param(["one two"] * 40 + ["one three"] * 40, 50, id="budget-stops-at-a-common-word"),
+    pytest.param(["one two"] * 40 + ["one three"] * 40, 119, id="budget-one-line-short"),
+    pytest.param(["one two"] * 40 + ["one three"] * 40, 120, id="budget-just-enough"),
+    pytest.param(["不要提交生成的文件", "不要提交缓存文件", "总是提交锁文件"], None, id="chinese-characters"),
+    pytest.param(["a an to", "is it a", "go on"], None, id="no-words-counted"),
+    pytest.param(_lines(1, 300, 40, 12), None, id="random-small-vocabulary"),
+    pytest.param(_lines(2, 200, 400, 20), None, id="random-large-vocabulary"),
+    pytest.param(_lines(3, 400, 25, 6), 3000, id="random-budget"),
+]
+
+
+@pytest.mark.parametrize(("lines", "budget"), WORD_BITS)
+def test_word_bits_related_is_memory_index_related(lines: list[str], budget: int | None,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    if budget is not None:
+        monkeypatch.setattr(md, "POSTINGS_BUDGET", budget)
+    index, bits = md.MemoryIndex(lines), md.WordBits([set(md._tokens(line)) for line in lines])
+    assert [bits.related(n) for n in range(len(lines))] == [index.related(line) for line in lines]
 
 
 @pytest.mark.parametrize(("memory", "expected"), [
@@ -430,6 +481,11 @@ def _claude(role: str, content: Any, **extra: Any) -> dict[str, Any]:
 TOOL_RESULT = {"tool_use_id": "toolu_1", "type": "tool_result", "content": "12 files changed"}
 READ_COPY = {"toolUseResult": {"type": "text", "file": {"filePath": "a.py", "content": "x = 1"}}}
 SAID = "Never push to main without a review."
+# A tool result whose content is a list of text blocks (an MCP or Task tool's output), one
+# holding the bytes of a text block beside a tool result, escaped.
+TOOL_TEXTS = {**TOOL_RESULT, "content": [{"type": "text", "text": "out"},
+                                         {"type": "text", "text": '"},{"type":"text","text":"' + SAID}]}
+TYPE_FIRST = {"type": "tool_result", "content": TOOL_TEXTS["content"], "tool_use_id": "toolu_3"}
 
 
 def _edit(name: str, **tool_input: Any) -> dict[str, Any]:
@@ -446,8 +502,40 @@ def _edit(name: str, **tool_input: Any) -> dict[str, Any]:
     pytest.param([_claude("user", [TOOL_RESULT], **READ_COPY)], True, False, id="read-copy-spaced"),
     pytest.param([_claude("user", [TOOL_RESULT, {"type": "text", "text": SAID}], **READ_COPY)], False, True,
                  id="text-beside-tool-result"),
-    pytest.param([_claude("user", [{**TOOL_RESULT, "content": [{"type": "text", "text": "out"}]}])], False, True,
-                 id="text-inside-tool-result-is-parsed"),
+    pytest.param([_claude("user", [TOOL_TEXTS])], False, False, id="text-blocks-inside-tool-result"),
+    pytest.param([_claude("user", [TOOL_TEXTS])], True, False, id="text-blocks-inside-tool-result-spaced"),
+    pytest.param([_claude("user", [TOOL_TEXTS, {**TOOL_TEXTS, "tool_use_id": "toolu_2"}], **READ_COPY)], False, False,
+                 id="two-tool-results-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-tool-result-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS, {"type": "text", "text": SAID}])], True, True,
+                 id="text-beside-tool-result-of-text-blocks-spaced"),
+    pytest.param([_claude("user", [{**TOOL_TEXTS, "is_error": True}, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-failed-tool-result-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS, TOOL_RESULT, {"type": "text", "text": SAID}])], False, True,
+                 id="text-after-a-tool-result-string-after-text-blocks"),
+    # Claude Code also writes a tool result's keys as type, content, is_error, tool_use_id:
+    # a block after one follows `"},{` as a block inside its content does.
+    pytest.param([_claude("user", [TYPE_FIRST, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-tool-result-of-text-blocks-type-first"),
+    pytest.param([_claude("user", [TYPE_FIRST, {"type": "text", "text": SAID}])], True, True,
+                 id="text-beside-tool-result-of-text-blocks-type-first-spaced"),
+    pytest.param([_claude("user", [{"type": "tool_result", "content": TOOL_TEXTS["content"], "is_error": False,
+                                    "tool_use_id": "toolu_3"}, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-tool-result-of-text-blocks-type-first-is-error"),
+    pytest.param([_claude("user", [TOOL_TEXTS, TYPE_FIRST, {"type": "text", "text": SAID}])], False, True,
+                 id="text-after-tool-results-of-text-blocks-both-orders"),
+    pytest.param([_claude("user", [{**TOOL_RESULT, "content": [{"type": "image", "source": {"type": "base64"}},
+                                                               {"type": "text", "text": "out"}]}])], False, True,
+                 id="text-after-an-image-in-a-tool-result-is-parsed"),
+    pytest.param([_claude("user", [TOOL_TEXTS]), _claude("user", SAID)], False, True,
+                 id="glued-user-after-tool-result-of-text-blocks"),
+    pytest.param([_claude("user", [TOOL_TEXTS]), _claude("assistant", [{"type": "text", "text": SAID}])], True, True,
+                 id="glued-assistant-text-after-tool-result-of-text-blocks-spaced"),
+    pytest.param([_claude("user", [TOOL_TEXTS]), _claude("user", [TOOL_TEXTS])], False, False,
+                 id="glued-tool-results-of-text-blocks"),
+    pytest.param([{"type": "progress", "data": {"message": _claude("user", [TOOL_TEXTS])}}], False, False,
+                 id="progress-nesting-a-tool-result-of-text-blocks"),
     pytest.param([_claude("user", [{**TOOL_RESULT, "content": '{"type":"text"}'}])], False, False,
                  id="marker-inside-a-string"),
     pytest.param([{"type": "progress", "data": {"content": "building"}}], False, False, id="progress"),
