@@ -3088,13 +3088,11 @@ CONTRADICTION = 0.4
 # at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
 # "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
 SAME_CODE = 2
-NEGATION_WORDS = r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|without|avoid)\b"
-ALWAYS_WORDS = r"(?i)\balways\b"
-NEGATION = re.compile(NEGATION_WORDS + "|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
-ALWAYS = re.compile(ALWAYS_WORDS + "|总是|始终|必须|一定")
-# ASCII text holds no Chinese marker: the English ones alone find the same (faster: the
-# engine need not try the Chinese alternatives at every position).
-ASCII_POLARITY = (re.compile(NEGATION_WORDS), re.compile(ALWAYS_WORDS))
+NEGATION = re.compile(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
+                      r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
+ALWAYS = re.compile(r"(?i)\balways\b|总是|始终|必须|一定")
+# ASCII text is counted by the English markers alone (see ascii_form).
+ASCII_POLARITY = (re.compile(ascii_form(NEGATION.pattern)), re.compile(ascii_form(ALWAYS.pattern)))
 WORD = re.compile(r"\w+")
 # The index is asked for the RELATED lines sharing the most words with a proposal, and
 # counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
