@@ -1079,7 +1079,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         if kind == b"text":
             at = match.start()
             if nested >= 0 and raw.endswith(next_block, 0, at) and raw.find(type_key, nested, at) < 0 \
-                    or TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at):
+                    or raw.endswith(CONTENT_LIST, 0, at) \
+                    and TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at):
                 nested = match.end()
             elif not raw.endswith(tool_copy, 0, at):
                 return True
@@ -1109,6 +1110,9 @@ CLAUDE_MARKERS = {
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
 TOOL_TEXTS = re.compile(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
+# How TOOL_TEXTS ends (`\s?` being any one of the six), tested first in place: most text
+# blocks are not in a tool result, and looking back for its opening costs the line.
+CONTENT_LIST = (b'"content":[{', *(b'"content":%c[{' % space for space in b" \t\n\r\x0b\x0c"))
 # Where two records glued on one line meet: the end of one, the white space that
 # parse_jsonl_line skips, and the first key of the next (a record without keys holds
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.
