@@ -1060,17 +1060,17 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     writes every block) or string content. A text block is a list element, so one right
     after `"toolUseResult":{` (the Read tool's copy of a file) is none, and so is one in a
     tool result's content list: right after `{"tool_use_id":"…","type":"tool_result",
-    "content":[{`, or after such a block (`"},{`) with no other type between. A tool result
-    that opens with its tool_use_id ends with its content or is_error, so a block of the
-    message's own content after one follows `]},{` or `e},{`, never `"},{` (Claude Code
-    also writes type, content, is_error, tool_use_id: those are decoded). String content
+    "content":[{`, or right after such a block's text and `},{` (NEXT_TEXT): whatever else
+    follows a block (a key after the list, `]},{` or `e},{` where the message's own content
+    goes on) has the next one decoded (Claude Code also writes type, content, is_error,
+    tool_use_id: those are decoded). String content
     beside a tool result, or in a progress record, is tool output as long as the line
     holds one record: a second user or assistant type beside a tool result means a
     second record may be glued on; a progress record nests user and assistant messages,
     so there only a glue point (`}` then `{`) can tell. A progress type is taken for the
     record's own: in the corpus every line holding one is a progress record."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
-    types, content, tool_result, tool_copy, next_block, type_key = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
+    types, content, tool_result, tool_copy = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
     speakers = 0  # user and assistant types: records, or messages nested in one
     progress = False
     nested = -1  # where the last text block inside a tool result's content list ends
@@ -1078,14 +1078,14 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         kind = match.group(1)
         if kind == b"text":
             at = match.start()
-            if nested >= 0 and raw.endswith(next_block, 0, at) and raw.find(type_key, nested, at) < 0 \
+            if nested >= 0 and NEXT_TEXT.fullmatch(raw, nested, at) \
                     or raw.endswith(CONTENT_LIST, 0, at) \
                     and TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at):
                 nested = match.end()
             elif not raw.endswith(tool_copy, 0, at):
                 return True
         elif kind is None:  # an edit tool's call: read when it names a memory file (MemoryWrite)
-            path = EDIT_PATH.match(raw, match.end())
+            path = EDIT_PATH.match(raw, match.end()) if raw.count(b'"file_path"') == 1 else None
             if MEMORY_FILE_BYTES.search(raw, *(path.span() if path else (0, len(raw)))):
                 return True
         elif kind == b"progress":
@@ -1100,15 +1100,18 @@ def claude_may_hold_prose(raw: bytes) -> bool:
 
 
 # The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
-# `": "` separators of a re-serialized copy, told apart by the line's first key; the
-# last two and TOOL_TEXTS tell a text block inside a tool result's content list.
+# `": "` separators of a re-serialized copy, told apart by the line's first key.
+# TOOL_TEXTS and NEXT_TEXT (below) tell a text block inside a tool result's content list.
 CLAUDE_MARKERS = {
     spaced: (re.compile(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",\s*"id":\s*"[^"]*",'
                                                     rb'\s*"name":\s*"(?:Edit|MultiEdit|Write)")'), b'"content' + sep,
-             b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{',
-             b'"}, {' if spaced else b'"},{', b'"type": ' if spaced else b'"type":')
+             b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
+# What lies between a text block skipped in a tool result's content list and the next
+# one in that list: the rest of the block (its text, nothing else) and `},{`. Anything
+# else (a key after the list, another kind of block) and the block is decoded.
+NEXT_TEXT = re.compile(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
 TOOL_TEXTS = re.compile(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
 # How TOOL_TEXTS ends (`\s?` being any one of the six), tested first in place: most text
 # blocks are not in a tool result, and looking back for its opening costs the line.

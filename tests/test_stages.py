@@ -488,6 +488,15 @@ TOOL_TEXTS = {**TOOL_RESULT, "content": [{"type": "text", "text": "out"},
 TYPE_FIRST = {"type": "tool_result", "content": TOOL_TEXTS["content"], "tool_use_id": "toolu_3"}
 
 
+def test_edit_call_with_a_second_file_path_is_looked_at_whole() -> None:
+    # JSON keeps the last of two equal keys: only the first file_path is no proof.
+    raw = (b'{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Edit",'
+           b'"input":{"file_path":"/r/a.py","old_string":"a","new_string":"- x","file_path":"/r/CLAUDE.md"}}]}}\n')
+    assert md.claude_may_hold_prose(raw)
+    [record] = md.parse_jsonl_line(raw) or []
+    assert [m for m in md.claude_reader(md.Options())(record, 1)[1] if isinstance(m, md.MemoryWrite)]
+
+
 def _edit(name: str, **tool_input: Any) -> dict[str, Any]:
     return {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
 
@@ -514,6 +523,11 @@ def _edit(name: str, **tool_input: Any) -> dict[str, Any]:
                  id="text-beside-failed-tool-result-of-text-blocks"),
     pytest.param([_claude("user", [TOOL_TEXTS, TOOL_RESULT, {"type": "text", "text": SAID}])], False, True,
                  id="text-after-a-tool-result-string-after-text-blocks"),
+    # A key after the content list (the review's case): the next block is the message's own.
+    pytest.param([_claude("user", [{**TOOL_TEXTS, "name": "mcp__x"}, {"type": "text", "text": SAID}])], False, True,
+                 id="text-beside-tool-result-of-text-blocks-with-a-key-after"),
+    pytest.param([_claude("user", [{**TOOL_TEXTS, "name": "mcp__x"}, {"type": "text", "text": SAID}])], True, True,
+                 id="text-beside-tool-result-of-text-blocks-with-a-key-after-spaced"),
     # Claude Code also writes a tool result's keys as type, content, is_error, tool_use_id:
     # a block after one follows `"},{` as a block inside its content does.
     pytest.param([_claude("user", [TYPE_FIRST, {"type": "text", "text": SAID}])], False, True,
