@@ -777,8 +777,16 @@ def ascii_form(pattern: str) -> str:
             start = i + 1
         i += 1
     alternatives.append(pattern[start:])
-    kept = [a for a in alternatives if a.removeprefix("^")[:1].isascii()]
+    kept = [a for a in alternatives if not opens_non_ascii(a.removeprefix("^"))]
     return "|".join(kept) if kept else "(?!)"
+
+
+def opens_non_ascii(alternative: str) -> bool:
+    """Whether an alternative needs a non-ASCII character first: one that is not
+    optional (`中?`, `中*`, `中{0,1}`) and that re.IGNORECASE cannot match to an ASCII
+    letter (`ſ` matches `s`, the Kelvin sign `k`: FOLD_LIKE_IGNORECASE)."""
+    first = alternative[:1]
+    return not first.isascii() and ord(first) not in FOLD_LIKE_IGNORECASE and alternative[1:2] not in ("?", "*", "{")
 
 
 def phrase_pattern(phrases: str) -> str:

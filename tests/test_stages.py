@@ -240,6 +240,8 @@ SCORED = [
     pytest.param(r"[:：]\s*$", r"[:：]\s*$", id="class-with-chinese-stays"),
     pytest.param(r"(?:a|中)x|[|(]y|\|z|根", r"(?:a|中)x|[|(]y|\|z", id="nested-class-and-escaped-bars"),
     pytest.param(r"[^]|]x|根|[]|]y", r"[^]|]x|[]|]y", id="bracket-first-in-a-class"),
+    pytest.param(r"中?a|中*b|中{0,2}c|根d", r"中?a|中*b|中{0,2}c", id="optional-first-character-stays"),
+    pytest.param("(?i)x|\u017fecret|\u212aey|根", "(?i)x|\u017fecret|\u212aey", id="folds-to-ascii-under-ignorecase-stays"),
     pytest.param(r"决定|选择", "(?!)", id="nothing-left"),
     pytest.param("", "", id="empty-matches-everything"),
 ])
