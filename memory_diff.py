@@ -110,7 +110,8 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     ("gotcha", "keep in mind|note that|by design|gotcha|best-effort|best effort|only reads|only handles|only works|"
                "only runs|only supports|only finds|only queries|only checks|only returns|only fires|only applies|"
                "only looks|only tracks|only reflects|even though"),
-    ("gotcha", "注意|陷阱|故意"),
+    ("gotcha", "注意|陷阱|故意|尽力而为|只读取|只处理|只支持|只查找|只检查|只返回|只适用|只跟踪|仅读取|仅处理|仅支持|"
+               "仅查找|仅检查|仅返回|仅适用|即使"),
 )
 # Markers measured and left out of SIGNAL: "the bug is", "due to", "fails when", "went
 # with", "I want", "intentionally": on the labelled corpus they mostly fire on sentences
@@ -218,7 +219,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                       r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"
                       r"返回|适用|跟踪|在)|仅(?:读取?|处理|支持|查找|检查|返回|适用|在)", 3),
     # Behaviour that is deliberate, so a future session does not "fix" it.
-    ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design|best[- ]effort)\b|故意|有意|特意", 2),
+    ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design|best[- ]effort)\b|故意|有意|特意|尽力而为", 2),
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A reason or mechanism joined to the claim: "because", "since", "which means".

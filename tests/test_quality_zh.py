@@ -234,6 +234,17 @@ TWINS = [
     *twin("注意：配置加载器只读取仓库根目录下的配置文件，子目录里的会被忽略。",
           "Note that the config loader only reads the file at the repository root; files in subfolders are ignored.",
           (U, A), "only-reads"),
+    # Failing while the SIGNAL phrases of a limit of the code, a deliberate guarantee and a
+    # contrary fact had no Chinese form (只读取 / 尽力而为 / 即使).
+    *twin("配置加载器只读取仓库根目录下的配置文件，子目录里的配置文件会被忽略。",
+          "The config loader only reads the file at the repository root; files in subfolders are ignored.",
+          (U, A), "only-reads-without-note"),
+    *twin("遥测上报是尽力而为的，所以上传失败时这条数据会被悄悄丢弃，不会报错。",
+          "Telemetry is best-effort, so an upload that fails is dropped quietly without an error.",
+          (A,), "best-effort"),
+    *twin("子命令的 Hidden 字段是 false，即使它的父命令 hooks 已经被标记为隐藏。",
+          "The child command has Hidden set to false even though its parent command hooks is marked hidden.",
+          (A,), "even-though"),
     # Failing the other way while the score rules status (-3) and about-tests (-1) have no
     # Chinese alternative (已更新 / 已添加 ..., 测试): a status report in Chinese is proposed.
     *twin("已更新测试，因为旧的断言必须和新的返回值一致，否则构建会失败。",
