@@ -242,13 +242,15 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # ... or with its subject: "We must always pin ...", "Every test should call ...",
     # "We prefer ...", 我们禁止 ... A modal that holds for every session (must, always,
     # never, prefer) after any subject but the speaker alone ("I must" is about this
-    # session); "should" only after a subject that generalises. "We don't ..." and
+    # session); "should" only after a subject that generalises. "X is never ..." and "X
+    # never fires" describe what a thing does: no rule. "We don't ..." and
     # "don't ..." alone are mostly instructions for the task at hand.
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
                                   r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
                                   r"(?:always|never))[^?\n]){1,80}?"
                                   r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )"
-                                  r"\b(?:must|mustn't|shall|always|never|are not allowed to|is not allowed to|"
+                                  r"\b(?:must|mustn't|shall|(?:always|never)(?! +[a-z]*[^s ]s\b)|are not allowed to|"
+                                  r"is not allowed to|"
                                   r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),

@@ -213,6 +213,10 @@ SCORED = [
                  id="copula-never-is-no-user-rule"),
     pytest.param("We never push to the release branch without a review.", "user", "user-subject-rule", True,
                  id="we-never-is-a-user-rule"),
+    pytest.param("The auto-apply never fires when a session closes with a pending review.", "user",
+                 "user-subject-rule", False, id="never-with-a-verb-in-s-describes"),
+    pytest.param("Agents never pass secrets to the shell, because the logs keep every command.", "user",
+                 "user-subject-rule", True, id="never-pass-is-a-rule"),
     # "should work" predicts an outcome of the moment.
     pytest.param("Since the refs are loose, deleting the branch should work fine.", "assistant", "future", True,
                  id="should-work-is-a-prediction"),
