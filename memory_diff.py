@@ -2136,7 +2136,11 @@ def width(text: str, wide: int = 2) -> int:
     (two, as a terminal shows them; the score measures with three)."""
     if text.isascii():
         return len(text)
-    return sum(wide if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    # Only a non-ASCII character can be wide: they are looked up, the rest counted.
+    return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in NON_ASCII.findall(text))
+
+
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def normalize(text: str) -> str:
