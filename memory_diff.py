@@ -856,8 +856,11 @@ def phrase_groups(phrases: Iterable[str]) -> tuple[tuple[str, ...], tuple[tuple[
             tuple((re.compile("|".join(map(re.escape, group))), tuple(group)) for group in heads.values() if len(group) > 1))
 
 
-SIGNAL_GROUPS = phrase_groups(SIGNAL_PHRASES)
 ASCII_GROUPS = phrase_groups(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
+OTHER_GROUPS = phrase_groups(p for p in SIGNAL_PHRASES if not p.isascii())
+# A message can hold a non-ASCII phrase only where it holds one's first character (a dash
+# or an arrow makes a message non-ASCII, not Chinese).
+OTHER_FIRSTS = re.compile("[" + re.escape("".join(sorted({p[0] for p in SIGNAL_PHRASES if not p.isascii()}))) + "]")
 
 
 # --------------------------------------------------------------------------------------
@@ -2878,7 +2881,15 @@ def signal_phrases(lowered: str) -> list[str]:
     of it, so a sentence can match SIGNAL only where it holds one of these. Most messages
     hold none and are not judged sentence by sentence; the rest check one or two phrases
     with `in` before the regular expression runs, ten times faster than running it."""
-    alone, groups = ASCII_GROUPS if lowered.isascii() else SIGNAL_GROUPS
+    found = phrases_in(lowered, ASCII_GROUPS)
+    if not lowered.isascii() and OTHER_FIRSTS.search(lowered):
+        found += phrases_in(lowered, OTHER_GROUPS)
+    return found
+
+
+def phrases_in(lowered: str, phrase_groups: tuple[tuple[str, ...], tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]]
+               ) -> list[str]:
+    alone, groups = phrase_groups
     found = [phrase for phrase in alone if phrase in lowered]
     for pattern, phrases in groups:
         if pattern.search(lowered):
