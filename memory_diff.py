@@ -758,9 +758,24 @@ def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
 
 def ascii_form(pattern: str) -> str:
     """The pattern without its top-level alternatives that open with a non-ASCII
-    character (after a `^`): they cannot match ASCII text, so on ASCII text the rest
-    finds exactly what the whole does, faster (the engine need not try the Chinese
-    alternatives at every position). "(?!)" when nothing is left."""
+    character (after a `^`): on text that holds none of those characters (see
+    other_firsts), ASCII text among it, the rest finds exactly what the whole does,
+    faster (the engine need not try the Chinese alternatives at every position).
+    "(?!)" when nothing is left."""
+    kept = [a for a in top_alternatives(pattern) if not opens_non_ascii(a.removeprefix("^"))]
+    return "|".join(kept) if kept else "(?!)"
+
+
+def other_firsts(patterns: Iterable[str]) -> re.Pattern[str]:
+    """The characters that open the alternatives ascii_form leaves out of these
+    patterns: text without any of them (a dash or an arrow makes text non-ASCII, not
+    Chinese) is matched by the ASCII forms."""
+    firsts = {a.removeprefix("^")[0] for p in patterns for a in top_alternatives(p) if opens_non_ascii(a.removeprefix("^"))}
+    return re.compile("[" + re.escape("".join(sorted(firsts))) + "]" if firsts else "(?!)")
+
+
+def top_alternatives(pattern: str) -> list[str]:
+    """A pattern's top-level alternatives: its `|` outside groups and classes."""
     alternatives, depth, start, i = [], 0, 0, 0
     while i < len(pattern):
         char = pattern[i]
@@ -780,8 +795,7 @@ def ascii_form(pattern: str) -> str:
             start = i + 1
         i += 1
     alternatives.append(pattern[start:])
-    kept = [a for a in alternatives if not opens_non_ascii(a.removeprefix("^"))]
-    return "|".join(kept) if kept else "(?!)"
+    return alternatives
 
 
 def opens_non_ascii(alternative: str) -> bool:
@@ -818,6 +832,7 @@ SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases
 # sentence against their ASCII form.
 SCORE = tuple((name, who, re.compile(pattern), re.compile(ascii_form(pattern)), points)
               for name, who, pattern, points in SCORE_RULES)
+SCORE_OTHER = other_firsts(pattern for _, _, pattern, _ in SCORE_RULES)
 NOISE = _compile_rules(NOISE_RULES)
 REQUESTS = tuple((name, re.compile(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
@@ -858,9 +873,9 @@ def phrase_groups(phrases: Iterable[str]) -> tuple[tuple[str, ...], tuple[tuple[
 
 ASCII_GROUPS = phrase_groups(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 OTHER_GROUPS = phrase_groups(p for p in SIGNAL_PHRASES if not p.isascii())
-# A message can hold a non-ASCII phrase only where it holds one's first character (a dash
-# or an arrow makes a message non-ASCII, not Chinese).
-OTHER_FIRSTS = re.compile("[" + re.escape("".join(sorted({p[0] for p in SIGNAL_PHRASES if not p.isascii()}))) + "]")
+# A message can hold a non-ASCII phrase, and a sentence match a Chinese SIGNAL rule, only
+# where it holds one's first character (see other_firsts).
+OTHER_FIRSTS = other_firsts(phrase_pattern(phrases) for _, phrases in SIGNAL_RULES)
 
 
 # --------------------------------------------------------------------------------------
@@ -2356,7 +2371,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     sentence's message (see signal_phrases)."""
     text = sentence.strip()
     lowered = text.lower()
-    if signal is SIGNAL and lowered.isascii():
+    if signal is SIGNAL and (lowered.isascii() or not OTHER_FIRSTS.search(lowered)):
         signal = SIGNAL_ASCII
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
@@ -2410,7 +2425,7 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them."""
     parts = [("base", BASE_SCORE)]
     lowered = text.lower()
-    form = 3 if lowered.isascii() else 2
+    form = 3 if lowered.isascii() or not SCORE_OTHER.search(lowered) else 2
     parts += [(rule[0], rule[4]) for rule in SCORE if rule[1] in ("", role) and rule[form].search(lowered)]
     columns = width(text, SCORE_WIDE)
     if columns < SHORT_WIDTH and not any(name in USER_RULES for name, _ in parts):
@@ -3126,6 +3141,7 @@ NEGATION = re.compile(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn
 ALWAYS = re.compile(r"(?i)\balways\b|总是|始终|必须|一定")
 # ASCII text is counted by the English markers alone (see ascii_form).
 ASCII_POLARITY = (re.compile(ascii_form(NEGATION.pattern)), re.compile(ascii_form(ALWAYS.pattern)))
+POLARITY_OTHER = other_firsts((NEGATION.pattern, ALWAYS.pattern))
 WORD = re.compile(r"\w+")
 # The index is asked for the RELATED lines sharing the most words with a proposal, and
 # counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
@@ -3152,7 +3168,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
 def polarity(text: str) -> tuple[int, int]:
     """How many negations and how many "always" markers: a flip changes a count, even
     when the reason clause of both sentences holds a negation of its own."""
-    negation, always = ASCII_POLARITY if text.isascii() else (NEGATION, ALWAYS)
+    negation, always = ASCII_POLARITY if text.isascii() or not POLARITY_OTHER.search(text) else (NEGATION, ALWAYS)
     return len(negation.findall(text)), len(always.findall(text))
 
 

@@ -254,15 +254,25 @@ def test_ascii_form(pattern: str, form: str) -> None:
 
 
 def test_score_ascii_forms_agree() -> None:
-    # On ASCII text the ASCII form of every score rule, and SIGNAL's, find what the whole does.
+    # On text without the first characters of what ascii_form leaves out (ASCII text, and
+    # text whose only other characters are a dash, an arrow or curly quotes) the ASCII form
+    # of every score rule, SIGNAL's and polarity's find what the whole does; on text with
+    # them the whole is used.
     sentences = [p.values[0] for p in JUDGE + SCORED] + [B1, WEAK, "Root cause: x only reads the config."]
-    ascii_sentences = [s.lower() for s in sentences if s.isascii()]
+    plain = [s.lower() for s in sentences if s.isascii()]
+    plain += [s.replace(" ", " \u2014 ", 1).replace(".", " \u2192 \u201cok\u201d.") for s in plain]
+    for sentence in plain:
+        assert not md.SCORE_OTHER.search(sentence) and not md.OTHER_FIRSTS.search(sentence)
+        assert not md.POLARITY_OTHER.search(sentence)
     for name, _, whole, form, _ in md.SCORE:
-        for sentence in ascii_sentences:
+        for sentence in plain:
             assert bool(whole.search(sentence)) == bool(form.search(sentence)), (name, sentence)
-    for sentence in ascii_sentences:  # and SIGNAL's, rule for rule
+    for sentence in plain:  # and SIGNAL's, rule for rule
         hits = [md.SIGNAL.search(sentence), md.SIGNAL_ASCII.search(sentence)]
         assert len({hit and (md.rule_name(hit), hit.span()) for hit in hits}) == 1, sentence
+        assert md.polarity(sentence) == (len(md.NEGATION.findall(sentence)), len(md.ALWAYS.findall(sentence)))
+    chinese = "我们决定不要在周五发布，因为测试现在不稳定。"
+    assert md.SCORE_OTHER.search(chinese) and md.OTHER_FIRSTS.search(chinese) and md.POLARITY_OTHER.search(chinese)
 
 
 @pytest.mark.parametrize(("sentence", "role", "rule", "applies"), SCORED)
