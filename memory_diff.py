@@ -1099,7 +1099,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     so there only a glue point (`}` then `{`) can tell. A progress type is taken for the
     record's own: in the corpus every line holding one is a progress record."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
-    types, content, tool_result, tool_copy = CLAUDE_MARKERS[raw[key_end:key_end + 1] == b" "]
+    spaced = raw[key_end:key_end + 1] == b" "
+    types, content, tool_result, tool_copy = CLAUDE_MARKERS[spaced]
     speakers = 0  # user and assistant types: records, or messages nested in one
     progress = False
     nested = -1  # where the last text block inside a tool result's content list ends
@@ -1107,7 +1108,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         kind = match.group(1)
         if kind == b"text":
             at = match.start()
-            if nested >= 0 and NEXT_TEXT.fullmatch(raw, nested, at) \
+            if nested >= 0 and next_text_block(raw, nested, at, spaced) \
                     or raw.endswith(CONTENT_LIST, 0, at) \
                     and TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at):
                 nested = match.end()
@@ -1137,6 +1138,24 @@ CLAUDE_MARKERS = {
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
+def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
+    """Whether the text block at `end` follows the one ending at `start` in the same
+    content list: between them lies only the rest of that block, its text, and `},{`
+    (NEXT_TEXT). Byte counts answer where the text holds no `\\` (then a quote is
+    escaped exactly when a backslash stands before it); the pattern answers the rest."""
+    head = TEXT_KEY.match(raw, start)
+    tail = b'"}, {' if spaced else b'"},{'
+    if head and raw.endswith(tail, head.end(), end):
+        body = head.end(), end - len(tail)
+        if raw.find(b"\\\\", *body) < 0 and raw.count(b'"', *body) == raw.count(b'\\"', *body) \
+                and raw[body[1] - 1:body[1]] != b"\\":
+            return True
+    return bool(NEXT_TEXT.fullmatch(raw, start, end))
+
+
+TEXT_KEY = re.compile(rb',\s?"text":\s?"')
+
+
 # What lies between a text block skipped in a tool result's content list and the next
 # one in that list: the rest of the block (its text, nothing else) and `},{`. Anything
 # else (a key after the list, another kind of block) and the block is decoded.
