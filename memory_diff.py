@@ -46,7 +46,6 @@ import argparse
 import base64
 import binascii
 import bisect
-import concurrent.futures
 import contextlib
 import datetime
 import functools
@@ -62,7 +61,6 @@ import stat
 import sys
 import tempfile
 import time
-import tomllib
 import unicodedata
 import urllib.parse
 from collections import Counter
@@ -4548,6 +4546,7 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
             path = os.path.join(folder, name)
             if not os.path.isfile(path):
                 continue
+            import tomllib  # here, not at the top: most runs find no configuration (3 ms to import)
             try:
                 with open(path, "rb") as handle:
                     doc = tomllib.load(handle)
@@ -5059,6 +5058,7 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
     # trip between processes (some 16 batches a worker).
     order = sorted(range(len(paths)), key=lambda i: -getattr(_stat(paths[i]), "st_size", 0))
     batch = max(1, len(paths) // (workers * 16))
+    import concurrent.futures  # here, not at the top: a run in one process never needs it (4 ms to import)
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
         done = dict(zip(order, pool.map(process_or_error, [number[i] for i in order], [paths[i] for i in order],
                                         itertools.repeat(opts), [lenient[i] for i in order], chunksize=batch)))
