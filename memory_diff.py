@@ -772,6 +772,12 @@ def other_firsts(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("[" + re.escape("".join(sorted(firsts))) + "]" if firsts else "(?!)")
 
 
+def ascii_forms_serve(text: str, firsts: re.Pattern[str]) -> bool:
+    """Whether the ASCII forms find in `text` what the whole patterns do: it holds none of
+    their left-out alternatives' first characters (`firsts`, from other_firsts)."""
+    return text.isascii() or not firsts.search(text)
+
+
 def top_alternatives(pattern: str) -> list[str]:
     """A pattern's top-level alternatives: its `|` outside groups and classes."""
     alternatives, depth, start, i = [], 0, 0, 0
@@ -818,8 +824,8 @@ def rule_name(match: re.Match[str]) -> str:
 SIGNAL = _compile_rules((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES)
 # What an ASCII sentence is matched against instead (see ascii_form): the Chinese rules
 # and phrases left out, twice as fast.
-SIGNAL_ASCII = _compile_rules((name, ascii_form(phrase_pattern(phrases))) for name, phrases in SIGNAL_RULES
-                              if ascii_form(phrase_pattern(phrases)) != "(?!)")
+SIGNAL_ASCII = _compile_rules((name, form) for name, form in ((name, ascii_form(phrase_pattern(phrases)))
+                                                              for name, phrases in SIGNAL_RULES) if form != "(?!)")
 # Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
 # signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
@@ -2388,7 +2394,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     sentence's message (see signal_phrases)."""
     text = sentence.strip()
     lowered = text.lower()
-    if signal is SIGNAL and (lowered.isascii() or not OTHER_FIRSTS.search(lowered)):
+    if signal is SIGNAL and ascii_forms_serve(lowered, OTHER_FIRSTS):
         signal = SIGNAL_ASCII
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
@@ -2442,7 +2448,7 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them."""
     parts = [("base", BASE_SCORE)]
     lowered = text.lower()
-    form = 3 if lowered.isascii() or not SCORE_OTHER.search(lowered) else 2
+    form = 3 if ascii_forms_serve(lowered, SCORE_OTHER) else 2
     parts += [(rule[0], rule[4]) for rule in SCORE if rule[1] in ("", role) and rule[form].search(lowered)]
     columns = width(text, SCORE_WIDE)
     if columns < SHORT_WIDTH and not any(name in USER_RULES for name, _ in parts):
@@ -3185,7 +3191,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
 def polarity(text: str) -> tuple[int, int]:
     """How many negations and how many "always" markers: a flip changes a count, even
     when the reason clause of both sentences holds a negation of its own."""
-    negation, always = ASCII_POLARITY if text.isascii() or not POLARITY_OTHER.search(text) else (NEGATION, ALWAYS)
+    negation, always = ASCII_POLARITY if ascii_forms_serve(text, POLARITY_OTHER) else (NEGATION, ALWAYS)
     return len(negation.findall(text)), len(always.findall(text))
 
 
