@@ -2381,6 +2381,9 @@ class Verdict(NamedTuple):
     request: str = ""  # "FILE:LINE" of that request
 
 
+NO_SIGNAL = Verdict("dropped_no_signal", "", "", 0)
+
+
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False) -> Verdict:
     """SIGNAL first (most sentences stop there), then the safety gates, NOISE and the
@@ -2398,7 +2401,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
         signal = SIGNAL_ASCII
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
-        return Verdict("dropped_no_signal", "", "", 0)
+        return NO_SIGNAL
     if SECRET_MARK in sentence:
         return Verdict("dropped_secret", "secret", "", 0)
     gated = gate(text, opts, role)
@@ -2868,29 +2871,29 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     lowered = text.lower().replace("*", "")
     phrases = signal_phrases(lowered) if signal is SIGNAL else None
     requests = message.role == "user" and not asked and any(word in lowered for word in REQUEST_WORDS)
-    if phrases == [] and not requests and not asked and not opts.explain and not opts.count_all:
-        # Nothing of it can be proposed, asked for or shown, so nothing of it needs its
-        # secrets found (half the text the scan would read; withholding a value only
-        # removes phrases, so none appears after). A request pointing back at it
+    # No sentence can match SIGNAL (so none is gated, the secret gate included), none can
+    # ask, and none is to be explained.
+    idle = phrases == [] and not requests and not asked and not opts.explain
+    if idle and not opts.count_all:
+        # Splitting it would only count its sentences, and nobody reads that; nor do its
+        # secrets need finding (half the text the scan would read; withholding a value
+        # only removes phrases, so none appears after). A request pointing back at it
         # judges it again, whole (pull_in).
         return None
     masked = mask_secrets(text, stats)
-    if masked is not text:
+    if masked is not text:  # a withheld value may have held a phrase or a request word
         text, lowered = masked, masked.lower().replace("*", "")
         phrases = signal_phrases(lowered) if signal is SIGNAL else None
         requests = requests and any(word in lowered for word in REQUEST_WORDS)
-    # No sentence can match SIGNAL, none is withheld, none can ask, and none is to be explained.
-    idle = phrases == [] and not opts.explain and SECRET_MARK not in text and not requests and not asked
-    if idle and not opts.count_all:
-        return None  # splitting it would only count its sentences, and nobody reads that
+        idle = phrases == [] and not requests and not asked and not opts.explain
     if not opts.allow_pii and HOME_HINT.search(text):
         text, homes = HOME_PATH.subn("~", text)
         stats["rewritten_home_path"] += homes
     sentences = split_sentences(text)
     stats["sentences"] += len(sentences)
-    if idle:
+    if idle:  # each sentence's verdict without judging it (pull_in moves its count)
         stats["dropped_no_signal"] += len(sentences)
-        return []
+        return [(number, sentence, NO_SIGNAL) for number, sentence in enumerate(sentences)]
     # Sentences of list items and plan steps are never requests.
     spoken = "\n".join(strip_emphasis(line) for _, line in unfenced(LINE_BREAK.split(text))
                        if not PLAN_LINE.match(line)) if requests else ""

@@ -217,6 +217,20 @@ def test_patch_does_not_depend_on_counting(tmp_path: Path, quiet: str, sentences
     assert (b"1 sentences withheld by the safety gates" in plain.stdout) == bool(secrets)
 
 
+def test_pulled_in_sentence_of_an_unsplit_message_is_counted_once(tmp_path: Path) -> None:
+    # A message without a SIGNAL phrase is split only when counted; a request pointing
+    # back at it moves its sentence from dropped_no_signal to signal, not adds one (found
+    # in review: sentences=3 for two sentences).
+    said = "The release script tags the commit and uploads the wheel to the internal index."
+    (tmp_path / "t.jsonl").write_bytes(json.dumps({"role": "assistant", "text": said}).encode() + b"\n"
+                                       + native("Please add this to CLAUDE.md."))
+    plain = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md")
+    counted = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md", "--stats")
+    assert plain.stdout == counted.stdout and f"+- {said}".encode() in plain.stdout
+    stats = dict(line.split("=") for line in counted.stderr.decode().split())
+    assert (stats["sentences"], stats["dropped_no_signal"], stats["signal"], stats["requested"]) == ("2", "0", "2", "1")
+
+
 # -- phrases that only form once the message is split (found in review) ------------------
 
 LATE = "be cleared between sessions so that builds stay reproducible."
