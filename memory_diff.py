@@ -75,6 +75,53 @@ __version__ = "0.1.0"
 
 PROG = "memory-diff"
 
+
+class Lazy:
+    """A regular expression compiled when first used, standing in for re.compile's
+    pattern: the patterns that only some inputs or modes need (the Chinese forms of the
+    rules, which English text never reaches; other formats' readers; agents' notes; the
+    JSON output; --explain; the secret kinds a text does not admit). Compiling them all
+    at start-up cost a sixth of a short run. What every run needs is compiled at import
+    (measured: made lazy too, it gains nothing on a long run, and a call through an
+    instance costs a little more). The first call of a method compiles the pattern and
+    puts the compiled pattern's own methods in the instance, where every later call
+    finds them first."""
+
+    METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
+
+    def __init__(self, pattern: Any, flags: int = 0) -> None:
+        self.pattern, self._flags = pattern, flags
+
+    def compiled(self) -> re.Pattern[Any]:
+        compiled = re.compile(self.pattern, self._flags)
+        self.__dict__.update({name: getattr(compiled, name) for name in self.METHODS})
+        return compiled
+
+    def search(self, *args: Any) -> Any:
+        return self.compiled().search(*args)
+
+    def match(self, *args: Any) -> Any:
+        return self.compiled().match(*args)
+
+    def fullmatch(self, *args: Any) -> Any:
+        return self.compiled().fullmatch(*args)
+
+    def finditer(self, *args: Any) -> Any:
+        return self.compiled().finditer(*args)
+
+    def findall(self, *args: Any) -> Any:
+        return self.compiled().findall(*args)
+
+    def sub(self, *args: Any) -> Any:
+        return self.compiled().sub(*args)
+
+    def subn(self, *args: Any) -> Any:
+        return self.compiled().subn(*args)
+
+    def split(self, *args: Any) -> Any:
+        return self.compiled().split(*args)
+
+
 # --------------------------------------------------------------------------------------
 # Constants a reviewer will want to argue with. Each carries the reason for its value.
 # --------------------------------------------------------------------------------------
@@ -380,7 +427,7 @@ INJECTED_PREFIXES = (
     "[TASK RESUMPTION]",
 )
 # Cline tool results that ride in user text blocks: "[read_file for 'x'] Result:".
-CLINE_TOOL_RESULT = re.compile(r"^\[[\w-]+(?: for [^\]]*)?\] Result:")
+CLINE_TOOL_RESULT = Lazy(r"^\[[\w-]+(?: for [^\]]*)?\] Result:")
 # Cline's older XML tool calls inside assistant text; attempt_completion's result and
 # plan_mode_respond's response are prose and kept.
 CLINE_TOOLS = (
@@ -389,8 +436,8 @@ CLINE_TOOLS = (
     "access_mcp_resource", "ask_followup_question", "new_task", "load_mcp_documentation",
     "apply_diff", "insert_content", "search_and_replace", "update_todo_list",
 )
-CLINE_TOOL_XML = re.compile(r"<(" + "|".join(CLINE_TOOLS) + r")>.*?(?:</\1>|\Z)", re.S)
-CLINE_KEEP_XML = re.compile(
+CLINE_TOOL_XML = Lazy(r"<(" + "|".join(CLINE_TOOLS) + r")>.*?(?:</\1>|\Z)", re.S)
+CLINE_KEEP_XML = Lazy(
     r"</?(?:attempt_completion|result|plan_mode_respond|response|task|feedback|"
     r"user_message|answer|command)>"
 )
@@ -540,7 +587,7 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
-RANDOM_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
+RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # A base64 run long enough to hide a credential: decoded, and scanned once more for the
 # named kinds (a base64 run of random bytes is the generic rules', through their keyword).
 BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
@@ -569,7 +616,7 @@ PASSWORD_WORD = re.compile(r"(?i)pass|pwd|secret|密码|口令")
 # are caught.
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
                    r"(?![A-Za-z0-9-])")
-NOT_PERSONAL_EMAIL = re.compile(
+NOT_PERSONAL_EMAIL = Lazy(
     r"(?i)(?:^|[.@])(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$|"
     r"noreply|no-reply"
 )
@@ -591,7 +638,7 @@ HOME_HINT = re.compile(r"/Users/|/home/|:[\\/]Users[\\/]")
 #   once removed, what the reviewer reads is what is applied);
 # - bidirectional overrides and isolates (Trojan Source): the sentence is dropped, since
 #   they exist to make text read differently from what it is.
-ANSI_ESCAPE = re.compile(
+ANSI_ESCAPE = Lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
 BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
@@ -630,12 +677,12 @@ INJECTION_UNLESS_USER = re.compile(r"(?i)\b(?:from now on|going forward|hencefor
 STRUCTURE = re.compile(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
 AT_IMPORT = re.compile(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
 # What lint flags in an existing file: only imports that reach outside the repository.
-OUTSIDE_IMPORT = re.compile(r"(?:^|(?<=[\s(\[\"']))@(?:~|/|\.\./)")
+OUTSIDE_IMPORT = Lazy(r"(?:^|(?<=[\s(\[\"']))@(?:~|/|\.\./)")
 CODE_SPAN = re.compile(r"`+[^`]*`+")
 # What one_line() escapes in provenance, --explain, --list-sources, lint and errors:
 # every invisible and bidirectional character, and line breaks.
 UNPRINTABLE = re.compile(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]")
-JSON_UNPRINTABLE = re.compile(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\u2028\u2029]")
+JSON_UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\u2028\u2029]")
 
 # Markdown: fence openers, list and heading marks, bold markers, sentence ends.
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -743,7 +790,7 @@ class Options(NamedTuple):
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
 
 
-def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
+def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
     """One pattern of named groups, a group a rule (rule_name() reads the name back)."""
     names: dict[str, int] = {}
     parts = []
@@ -751,7 +798,7 @@ def _compile_rules(rules: Iterable[tuple[str, str]]) -> re.Pattern[str]:
         names[name] = names.get(name, 0) + 1
         group = f"{re.sub(r'[^A-Za-z0-9]', '_', name)}__{names[name]}"
         parts.append(f"(?P<{group}>{pattern})")
-    return re.compile("|".join(parts))
+    return "|".join(parts)
 
 
 def ascii_form(pattern: str) -> str:
@@ -821,11 +868,11 @@ def rule_name(match: re.Match[str]) -> str:
 
 
 # SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
-SIGNAL = _compile_rules((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES)
+SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
 # What an ASCII sentence is matched against instead (see ascii_form): the Chinese rules
 # and phrases left out, twice as fast.
-SIGNAL_ASCII = _compile_rules((name, form) for name, form in ((name, ascii_form(phrase_pattern(phrases)))
-                                                              for name, phrases in SIGNAL_RULES) if form != "(?!)")
+SIGNAL_ASCII = re.compile(rules_pattern((name, form) for name, form in ((name, ascii_form(phrase_pattern(phrases)))
+                                                                        for name, phrases in SIGNAL_RULES) if form != "(?!)"))
 # Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
 # signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
@@ -834,10 +881,10 @@ SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases
 
 # Like SIGNAL, the score rules are matched against the lower-cased sentence; an ASCII
 # sentence against their ASCII form.
-SCORE = tuple((name, who, re.compile(pattern), re.compile(ascii_form(pattern)), points)
+SCORE = tuple((name, who, Lazy(pattern), re.compile(ascii_form(pattern)), points)
               for name, who, pattern, points in SCORE_RULES)
 SCORE_OTHER = other_firsts(pattern for _, _, pattern, _ in SCORE_RULES)
-NOISE = _compile_rules(NOISE_RULES)
+NOISE = re.compile(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, re.compile(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
 REQUEST_WORDS = frozenset(("claude.md", "agents.md", "gemini.md", "memor", "rules", "remember", "from now on",
@@ -850,13 +897,11 @@ for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
         SECRET_KINDS_OF.setdefault(_literal, set()).add(_index)
 
 
-@functools.cache
-def secret_pattern(index: int, lowered: bool) -> re.Pattern[str]:
-    """SECRET_RULES[index]'s pattern, compiled on first use: a text admits a few kinds
-    (see secret_hints), and compiling them all would cost a fifth of the module's start.
-    `lowered`: the form for lower-cased text (a (?i) pattern without its flag)."""
-    pattern = SECRET_RULES[index][2]
-    return re.compile(pattern.removeprefix("(?i)") if lowered else pattern, re.S)
+# SECRET_RULES' patterns, as written and (`[1]`) for lower-cased text: a (?i) pattern
+# without its flag. A text admits a few kinds (see secret_hints): the rest are never
+# compiled (see Lazy).
+SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"), re.S))
+                        for _, _, pattern, _ in SECRET_RULES)
 # Every pre-filter literal in one pattern, a trie (see secret_hints). SIGNAL phrases are
 # not in it: they occur so often that `in` over the phrase list is faster than stopping
 # at each one (measured: twice the time for both together).
@@ -1137,7 +1182,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
 # `": "` separators of a re-serialized copy, told apart by the line's first key.
 # TOOL_TEXTS and NEXT_TEXT (below) tell a text block inside a tool result's content list.
 CLAUDE_MARKERS = {
-    spaced: (re.compile(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",\s*"id":\s*"[^"]*",'
+    spaced: (Lazy(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",\s*"id":\s*"[^"]*",'
                                                     rb'\s*"name":\s*"(?:Edit|MultiEdit|Write)")'), b'"content' + sep,
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
@@ -1560,8 +1605,8 @@ def _cline_text(text: str) -> str:
 
 
 AIDER_STARTS = (b"# aider chat", b"-*- mode", b"#### ")
-AIDER_HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
-AIDER_COMMAND = re.compile(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/local`
+AIDER_HEADER = Lazy(r"^# aider chat started at (.+?)\s*$")
+AIDER_COMMAND = Lazy(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/local`
 
 
 def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
@@ -1633,15 +1678,15 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
 # (SpecStory's markdown.go, "Markdown v2.1.0"; mid-2025 files put the sidechain last,
 # `_**Agent (model) (sidechain)**_`, and older ones differ only in what the parentheses
 # hold). Other exporters copy the layout with a name after a colon.
-SPECSTORY_TURN = re.compile(r"_\*\*(User|Assistant|Agent)( - sidechain)?(?::[^*()]*)?(?: \((.*?)\))?"
+SPECSTORY_TURN = Lazy(r"_\*\*(User|Assistant|Agent)( - sidechain)?(?::[^*()]*)?(?: \((.*?)\))?"
                             r"( \(sidechain\))?\*\*_")
 SPECSTORY_MARK = b"<!-- Generated by SpecStory"
 # `<!-- Claude Code Session <id> (<time>) -->`: the tool and its own session id.
-SPECSTORY_SESSION = re.compile(r"<!-- (.+?) Session (\S+)(?: \(.*\))? -->")
+SPECSTORY_SESSION = Lazy(r"<!-- (.+?) Session (\S+)(?: \(.*\))? -->")
 # A time as SpecStory writes it in a turn header, a title or a file name:
 # 2025-09-27 02:50Z, 2026-01-16 16:26:02Z, 2025-11-13 21:12:14-0700, 2026-01-19T19:05:27.193Z,
 # 2026-01-16_16-26-02Z.
-SPECSTORY_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d)[:-](\d\d)(?:[:-](\d\d)(?:\.\d+)?)?"
+SPECSTORY_TIME = Lazy(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d)[:-](\d\d)(?:[:-](\d\d)(?:\.\d+)?)?"
                             r"(Z|[+-]\d\d:?\d\d)?")
 # Blocks SpecStory writes around what is not prose, by the tag that opens them.
 SPECSTORY_BLOCKS = {"<tool-use": ("</tool-use>", "skipped_tool_call"),
@@ -1779,14 +1824,14 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
 NOTE_INDEX = "MEMORY.md"
 NOTE_TYPES = frozenset({"user", "feedback", "project", "reference"})
 NOTE_DEFAULT_TYPE = "project"  # a missing or unknown type; provenance says so
-FRONTMATTER_FENCE = re.compile(r"---[ \t]*")
-FRONTMATTER_FIELD = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*")
+FRONTMATTER_FENCE = Lazy(r"---[ \t]*")
+FRONTMATTER_FIELD = Lazy(r"([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*")
 # A note's reason and its instructions: `**Why:**` may join the note, `**How to apply:**` never.
-NOTE_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(why|how to apply)\s*:?\s*(?:\*\*|__)?\s*:?\s*", re.I)
-TOP_BULLET = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+NOTE_LABEL = Lazy(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(why|how to apply)\s*:?\s*(?:\*\*|__)?\s*:?\s*", re.I)
+TOP_BULLET = Lazy(r"^(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 # An index line of MEMORY.md: a bullet opening with a link to a note file, read itself.
-INDEX_LINK = re.compile(r"\[[^\]]*\]\((?![A-Za-z][A-Za-z0-9+.-]*:)[^)\s]+\.md(?:#[^)\s]*)?\)")
-CODEX_METADATA = re.compile(r"[a-z][a-z_ ]{0,30}:(?:\s|$)")  # `- keywords: ...`, `- rollout_summary_files:`
+INDEX_LINK = Lazy(r"\[[^\]]*\]\((?![A-Za-z][A-Za-z0-9+.-]*:)[^)\s]+\.md(?:#[^)\s]*)?\)")
+CODEX_METADATA = Lazy(r"[a-z][a-z_ ]{0,30}:(?:\s|$)")  # `- keywords: ...`, `- rollout_summary_files:`
 
 
 class Note(NamedTuple):
@@ -2014,7 +2059,7 @@ NOT_READ = {
 }
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LANGCHAIN_TYPES = frozenset({"human", "ai", "system", "tool", "function", "chat"})
-OPENCODE_ID = re.compile(r"(?:ses|msg|prt)_[0-9A-Za-z]{20,}")
+OPENCODE_ID = Lazy(r"(?:ses|msg|prt)_[0-9A-Za-z]{20,}")
 
 
 def not_read(doc: Any) -> str | None:
@@ -2239,11 +2284,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
             # A (?i) rule reads the lower-cased text, unless a character's lower case
             # is longer than it (then the places differ): then the original, with re.I.
             folded = source.startswith("(?i)") and same_places
-            pattern = secret_pattern(index, folded)
+            pattern = SECRET_PATTERNS[index][folded]
             target = lowered if folded else text
             match = pattern.search(target)
             while match:
-                group = next((g for g in range(1, pattern.groups + 1) if match.start(g) >= 0), 0)
+                group = next((g for g in range(1, match.re.groups + 1) if match.start(g) >= 0), 0)
                 value = text[match.start(group):match.end(group)].strip("\"'`")
                 if group and PLACEHOLDER.match(value) or not credible(value, check, text[match.start():match.end()]):
                     # Not this one; a match starting inside it may be (`key: NAME_TOKEN=value`).
@@ -2667,7 +2712,7 @@ def trajectory_kind(doc: Any) -> str | None:
 
 # -- a conversation's key, for the baseline ----------------------------------------------
 
-SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,100}")
+SESSION_ID = Lazy(r"[A-Za-z0-9._-]{1,100}")
 
 
 def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
@@ -3162,9 +3207,9 @@ CONTRADICTION = 0.4
 # at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
 # "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
 SAME_CODE = 2
-NEGATION = re.compile(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
+NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
                       r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
-ALWAYS = re.compile(r"(?i)\balways\b|总是|始终|必须|一定")
+ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
 # ASCII text is counted by the English markers alone (see ascii_form).
 ASCII_POLARITY = (re.compile(ascii_form(NEGATION.pattern)), re.compile(ascii_form(ALWAYS.pattern)))
 POLARITY_OTHER = other_firsts((NEGATION.pattern, ALWAYS.pattern))
@@ -3996,7 +4041,7 @@ MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), 
 # The file each discovered agent reads (Copilot CLI, OpenCode and the rest read AGENTS.md;
 # a SpecStory history is of any agent).
 AGENT_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
-ONLY_IMPORT = re.compile(r"@([^\s@]+)")
+ONLY_IMPORT = Lazy(r"@([^\s@]+)")
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
@@ -4381,7 +4426,7 @@ def specstory_session(path: str) -> str | None:
     return None
 
 
-SESSION_ID_KEY = re.compile(rb'"sessionId"\s*:\s*"([^"]+)"')
+SESSION_ID_KEY = Lazy(rb'"sessionId"\s*:\s*"([^"]+)"')
 
 
 def conversation_id(path: str) -> str | None:
