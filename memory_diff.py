@@ -3033,7 +3033,8 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
         # Notes are not conversations: they add no evidence. The user's words come
         # first, then a note's, then the assistant's.
         said = max(1, len({c.conversation for c in group if not c.source}))
-        best = sorted(group, key=lambda c: (c.role != "user" or bool(c.source), not c.source, -c.score, c.order))[0]
+        best = group[0] if len(group) == 1 else \
+            min(group, key=lambda c: (c.role != "user" or bool(c.source), not c.source, -c.score, c.order))
         request = best.request or next((c.request for c in group if c.request), "")
         other = next((c for c in group if bool(c.source) != bool(best.source)), None)
         also = "" if other is None else \
@@ -3184,9 +3185,8 @@ def resemblances(key: str, index: MemoryIndex) -> Iterator[tuple[float, int, str
         return
     grams, mine = trigrams(key), polarity(key)
     for line_no in index.related(key):
-        other = normalize(index.lines[line_no])
-        overlap = jaccard(grams, trigrams(other))
-        theirs = polarity(other)
+        their_grams, theirs = index.measures(line_no)
+        overlap = jaccard(grams, their_grams)
         if overlap >= NEAR_DUPLICATE and mine == theirs:
             yield overlap, line_no, NEAR_DUPLICATE_OF
         elif overlap >= CONTRADICTION and mine != theirs:
@@ -3226,7 +3226,7 @@ FINDINGS_BITS = 1 << 27
 
 def trigrams(key: str) -> set[str]:
     text = f"  {key} "
-    return {text[i:i + 3] for i in range(len(text) - 2)}
+    return set(map("".join, zip(text, text[1:], text[2:])))
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -3254,6 +3254,15 @@ class MemoryIndex:
         for number, line in enumerate(lines):
             for token in set(_tokens(line)):
                 self.postings.setdefault(token, []).append(number)
+        self._measures: dict[int, tuple[set[str], tuple[int, int]]] = {}
+
+    def measures(self, line: int) -> tuple[set[str], tuple[int, int]]:
+        """A line's trigrams and polarity, as resemblances compares them: counted once
+        however many proposals the line is related to."""
+        if line not in self._measures:
+            key = normalize(self.lines[line])
+            self._measures[line] = trigrams(key), polarity(key)
+        return self._measures[line]
 
     def related(self, key: str, least: int = 2) -> list[int]:
         """The lines that share the most words with `key` (at least `least`; at most
@@ -3302,12 +3311,14 @@ class WordBits:
                 break
             budget -= count[word]
             chosen.append(self.masks[word])
-        # at[k]: the lines that share at least k of the chosen words
-        at = [0] * (len(chosen) + 1)
-        for depth, mask in enumerate(chosen, 1):
-            for k in range(depth, 1, -1):
-                at[k] |= at[k - 1] & mask
-            at[1] |= mask
+        # at[k]: the lines that share at least k of the chosen words, for k up to a
+        # depth where fewer than RELATED lines are left (or every word is counted):
+        # deeper levels are never looked at, and each level costs a pass.
+        depth = min(len(chosen), least + 2)
+        at = _shared_levels(chosen, depth)
+        while depth < len(chosen) and at[depth].bit_count() >= RELATED:
+            depth = min(len(chosen), 2 * depth)
+            at = _shared_levels(chosen, depth)
         if len(at) <= least:
             return []
         if at[least].bit_count() <= RELATED:
@@ -3328,6 +3339,16 @@ class WordBits:
             else:  # the earliest lines of the last word that fits
                 return sorted(_members(taken, RELATED) + _members(here, room))
         return _members(taken, RELATED)
+
+
+def _shared_levels(masks: list[int], depth: int) -> list[int]:
+    """[0, lines in at least 1 of the masks, in at least 2, ..., in at least `depth`]."""
+    at = [0] * (depth + 1)
+    for seen, mask in enumerate(masks, 1):
+        for k in range(min(seen, depth), 1, -1):
+            at[k] |= at[k - 1] & mask
+        at[1] |= mask
+    return at
 
 
 def bit_mask(numbers: Sequence[int]) -> int:

@@ -433,6 +433,7 @@ WORD_BITS = [
     pytest.param(["one two"] * 40 + ["one three"] * 40, 50, id="budget-stops-at-a-common-word"),
     pytest.param(["one two"] * 40 + ["one three"] * 40, 119, id="budget-one-line-short"),
     pytest.param(["one two"] * 40 + ["one three"] * 40, 120, id="budget-just-enough"),
+    pytest.param(_lines(7, 400, 30, 20), None, id="random-long-lines"),  # the cut falls deep: see related
     pytest.param(["不要提交生成的文件", "不要提交缓存文件", "总是提交锁文件"], None, id="chinese-characters"),
     pytest.param(["a an to", "is it a", "go on"], None, id="no-words-counted"),
     pytest.param(_lines(1, 300, 40, 12), None, id="random-small-vocabulary"),
