@@ -878,10 +878,41 @@ SIGNAL_ASCII = re.compile(rules_pattern((name, form) for name, form in ((name, a
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
 
 
+class WordStart:
+    """A pattern that opens with `\\b` and has one top-level alternative, searched as
+    the rest of it, the word boundary tested where the rest matches. The engine skips
+    ahead to the places where the rest's first characters occur; a leading `\\b` keeps
+    it from that, so every place is tried (measured on the corpus: the score rules
+    opening with `\\b` take 0.6 of the time). The same matches: `\\b` is a test of
+    one place, whether the characters before and at it differ in being word characters."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern, self.rest = pattern, re.compile(pattern.removeprefix(r"\b"))
+
+    def search(self, text: str) -> re.Match[str] | None:
+        match = self.rest.search(text)
+        while match:
+            at = match.start()
+            if (at > 0 and _word_char(text[at - 1])) != (at < len(text) and _word_char(text[at])):
+                return match
+            match = self.rest.search(text, at + 1) if at < len(text) else None
+        return None
+
+
+def _word_char(char: str) -> bool:
+    """What `\\w` matches in a str pattern."""
+    return char.isalnum() or char == "_"
+
+
+def searcher(pattern: str) -> re.Pattern[str] | WordStart:
+    """The pattern compiled, or as a WordStart where that finds the same matches faster."""
+    return WordStart(pattern) if pattern.startswith(r"\b") and len(top_alternatives(pattern)) == 1 \
+        else re.compile(pattern)
+
 
 # Like SIGNAL, the score rules are matched against the lower-cased sentence; an ASCII
 # sentence against their ASCII form.
-SCORE = tuple((name, who, Lazy(pattern), re.compile(ascii_form(pattern)), points)
+SCORE = tuple((name, who, Lazy(pattern), searcher(ascii_form(pattern)), points)
               for name, who, pattern, points in SCORE_RULES)
 SCORE_OTHER = other_firsts(pattern for _, _, pattern, _ in SCORE_RULES)
 NOISE = re.compile(rules_pattern(NOISE_RULES))

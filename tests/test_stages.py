@@ -254,6 +254,44 @@ def test_ascii_form(pattern: str, form: str) -> None:
     assert md.ascii_form(pattern) == form
 
 
+# WordStart finds what the compiled pattern finds: the same first match, its span, on
+# text where the rest matches inside a word, after `_`, a digit or a non-ASCII letter, at
+# either end, and before a character that is no word character.
+WORD_START_TEXTS = ["", "may", "dismay may", "it may", "_may", "9may", "émay", "中may", "may_", "x mayé",
+                    "the -flag and -x", "a-x", "-x", " -x", "ü-x", "maybe", "so so", "alsoso so"]
+
+
+@pytest.mark.parametrize("pattern", [
+    pytest.param(r"\b(?:may|might)\b", id="alternatives-in-a-group"),
+    pytest.param(r"\bmay", id="word-opening"),
+    pytest.param(r"\b-x", id="non-word-first-character"),
+    pytest.param(r"\b(?:-x|may)", id="word-or-not-first"),
+    pytest.param(r"\b\w*", id="can-match-empty"),
+    pytest.param(r"\b(?:so)\b.*\bso\b", id="boundary-inside-too"),
+])
+def test_word_start_is_the_pattern(pattern: str) -> None:
+    searcher = md.searcher(pattern)
+    assert isinstance(searcher, md.WordStart)
+    compiled = re.compile(pattern)
+    for text in WORD_START_TEXTS:
+        found, expected = searcher.search(text), compiled.search(text)
+        assert (found and found.span()) == (expected and expected.span()), text
+
+
+def test_score_rules_as_searched_find_what_they_say() -> None:
+    # Every score rule's ASCII form that opens with `\b` is a WordStart, and on the
+    # table's sentences (and the same cut to start mid-word) it agrees with re.
+    sentences = [p.values[0].lower() for p in JUDGE + SCORED] + [B1.lower(), WEAK.lower()]
+    sentences += ["x" + s for s in sentences] + ["_" + s for s in sentences]
+    searched = [(name, form) for name, _, _, form, _ in md.SCORE if isinstance(form, md.WordStart)]
+    assert len(searched) >= 10
+    for name, form in searched:
+        compiled = re.compile(form.pattern)
+        for sentence in sentences:
+            found, expected = form.search(sentence), compiled.search(sentence)
+            assert (found and found.span()) == (expected and expected.span()), (name, sentence)
+
+
 def test_score_ascii_forms_agree() -> None:
     # On text without the first characters of what ascii_form leaves out (ASCII text, and
     # text whose only other characters are a dash, an arrow or curly quotes) the ASCII form
