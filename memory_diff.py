@@ -301,6 +301,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                            r"^the (?:simplest|easiest|best|cleanest|right|correct|proper) (?:approach|fix|solution|option|"
                            r"way)\b|^(?:修复方法|解决方法|解决办法|"
                            r"修复方案)是", -3),
+    # "Root cause fix: ..." names the fix, not the cause; "the root cause isn't X" rules out
+    # a suspect without stating the mechanism: neither earns root-cause's points.
+    ("not-a-cause", "", r"\broot cause (?:fix|isn't|is not|wasn't|was not)\b|\bnot the root cause\b|根本原因不是|"
+                        r"根因不是|不是根本原因|根因修复|根本原因修复", -3),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
