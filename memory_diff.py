@@ -305,6 +305,13 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # a suspect without stating the mechanism: neither earns root-cause's points.
     ("not-a-cause", "", r"\broot cause (?:fix|isn't|is not|wasn't|was not)\b|\bnot the root cause\b|根本原因不是|"
                         r"根因不是|不是根本原因|根因修复|根本原因修复", -3),
+    # A guess at why, stated as one: "X might be returning false because ...", "this is
+    # likely because ...", "seems to be". What a session suspected is not yet known to be
+    # true ("hedge" marks the word; this, the shape of a guess).
+    ("speculation", "", r"\b(?:(?:might|may|could) (?:also )?(?:be|have been|not be) (?:\w+ing|because|due to|caused|"
+                        r"related|the (?:cause|reason|issue|problem))|(?:probably|possibly|likely|perhaps) "
+                        r"(?:because|due to|caused by)|i suspect|(?:seems|appears) to be)\b|可能是因为|也许是因为|"
+                        r"大概是因为|估计是因为|似乎是|好像是|我怀疑", -2),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
