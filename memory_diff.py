@@ -312,6 +312,13 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                         r"related|the (?:cause|reason|issue|problem))|(?:probably|possibly|likely|perhaps) "
                         r"(?:because|due to|caused by)|i suspect|(?:seems|appears) to be)\b|可能是因为|也许是因为|"
                         r"大概是因为|估计是因为|似乎是|好像是|我怀疑", -2),
+    # The session told back: what the user ran or said ("after you ran `git pull`"), what a
+    # review or a log says ("The feedback says to ..."). True of this conversation only.
+    ("this-session", "", r"\byou (?:ran|did|asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|"
+                         r"requested|suggested|noticed|pointed out|showed|pasted|saw|tried|started)\b|"
+                         r"^the (?:feedback|review|reviewer|comment|user|error message|output|log) (?:says|said|"
+                         r"mentions|suggests|asks|wants|notes)\b|你(?:刚才|刚刚|之前)?(?:运行|执行|提到|贴)了?|"
+                         r"^(?:反馈|评审意见|审查意见|评论)里?(?:说|提到|建议)", -2),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
