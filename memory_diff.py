@@ -319,6 +319,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                          r"^the (?:feedback|review|reviewer|comment|user|error message|output|log) (?:says|said|"
                          r"mentions|suggests|asks|wants|notes)\b|你(?:刚才|刚刚|之前)?(?:运行|执行|提到|贴)了?|"
                          r"^(?:反馈|评审意见|审查意见|评论)里?(?:说|提到|建议)", -2),
+    # A place in a file ("handlers.go:145", "lines 63-74", 第 10-20 行) moves with the next
+    # edit: the pointer does not stay true even where the statement does.
+    ("code-location", "", r"\.(?:go|py|[jt]sx?|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|sh|md|ya?ml|toml|json|sql):~?\d+|"
+                          r"\blines? \d+\s*[-–]\s*\d+|\blines \d+|第\s*\d+\s*[-–到至]\s*\d+\s*行", -1),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
