@@ -323,6 +323,11 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # edit: the pointer does not stay true even where the statement does.
     ("code-location", "", r"\.(?:go|py|[jt]sx?|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|sh|md|ya?ml|toml|json|sql):~?\d+|"
                           r"\blines? \d+\s*[-–]\s*\d+|\blines \d+|第\s*\d+\s*[-–到至]\s*\d+\s*行", -1),
+    # About one test, not the code: a test function by name (`TestSyncResumeAfterCrash`,
+    # test_sync_resume) or whether one change needs a test is a review of that change.
+    ("one-test", "", r"\btest(?:[a-z0-9]{8,}|_[a-z0-9_]{4,}\b(?!\.))|\b(?:doesn't|does not|don't|do not|didn't) need "
+                     r"(?:a |any |its own |new |extra |additional )?(?:unit )?tests?\b|\bno (?:new )?tests? "
+                     r"(?:needed|required)\b|不需要(?:写|加|新的?)?测试|不用(?:写|加)?测试", -2),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
