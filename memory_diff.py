@@ -296,11 +296,12 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # About one diff: "this PR", "line 42", "#123", a commit hash.
     ("one-diff", "", r"\b(?:this (?:pr|change|diff|commit)\b|our (?:change|diff|commit|fix)\b|pr #?\d+|"
                      r"line \d+|[0-9a-f]{8,40}\b)|#\d+|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
-    # "The fix is to ...": what was done this time, not how the code works.
-    ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|^fix\b|^the solution\b|"
+    # "The fix is to ...": what was done this time, not how the code works; also after
+    # the finding it ends: "X only reads JSONL, so the fix is to ...".
+    ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|\bso the fix (?:is|was)\b|^fix\b|^the solution\b|"
                            r"^the (?:simplest|easiest|best|cleanest|right|correct|proper) (?:approach|fix|solution|option|"
                            r"way)\b|^(?:修复方法|解决方法|解决办法|"
-                           r"修复方案)是", -3),
+                           r"修复方案)是|所以(?:修复方法|解决方法|解决办法|修复方案)是", -3),
     # "Root cause fix: ..." names the fix, not the cause; "the root cause isn't X" rules out
     # a suspect without stating the mechanism: neither earns root-cause's points.
     ("not-a-cause", "", r"\broot cause (?:fix|isn't|is not|wasn't|was not)\b|\bnot the root cause\b|根本原因不是|"
