@@ -143,6 +143,9 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     # ... and so does one that opens with a connective pointing back: "Since that is the
     # stable link."
     ("context", r"^(?:since|because|so|and|but|which|as) (?:this|that|it|these|those|they)\b"),
+    # ... and so does one that opens with an ellipsis: "...poisons the cache", the end of
+    # a sentence said before it.
+    ("context", r"^(?:\.\.\.|…)"),
 )
 
 # MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
