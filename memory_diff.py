@@ -146,6 +146,11 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     # ... and so does one that opens with an ellipsis: "...poisons the cache", the end of
     # a sentence said before it.
     ("context", r"^(?:\.\.\.|…)"),
+    # A check of one's own understanding asks, even without a question mark: "Just to be
+    # sure, the hook runs twice", "Correct me if ...", 确认一下 ... ("To confirm" and "to
+    # clarify" alone often open a plain statement: left out).
+    ("question", r"^(?:just )?(?:to be sure|to double[- ]check)\b|^just (?:to confirm|checking)\b|^correct me if\b|"
+                 r"^if i understand (?:correctly|right)\b|^(?:我)?(?:想|再)?确认一下|^如果我没(?:理解|记)错"),
 )
 
 # MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
