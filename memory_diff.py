@@ -328,10 +328,6 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                          r"^the (?:feedback|review|reviewer|comment|user|error message|output|log) (?:says|said|"
                          r"mentions|suggests|asks|wants|notes)\b|你(?:刚才|刚刚|之前)?(?:运行|执行|提到|贴)了?|"
                          r"^(?:反馈|评审意见|审查意见|评论)里?(?:说|提到|建议)", -2),
-    # A place in a file ("handlers.go:145", "lines 63-74", 第 10-20 行) moves with the next
-    # edit: the pointer does not stay true even where the statement does.
-    ("code-location", "", r"\.(?:go|py|[jt]sx?|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|sh|md|ya?ml|toml|json|sql):~?\d+|"
-                          r"\blines? \d+\s*[-–]\s*\d+|\blines \d+|第\s*\d+\s*[-–到至]\s*\d+\s*行", -1),
     # About one test, not the code: a test function by name (`TestSyncResumeAfterCrash`,
     # test_sync_resume) or whether one change needs a test is a review of that change.
     ("one-test", "", r"\btest(?:[a-z0-9]{8,}|_[a-z0-9_]{4,}\b(?!\.))|\b(?:doesn't|does not|don't|do not|didn't) need "
