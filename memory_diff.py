@@ -316,9 +316,11 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                         r"根因不是|不是根本原因|根因修复|根本原因修复", -3),
     # A guess at why, stated as one: "X might be returning false because ...", "this is
     # likely because ...", "seems to be". What a session suspected is not yet known to be
-    # true ("hedge" marks the word; this, the shape of a guess).
-    ("speculation", "", r"\b(?:(?:might|may|could) (?:also )?(?:be|have been|not be) (?:\w+ing|because|due to|caused|"
-                        r"related|the (?:cause|reason|issue|problem))|(?:probably|possibly|likely|perhaps) "
+    # true ("hedge" marks the word; this, the shape of a guess). "May" and "could" say
+    # what can happen ("two workers may be running at once"): only with a cause.
+    ("speculation", "", r"\b(?:might (?:also )?(?:be|have been|not be) (?:(?!(?:some|any|no|every)thing\b)\w+ing|because|due to|caused|related|"
+                        r"the (?:cause|reason|issue|problem))|(?:may|could) (?:also )?(?:be|have been) (?:because|"
+                        r"due to|caused by|the (?:cause|reason))|(?:probably|possibly|likely|perhaps) "
                         r"(?:because|due to|caused by)|i suspect|(?:seems|appears) to be)\b|可能是因为|也许是因为|"
                         r"大概是因为|估计是因为|似乎是|好像是|我怀疑", -2),
     # The session told back: what the user ran or said ("after you ran `git pull`"), what a
