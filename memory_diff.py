@@ -318,8 +318,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # likely because ...", "seems to be". What a session suspected is not yet known to be
     # true ("hedge" marks the word; this, the shape of a guess). "May" and "could" say
     # what can happen ("two workers may be running at once"): only with a cause.
-    ("speculation", "", r"\b(?:might (?:also )?(?:be|have been|not be) (?:(?!(?:some|any|no|every)thing\b)\w+ing|because|due to|caused|related|"
-                        r"the (?:cause|reason|issue|problem))|(?:may|could) (?:also )?(?:be|have been) (?:because|"
+    ("speculation", "", r"\b(?:might (?:also )?(?:be|have been|not be) (?:(?!(?:some|any|no|every)thing\b)\w+ing|"
+                        r"because|due to|caused|related|the (?:cause|reason|issue|problem))|(?:may|could) (?:also )?(?:be|have been) (?:because|"
                         r"due to|caused by|the (?:cause|reason))|(?:probably|possibly|likely|perhaps) "
                         r"(?:because|due to|caused by)|i suspect|(?:seems|appears) to be)\b|可能是因为|也许是因为|"
                         r"大概是因为|估计是因为|似乎是|好像是|我怀疑", -2),
