@@ -611,7 +611,7 @@ NARRATION_SHAPES = [
     # A guess at why.
     ("speculation-en", A, "The cache might be returning stale entries because `expireAt` is compared in local time "
      "while the writer stores UTC timestamps.", "speculation"),
-    ("speculation-en-user", U, "The flaky upload is likely caused by the proxy closing idle connections after 30 "
+    ("speculation-en-user", U, "The flaky upload might be due to the proxy closing idle connections after 30 "
      "seconds, so the retry always fails.", "speculation"),
     ("speculation-zh", A, "缓存可能是因为 `expireAt` 按本地时间比较，而写入方存的是 UTC 时间戳，才会返回过期的数据。",
      "speculation"),
@@ -621,23 +621,23 @@ NARRATION_SHAPES = [
     ("you-ran-en", A, "The root cause was that after you ran `go mod tidy`, the replace directive for `gocli/internal` "
      "was removed from `go.mod`.", "this-session"),
     ("feedback-says-en", A, "The feedback says to keep `--force` hidden, because scripts only pass it by mistake when "
-     "they copy old examples.", "this-session"),
-    ("feedback-says-zh", A, "反馈里说 `--force` 要保持隐藏，因为脚本只会在照抄旧示例时误传这个参数。", "this-session"),
+     "they copy old examples.", "reported"),
+    ("feedback-says-zh", A, "反馈里说 `--force` 要保持隐藏，因为脚本只会在照抄旧示例时误传这个参数。", "reported"),
     ("review-bot-en-kept", A, "The review bot only checks changed lines, so older warnings never show up in a pull "
      "request.", None),
     # About one test rather than the code.
     ("named-test-en", A, "`TestSyncResumeAfterCrash` covers the first batch alone, because the fixture holds a single "
      "file.", "one-test"),
     ("needs-no-test-en", A, "Auto-retry doesn't need a test because `retryPolicy` is covered by the `syncWorker` "
-     "integration suite that runs on every push.", "one-test"),
+     "integration suite that runs on every push.", "no-test-needed"),
     ("needs-no-test-zh", A, "导出器的改动不需要写测试，因为 `writeRows` 本来就会拒绝没有时区的行，夜间任务也会再校验一次。",
-     "one-test"),
+     "no-test-needed"),
     ("test-rule-en-user-kept", U, "Every test that touches the cache must use its own `t.TempDir()`, because the "
      "packages run in parallel.", None),
     # "..., so the fix is to ...": the fix of the day after the finding it ends.
     ("so-the-fix-en", A, "`parseRows` reads CSV, so the fix is to route JSON exports through `decodeJSON` first.",
-     "fix-of-the-day"),
-    ("so-the-fix-zh", A, "`parseRows` 读的是 CSV，所以修复方法是先把 JSON 导出交给 `decodeJSON` 处理。", "fix-of-the-day"),
+     "so-the-fix"),
+    ("so-the-fix-zh", A, "`parseRows` 读的是 CSV，所以修复方法是先把 JSON 导出交给 `decodeJSON` 处理。", "so-the-fix"),
 ]
 # NOISE: the end of a sentence said before (an ellipsis), a check of one's understanding.
 NARRATION_NOISE = [
