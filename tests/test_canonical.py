@@ -13,7 +13,9 @@ Five classes, each in English and in Chinese, for both roles where it makes sens
    then the higher score, then the first read), never across a flip of polarity;
    checkpoint copies count once, two conversations are evidence.
 4. Durable over the day's narration: "Updated ...", "The fix is to ..." are not proposed,
-   a root-cause mechanism is.
+   a root-cause mechanism is; nor are "Root cause fix: ...", a guess at why, the session
+   told back ("after you ran ..."), a review of one test, a fragment opening with "..."
+   or a check of one's understanding, each beside a durable sentence of its shape.
 5. What the reviewer rejected before (a seen line not in the memory file) is not proposed
    again: `already_rejected`.
 
@@ -590,6 +592,77 @@ DURABLE = [
       for name, s in zip(("updated", "i-changed", "now-passes", "fix-is-to"), NARRATION_ZH)),
     *(row(f"durable-zh-mechanism-{name}", DURABLE_ZH, Proposed(s, role=A))
       for name, s in zip(("root-cause", "root-cause-was"), MECHANISM_ZH)),
+]
+
+# The day's narration in other shapes, each a sentence the score would propose but for its
+# rule (named in --explain), and a durable statement of the same shape the rule must leave
+# alone. (id, role, sentence, the rule that demotes it, or None when it must be proposed.)
+NARRATION_SHAPES = [
+    # "Root cause fix: ..." names the fix; "the root cause isn't X" rules a suspect out.
+    ("root-cause-fix-en", A, "Root cause fix (`sync/worker.go`): the worker closes the channel before it returns.",
+     "not-a-cause"),
+    ("root-cause-isnt-en", A, "The root cause isn't the retry loop in `fetchAll` — it's a race on the shared client.",
+     "not-a-cause"),
+    ("root-cause-isnt-en-user", U, "The root cause isn't the retry loop, it's a race on the shared HTTP client in the "
+     "sync worker.", "not-a-cause"),
+    ("root-cause-isnt-zh", A, "根本原因不是 `fetchAll` 里的重试循环，而是共享客户端上的竞争。", "not-a-cause"),
+    ("root-cause-is-en-kept", A, "The root cause is a race on the shared client: `fetchAll` reuses one connection for "
+     "every retry.", None),
+    # A guess at why.
+    ("speculation-en", A, "The cache might be returning stale entries because `expireAt` is compared in local time "
+     "while the writer stores UTC timestamps.", "speculation"),
+    ("speculation-en-user", U, "The flaky upload might be due to the proxy closing idle connections after 30 "
+     "seconds, so the retry always fails.", "speculation"),
+    ("speculation-zh", A, "缓存可能是因为 `expireAt` 按本地时间比较，而写入方存的是 UTC 时间戳，才会返回过期的数据。",
+     "speculation"),
+    ("may-happen-en-user-kept", U, "Two sync workers may be running at once, so `lockFile` must be taken before every "
+     "write to the cache.", None),
+    # The session told back: what the user ran, what a review says.
+    ("you-ran-en", A, "The root cause was that after you ran `go mod tidy`, the replace directive for `gocli/internal` "
+     "was removed from `go.mod`.", "this-session"),
+    ("feedback-says-en", A, "The feedback says to keep `--force` hidden, because scripts only pass it by mistake when "
+     "they copy old examples.", "reported"),
+    ("feedback-says-zh", A, "反馈里说 `--force` 要保持隐藏，因为脚本只会在照抄旧示例时误传这个参数。", "reported"),
+    ("review-bot-en-kept", A, "The review bot only checks changed lines, so older warnings never show up in a pull "
+     "request.", None),
+    # About one test rather than the code.
+    ("named-test-en", A, "`TestSyncResumeAfterCrash` covers the first batch alone, because the fixture holds a single "
+     "file.", "one-test"),
+    ("needs-no-test-en", A, "Auto-retry doesn't need a test because `retryPolicy` is covered by the `syncWorker` "
+     "integration suite that runs on every push.", "no-test-needed"),
+    ("needs-no-test-zh", A, "导出器的改动不需要写测试，因为 `writeRows` 本来就会拒绝没有时区的行，夜间任务也会再校验一次。",
+     "no-test-needed"),
+    ("test-rule-en-user-kept", U, "Every test that touches the cache must use its own `t.TempDir()`, because the "
+     "packages run in parallel.", None),
+    # "..., so the fix is to ...": the fix of the day after the finding it ends.
+    ("so-the-fix-en", A, "`parseRows` reads CSV, so the fix is to route JSON exports through `decodeJSON` first.",
+     "so-the-fix"),
+    ("so-the-fix-zh", A, "`parseRows` 读的是 CSV，所以修复方法是先把 JSON 导出交给 `decodeJSON` 处理。", "so-the-fix"),
+]
+# NOISE: the end of a sentence said before (an ellipsis), a check of one's understanding.
+NARRATION_NOISE = [
+    ("ellipsis-en", A, "...poisons the cache for every later request, because `cacheKey` ignores the tenant.", "context"),
+    ("ellipsis-zh", A, "…会污染之后每个请求的缓存，因为 `cacheKey` 忽略了租户。", "context"),
+    ("just-to-be-sure-en-user", U, "Just to be sure, the sync job never deletes remote files, because the bucket "
+     "policy forbids it.", "question"),
+    ("correct-me-if-en-user", U, "Correct me if this is off: the exporter must always write UTC, because the "
+     "warehouse expects it.", "question"),
+    ("check-zh-user", U, "确认一下，同步任务永远不会删除远端文件，因为存储桶策略禁止删除。", "question"),
+    ("to-be-sure-inside-en-user-kept", U, "The sync job must never delete remote files, to be sure nothing is lost "
+     "when a tenant rolls back.", None),
+]
+
+
+def shape_row(kind: str, stage: str, id: str, role: str, said: str, rule: str | None) -> Any:  # noqa: A002
+    case = native((role, said))
+    if rule is None:
+        return row(f"durable-{kind}-{id}", case, Proposed(said, role=role))
+    return row(f"durable-{kind}-{id}", case, NotProposed(said), Dropped(stage, said=said, names=(rule,)))
+
+
+DURABLE += [
+    *(shape_row("shape", "dropped_weak", *shape) for shape in NARRATION_SHAPES),
+    *(shape_row("noise", "dropped_noise", *shape) for shape in NARRATION_NOISE),
 ]
 
 
