@@ -354,36 +354,31 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                            r"^the (?:simplest|easiest|best|cleanest|right|correct|proper) (?:approach|fix|solution|option|"
                            r"way)\b|^(?:修复方法|解决方法|解决办法|"
                            r"修复方案)是", -3),
-    # The rules below each open with a literal (a word boundary, where one is needed, is
-    # checked behind it): the engine then finds where they can match by a fast scan for
-    # that literal instead of trying the pattern at every position, and a sentence that
-    # lacks the word costs next to nothing. (ascii_form leaves the Chinese alternatives out
-    # for ASCII text.)
     # ... and so is the fix after the finding it ends: "X reads CSV, so the fix is to ...".
-    ("so-the-fix", "", r"so(?<![a-z]so) the fix (?:is|was)\b|所以(?:修复方法|解决方法|解决办法|修复方案)是", -3),
+    ("so-the-fix", "", r"\bso the fix (?:is|was)\b|所以(?:修复方法|解决方法|解决办法|修复方案)是", -3),
     # "Root cause fix: ..." names the fix, not the cause; "the root cause isn't X" rules out
     # a suspect without stating the mechanism: neither earns root-cause's points.
-    ("not-a-cause", "", r"root(?<![a-z]root) cause(?: (?:fix|isn't|is not|wasn't|was not)\b|(?<=not the root cause)\b)|根本原因不是|"
+    ("not-a-cause", "", r"\broot cause(?: (?:fix|isn't|is not|wasn't|was not)\b|(?<=not the root cause)\b)|根本原因不是|"
                         r"根因不是|不是根本原因|根因修复|根本原因修复", -3),
     # A guess at why, stated as one: "X might be returning false because ...", "it might be
     # due to ...", 可能是因为. What a session suspected is not yet known to be true ("hedge"
     # marks the word; this, the shape of a guess). "May" and "could" say what can happen
     # ("two workers may be running at once"), and "something" is no -ing verb.
-    ("speculation", "", r"might(?<![a-z]might) (?:also )?(?:be|have been|not be) (?:(?!(?:some|any|no|every)thing\b)\w+ing|because|"
+    ("speculation", "", r"\bmight (?:also )?(?:be|have been|not be) (?:(?!(?:some|any|no|every)thing\b)\w+ing|because|"
                         r"due to|caused|related|the (?:cause|reason|issue|problem))\b|可能是因为|也许是因为|大概是因为|"
                         r"估计是因为|我怀疑", -2),
     # The session told back: what the user ran or said ("after you ran `git pull`") ...
-    ("this-session", "", r"you(?<![a-z]you) (?:ran|did|asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|"
+    ("this-session", "", r"\byou (?:ran|did|asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|"
                          r"requested|suggested|noticed|pointed out|showed|pasted|saw|tried|started)\b|"
                          r"你(?:刚才|刚刚|之前)?(?:运行|执行|提到|贴)了?", -2),
     # ... or what a review or a log says ("The feedback says to ..."). True of this
     # conversation only.
-    ("reported", "", r"the(?<![a-z]the) (?:feedback|review|reviewer|comment|user|error message|output|log) (?:says|said|mentions|"
+    ("reported", "", r"\bthe (?:feedback|review|reviewer|comment|user|error message|output|log) (?:says|said|mentions|"
                      r"suggests|asks|wants|notes)\b|反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|"
                      r"审查意见里?(?:说|提到|建议)", -2),
     # About one test, not the code: a test function by name (`TestSyncResumeAfterCrash`,
     # test_sync_resume; a file name test_x.py is no test) ...
-    ("one-test", "", r"test(?<![a-z0-9_]test)(?:[a-z0-9]{8,}|_[a-z0-9_]{4,}\b(?!\.))", -2),
+    ("one-test", "", r"\btest(?:[a-z0-9]{8,}|_[a-z0-9_]{4,}\b(?!\.))", -2),
     # ... or whether one change needs a test: "X doesn't need a test because ...".
     ("no-test-needed", "", r"need(?<=n't need|not need) (?:a |any |its own |new |extra |additional )?(?:unit )?tests?\b|"
                            r"不需要(?:写|加|新的?)?测试|不用(?:写|加)?测试", -2),
