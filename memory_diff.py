@@ -1222,9 +1222,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         kind = match.group(1)
         if kind == b"text":
             at = match.start()
-            if nested >= 0 and next_text_block(raw, nested, at, spaced) \
-                    or raw.endswith(CONTENT_LIST, 0, at) \
-                    and TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at):
+            if nested >= 0 and next_text_block(raw, nested, at, spaced) or opens_tool_texts(raw, at):
                 nested = match.end()
             elif not raw.endswith(tool_copy, 0, at):
                 return True
@@ -1247,8 +1245,9 @@ def claude_may_hold_prose(raw: bytes) -> bool:
 # `": "` separators of a re-serialized copy, told apart by the line's first key.
 # TOOL_TEXTS and NEXT_TEXT (below) tell a text block inside a tool result's content list.
 CLAUDE_MARKERS = {
-    spaced: (Lazy(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",\s*"id":\s*"[^"]*",'
-                                                    rb'\s*"name":\s*"(?:Edit|MultiEdit|Write)")'), b'"content' + sep,
+    spaced: ((Lazy if spaced else re.compile)(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",'
+                                                rb'\s*"id":\s*"[^"]*",\s*"name":\s*"(?:Edit|MultiEdit|Write)")'),
+             b'"content' + sep,
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
@@ -1267,6 +1266,15 @@ def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
     return bool(NEXT_TEXT.fullmatch(raw, start, end))
 
 
+def opens_tool_texts(raw: bytes, at: int) -> bool:
+    """Whether the text block at `at` is the first of a tool result's content list: TOOL_TEXTS
+    ends there. Most blocks that follow `"content":[{` are the message's own, and their
+    `tool_result` would lie within TOOL_RESULT_REACH: where it does not, the opening of
+    the tool result is not looked back for."""
+    return raw.endswith(CONTENT_LIST, 0, at) and raw.find(b"tool_result", max(at - TOOL_RESULT_REACH, 0), at) >= 0 \
+        and bool(TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at))
+
+
 TEXT_KEY = re.compile(rb',\s?"text":\s?"')
 
 
@@ -1278,6 +1286,9 @@ TOOL_TEXTS = re.compile(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_resul
 # How TOOL_TEXTS ends (`\s?` being any one of the six), tested first in place: most text
 # blocks are not in a tool result, and looking back for its opening costs the line.
 CONTENT_LIST = (b'"content":[{', *(b'"content":%c[{' % space for space in b" \t\n\r\x0b\x0c"))
+# How far before a text block TOOL_TEXTS's `tool_result` starts at most: `tool_result",`,
+# a space, `"content":`, a space, `[{`.
+TOOL_RESULT_REACH = len(b'tool_result", "content": [{')
 # Where two records glued on one line meet: the end of one, the white space that
 # parse_jsonl_line skips, and the first key of the next (a record without keys holds
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.
