@@ -2974,13 +2974,42 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
     return out
 
 
+# Messages judged in this process, by all their verdicts and counts depend on: the
+# text, the role, `asked`, the rules, and what judging reads of the options. Checkpoint
+# copies of a conversation and resumed sessions repeat whole messages in other files (on
+# the shared corpus a fifth of the messages, a fifth of the judging time); each is judged
+# once, and its counts are added again for every copy. Emptied past JUDGED_MEMO entries,
+# so a long history holds no more than that; 0 turns it off.
+_JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] = {}
+JUDGED_MEMO = 50_000
+
+
 def judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
                   stats: Counter[str], asked: bool = False) -> Judged | None:
     """Each sentence of one message with its verdict, counted (see Options.count_all);
-    None when the message was not split. The whole message is cleaned of invisible
-    characters and Markdown bold first, and its secrets withheld, so a credential hidden
-    by a zero-width space or spanning lines is still found. A user's sentence may be a
-    memory request (memory_request); `asked` judges every sentence as a request would."""
+    None when the message was not split. A message judged before in this process, with
+    the same rules and options, gives the same (see _JUDGED)."""
+    key = (message.text, message.role, asked, signal, noise, opts.allow_pii, opts.count_all, opts.explain)
+    known = _JUDGED.get(key)
+    if known is None:
+        counts: Counter[str] = Counter()
+        known = _judge_message(message, opts, signal, noise, counts, asked), tuple(counts.items())
+        if JUDGED_MEMO:
+            if len(_JUDGED) >= JUDGED_MEMO:
+                _JUDGED.clear()
+            _JUDGED[key] = known
+    judged, counted = known
+    for name, count in counted:
+        stats[name] += count
+    return None if judged is None else list(judged)
+
+
+def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
+                   stats: Counter[str], asked: bool) -> Judged | None:
+    """judge_message's work. The whole message is cleaned of invisible characters and
+    Markdown bold first, and its secrets withheld, so a credential hidden by a zero-width
+    space or spanning lines is still found. A user's sentence may be a memory request
+    (memory_request); `asked` judges every sentence as a request would."""
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
@@ -5005,6 +5034,7 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     check_flags(args)
+    _JUDGED.clear()  # each build starts from nothing judged (its workers inherit this)
     conf = settings(args)
     root = _cwd_root()
     opened = None if args.no_cache else open_cache()

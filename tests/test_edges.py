@@ -263,3 +263,37 @@ def test_secret_keyword_with_a_letter_ignorecase_folds(tmp_path: Path) -> None:
     done = run(tmp_path, "build", "t.jsonl", "--memory", "AGENTS.md", "--stats")
     assert done.returncode == 0 and value.encode() not in done.stdout
     assert b"dropped_secret=1" in done.stderr
+
+
+def _build_with_memo(cwd: Path, memo: int, *args: str) -> tuple[int, bytes, bytes]:
+    code = "import sys, memory_diff as md; md.JUDGED_MEMO = int(sys.argv[1]); sys.exit(md.main(sys.argv[2:]))"
+    done = subprocess.run([sys.executable, "-c", code, str(memo), *args], cwd=cwd, capture_output=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("mode", [
+    pytest.param([], id="patch"),
+    pytest.param(["--json", "--stats"], id="json-stats"),
+    pytest.param(["--explain"], id="explain"),
+    pytest.param(["--roles", "user", "--stats"], id="roles-user"),
+])
+def test_a_message_judged_before_gives_what_judging_it_again_gives(tmp_path: Path, mode: list[str]) -> None:
+    # Checkpoint copies repeat whole messages: judged once (JUDGED_MEMO), every output byte
+    # and counter is the one of judging each copy again.
+    key = "sk-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+    turns = [("user", RULE), ("assistant", "The root cause was that the cache key ignores the locale, so "
+                                           "two users share one entry."),
+             ("user", f"Never paste the key {key} into a ticket because tickets are public."),
+             ("assistant", "The parser reads the whole file into memory before it checks the header."),
+             ("user", "Please add this to CLAUDE.md so you remember it."),
+             ("user", "ok thanks")]
+    first = b"".join(json.dumps({"role": r, "text": t}).encode() + b"\n" for r, t in turns)
+    (tmp_path / "a.jsonl").write_bytes(first)
+    (tmp_path / "b.jsonl").write_bytes(first + json.dumps({"role": "user", "text": RULE}).encode() + b"\n")
+    args = ["build", "--no-cache", "--jobs", "1", *mode, "a.jsonl", "b.jsonl"]
+    remembered, again = _build_with_memo(tmp_path, md.JUDGED_MEMO, *args), _build_with_memo(tmp_path, 0, *args)
+    assert remembered == again
+    assert remembered[1] and key.encode() not in remembered[1] + remembered[2]
+    if not mode:  # what the request points back at is judged again as asked for, and proposed
+        assert b"+- The parser reads the whole file into memory" in remembered[1]
