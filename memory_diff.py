@@ -3422,7 +3422,7 @@ class WordBits:
         depth = min(len(chosen), least + 2)
         at = _shared_levels(chosen, depth)
         while depth < len(chosen) and at[depth].bit_count() >= RELATED:
-            depth = min(len(chosen), 2 * depth)
+            depth = len(chosen)
             at = _shared_levels(chosen, depth)
         if len(at) <= least:
             return []
