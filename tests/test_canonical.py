@@ -648,6 +648,9 @@ NARRATION_NOISE = [
     ("correct-me-if-en-user", U, "Correct me if this is off: the exporter must always write UTC, because the "
      "warehouse expects it.", "question"),
     ("check-zh-user", U, "确认一下，同步任务永远不会删除远端文件，因为存储桶策略禁止删除。", "question"),
+    ("to-be-sure-purpose-en-user-kept", U, "To be sure the migration applied, always check schema_version after "
+     "deploying, because a failed step leaves the old schema.", None),
+    ("check-zh-instruction-user-kept", U, "确认一下端口没有被占用再启动服务，必须总是这样做，因为旧进程会占住端口。", None),
     ("to-be-sure-inside-en-user-kept", U, "The sync job must never delete remote files, to be sure nothing is lost "
      "when a tenant rolls back.", None),
 ]
