@@ -15,7 +15,8 @@ The file reads top to bottom as the data flows: constants (the rules a reviewer 
 with: SIGNAL, NOISE, MEMORY REQUESTS, SCORE, the cap, SECRET_RULES and the other safety
 gates; Lazy and WordStart say how their patterns are compiled and searched), records, readers (records in, visible prose and a session's own memory-file
 writes out; what a baseline reviewed passed over), format sniffing, sentences, gates
-(secrets: scan_secrets) and the verdict on each sentence (judge; memory_request), one
+(secrets: scan_secrets) and the verdict on each sentence (judge; memory_request;
+judge_message judges a message repeated in checkpoint copies once: _JUDGED), one
 transcript (process_file: the assistant's turn held for a request that points back,
 pull_in; is it a transcript at all, its conversation key), across transcripts (select:
 one proposal a finding with evidence from other conversations, memory, seen, rejected,
@@ -2994,8 +2995,10 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
 # copies of a conversation and resumed sessions repeat whole messages in other files (on
 # the shared corpus a fifth of the messages, a fifth of the judging time); each is judged
 # once, and its counts are added again for every copy. Emptied past JUDGED_MEMO entries,
-# so a long history holds no more than that; 0 turns it off.
-_JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] = {}
+# so a long history holds no more than that; 0 turns it off. It lives for one build
+# (run_build), whose worker processes inherit it; judge_message called on its own
+# judges afresh.
+_JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] | None = None
 JUDGED_MEMO = 50_000
 
 
@@ -3004,15 +3007,16 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     """Each sentence of one message with its verdict, counted (see Options.count_all);
     None when the message was not split. A message judged before in this process, with
     the same rules and options, gives the same (see _JUDGED)."""
+    memo = _JUDGED
     key = (message.text, message.role, asked, signal, noise, opts.allow_pii, opts.count_all, opts.explain)
-    known = _JUDGED.get(key)
+    known = memo.get(key) if memo is not None else None
     if known is None:
         counts: Counter[str] = Counter()
         known = _judge_message(message, opts, signal, noise, counts, asked), tuple(counts.items())
-        if JUDGED_MEMO:
-            if len(_JUDGED) >= JUDGED_MEMO:
-                _JUDGED.clear()
-            _JUDGED[key] = known
+        if memo is not None and JUDGED_MEMO:
+            if len(memo) >= JUDGED_MEMO:
+                memo.clear()
+            memo[key] = known
     judged, counted = known
     for name, count in counted:
         stats[name] += count
@@ -3436,7 +3440,7 @@ class WordBits:
         # deeper levels are never looked at, and each level costs a pass.
         depth = min(len(chosen), least + 2)
         at = _shared_levels(chosen, depth)
-        while depth < len(chosen) and at[depth].bit_count() >= RELATED:
+        if depth < len(chosen) and at[depth].bit_count() >= RELATED:
             depth = len(chosen)
             at = _shared_levels(chosen, depth)
         if len(at) <= least:
@@ -5048,8 +5052,17 @@ def check_flags(args: argparse.Namespace) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
+    """build, with the memo of judged messages (_JUDGED) for this run only."""
+    global _JUDGED
+    _JUDGED = {}
+    try:
+        return _run_build(args)
+    finally:
+        _JUDGED = None
+
+
+def _run_build(args: argparse.Namespace) -> int:
     check_flags(args)
-    _JUDGED.clear()  # each build starts from nothing judged (its workers inherit this)
     conf = settings(args)
     root = _cwd_root()
     opened = None if args.no_cache else open_cache()
