@@ -13,8 +13,9 @@ the last record read, so that what was read before adopting the tool is never pr
 
 The file reads top to bottom as the data flows: constants (the rules a reviewer argues
 with: SIGNAL, NOISE, MEMORY REQUESTS, SCORE, the cap, SECRET_RULES and the other safety
-gates; Lazy and WordStart say how their patterns are compiled and searched), records, readers (records in, visible prose and a session's own memory-file
-writes out; what a baseline reviewed passed over), format sniffing, sentences, gates
+gates; Lazy and WordStart say how their patterns are compiled and searched), records,
+readers (records in, visible prose and a session's own memory-file writes out; what a
+baseline reviewed passed over), format sniffing, sentences, gates
 (secrets: scan_secrets) and the verdict on each sentence (judge; memory_request;
 judge_message judges a message repeated in checkpoint copies once: _JUDGED), one
 transcript (process_file: the assistant's turn held for a request that points back,
