@@ -266,7 +266,8 @@ def test_secret_keyword_with_a_letter_ignorecase_folds(tmp_path: Path) -> None:
 
 
 def _build_with_memo(cwd: Path, memo: int, *args: str) -> tuple[int, bytes, bytes]:
-    code = "import sys, memory_diff as md; md.JUDGED_MEMO = int(sys.argv[1]); sys.exit(md.main(sys.argv[2:]))"
+    code = ("import sys, memory_diff as md; md.JUDGED_MEMO = int(sys.argv[1]); md.JUDGED_LEAST = 0; "
+            "sys.exit(md.main(sys.argv[2:]))")  # every message remembered, however short
     done = subprocess.run([sys.executable, "-c", code, str(memo), *args], cwd=cwd, capture_output=True, timeout=120,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     return done.returncode, done.stdout, done.stderr
