@@ -5270,19 +5270,38 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
         return [process_file(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
     # The largest files go first, so that the last batches are small and the workers
     # finish together; files go out a few at a time, since each hand-over is a round
-    # trip between processes (some 16 batches a worker).
-    order = sorted(range(len(paths)), key=lambda i: -getattr(_stat(paths[i]), "st_size", 0))
-    batch = max(1, len(paths) // (workers * 16))
+    # trip between processes (some 16 batches a worker). The files of one conversation
+    # (checkpoint copies, which repeat its messages) go out together, so that the worker
+    # that judged a message judges its copies by memory (see _JUDGED), up to a quarter
+    # of a worker's share: a conversation of many copies leaves no worker idle.
+    size = [getattr(_stat(path), "st_size", 0) for path in paths]
+    together: dict[Any, list[int]] = {}
+    for i in sorted(range(len(paths)), key=lambda i: -size[i]):
+        together.setdefault(conversation_id(paths[i]) or i, []).append(i)
+    least, most = max(1, len(paths) // (workers * 16)), max(1, len(paths) // (workers * 4))
+    batches: list[list[int]] = []
+    for files in together.values():
+        for at in range(0, len(files), most):
+            if batches and len(batches[-1]) < least:
+                batches[-1] += files[at:at + most]
+            else:
+                batches.append(files[at:at + most])
     import concurrent.futures  # here, not at the top: a run in one process never needs it (4 ms to import)
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-        done = dict(zip(order, pool.map(process_or_error, [number[i] for i in order], [paths[i] for i in order],
-                                        itertools.repeat(opts), [lenient[i] for i in order], chunksize=batch)))
+        done = dict(zip(itertools.chain.from_iterable(batches), itertools.chain.from_iterable(pool.map(
+            process_batch, [[(number[i], paths[i], lenient[i]) for i in files] for files in batches],
+            itertools.repeat(opts)))))
     results = [done[i] for i in range(len(paths))]
     # The first error in input order: the one a single process meets.
     error = next((r for r in results if isinstance(r, UserError)), None)
     if error:
         raise error
     return [r for r in results if not isinstance(r, UserError)]
+
+
+def process_batch(files: list[tuple[int, str, bool]], opts: Options) -> list[FileResult | UserError]:
+    """process_or_error for each (index, path, walked) of a batch, in one worker."""
+    return [process_or_error(index, path, opts, walked) for index, path, walked in files]
 
 
 def process_or_error(index: int, path: str, opts: Options, walked: bool) -> FileResult | UserError:
