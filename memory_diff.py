@@ -3160,6 +3160,11 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
     for group in findings(candidates, min_score):
+        if len(group) == 1 and group[0].said_in == 1 and not group[0].also:  # most: what follows leaves it as it is
+            live.append(group[0])
+            if group[0].source:
+                noted.add(id(group[0]))
+            continue
         # Notes are not conversations: they add no evidence. The user's words come
         # first, then a note's, then the assistant's.
         said = max(1, len({c.conversation for c in group if not c.source}))
