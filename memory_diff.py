@@ -5276,23 +5276,30 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
     if workers <= 1 or "-" in paths:
         return [process_file(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
     # The largest files go first, so that the last batches are small and the workers
-    # finish together; files go out a few at a time, since each hand-over is a round
-    # trip between processes (some 16 batches a worker). The files of one conversation
-    # (checkpoint copies, which repeat its messages) go out together, so that the worker
-    # that judged a message judges its copies by memory (see _JUDGED), up to a quarter
-    # of a worker's share: a conversation of many copies leaves no worker idle.
+    # finish together; a batch carries some 1/16 of a worker's share of the bytes, since
+    # each hand-over is a round trip between processes (a large file goes alone, small
+    # ones a few together). The files of one conversation (checkpoint copies, which
+    # repeat its messages) go out together, so that the worker that judged a message
+    # judges its copies by memory (see _JUDGED), up to a quarter of a worker's share: a
+    # conversation of many copies leaves no worker idle.
     size = [getattr(_stat(path), "st_size", 0) for path in paths]
     together: dict[Any, list[int]] = {}
     for i in sorted(range(len(paths)), key=lambda i: -size[i]):
         together.setdefault(conversation_id(paths[i]) or i, []).append(i)
-    least, most = max(1, len(paths) // (workers * 16)), max(1, len(paths) // (workers * 4))
-    batches: list[list[int]] = []
+    share = sum(size) / workers  # the bytes each worker reads
+    pieces: list[list[int]] = []  # a conversation's files, up to a quarter of a share each
     for files in together.values():
-        for at in range(0, len(files), most):
-            if batches and len(batches[-1]) < least:
-                batches[-1] += files[at:at + most]
-            else:
-                batches.append(files[at:at + most])
+        pieces.append([])
+        for i in files:
+            if pieces[-1] and sum(size[j] for j in pieces[-1]) + size[i] > share / 4:
+                pieces.append([])
+            pieces[-1].append(i)
+    batches: list[list[int]] = []
+    for piece in pieces:
+        if batches and sum(size[j] for j in batches[-1]) < share / 16:
+            batches[-1] += piece
+        else:
+            batches.append(piece)
     import concurrent.futures  # here, not at the top: a run in one process never needs it (4 ms to import)
     with concurrent.futures.ProcessPoolExecutor(workers) as pool:
         done = dict(zip(itertools.chain.from_iterable(batches), itertools.chain.from_iterable(pool.map(
