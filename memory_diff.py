@@ -2997,8 +2997,8 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
 # the shared corpus a fifth of the messages, a fifth of the judging time); each is judged
 # once, and its counts are added again for every copy. Emptied past JUDGED_MEMO entries,
 # so a long history holds no more than that; 0 turns it off. It lives for one build
-# (run_build), whose worker processes inherit it; judge_message called on its own
-# judges afresh. A message shorter than JUDGED_LEAST characters is not remembered: on
+# (run_build), whose worker processes inherit it where they are forked (under spawn or
+# forkserver each worker judges afresh); judge_message called on its own judges afresh. A message shorter than JUDGED_LEAST characters is not remembered: on
 # the corpus it is judged in 15 µs, and one in six repeats, so remembering it (some 3 µs)
 # costs more than it saves; a longer one takes 75 to 650 µs.
 _JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] | None = None
