@@ -1258,8 +1258,9 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     return speakers > 1 or nested < 0 and tool_result not in raw
 
 
-# The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
-# `": "` separators of a re-serialized copy, told apart by the line's first key.
+# The byte patterns of claude_may_hold_prose, compact (as Claude Code writes; compiled at
+# import) and with the `": "` separators of a re-serialized copy (rare: see Lazy), told
+# apart by the line's first key.
 # TOOL_TEXTS and NEXT_TEXT (below) tell a text block inside a tool result's content list.
 CLAUDE_MARKERS = {
     spaced: ((Lazy if spaced else re.compile)(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",'
@@ -2998,9 +2999,10 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
 # once, and its counts are added again for every copy. Emptied past JUDGED_MEMO entries,
 # so a long history holds no more than that; 0 turns it off. It lives for one build
 # (run_build), whose worker processes inherit it where they are forked (under spawn or
-# forkserver each worker judges afresh); judge_message called on its own judges afresh. A message shorter than JUDGED_LEAST characters is not remembered: on
-# the corpus it is judged in 15 µs, and one in six repeats, so remembering it (some 3 µs)
-# costs more than it saves; a longer one takes 75 to 650 µs.
+# forkserver each worker judges afresh); judge_message called on its own judges afresh.
+# A message shorter than JUDGED_LEAST characters is not remembered: on the corpus it is
+# judged in 15 µs, and one in six repeats, so remembering it (some 3 µs) costs more than
+# it saves; a longer one takes 75 to 650 µs.
 _JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] | None = None
 JUDGED_MEMO = 50_000
 JUDGED_LEAST = 250
@@ -3448,9 +3450,9 @@ class WordBits:
                 break
             budget -= count[word]
             chosen.append(self.masks[word])
-        # at[k]: the lines that share at least k of the chosen words, for k up to a
-        # depth where fewer than RELATED lines are left (or every word is counted):
-        # deeper levels are never looked at, and each level costs a pass.
+        # at[k]: the lines that share at least k of the chosen words. Each level costs a
+        # pass over the words, and the cut needs them only while RELATED lines or more
+        # are left: the first few levels, and all of them only when those leave as many.
         depth = min(len(chosen), least + 2)
         at = _shared_levels(chosen, depth)
         if depth < len(chosen) and at[depth].bit_count() >= RELATED:
