@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -298,3 +300,46 @@ def test_a_message_judged_before_gives_what_judging_it_again_gives(tmp_path: Pat
     assert remembered[1] and key.encode() not in remembered[1] + remembered[2]
     if not mode:  # what the request points back at is judged again as asked for, and proposed
         assert b"+- The parser reads the whole file into memory" in remembered[1]
+
+
+def _square_or_fail(number: int) -> int:
+    if number == 5:
+        raise ValueError("five")
+    return number * number
+
+
+def _square_or_die(number: int) -> int:
+    if number == 3:
+        os._exit(3)  # a worker killed mid-run
+    return number * number
+
+
+@pytest.mark.parametrize(("count", "workers", "expected"), [
+    pytest.param(0, 2, [], id="nothing-to-do"),
+    pytest.param(1, 3, [0], id="fewer-tasks-than-workers"),
+    pytest.param(5, 2, [0, 1, 4, 9, 16], id="more-tasks-than-workers"),
+    pytest.param(5, 5, [0, 1, 4, 9, 16], id="one-task-a-worker"),
+])
+def test_forked_map_answers_in_order(count: int, workers: int, expected: list[int]) -> None:
+    assert md.forked_map(_square_or_fail, count, workers) == expected
+
+
+@pytest.mark.parametrize(("function", "raised", "says"), [
+    pytest.param(_square_or_fail, ValueError, "five", id="a-workers-exception-is-raised-here"),
+    pytest.param(_square_or_die, md.UserError, "a worker process ended before it answered",
+                 id="a-killed-worker-is-one-error"),
+])
+def test_forked_map_fails_as_one_process_would(function: Any, raised: type[BaseException], says: str) -> None:
+    with pytest.raises(raised, match=says):
+        md.forked_map(function, 8, 2)
+    with pytest.raises(ChildProcessError):  # and every worker was waited for
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_forked_workers_leave_the_parents_output_alone(tmp_path: Path) -> None:
+    # Text the parent has buffered but not yet written is written once, by the parent.
+    code = ("import sys, memory_diff as md; sys.stdout.write('once'); "
+            "md.forked_map(abs, 4, 2); sys.stdout.write('\\n')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.stdout == b"once\n" and done.returncode == 0
