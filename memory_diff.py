@@ -5320,7 +5320,7 @@ def forked_map(function: Any, count: int, workers: int) -> list[Any]:
     work first, so they finish together). A worker's exception is raised here, as one
     process would raise it. Lighter than concurrent.futures: no threads or queues, and
     nothing pickled but the results (measured on the corpus, two processes: the whole
-    run 0.333 s against 0.352).
+    run 0.328 s against 0.352).
 
     A worker reads a number (4 bytes) from its task pipe and writes its answer to its
     result pipe: 8 bytes of length, then a pickle of (True, value) or (False, error).
@@ -5355,13 +5355,15 @@ def forked_map(function: Any, count: int, workers: int) -> list[Any]:
         children.append((pid, tasks_write, results_read))
     out: list[Any] = [None] * count
     given: dict[int, int] = {}  # a worker's result pipe -> the number it was handed
+    unended = {tasks for _, tasks, _ in children}  # task pipes not yet closed
     numbers = iter(range(count))
     waiting = selectors.DefaultSelector()
 
     def hand(tasks: int, results: int) -> None:
         number = next(numbers, None)
-        if number is None:
+        if number is None:  # nothing left: the worker ends
             os.close(tasks)
+            unended.discard(tasks)
             return
         os.write(tasks, number.to_bytes(4, "little"))  # under PIPE_BUF: written whole
         given[results] = number
@@ -5386,7 +5388,7 @@ def forked_map(function: Any, count: int, workers: int) -> list[Any]:
     finally:
         waiting.close()
         for pid, tasks, results in children:
-            with contextlib.suppress(OSError):  # handed its last number, it was closed then
+            if tasks in unended:
                 os.close(tasks)
             os.close(results)
             os.waitpid(pid, 0)
