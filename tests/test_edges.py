@@ -343,3 +343,16 @@ def test_forked_workers_leave_the_parents_output_alone(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.stdout == b"once\n" and done.returncode == 0
+
+
+def test_jobs_where_the_platform_cannot_fork_read_in_one_process(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(native(RULE))
+    (tmp_path / "b.jsonl").write_bytes(native("We always run the migrations in a transaction, because a half-applied "
+                                              "schema cannot be rolled back."))
+    code = "import os, sys; del os.fork; import memory_diff as md; sys.exit(md.main(sys.argv[1:]))"
+    args = ["build", "--no-cache", "--jobs", "2", "a.jsonl", "b.jsonl"]
+    unforked = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, capture_output=True, timeout=60,
+                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    forked = run(tmp_path, *args)
+    assert (unforked.returncode, unforked.stdout, unforked.stderr) == (forked.returncode, forked.stdout, forked.stderr)
+    assert b"+- Never push directly to main" in forked.stdout
