@@ -85,8 +85,8 @@ class Lazy:
     JSON output; --explain; the secret kinds a text does not admit). Compiling them all
     at start-up cost a sixth of a short run. What every run needs is compiled at import
     (measured: made lazy too, it gains nothing on a long run, and a call through an
-    instance costs a little more). The first call of a method compiles the pattern and
-    puts the compiled pattern's own methods in the instance, where every later call
+    instance costs a little more). The first use of a method compiles the pattern and
+    puts the compiled pattern's own methods in the instance, where every later use
     finds them first."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
@@ -94,34 +94,12 @@ class Lazy:
     def __init__(self, pattern: Any, flags: int = 0) -> None:
         self.pattern, self._flags = pattern, flags
 
-    def compiled(self) -> re.Pattern[Any]:
+    def __getattr__(self, name: str) -> Any:  # asked only for what the instance lacks: a method, once
+        if name not in self.METHODS:
+            raise AttributeError(name)
         compiled = re.compile(self.pattern, self._flags)
-        self.__dict__.update({name: getattr(compiled, name) for name in self.METHODS})
-        return compiled
-
-    def search(self, *args: Any) -> Any:
-        return self.compiled().search(*args)
-
-    def match(self, *args: Any) -> Any:
-        return self.compiled().match(*args)
-
-    def fullmatch(self, *args: Any) -> Any:
-        return self.compiled().fullmatch(*args)
-
-    def finditer(self, *args: Any) -> Any:
-        return self.compiled().finditer(*args)
-
-    def findall(self, *args: Any) -> Any:
-        return self.compiled().findall(*args)
-
-    def sub(self, *args: Any) -> Any:
-        return self.compiled().sub(*args)
-
-    def subn(self, *args: Any) -> Any:
-        return self.compiled().subn(*args)
-
-    def split(self, *args: Any) -> Any:
-        return self.compiled().split(*args)
+        self.__dict__.update({method: getattr(compiled, method) for method in self.METHODS})
+        return getattr(compiled, name)
 
 
 # --------------------------------------------------------------------------------------
@@ -3491,9 +3469,10 @@ def _shared_levels(masks: list[int], depth: int) -> list[int]:
 
 
 def bit_mask(numbers: Sequence[int]) -> int:
-    """The int whose bits `numbers` are set, in time linear in its size."""
-    if len(numbers) <= 1:  # most words are on one line
-        return 1 << numbers[0] if numbers else 0
+    """The int whose bits `numbers` (a line's trigrams, see findings) are set, in time
+    linear in its size."""
+    if not numbers:
+        return 0
     flags = bytearray(max(numbers) // 8 + 1)
     for number in numbers:
         flags[number >> 3] |= 1 << (number & 7)

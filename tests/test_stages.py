@@ -1050,3 +1050,28 @@ def test_stdin_with_file(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
     body = done.stdout.split(b"\n--- ", 1)[1]
     assert [ln[3:].decode() for ln in body.split(b"\n") if ln.startswith(b"+- ")] == [B1, B2]
+
+
+def _outcome(method: str, value: Any) -> Any:
+    if method == "finditer":
+        return [match.span() for match in value]
+    if method in ("search", "match", "fullmatch"):
+        return value and value.span()
+    return value
+
+
+@pytest.mark.parametrize("text", ["foo boo zoo", "fo", ""])
+@pytest.mark.parametrize("method", md.Lazy.METHODS)
+def test_lazy_pattern_is_the_compiled_pattern(method: str, text: str) -> None:
+    # Each method, used first or after another, gives what re.compile's pattern gives, and
+    # a Lazy pattern survives a copy (pickle) before and after its first use.
+    import pickle
+    source = r"(\w)o"
+    arguments = ("-", text) if method in ("sub", "subn") else (text,)
+    expected = _outcome(method, getattr(re.compile(source), method)(*arguments))
+    used = md.Lazy(source)
+    used.search(text)
+    for lazy in (md.Lazy(source), used, pickle.loads(pickle.dumps(md.Lazy(source))), pickle.loads(pickle.dumps(used))):
+        assert _outcome(method, getattr(lazy, method)(*arguments)) == expected
+    with pytest.raises(AttributeError):
+        md.Lazy(source).groupindex  # noqa: B018 - only the methods stand in
