@@ -19,7 +19,8 @@ baseline reviewed passed over), format sniffing, sentences, gates
 (secrets: scan_secrets) and the verdict on each sentence (judge; memory_request;
 judge_message judges a message repeated in checkpoint copies once: _JUDGED), one
 transcript (process_file: the assistant's turn held for a request that points back,
-pull_in; is it a transcript at all, its conversation key), across transcripts (select:
+pull_in; is it a transcript at all, its conversation key; process_all spreads the
+transcripts over forked workers, forked_map), across transcripts (select:
 one proposal a finding with evidence from other conversations, memory, seen, rejected,
 the minimum score, the cap), what the reviewer is told (flags, the session's own writes,
 provenance; one_line withholds credentials from everything printed outside a bullet),
@@ -1201,12 +1202,13 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     "content":[{`, or right after such a block's text and `},{` (NEXT_TEXT): whatever else
     follows a block (a key after the list, `]},{` or `e},{` where the message's own content
     goes on) has the next one decoded (Claude Code also writes type, content, is_error,
-    tool_use_id: those are decoded). String content
-    beside a tool result, or in a progress record, is tool output as long as the line
-    holds one record: a second user or assistant type beside a tool result means a
-    second record may be glued on; a progress record nests user and assistant messages,
-    so there only a glue point (`}` then `{`) can tell. A progress type is taken for the
-    record's own: in the corpus every line holding one is a progress record."""
+    tool_use_id: those are decoded). String content beside a tool result, or in a
+    progress record, is tool output as long as the line holds one record: a second user
+    or assistant type beside a tool result means a second record may be glued on; a
+    progress record nests user and assistant messages, so there only a glue point (`}`
+    then `{`) can tell. A progress type is taken for the record's own: in the corpus
+    every line holding one is a progress record. An edit tool's call on a memory file
+    is read whatever else the line holds (MemoryWrite)."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
     spaced = raw[key_end:key_end + 1] == b" "
     types, content, tool_result, tool_copy = CLAUDE_MARKERS[spaced]
