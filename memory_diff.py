@@ -57,7 +57,6 @@ import heapq
 import itertools
 import json
 import math
-import operator
 import os
 import re
 import stat
@@ -3132,16 +3131,20 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 # --------------------------------------------------------------------------------------
 
 def select(candidates: list[Candidate], known: set[str], seen: set[str], rejected: list[str], max_add: int,
-           min_score: int, stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str, str]]]:
-    """One proposal a finding (see findings), its score raised by the conversations that
-    said it; then what memory, the seen file or a rejection already holds, the minimum
-    score (not for what a memory request asked for) and the cap, requests first.
+           min_score: int, stats: Counter[str], prior: Any = None, settled: dict[int, str] | None = None
+           ) -> tuple[list[Candidate], list[tuple[Candidate, str, str]], Any]:
+    """One proposal a finding (see findings, which `prior` and `settled` are for), its
+    score raised by the conversations that said it; then what memory, the seen file or a
+    rejection already holds, the minimum score (not for what a memory request asked for)
+    and the cap, requests first.
 
-    Returns the proposals in reading order and the (candidate, stage, detail) drops."""
+    Returns the proposals in reading order, the (candidate, stage, detail) drops and the
+    links findings() kept."""
     dropped: list[tuple[Candidate, str, str]] = []
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
-    for group in findings(candidates, min_score):
+    groups, links = findings(candidates, min_score, prior, settled)
+    for group in groups:
         if len(group) == 1 and group[0].said_in == 1 and not group[0].also:  # most: what follows leaves it as it is
             live.append(group[0])
             if group[0].source:
@@ -3190,7 +3193,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     for _, stage, _ in dropped:
         stats[stage] += 1
     stats["proposed"] += len(kept)
-    return kept, dropped
+    return kept, dropped, links
 
 
 def finding_key(key: str) -> str:
@@ -3204,17 +3207,24 @@ def note_rule(cand: Candidate) -> str:
     return normalize(cand.key.split(" why: ")[0]) if cand.source else cand.key
 
 
-def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
+def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
+             settled: dict[int, str] | None = None) -> tuple[list[list[Candidate]], Any]:
     """The candidates grouped by what they say: the same finding key, or near-duplicates
     (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
     a flip of polarity), chained. Near-duplicates are looked for from each candidate
     that can be proposed on its own (the minimum score reached, a memory request's, an
-    agent's memory note, compared by its rule without its `Why:`), among those that one
-    more conversation could lift to the minimum; two weak wordings are not looked for
-    each other (an exact repeat still groups them): comparing every weak sentence with
-    every other costs more, on a long history most of the run, than the rare finding said
-    only in weak wordings is worth.
-    Groups come in the reading order of their first candidate."""
+    agent's memory note, compared by its rule without its `Why:`), among the RELATED
+    lines sharing the most words with it of those that one more conversation could lift
+    to the minimum; two weak wordings are not looked for each other (an exact repeat
+    still groups them): comparing every weak sentence with every other costs more, on a
+    long history most of the run, than the rare finding said only in weak wordings is
+    worth. Groups come in the reading order of their first candidate.
+
+    `settled` names the inputs the cache gave (input index: its result's name); `prior`
+    is what this returned for the settled inputs of the run before (Links), taken up
+    where it is certainly of the same candidates. Returns the groups and the links of
+    this run's settled inputs read alone (`prior` itself when they are the same inputs;
+    None without `settled`, or where links cannot be kept: see Links.exact)."""
     ordered = sorted(candidates, key=lambda c: c.order)
     keys = [finding_key(note_rule(c)) for c in ordered]
     parent = list(range(len(ordered)))
@@ -3225,65 +3235,330 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
             i = parent[i]
         return i
 
-    first: dict[str, int] = {}
+    first: dict[str, int] = {}  # each key's first candidate, which stands for it
     for i, key in enumerate(keys):
         if key in first:
             parent[i] = first[key]
         else:
             first[key] = i
-    hopeful = [i for i in first.values()
-               if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score]
-    grams = [trigrams(keys[i]) for i in hopeful]
-    sizes = [len(g) for g in grams]
-    signs = [polarity(keys[i]) for i in hopeful]
-    code = [frozenset(CODE_SPAN.findall(ordered[i].text)) for i in hopeful]
-    words = [set(_tokens(keys[i])) for i in hopeful]
-    # Each pair is looked at some RELATED times a candidate, so the overlaps are counted
-    # on bit masks (one bit a line, one a trigram) while they stay small; past that,
-    # the same counts from the word index and the trigram sets.
-    vocabulary = dict.fromkeys(itertools.chain.from_iterable(grams))
-    bits = len(hopeful) * (len(vocabulary) + len(dict.fromkeys(itertools.chain.from_iterable(words))))
-    if bits <= FINDINGS_BITS:
-        related = WordBits(words).related
-        for number, gram in enumerate(vocabulary):
-            vocabulary[gram] = number
-        masks: list[Any] = [bit_mask(list(map(vocabulary.__getitem__, g))) for g in grams]
-        count: Any = int.bit_count
-    else:
-        index = MemoryIndex([keys[i] for i in hopeful])
-        related = lambda a: index.related(keys[hopeful[a]])  # noqa: E731
-        masks, count = grams, len
-    for a, i in enumerate(hopeful):
-        if ordered[i].score < min_score and not ordered[i].request and not ordered[i].source:
-            continue  # two weak wordings are not looked for each other: see above
-        sign, size, mask, spans = signs[a], sizes[a], masks[a], code[a] if len(code[a]) >= SAME_CODE else None
-        for b in related(a):
-            if b == a or signs[b] != sign:
+
+    def is_hopeful(i: int) -> bool:
+        return bool(ordered[i].request or ordered[i].source) or ordered[i].score + EVIDENCE_POINTS >= min_score
+
+    def looks_of(i: int) -> bool:  # it looks for near-duplicates (see above)
+        return ordered[i].score >= min_score or bool(ordered[i].request or ordered[i].source)
+
+    def alone(inputs: set[int]) -> dict[str, int]:
+        """The candidate that stands for each key when `inputs` are read alone."""
+        theirs: dict[str, int] = {}
+        for i, cand in enumerate(ordered):
+            if cand.order[0] in inputs:
+                theirs.setdefault(keys[i], i)
+        return theirs
+
+    # The stages links are kept through: the inputs of the links the run before kept,
+    # those the cache gave this run, then all of them. Lines are numbered in the order
+    # of their keys, not of reading: a finding's line keeps its number at every stage,
+    # whichever candidate stands for it.
+    stages = [first]
+    if settled is not None:
+        stages.insert(0, alone(set(settled)))
+        inputs = Links.inputs(prior, settled)
+        if inputs is not None:
+            stages.insert(0, alone(inputs))
+    numbered = sorted({key for stage in stages for key, i in stage.items() if is_hopeful(i)})
+    words = [set(_tokens(key)) for key in numbered]
+    if len(stages) > 1 and not (len(numbered) * max(map(len, words), default=0) <= POSTINGS_BUDGET
+                                and len(numbered) * len(set().union(*words)) <= FINDINGS_BITS):
+        # related lines are not told by pairs alone (Links): nothing is kept
+        stages, numbered = [first], [key for key in numbered if is_hopeful(first[key])]
+        words = [set(_tokens(key)) for key in numbered]
+    stand: list[int | None] = [None] * len(numbered)  # the candidate standing for each line at this stage
+    looks = [False] * len(numbered)
+    measured: dict[int, tuple[Any, int, tuple[int, int], frozenset[str]]] = {}
+    vocabulary = Numbering()  # a number for each trigram, given as lines are first compared
+
+    def measure(a: int) -> tuple[Any, int, tuple[int, int], frozenset[str]]:
+        """A line's trigrams (a bit mask, and how many), polarity and code spans, counted
+        when it is first compared."""
+        if a not in measured:
+            key = numbered[a]
+            grams = trigrams(key)
+            measured[a] = (bit_mask(list(map(vocabulary.__getitem__, grams))), len(grams), polarity(key),
+                           frozenset(CODE_SPAN.findall(ordered[stand[a]].text)))
+        return measured[a]
+
+    def joins(a: int, others: Iterable[int]) -> list[int]:
+        """Those of lines `others` that say what line a says (the same either way round)."""
+        mask, size, sign, spans = measure(a)
+        spans = spans if len(spans) >= SAME_CODE else frozenset()
+        found = []
+        for b in others:
+            other_mask, other, other_sign, other_spans = measure(b)
+            if other_sign != sign:
                 continue
             # Naming the same code lowers the overlap it takes (SAME_CODE). Jaccard is at
             # most the smaller set's share of the larger: a cheap test first.
-            need = CONTRADICTION if spans and len(spans & code[b]) >= SAME_CODE else NEAR_DUPLICATE
-            other = sizes[b]
+            need = CONTRADICTION if spans and len(spans & other_spans) >= SAME_CODE else NEAR_DUPLICATE
             if (size if size < other else other) >= need * (other if size < other else size):
-                both = count(mask & masks[b])  # as jaccard() counts: the union, not built
+                both = (mask & other_mask).bit_count()  # as jaccard() counts: the union, not built
                 if both / (size + other - both) >= need:
-                    parent[root(hopeful[b])] = root(i)
-    notes = [a for a, i in enumerate(hopeful) if ordered[i].source]
+                    found.append(b)
+        return found
+
+    def restage(stage: dict[str, int]) -> tuple[list[int], list[int], list[int]]:
+        """The lines standing as at `stage`: those gone (no longer hopeful), those now
+        stood for by another candidate, and those new."""
+        gone, changed, new = [], [], []
+        for a, key in enumerate(numbered):
+            i = stage.get(key)
+            i = i if i is not None and is_hopeful(i) else None
+            was = stand[a]
+            if i == was:
+                continue
+            stand[a] = i
+            if i is not None and was is not None and looks_of(i) == looks[a] and \
+                    CODE_SPAN.findall(ordered[i].text) == CODE_SPAN.findall(ordered[was].text):
+                continue  # what links see of a line is the same
+            (new if was is None else gone if i is None else changed).append(a)
+            looks[a] = i is not None and looks_of(i)
+            measured.pop(a, None)
+        return gone, changed, new
+
+    kept = None
+    if len(numbered) * len(set().union(*words)) > FINDINGS_BITS:  # too many for bit masks: the word index
+        restage(first)
+        index = MemoryIndex(numbered)
+        for a, i in enumerate(stand):
+            if i is not None and looks[a]:
+                for b in joins(a, [b for b in index.related(numbered[a]) if b != a]):
+                    parent[root(stand[b])] = root(i)
+    else:
+        links = Links(WordBits(words), looks, joins)
+        if len(stages) == 1:
+            links.add(restage(first)[2], ranks=False)
+        else:
+            resumed = False
+            if len(stages) == 3:
+                new = restage(stages.pop(0))[2]
+                resumed = links.resume(prior, new)
+                if not resumed:
+                    links.add(new)
+            for stage in stages:  # the settled inputs read alone, then all
+                gone, changed, new = restage(stage)
+                links.remove(gone)
+                links.restate(changed)
+                links.add(new)
+                if stage is not first:
+                    same = resumed and prior[0] == [settled[k] for k in sorted(settled)]
+                    kept = prior if same else links.export([a for a, i in enumerate(stand) if i is not None], settled)
+        for a, joined in links.joined().items():
+            for b in joined:
+                parent[root(stand[b])] = root(stand[a])
+    notes = [a for a, i in enumerate(stand) if i is not None and ordered[i].source]
     if notes:
-        chosen = set(hopeful)
-        noted = MemoryIndex([keys[hopeful[a]] for a in notes])
+        chosen = set(stand)
+        noted = MemoryIndex([numbered[a] for a in notes])
+        their = [(trigrams(numbered[a]), polarity(numbered[a])) for a in notes]
         for i in first.values():
             if i in chosen:
                 continue
             mine, sign = trigrams(keys[i]), polarity(keys[i])
             for b in noted.related(keys[i]):
-                a = notes[b]
-                if signs[a] == sign and jaccard(mine, grams[a]) >= NEAR_DUPLICATE:
-                    parent[root(i)] = root(hopeful[a])
+                if their[b][1] == sign and jaccard(mine, their[b][0]) >= NEAR_DUPLICATE:
+                    parent[root(i)] = root(stand[notes[b]])
     groups: dict[int, list[Candidate]] = {}
     for i, cand in enumerate(ordered):
         groups.setdefault(root(i), []).append(cand)
-    return sorted(groups.values(), key=lambda g: g[0].order)
+    return sorted(groups.values(), key=lambda g: g[0].order), kept
+
+
+class Links:
+    """What findings() compares each line with, kept from run to run. For each line that
+    looks for others: its related lines (WordBits.related), best first, and which of
+    them it joins (says the same thing). Which lines are related is told by each pair
+    alone (the words they share; a tie to the line whose key sorts first), so the
+    related lines among more lines are the best RELATED of those among fewer and of the
+    lines added. A run takes up the links of the transcripts the cache gave the run
+    before and adds what is new, where it used to compare every line again: the hook's
+    case, hundreds of finished sessions and one live one. A line that another candidate
+    comes to stand for keeps its related lines and is compared again; one no longer
+    hopeful leaves lists whose next line is not known, and those are found again.
+
+    A related line is one int, ordered as its rank: (LINKS_SHARED - words shared) <<
+    LINKS_SHIFT | its number. A list taken up from the run before is kept as export
+    wrote it (number, words shared, ...; numbered as that run did: `renumber`) until it
+    is changed."""
+
+    def __init__(self, bits: WordBits, looks: list[bool], joins: Any) -> None:
+        self.bits, self.looks, self.joins = bits, looks, joins
+        self.ranked: dict[int, list[int]] = {}  # a looking line: its related lines, best first
+        self.raw: dict[int, list[int]] = {}  # as ranked, numbered as the run before numbered them
+        self.renumber: list[int] = []  # the run before's numbers: this run's
+        self.numbered: dict[int, int] = {}  # this run's numbers: the run before's
+        self.known: dict[int, set[int]] = {}  # a looking line: the related lines it joins
+        self.pending: dict[int, set[int]] = {}  # a looking line: related lines not yet compared with it
+        self.lines = self.looking = 0  # masks of the lines added, and of those that look
+
+    def held(self, p: int) -> list[int]:
+        """Line p's related lines, best first, in this run's numbers."""
+        if p in self.raw:
+            lines, raw = self.renumber, self.raw.pop(p)
+            self.ranked[p] = [(LINKS_SHARED - shared) << LINKS_SHIFT | lines[k] for k, shared in zip(raw[::2], raw[1::2])]
+        return self.ranked[p]
+
+    def holds(self, p: int, a: int) -> bool:
+        """Is line a among line p's related lines?"""
+        if p in self.raw:
+            k = self.numbered.get(a)
+            return k is not None and k in self.raw[p][::2]
+        return any(e & LINKS_LINE == a for e in self.ranked[p])
+
+    def related(self, q: int) -> list[int]:
+        """Line q's related lines among the lines added, best first."""
+        words = self.bits.words
+        mine = words[q]
+        return sorted((LINKS_SHARED - len(mine & words[b])) << LINKS_SHIFT | b
+                      for b in self.bits.related(q, within=self.lines))
+
+    def look(self, q: int, ranked: list[int]) -> None:
+        self.raw.pop(q, None)
+        self.ranked[q] = ranked
+        self.known.pop(q, None)
+        self.pending[q] = {e & LINKS_LINE for e in ranked}
+        self.pending[q].discard(q)
+
+    def add(self, new: list[int], ranks: bool = True) -> None:
+        """The lines `new` added: the related lines of each new one that looks, among all
+        the lines added; and each new line in the related lines of the earlier ones
+        (`ranks`: in their place, for lines added later; without it, no line is)."""
+        words, bits, earlier, raw = self.bits.words, self.bits, self.looking, self.raw
+        for q in new:
+            self.lines |= 1 << q
+            self.looking |= self.looks[q] << q
+        for q in new:
+            if self.looks[q]:
+                if ranks:
+                    self.look(q, self.related(q))
+                else:
+                    self.pending[q] = set(bits.related(q, within=self.lines))
+                    self.pending[q].discard(q)
+        for q in new if earlier else ():
+            mine = words[q]
+            for p in _members(bits.sharing(q, 2, earlier), len(self.looks)):
+                here = (LINKS_SHARED - len(words[p] & mine)) << LINKS_SHIFT | q
+                if p in raw:
+                    held = raw[p]
+                    if len(held) >= 2 * RELATED and \
+                            here > (LINKS_SHARED - held[-1]) << LINKS_SHIFT | self.renumber[held[-2]]:
+                        continue
+                elif len(self.ranked[p]) >= RELATED and here > self.ranked[p][-1]:
+                    continue
+                ranked = self.held(p)
+                bisect.insort(ranked, here)
+                self.pending.setdefault(p, set()).add(q)
+                if len(ranked) > RELATED:
+                    gone = ranked.pop() & LINKS_LINE
+                    self.pending[p].discard(gone)
+                    self.known.get(p, set()).discard(gone)
+
+    def restate(self, lines: list[int]) -> None:
+        """Lines another candidate now stands for: the same words, so the same related
+        lines; but whether they look, and what they join, are found again."""
+        for a in lines:
+            self.looking = self.looking & ~(1 << a) | self.looks[a] << a
+            if not self.looks[a]:
+                for held in (self.ranked, self.raw, self.known, self.pending):
+                    held.pop(a, None)
+            else:
+                self.look(a, self.held(a) if a in self.ranked or a in self.raw else self.related(a))
+            for p in _members(self.bits.sharing(a, 2, self.looking), len(self.looks)):
+                if p != a and self.holds(p, a):
+                    self.known.get(p, set()).discard(a)
+                    self.pending.setdefault(p, set()).add(a)
+
+    def remove(self, lines: list[int]) -> None:
+        """Lines no longer hopeful: out of every related list; a list that held one is
+        found again (its next best line is not known)."""
+        hit: set[int] = set()
+        for a in lines:  # the lists that hold a line share two words with it
+            hit.update(p for p in _members(self.bits.sharing(a, 2, self.looking), len(self.looks))
+                       if p != a and self.holds(p, a))
+        for a in lines:
+            self.lines &= ~(1 << a)
+            self.looking &= ~(1 << a)
+            for held in (self.ranked, self.raw, self.known, self.pending):
+                held.pop(a, None)
+            hit.discard(a)
+        for p in sorted(hit):
+            before = {e & LINKS_LINE for e in self.held(p)}
+            self.ranked[p] = self.related(p)
+            now = {e & LINKS_LINE for e in self.ranked[p]}
+            if p in self.known:
+                self.known[p] &= now
+            self.pending.setdefault(p, set()).update(now - before)
+            self.pending[p].discard(p)
+
+    def joined(self) -> dict[int, set[int]]:
+        """Each looking line's related lines that it joins, comparing what is pending."""
+        for a, waiting in self.pending.items():
+            found = self.joins(a, waiting)
+            if found:
+                self.known.setdefault(a, set()).update(found)
+        self.pending = {}
+        return self.known
+
+    def export(self, lines: list[int], settled: dict[int, str]) -> Any:
+        """The links among `lines` (all added, and only they), numbered among them, with
+        the names of the settled inputs: a JSON-ready list for the next run's resume."""
+        where = {a: k for k, a in enumerate(lines)}
+        known = self.joined()
+        return [[settled[k] for k in sorted(settled)], len(lines),
+                [[n for e in self.held(a) for n in (where[e & LINKS_LINE], LINKS_SHARED - (e >> LINKS_SHIFT))]
+                 if self.looks[a] else [] for a in lines],
+                [sorted(where[b] for b in known.get(a, ())) for a in lines]]
+
+    @staticmethod
+    def inputs(prior: Any, settled: dict[int, str]) -> set[int] | None:
+        """The inputs whose links `prior` (export's list) holds, when the cache gave each
+        of them this run too, in the same order (a result's name is the hash of its
+        bytes: the same candidates); else None."""
+        try:
+            here = iter(sorted(settled))
+            return {next(k for k in here if settled[k] == name) for name in prior[0]}
+        except (TypeError, ValueError, IndexError, StopIteration, KeyError):
+            return None
+
+    def resume(self, prior: Any, lines: list[int]) -> bool:
+        """Take up `prior` for `lines`, the lines of its inputs read alone; whether it was
+        (it holds as many, each as export writes it)."""
+        try:
+            _, count, ranked, known = prior
+            if count != len(lines) or type(ranked) is not list or type(known) is not list \
+                    or len(ranked) != count or len(known) != count:
+                return False
+            for k, a in enumerate(lines):
+                if type(ranked[k]) is not list or type(known[k]) is not list or len(ranked[k]) % 2 \
+                        or not self.looks[a] and (ranked[k] or known[k]):
+                    raise ValueError("links of another shape")
+                if self.looks[a]:
+                    self.raw[a] = ranked[k]
+                    if known[k]:
+                        self.known[a] = {lines[b] for b in known[k]}
+            numbers = list(itertools.chain.from_iterable(raw[::2] for raw in self.raw.values()))
+            shared = list(itertools.chain.from_iterable(raw[1::2] for raw in self.raw.values()))
+            if numbers and (set(map(type, numbers)) | set(map(type, shared)) != {int} or min(numbers) < 0
+                            or max(numbers) >= count or min(shared) < 2 or max(shared) > LINKS_SHARED):
+                raise ValueError("links of another shape")
+        except (TypeError, ValueError, IndexError):
+            self.raw, self.known = {}, {}
+            return False
+        self.renumber = lines
+        self.numbered = {a: k for k, a in enumerate(lines)}
+        for a in lines:
+            self.lines |= 1 << a
+            self.looking |= self.looks[a] << a
+        return True
 
 
 def near_duplicate(key: str, index: MemoryIndex) -> int | None:
@@ -3336,9 +3611,16 @@ WORD = re.compile(r"\w+")
 # that keeps flagging to a few hundredths of a second a bullet.
 RELATED = 50
 POSTINGS_BUDGET = 200_000
-# findings() counts overlaps on bit masks while they hold at most this many bits (candidates
-# times distinct words and trigrams; 16 MB), the word index and trigram sets beyond.
+# findings() finds related lines on WordBits' masks while they hold at most this many
+# bits (hopeful candidates times distinct words; 16 MB), on the word index beyond.
 FINDINGS_BITS = 1 << 27
+# Links packs a related line in one int ordered as its rank: (LINKS_SHARED - the words the
+# two share) << LINKS_SHIFT | its position. Links are kept only where a line counts at
+# most POSTINGS_BUDGET words (Links.exact), and bit masks hold at most FINDINGS_BITS lines.
+LINKS_SHIFT = FINDINGS_BITS.bit_length()
+LINKS_SHARED = POSTINGS_BUDGET
+LINKS_LINE = (1 << LINKS_SHIFT) - 1
+LINKS_RANK = ~LINKS_LINE
 
 
 def trigrams(key: str) -> set[str]:
@@ -3383,9 +3665,9 @@ class MemoryIndex:
 
     def related(self, key: str, least: int = 2) -> list[int]:
         """The lines that share the most words with `key` (at least `least`; at most
-        RELATED of them). Words are counted rarest first, until POSTINGS_BUDGET line
-        entries have been counted: a word on most lines is the last to say which line
-        a proposal resembles."""
+        RELATED of them, ties to the earlier line). Words are counted rarest first, until
+        POSTINGS_BUDGET line entries have been counted: a word on most lines is the last
+        to say which line a proposal resembles."""
         hits: Counter[int] = Counter()
         budget = POSTINGS_BUDGET
         for token in sorted(set(_tokens(key)), key=lambda t: (len(self.postings.get(t, ())), t)):
@@ -3394,11 +3676,12 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        # most_common(RELATED) of the lines sharing `least` words: the same lines as those
-        # of most_common(RELATED) that share `least` (ties keep their order), found sooner.
+        # Of the lines sharing `least` words, the RELATED sharing the most; a tie goes to
+        # the earlier line, so that which lines two lines are related to is told by those
+        # two alone (findings keeps them from run to run: Links).
         found = [(n, count) for n, count in hits.items() if count >= least]
         if len(found) > RELATED:
-            found = heapq.nlargest(RELATED, found, key=operator.itemgetter(1))
+            found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
         return sorted(n for n, _ in found)
 
 
@@ -3419,25 +3702,11 @@ class WordBits:
         self.masks = masks
         self.count = {word: mask.bit_count() for word, mask in masks.items()}
 
-    def related(self, line: int, least: int = 2) -> list[int]:
+    def related(self, line: int, least: int = 2, within: int = -1) -> list[int]:
         """MemoryIndex(lines).related(lines[line]): of the lines sharing the most of its
-        words (at least `least`), RELATED, ties to the line that the rarest word shared
-        reaches first (Counter's insertion order), then the earlier line."""
-        count, budget = self.count, POSTINGS_BUDGET
-        chosen = []
-        for word in sorted(self.words[line], key=lambda w: (count[w], w)):
-            if count[word] > budget:
-                break
-            budget -= count[word]
-            chosen.append(self.masks[word])
-        # at[k]: the lines that share at least k of the chosen words. Each level costs a
-        # pass over the words, and the cut needs them only while RELATED lines or more
-        # are left: the first few levels, and all of them only when those leave as many.
-        depth = min(len(chosen), least + 2)
-        at = _shared_levels(chosen, depth)
-        if depth < len(chosen) and at[depth].bit_count() >= RELATED:
-            depth = len(chosen)
-            at = _shared_levels(chosen, depth)
+        words (at least `least`), RELATED, ties to the earlier line; of the lines in the
+        mask `within` only, when it is given (findings: Links)."""
+        at = self.levels(line, least, within)
         if len(at) <= least:
             return []
         if at[least].bit_count() <= RELATED:
@@ -3446,18 +3715,35 @@ class WordBits:
         while k + 1 < len(at) and at[k + 1].bit_count() >= RELATED:
             k += 1
         taken = at[k + 1] if k + 1 < len(at) else 0
-        room, tied = RELATED - taken.bit_count(), at[k] & ~taken
-        for mask in chosen:  # the lines sharing exactly k words, by the first word they share
-            here = tied & mask
-            if not here:
-                continue
-            tied &= ~here
-            if here.bit_count() < room:
-                taken |= here
-                room -= here.bit_count()
-            else:  # the earliest lines of the last word that fits
-                return sorted(_members(taken, RELATED) + _members(here, room))
-        return _members(taken, RELATED)
+        return sorted(_members(taken, RELATED) + _members(at[k] & ~taken, RELATED - taken.bit_count()))
+
+    def sharing(self, line: int, least: int, within: int = -1) -> int:
+        """The lines (in `within`) sharing at least `least` of the words counted."""
+        at = _shared_levels(self.chosen(line, within), least)
+        return at[least] if least < len(at) else 0
+
+    def chosen(self, line: int, within: int) -> list[int]:
+        """The lines of each word counted (rarest first, within POSTINGS_BUDGET)."""
+        count, budget = self.count, POSTINGS_BUDGET
+        chosen = []
+        for word in sorted(self.words[line], key=lambda w: (count[w], w)):
+            if count[word] > budget:
+                break
+            budget -= count[word]
+            chosen.append(self.masks[word] & within)
+        return chosen
+
+    def levels(self, line: int, least: int, within: int = -1) -> list[int]:
+        """at[k]: the lines (in `within`) sharing at least k of the words counted (rarest
+        first, within POSTINGS_BUDGET), as deep as the cut at RELATED needs: each level
+        costs a pass over the words, so the first few, and all of them only when those
+        leave RELATED lines or more."""
+        chosen = self.chosen(line, within)
+        depth = min(len(chosen), least + 2)
+        at = _shared_levels(chosen, depth)
+        if depth < len(chosen) and at[depth].bit_count() >= RELATED:
+            at = _shared_levels(chosen, len(chosen))
+        return at
 
 
 def _shared_levels(masks: list[int], depth: int) -> list[int]:
@@ -3468,6 +3754,14 @@ def _shared_levels(masks: list[int], depth: int) -> list[int]:
             at[k] |= at[k - 1] & mask
         at[1] |= mask
     return at
+
+
+class Numbering(dict):  # type: ignore[type-arg]
+    """A number for each key, the next one the first time it is asked for."""
+
+    def __missing__(self, key: Any) -> int:
+        self[key] = number = len(self)
+        return number
 
 
 def bit_mask(numbers: Sequence[int]) -> int:
@@ -3493,6 +3787,8 @@ def _members(mask: int, most: int) -> list[int]:
 
 
 def _tokens(text: str) -> list[str]:
+    if text.isascii():
+        return [w for w in WORD.findall(text.lower()) if len(w) > 2]
     words = WORD.findall(text.casefold())
     return [w for w in words if len(w) > 2 or not w.isascii()] + \
            [c for w in words if not w.isascii() for c in w if unicodedata.east_asian_width(c) == "W"]
@@ -3942,14 +4238,17 @@ class CacheIndex:
         self.key = json.loads(json.dumps(key, default=repr))  # as it reads back
         self.name = f"{kind}-{hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:24]}.json"
         self.stamp = time.time_ns()  # before any file of this run is looked at
-        self.run, self.entries, self.used, self.dropped = 1, {}, set(), False
+        self.run, self.entries, self.used = 1, {}, set()
+        self.unnamed: set[Any] = set()  # what this run stopped naming: prune looks at it
+        self.links: str | None = None  # the name of what findings() kept (Links)
         try:
             with open(os.path.join(folder, self.name), "rb") as handle:
                 doc = json.loads(handle.read())
             if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
                     and type(doc["entries"]) is dict:
                 self.run, self.entries = doc["run"] + 1, doc["entries"]
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+                self.links = doc.get("links") if type(doc.get("links")) is str else None
+        except (OSError, ValueError, KeyError, TypeError, RecursionError, AttributeError):
             pass
 
     def get(self, name: str, path: str, detail: Any) -> tuple[bool, Any]:
@@ -3968,8 +4267,8 @@ class CacheIndex:
 
     def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
         old = self.entries.get(name)
-        # A result the entry no longer names may be named by no index: prune looks.
-        self.dropped = self.dropped or old is not None and (type(old) is not list or len(old) != 6 or old[5] != value)
+        if type(old) is list and len(old) == 6 and old[5] != value:  # may be named by no index now
+            self.unnamed.add(old[5])
         self.entries[name] = [os.path.abspath(path), ident, self.stamp, self.run, detail, value]
         self.used.add(name)
 
@@ -3996,37 +4295,58 @@ class CacheIndex:
             elif type(entry) is list and len(entry) == 6 and type(entry[3]) is int \
                     and self.run - entry[3] < CACHE_RUNS and type(entry[0]) is str and os.path.exists(entry[0]):
                 kept[name] = entry
-        self.dropped = self.dropped or len(kept) < len(self.entries)
-        doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept}
+        self.unnamed.update(entry[5] for name, entry in self.entries.items()
+                            if name not in kept and type(entry) is list and len(entry) == 6)
+        self.entries = kept
+        doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept, "links": self.links}
         if _atomic_write(self.folder, self.name, json.dumps(doc, separators=(",", ":")).encode()):
             self.prune()
 
     def prune(self) -> None:
+        """Keep CACHE_INDEXES indexes of a kind, and delete the results no kept index
+        names. A result names the index it was kept for (so does what findings() kept),
+        so what this run stopped naming is named by no other index and is deleted at
+        once. The folder is looked through when an index is new (one may have to go)
+        and every CACHE_RUNS runs: results that no index names, temporary files of
+        runs that failed."""
+        now = time.time_ns()
+
+        def delete(name: str) -> None:  # not one another run may have written a moment ago
+            if now - getattr(_stat(os.path.join(self.folder, name)), "st_mtime_ns", now) > CACHE_GRACE_NS:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.folder, name))
+
+        named: set[Any] = {entry[5] for entry in self.entries.values() if type(entry) is list and len(entry) == 6}
+        named.add(self.links)
+        if self.run != 1 and self.run % CACHE_RUNS:
+            for name in self.unnamed - named:
+                if type(name) is str and len(name) == 64:
+                    delete(name + ".json")
+            return
         try:
             names = os.listdir(self.folder)
         except OSError:
             return
         indexes = sorted((n for n in names if n.startswith(f"{self.kind}-") and n.endswith(".json")),
                          key=lambda n: -getattr(_stat(os.path.join(self.folder, n)), "st_mtime_ns", 0))
-        extra = indexes[CACHE_INDEXES:]
-        for name in extra:
+        for name in indexes[CACHE_INDEXES:]:
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(self.folder, name))
-        if self.kind != "results" or not (self.dropped or extra):
+        if self.kind != "results":
             return
-        named: set[Any] = set()
         for index in indexes[:CACHE_INDEXES]:
+            if index == self.name:
+                continue
             try:
                 with open(os.path.join(self.folder, index), "rb") as handle:
-                    named.update(entry[5] for entry in json.loads(handle.read())["entries"].values())
+                    doc = json.loads(handle.read())
+                named.update(entry[5] for entry in doc["entries"].values())
+                named.add(doc.get("links"))
             except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
                 return  # what it names is unknown: delete nothing
-        now = time.time_ns()
         for name in names:
-            blob = name.startswith(".tmp-") or len(name) == 69 and name.endswith(".json") and name[:-5] not in named
-            if blob and now - getattr(_stat(os.path.join(self.folder, name)), "st_mtime_ns", now) > CACHE_GRACE_NS:
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self.folder, name))
+            if name.startswith(".tmp-") or len(name) == 69 and name.endswith(".json") and name[:-5] not in named:
+                delete(name)
 
     def store(self, plain: Any) -> str | None:
         """Keep a result; its name, or None when it cannot be kept."""
@@ -4038,6 +4358,17 @@ class CacheIndex:
         except OSError:
             kept = False
         return name if kept or _atomic_write(self.folder, name + ".json", data) else None
+
+    def kept_links(self) -> Any:
+        """What findings() kept in this index's last run, or None."""
+        kept = self.load(self.links)
+        return kept[1] if type(kept) is list and len(kept) == 2 and kept[0] == self.name else None
+
+    def keep_links(self, links: Any, prior: Any) -> None:
+        """Name what findings() kept in this run (the same file when it is `prior`)."""
+        if links is not prior or links is None:
+            self.unnamed.add(self.links)
+            self.links = None if links is None else self.store([self.name, links])
 
     def load(self, name: Any) -> Any:
         """A kept result, or None when it is missing or not the bytes it was named by."""
@@ -5099,20 +5430,22 @@ def _run_build(args: argparse.Namespace) -> int:
     # The results' index is of this run's options, the baseline among them: a moved
     # baseline reads every file again.
     cache = CacheIndex(opened[0], "results", {"build": opened[1], "options": options_key(opts)}) if opened else None
-    results, cached = process_cached(paths, walked, opts, conf.jobs, cache)
-    if cache:
-        cache.save()
+    results, settled = process_cached(paths, walked, opts, conf.jobs, cache)
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
     stats["skipped_same_session"] += same_session
-    stats["cached_files"] += cached
+    stats["cached_files"] += len(settled)
     candidates = [c for result in results for c in result.candidates]
     real, rel, folder = patch_target(memory)
     current = read_memory(real, memory)
     known = memory_keys(current)
-    proposed, dropped = select(candidates, known, record.shown, rejected(record, known), conf.max_add,
-                               conf.opts.min_score, stats)
+    prior = cache.kept_links() if cache else None
+    proposed, dropped, links = select(candidates, known, record.shown, rejected(record, known), conf.max_add,
+                                      conf.opts.min_score, stats, prior, settled if cache else None)
+    if cache:
+        cache.keep_links(links, prior)
+        cache.save()
     if args.baseline:
         return print_baseline(args, stats, results, record, seen_rel, seen, len(paths))
     writes = [(path, write) for result in results for path, write in result.writes]
@@ -5409,14 +5742,16 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
 
 
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
-                   cache: CacheIndex | None) -> tuple[list[FileResult], int]:
+                   cache: CacheIndex | None) -> tuple[list[FileResult], dict[int, str]]:
     """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache, and how many were. A result is kept only when the file's identity
-    was the same before and after reading it, and when it comes back from its JSON equal
-    to what was read: on reuse the bytes are those of a run without the cache."""
+    from the cache, and the names of those results by input index. A result is kept only
+    when the file's identity was the same before and after reading it, and when it comes
+    back from its JSON equal to what was read: on reuse the bytes are those of a run
+    without the cache."""
     if cache is None:
-        return process_all(paths, walked, opts, jobs), 0
+        return process_all(paths, walked, opts, jobs), {}
     results: dict[int, FileResult] = {}
+    settled: dict[int, str] = {}
     before: dict[int, list[int] | None] = {}
     for index, path in enumerate(paths):
         if path == "-":
@@ -5426,7 +5761,7 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
         if type(kept) is list and len(kept) == 5 and kept[:4] == [os.path.abspath(path), cache.entries[
                 os.path.abspath(path)][1], path in walked, cache.name]:  # an index pointing elsewhere is told
             with contextlib.suppress(ValueError, TypeError):
-                results[index] = rebuilt_result(kept[4], index, path)
+                results[index], settled[index] = rebuilt_result(kept[4], index, path), name
         if index not in results:
             before[index] = file_identity(path)
     misses = [i for i in range(len(paths)) if i not in results]
@@ -5448,7 +5783,7 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
             name = cache.store([os.path.abspath(path), ident, path in walked, cache.name, plain])
             if name:
                 cache.put(os.path.abspath(path), path, ident, path in walked, name)
-    return [results[i] for i in range(len(paths))], len(paths) - len(misses)
+    return [results[i] for i in range(len(paths))], settled
 
 
 def write(data: bytes) -> None:

@@ -176,6 +176,35 @@ def test_a_grown_session_is_read_again_whole(repo: Path) -> None:
     assert same_as_no_cache(repo, *stats_args("--explain")) in (0, total - 1)
 
 
+# A history as the hook meets it, one step after another: each step changes the sessions,
+# then a run with the cache must print what a run without it prints. The settled
+# sessions' grouping is taken up from the run before (Links): a resumed copy read
+# before the session it copies (its name sorts first), in other roles; a session gone;
+# a new one; the live one growing.
+HISTORY_STEPS = [
+    pytest.param(lambda s: None, id="unchanged"),
+    pytest.param(lambda s: write_jsonl(s / "0-resumed.jsonl", [
+        {**r, "type": "assistant" if r["type"] == "user" else r["type"]} for r in RICH[:2]]), id="a-resumed-copy-first"),
+    pytest.param(lambda s: (s / "rich.jsonl").unlink(missing_ok=True), id="a-session-gone"),
+    pytest.param(lambda s: write_jsonl(s / "new.jsonl", RICH[:1] + [
+        claude("user", "We must never deploy on Fridays since the on-call rota is thin.", 9)]), id="a-new-session"),
+    pytest.param(lambda s: write_jsonl(s / "rich.jsonl", RICH + [
+        claude("user", "Never deploy on Fridays: the rota is thin.", 8)]), id="the-live-one-grown"),
+]
+
+
+@pytest.mark.parametrize("step", HISTORY_STEPS)
+def test_each_step_of_a_history_prints_what_no_cache_prints(repo: Path, step: Any) -> None:
+    sessions = repo / "sessions"
+    for mode in ([], ["--explain"], ["--min-score", "0", "--max-add", "50"]):
+        build(repo, *stats_args(*mode))
+        build(repo, *stats_args(*mode))  # the links of these sessions kept
+        step(sessions)
+        age(*sessions.iterdir())
+        same_as_no_cache(repo, *stats_args(*mode))
+        same_as_no_cache(repo, *stats_args(*mode))
+
+
 def test_a_rewrite_of_the_same_size_and_mtime_is_read_again(repo: Path) -> None:
     rich = repo / "sessions" / "rich.jsonl"
     build(repo, *stats_args())
@@ -253,6 +282,23 @@ def wrong_shape_results(folder: Path) -> None:
         index.write_text(json.dumps(doc), encoding="utf-8")
 
 
+def rewrite_links(change: Any) -> Any:
+    """What findings() kept (Links), changed and kept again under the hash of its new bytes,
+    as a run of another build or a bug might have written it."""
+    def corrupt(folder: Path) -> None:
+        import hashlib
+        indexes = [index for index in folder.glob("results-*.json") if json.loads(index.read_bytes()).get("links")]
+        assert indexes, "no links were kept: the corruption would test nothing"
+        for index in indexes:
+            doc = json.loads(index.read_bytes())
+            kept = json.loads((folder / f"{doc['links']}.json").read_bytes())
+            data = json.dumps(change(kept)).encode()
+            doc["links"] = hashlib.sha256(data).hexdigest()
+            (folder / f"{doc['links']}.json").write_bytes(data)
+            index.write_text(json.dumps(doc), encoding="utf-8")
+    return corrupt
+
+
 CORRUPTIONS = [
     pytest.param(corrupt_results, id="results-garbled"),
     pytest.param(corrupt_results_same_hash_name, id="results-swapped"),
@@ -266,6 +312,13 @@ CORRUPTIONS = [
     pytest.param(truncate_everything, id="everything-empty"),
     pytest.param(replace_with_folders, id="folders-in-place-of-files"),
     pytest.param(lambda folder: shutil.rmtree(folder), id="deleted"),
+    pytest.param(rewrite_links(lambda kept: ["results-of-another.json", kept[1]]), id="links-of-another-index"),
+    pytest.param(rewrite_links(lambda kept: [kept[0], [*kept[1][:1], kept[1][1] + 1, *kept[1][2:]]]),
+                 id="links-a-line-more"),
+    pytest.param(rewrite_links(lambda kept: [kept[0], [kept[1][0][::-1], *kept[1][1:]]]), id="links-inputs-reordered"),
+    pytest.param(rewrite_links(lambda kept: [kept[0], [*kept[1][:2], [["x"]] * kept[1][1], kept[1][3]]]),
+                 id="links-of-another-shape"),
+    pytest.param(rewrite_links(lambda kept: [kept[0], {"links": kept[1]}]), id="links-a-dict"),
 ]
 
 

@@ -428,7 +428,7 @@ SELECT = [
 def test_select(cands: list[md.Candidate], known: set[str], seen: set[str], cap: int,
                 kept: list[str], counts: dict[str, int]) -> None:
     stats: Counter[str] = Counter()
-    proposed, dropped = md.select(cands, known, seen, [], cap, md.MIN_SCORE, stats)
+    proposed, dropped, _ = md.select(cands, known, seen, [], cap, md.MIN_SCORE, stats)
     assert [c.text for c in proposed] == kept
     assert {k: v for k, v in stats.items() if v} == counts
     assert len(proposed) + len(dropped) == len(cands)
@@ -470,7 +470,7 @@ def test_select_evidence(cands: list[md.Candidate], rejected: list[str], cap: in
                          counts: dict[str, int], bits: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(md, "FINDINGS_BITS", bits)  # both ways of counting overlaps
     stats: Counter[str] = Counter()
-    proposed, dropped = md.select(cands, set(), set(), rejected, cap, md.MIN_SCORE, stats)
+    proposed, dropped, _ = md.select(cands, set(), set(), rejected, cap, md.MIN_SCORE, stats)
     assert [c.text for c in proposed] == kept
     assert {k: v for k, v in stats.items() if v} == counts
     assert len(proposed) + len(dropped) == len(cands)
@@ -498,7 +498,7 @@ def _lines(seed: int, count: int, vocabulary: int, length: int) -> list[str]:
 
 
 # findings() asks WordBits for the lines MemoryIndex.related would give: the same lines, the
-# cut at RELATED falling on the same ties (Counter's insertion order), the same budget.
+# cut at RELATED falling on the same ties (to the earlier line), the same budget.
 WORD_BITS = [
     pytest.param(["never commit the build", "never commit the cache", "always commit the lock"], None,
                  id="few-lines"),
@@ -524,6 +524,98 @@ def test_word_bits_related_is_memory_index_related(lines: list[str], budget: int
         monkeypatch.setattr(md, "POSTINGS_BUDGET", budget)
     index, bits = md.MemoryIndex(lines), md.WordBits([set(md._tokens(line)) for line in lines])
     assert [bits.related(n) for n in range(len(lines))] == [index.related(line) for line in lines]
+
+
+def _history(seed: int, inputs: int) -> list[md.Candidate]:
+    """Candidates of `inputs` transcripts that say the same things in several wordings,
+    roles and scores: a finding key read first in one input and again in another, with
+    or without its code spans, requests, notes, flips of polarity."""
+    rng = random.Random(seed)
+    things = ["deploy", "cache", "schema", "token", "worker", "queue", "config", "report"]
+    places = ["on fridays", "in ci", "before the release", "after a migration", "on the main branch"]
+    cands = []
+    for index in range(inputs):
+        for number in range(rng.randint(1, 6)):
+            thing, place = rng.choice(things), rng.choice(places)
+            text = rng.choice([f"Never {rng.choice(['touch', 'rebuild'])} the {thing} {place}.",
+                               f"Always rebuild the {thing} {place}.",
+                               f"Run `make {thing}` and `make check` {place}.",
+                               f"Run make {thing} and make check {place}.",
+                               f"The root cause was the {thing} {place}, so the {thing} must be rebuilt."])
+            score = rng.choice([md.MIN_SCORE - 2, md.MIN_SCORE - 1, md.MIN_SCORE, md.MIN_SCORE + 3])
+            file = f"t{index}.jsonl"
+            request = f"{file}:{number}" if rng.random() < 0.05 else ""
+            source = "auto memory" if rng.random() < 0.05 else ""
+            cands.append(md.Candidate(text, md.normalize(text), rng.choice(["user", "assistant"]), file, number,
+                                      None, "constraint", score, (index, number, 0, 0), file, request, 1, source))
+    return cands
+
+
+def _groups(groups: list[list[md.Candidate]]) -> list[list[tuple[int, ...]]]:
+    return [[c.order for c in group] for group in groups]
+
+
+@pytest.mark.parametrize("related", [pytest.param(3, id="related-3"), pytest.param(md.RELATED, id="related-50")])
+@pytest.mark.parametrize("seed", [pytest.param(seed, id=f"seed-{seed}") for seed in range(6)])
+def test_findings_from_kept_links_are_findings_from_scratch(seed: int, related: int,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # The hook's case: what the run before kept, for some of the inputs, taken up and the
+    # rest added, groups as comparing everything again does; and keeps what the settled
+    # inputs read alone would keep.
+    monkeypatch.setattr(md, "RELATED", related)
+    rng = random.Random(seed)
+    cands = _history(seed, 40)
+    plain, kept = md.findings(cands, md.MIN_SCORE)
+    assert kept is None  # without settled inputs nothing is kept
+    for _ in range(4):
+        settled = {k: f"result-{k}" for k in range(40) if rng.random() < 0.8}
+        before = {k: name for k, name in settled.items() if rng.random() < 0.7}
+        _, prior = md.findings([c for c in cands if c.order[0] in before], md.MIN_SCORE, None, before)
+        prior = json.loads(json.dumps(prior))  # as it is read back
+        groups, kept = md.findings(cands, md.MIN_SCORE, prior, settled)
+        assert _groups(groups) == _groups(plain)
+        alone = md.findings([c for c in cands if c.order[0] in settled], md.MIN_SCORE, None, settled)[1]
+        assert json.loads(json.dumps(kept)) == alone
+        same = md.findings(cands, md.MIN_SCORE, kept, settled)
+        assert same[1] is kept and _groups(same[0]) == _groups(plain)  # the same inputs: the same links
+
+
+def _swap(ranked: list[list[int]], held: list[int]) -> list[list[int]]:
+    """The links with the first list that holds any in place of `held`."""
+    looking = next(k for k, links in enumerate(ranked) if links)
+    return [held if k == looking else links for k, links in enumerate(ranked)]
+
+
+SPOILED_LINKS = [
+    pytest.param(lambda names, count, ranked, known: [names, count + 1, ranked, known], id="a-line-more"),
+    pytest.param(lambda names, count, ranked, known: [names[::-1], count, ranked, known], id="inputs-reordered"),
+    pytest.param(lambda names, count, ranked, known: [names, count, ranked[:-1], known], id="a-list-short"),
+    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, next(r for r in ranked if r)[:-1]),
+                                                      known], id="odd-length"),
+    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, [count + 5, 3]), known],
+                 id="a-line-past-the-end"),
+    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, ["x", 3]), known], id="a-string"),
+    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, [0, 1.5]), known], id="a-float"),
+    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, [-1, 3]), known], id="negative"),
+    pytest.param(lambda names, count, ranked, known: [names, count, ranked, [[count + 9]] * count],
+                 id="joined-past-the-end"),
+    pytest.param(lambda names, count, ranked, known: [names, count, [[1, 3]] * count, known],
+                 id="links-for-lines-that-do-not-look"),
+    pytest.param(lambda names, count, ranked, known: {"names": names}, id="a-dict"),
+    pytest.param(lambda names, count, ranked, known: None, id="none"),
+]
+
+
+@pytest.mark.parametrize("spoil", SPOILED_LINKS)
+def test_links_of_another_shape_are_not_taken_up(spoil: Any) -> None:
+    cands = _history(7, 30)
+    settled = {k: f"result-{k}" for k in range(30)}
+    plain, _ = md.findings(cands, md.MIN_SCORE)
+    _, prior = md.findings([c for c in cands if c.order[0] < 29], md.MIN_SCORE, None,
+                           {k: v for k, v in settled.items() if k < 29})
+    groups, kept = md.findings(cands, md.MIN_SCORE, spoil(*json.loads(json.dumps(prior))), settled)
+    assert _groups(groups) == _groups(plain)
+    assert kept == md.findings(cands, md.MIN_SCORE, None, settled)[1]
 
 
 @pytest.mark.parametrize(("memory", "expected"), [
