@@ -3131,9 +3131,9 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 # --------------------------------------------------------------------------------------
 
 def select(candidates: list[Candidate], known: set[str], seen: set[str], rejected: list[str], max_add: int,
-           min_score: int, stats: Counter[str], prior: Any = None, settled: dict[int, str] | None = None
+           min_score: int, stats: Counter[str], prior: Any = None, keep: bool = False
            ) -> tuple[list[Candidate], list[tuple[Candidate, str, str]], Any]:
-    """One proposal a finding (see findings, which `prior` and `settled` are for), its
+    """One proposal a finding (see findings, which `prior` and `keep` are for), its
     score raised by the conversations that said it; then what memory, the seen file or a
     rejection already holds, the minimum score (not for what a memory request asked for)
     and the cap, requests first.
@@ -3143,7 +3143,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     dropped: list[tuple[Candidate, str, str]] = []
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
-    groups, links = findings(candidates, min_score, prior, settled)
+    groups, links = findings(candidates, min_score, prior, keep)
     for group in groups:
         if len(group) == 1 and group[0].said_in == 1 and not group[0].also:  # most: what follows leaves it as it is
             live.append(group[0])
@@ -3208,7 +3208,7 @@ def note_rule(cand: Candidate) -> str:
 
 
 def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
-             settled: dict[int, str] | None = None) -> tuple[list[list[Candidate]], Any]:
+             keep: bool = False) -> tuple[list[list[Candidate]], Any]:
     """The candidates grouped by what they say: the same finding key, or near-duplicates
     (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
     a flip of polarity), chained. Near-duplicates are looked for from each candidate
@@ -3220,11 +3220,9 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
     long history most of the run, than the rare finding said only in weak wordings is
     worth. Groups come in the reading order of their first candidate.
 
-    `settled` names the inputs the cache gave (input index: its result's name); `prior`
-    is what this returned for the settled inputs of the run before (Links), taken up
-    where it is certainly of the same candidates. Returns the groups and the links of
-    this run's settled inputs read alone (`prior` itself when they are the same inputs;
-    None without `settled`, or where links cannot be kept: see Links.exact)."""
+    `prior` is what an earlier run kept (Links), taken up where it holds; with `keep`,
+    returns what this run keeps for the next (`prior` itself when nothing changed; None
+    where nothing can be kept: see Links.exact) beside the groups."""
     ordered = sorted(candidates, key=lambda c: c.order)
     keys = [finding_key(note_rule(c)) for c in ordered]
     parent = list(range(len(ordered)))
@@ -3241,39 +3239,27 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
             parent[i] = first[key]
         else:
             first[key] = i
-
-    def is_hopeful(i: int) -> bool:
-        return bool(ordered[i].request or ordered[i].source) or ordered[i].score + EVIDENCE_POINTS >= min_score
-
-    def looks_of(i: int) -> bool:  # it looks for near-duplicates (see above)
-        return ordered[i].score >= min_score or bool(ordered[i].request or ordered[i].source)
-
-    def alone(inputs: set[int]) -> dict[str, int]:
-        """The candidate that stands for each key when `inputs` are read alone."""
-        theirs: dict[str, int] = {}
-        for i, cand in enumerate(ordered):
-            if cand.order[0] in inputs:
-                theirs.setdefault(keys[i], i)
-        return theirs
-
-    # The stages links are kept through: the inputs of the links the run before kept,
-    # those the cache gave this run, then all of them. Lines are numbered in the order
-    # of their keys, not of reading: a finding's line keeps its number at every stage,
-    # whichever candidate stands for it.
-    stages = [first]
-    if settled is not None:
-        stages.insert(0, alone(set(settled)))
-        inputs = Links.inputs(prior, settled)
-        if inputs is not None:
-            stages.insert(0, alone(inputs))
-    numbered = sorted({key for stage in stages for key, i in stage.items() if is_hopeful(i)})
+    # A line: a hopeful key, and what comparing it needs of the candidate standing for
+    # it (does it look for near-duplicates, see above; the code it names). Lines are
+    # numbered in the order of their keys: a line's number is then told by the lines
+    # alone, whichever transcripts they were read from (Links).
+    lines: dict[str, tuple[bool, tuple[str, ...]]] = {
+        key: (ordered[i].score >= min_score or bool(ordered[i].request or ordered[i].source),
+              tuple(sorted(set(CODE_SPAN.findall(ordered[i].text)))))
+        for key, i in first.items()
+        if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score}
+    numbered = sorted(lines)
     words = [set(_tokens(key)) for key in numbered]
-    if len(stages) > 1 and not (len(numbered) * max(map(len, words), default=0) <= POSTINGS_BUDGET
-                                and len(numbered) * len(set().union(*words)) <= FINDINGS_BITS):
-        # related lines are not told by pairs alone (Links): nothing is kept
-        stages, numbered = [first], [key for key in numbered if is_hopeful(first[key])]
-        words = [set(_tokens(key)) for key in numbered]
-    stand: list[int | None] = [None] * len(numbered)  # the candidate standing for each line at this stage
+    many = len(numbered) * len(set().union(*words)) > FINDINGS_BITS  # too many for bit masks
+    before = Links.lines(prior) if keep and not many else None
+    if before and before.keys() - lines.keys():  # lines of the run before that are not lines now
+        more = sorted(lines.keys() | before.keys())
+        more_words = [set(_tokens(key)) for key in more]
+        if Links.exact(more_words) and len(more) * len(set().union(*more_words)) <= FINDINGS_BITS:
+            numbered, words = more, more_words
+        else:
+            before = None
+    now: list[tuple[bool, tuple[str, ...]] | None] = [lines.get(key) for key in numbered]
     looks = [False] * len(numbered)
     measured: dict[int, tuple[Any, int, tuple[int, int], frozenset[str]]] = {}
     vocabulary = Numbering()  # a number for each trigram, given as lines are first compared
@@ -3285,7 +3271,7 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
             key = numbered[a]
             grams = trigrams(key)
             measured[a] = (bit_mask(list(map(vocabulary.__getitem__, grams))), len(grams), polarity(key),
-                           frozenset(CODE_SPAN.findall(ordered[stand[a]].text)))
+                           frozenset(stood[a][1]))
         return measured[a]
 
     def joins(a: int, others: Iterable[int]) -> list[int]:
@@ -3306,58 +3292,49 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
                     found.append(b)
         return found
 
-    def restage(stage: dict[str, int]) -> tuple[list[int], list[int], list[int]]:
-        """The lines standing as at `stage`: those gone (no longer hopeful), those now
-        stood for by another candidate, and those new."""
+    stood: list[tuple[bool, tuple[str, ...]] | None] = [None] * len(numbered)
+
+    def restage(stage: list[tuple[bool, tuple[str, ...]] | None]) -> tuple[list[int], list[int], list[int]]:
+        """The lines as `stage` has them: those gone, those that changed, those new."""
         gone, changed, new = [], [], []
-        for a, key in enumerate(numbered):
-            i = stage.get(key)
-            i = i if i is not None and is_hopeful(i) else None
-            was = stand[a]
-            if i == was:
-                continue
-            stand[a] = i
-            if i is not None and was is not None and looks_of(i) == looks[a] and \
-                    CODE_SPAN.findall(ordered[i].text) == CODE_SPAN.findall(ordered[was].text):
-                continue  # what links see of a line is the same
-            (new if was is None else gone if i is None else changed).append(a)
-            looks[a] = i is not None and looks_of(i)
-            measured.pop(a, None)
+        for a, (was, line) in enumerate(zip(stood, stage)):
+            if line != was:
+                (new if was is None else gone if line is None else changed).append(a)
+                stood[a] = line
+                looks[a] = line is not None and line[0]
+                measured.pop(a, None)
         return gone, changed, new
 
     kept = None
-    if len(numbered) * len(set().union(*words)) > FINDINGS_BITS:  # too many for bit masks: the word index
-        restage(first)
+    if many:  # the word index
+        restage(now)
         index = MemoryIndex(numbered)
-        for a, i in enumerate(stand):
-            if i is not None and looks[a]:
-                for b in joins(a, [b for b in index.related(numbered[a]) if b != a]):
-                    parent[root(stand[b])] = root(i)
+        for a, key in enumerate(numbered):
+            if looks[a]:
+                for b in joins(a, [b for b in index.related(key) if b != a]):
+                    parent[root(first[numbered[b]])] = root(first[key])
     else:
         links = Links(WordBits(words), looks, joins)
-        if len(stages) == 1:
-            links.add(restage(first)[2], ranks=False)
+        if not keep or not Links.exact(words):
+            links.add(restage(now)[2], ranks=False)
         else:
-            resumed = False
-            if len(stages) == 3:
-                new = restage(stages.pop(0))[2]
-                resumed = links.resume(prior, new)
-                if not resumed:
-                    links.add(new)
-            for stage in stages:  # the settled inputs read alone, then all
-                gone, changed, new = restage(stage)
-                links.remove(gone)
-                links.restate(changed)
-                links.add(new)
-                if stage is not first:
-                    same = resumed and prior[0] == [settled[k] for k in sorted(settled)]
-                    kept = prior if same else links.export([a for a, i in enumerate(stand) if i is not None], settled)
+            taken = False
+            if before:  # the lines of the run before, and their links where they can be taken up
+                held = restage([before.get(key) for key in numbered])[2]
+                taken = links.resume(prior, held)
+                if not taken:
+                    links.add(held)
+            gone, changed, new = restage(now)
+            links.remove(gone)
+            links.restate(changed)
+            links.add(new)
+            kept = prior if taken and not (gone or changed or new) else links.export(numbered, stood)
         for a, joined in links.joined().items():
             for b in joined:
-                parent[root(stand[b])] = root(stand[a])
-    notes = [a for a, i in enumerate(stand) if i is not None and ordered[i].source]
+                parent[root(first[numbered[b]])] = root(first[numbered[a]])
+    notes = [a for a, key in enumerate(numbered) if key in lines and ordered[first[key]].source]
     if notes:
-        chosen = set(stand)
+        chosen = {first[key] for key in lines}
         noted = MemoryIndex([numbered[a] for a in notes])
         their = [(trigrams(numbered[a]), polarity(numbered[a])) for a in notes]
         for i in first.values():
@@ -3366,7 +3343,7 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
             mine, sign = trigrams(keys[i]), polarity(keys[i])
             for b in noted.related(keys[i]):
                 if their[b][1] == sign and jaccard(mine, their[b][0]) >= NEAR_DUPLICATE:
-                    parent[root(i)] = root(stand[notes[b]])
+                    parent[root(i)] = root(first[numbered[notes[b]]])
     groups: dict[int, list[Candidate]] = {}
     for i, cand in enumerate(ordered):
         groups.setdefault(root(i), []).append(cand)
@@ -3377,13 +3354,14 @@ class Links:
     """What findings() compares each line with, kept from run to run. For each line that
     looks for others: its related lines (WordBits.related), best first, and which of
     them it joins (says the same thing). Which lines are related is told by each pair
-    alone (the words they share; a tie to the line whose key sorts first), so the
-    related lines among more lines are the best RELATED of those among fewer and of the
-    lines added. A run takes up the links of the transcripts the cache gave the run
-    before and adds what is new, where it used to compare every line again: the hook's
-    case, hundreds of finished sessions and one live one. A line that another candidate
-    comes to stand for keeps its related lines and is compared again; one no longer
-    hopeful leaves lists whose next line is not known, and those are found again.
+    alone (the words their keys share; a tie to the line whose key sorts first), and
+    whether two lines join by their keys and the code they name; so the links of a run's
+    lines are those of the run before's, the lines gone, changed and new accounted for:
+    the related lines among more lines are the best RELATED of those among fewer and of
+    the lines added; a line another candidate stands for now keeps its related lines and
+    is compared again; a line gone leaves lists whose next line is not known, and those
+    are found again. A run takes up what the run before kept where it used to compare
+    every line again: the hook's case, hundreds of finished sessions and one live one.
 
     A related line is one int, ordered as its rank: (LINKS_SHARED - words shared) <<
     LINKS_SHIFT | its number. A list taken up from the run before is kept as export
@@ -3508,32 +3486,43 @@ class Links:
         self.pending = {}
         return self.known
 
-    def export(self, lines: list[int], settled: dict[int, str]) -> Any:
-        """The links among `lines` (all added, and only they), numbered among them, with
-        the names of the settled inputs: a JSON-ready list for the next run's resume."""
+    def export(self, numbered: list[str], stood: list[Any]) -> Any:
+        """What the next run takes up: the lines (key, looks, code spans) in the order of
+        their keys, and the links among them numbered so; JSON-ready."""
+        lines = [a for a, line in enumerate(stood) if line is not None]
         where = {a: k for k, a in enumerate(lines)}
         known = self.joined()
-        return [[settled[k] for k in sorted(settled)], len(lines),
+        return [[numbered[a] for a in lines], [int(stood[a][0]) for a in lines], [list(stood[a][1]) for a in lines],
                 [[n for e in self.held(a) for n in (where[e & LINKS_LINE], LINKS_SHARED - (e >> LINKS_SHIFT))]
                  if self.looks[a] else [] for a in lines],
                 [sorted(where[b] for b in known.get(a, ())) for a in lines]]
 
     @staticmethod
-    def inputs(prior: Any, settled: dict[int, str]) -> set[int] | None:
-        """The inputs whose links `prior` (export's list) holds, when the cache gave each
-        of them this run too, in the same order (a result's name is the hash of its
-        bytes: the same candidates); else None."""
+    def exact(words: list[set[str]]) -> bool:
+        """Are related lines told by each pair alone? Where no line's words are cut short
+        by POSTINGS_BUDGET: every line's words are then all counted."""
+        return len(words) * max(map(len, words), default=0) <= POSTINGS_BUDGET
+
+    @staticmethod
+    def lines(prior: Any) -> dict[str, tuple[bool, tuple[str, ...]]] | None:
+        """The lines an earlier run kept (export's), or None when it holds none that can be
+        told: keys in order, each once, with whether it looks and the code it names."""
         try:
-            here = iter(sorted(settled))
-            return {next(k for k in here if settled[k] == name) for name in prior[0]}
-        except (TypeError, ValueError, IndexError, StopIteration, KeyError):
+            keys, looks, spans = prior[0], prior[1], prior[2]
+            if not (type(keys) is list and type(looks) is list and type(spans) is list
+                    and len(keys) == len(looks) == len(spans) and keys
+                    and all(type(key) is str for key in keys) and all(a < b for a, b in zip(keys, keys[1:]))
+                    and set(looks) <= {0, 1} and all(type(s) is list and all(type(x) is str for x in s) for s in spans)):
+                return None
+            return {key: (bool(look), tuple(span)) for key, look, span in zip(keys, looks, spans)}
+        except (TypeError, IndexError, KeyError):
             return None
 
     def resume(self, prior: Any, lines: list[int]) -> bool:
-        """Take up `prior` for `lines`, the lines of its inputs read alone; whether it was
-        (it holds as many, each as export writes it)."""
+        """Take up the links of `prior` (export's) for `lines`, the numbers of its lines
+        in this run; whether they were (as export writes them)."""
         try:
-            _, count, ranked, known = prior
+            count, ranked, known = len(prior[0]), prior[3], prior[4]
             if count != len(lines) or type(ranked) is not list or type(known) is not list \
                     or len(ranked) != count or len(known) != count:
                 return False
@@ -5430,19 +5419,19 @@ def _run_build(args: argparse.Namespace) -> int:
     # The results' index is of this run's options, the baseline among them: a moved
     # baseline reads every file again.
     cache = CacheIndex(opened[0], "results", {"build": opened[1], "options": options_key(opts)}) if opened else None
-    results, settled = process_cached(paths, walked, opts, conf.jobs, cache)
+    results, cached = process_cached(paths, walked, opts, conf.jobs, cache)
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
     stats["skipped_same_session"] += same_session
-    stats["cached_files"] += len(settled)
+    stats["cached_files"] += cached
     candidates = [c for result in results for c in result.candidates]
     real, rel, folder = patch_target(memory)
     current = read_memory(real, memory)
     known = memory_keys(current)
     prior = cache.kept_links() if cache else None
     proposed, dropped, links = select(candidates, known, record.shown, rejected(record, known), conf.max_add,
-                                      conf.opts.min_score, stats, prior, settled if cache else None)
+                                      conf.opts.min_score, stats, prior, bool(cache))
     if cache:
         cache.keep_links(links, prior)
         cache.save()
@@ -5742,16 +5731,14 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
 
 
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
-                   cache: CacheIndex | None) -> tuple[list[FileResult], dict[int, str]]:
+                   cache: CacheIndex | None) -> tuple[list[FileResult], int]:
     """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache, and the names of those results by input index. A result is kept only
-    when the file's identity was the same before and after reading it, and when it comes
-    back from its JSON equal to what was read: on reuse the bytes are those of a run
-    without the cache."""
+    from the cache, and how many were. A result is kept only when the file's identity
+    was the same before and after reading it, and when it comes back from its JSON equal
+    to what was read: on reuse the bytes are those of a run without the cache."""
     if cache is None:
-        return process_all(paths, walked, opts, jobs), {}
+        return process_all(paths, walked, opts, jobs), 0
     results: dict[int, FileResult] = {}
-    settled: dict[int, str] = {}
     before: dict[int, list[int] | None] = {}
     for index, path in enumerate(paths):
         if path == "-":
@@ -5761,7 +5748,7 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
         if type(kept) is list and len(kept) == 5 and kept[:4] == [os.path.abspath(path), cache.entries[
                 os.path.abspath(path)][1], path in walked, cache.name]:  # an index pointing elsewhere is told
             with contextlib.suppress(ValueError, TypeError):
-                results[index], settled[index] = rebuilt_result(kept[4], index, path), name
+                results[index] = rebuilt_result(kept[4], index, path)
         if index not in results:
             before[index] = file_identity(path)
     misses = [i for i in range(len(paths)) if i not in results]
@@ -5783,7 +5770,7 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
             name = cache.store([os.path.abspath(path), ident, path in walked, cache.name, plain])
             if name:
                 cache.put(os.path.abspath(path), path, ident, path in walked, name)
-    return [results[i] for i in range(len(paths))], settled
+    return [results[i] for i in range(len(paths))], len(paths) - len(misses)
 
 
 def write(data: bytes) -> None:

@@ -559,25 +559,24 @@ def _groups(groups: list[list[md.Candidate]]) -> list[list[tuple[int, ...]]]:
 @pytest.mark.parametrize("seed", [pytest.param(seed, id=f"seed-{seed}") for seed in range(6)])
 def test_findings_from_kept_links_are_findings_from_scratch(seed: int, related: int,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    # The hook's case: what the run before kept, for some of the inputs, taken up and the
-    # rest added, groups as comparing everything again does; and keeps what the settled
-    # inputs read alone would keep.
+    # The hook's case: what an earlier run kept (of some of these transcripts, of them
+    # with others, or of another history) taken up, and the lines gone, changed and new
+    # accounted for, groups as comparing everything again does, and keeps what a run
+    # from scratch keeps.
     monkeypatch.setattr(md, "RELATED", related)
     rng = random.Random(seed)
     cands = _history(seed, 40)
     plain, kept = md.findings(cands, md.MIN_SCORE)
-    assert kept is None  # without settled inputs nothing is kept
-    for _ in range(4):
-        settled = {k: f"result-{k}" for k in range(40) if rng.random() < 0.8}
-        before = {k: name for k, name in settled.items() if rng.random() < 0.7}
-        _, prior = md.findings([c for c in cands if c.order[0] in before], md.MIN_SCORE, None, before)
-        prior = json.loads(json.dumps(prior))  # as it is read back
-        groups, kept = md.findings(cands, md.MIN_SCORE, prior, settled)
+    assert kept is None  # nothing is kept unless asked
+    scratch = json.loads(json.dumps(md.findings(cands, md.MIN_SCORE, None, True)[1]))
+    for other in (cands, cands, cands + _history(seed + 100, 10), _history(seed + 200, 40)):
+        inputs = {k for k in range(50) if rng.random() < 0.8}
+        _, prior = md.findings([c for c in other if c.order[0] in inputs], md.MIN_SCORE, None, True)
+        groups, kept = md.findings(cands, md.MIN_SCORE, json.loads(json.dumps(prior)), True)
         assert _groups(groups) == _groups(plain)
-        alone = md.findings([c for c in cands if c.order[0] in settled], md.MIN_SCORE, None, settled)[1]
-        assert json.loads(json.dumps(kept)) == alone
-        same = md.findings(cands, md.MIN_SCORE, kept, settled)
-        assert same[1] is kept and _groups(same[0]) == _groups(plain)  # the same inputs: the same links
+        assert json.loads(json.dumps(kept)) == scratch
+    groups, kept = md.findings(cands, md.MIN_SCORE, scratch, True)
+    assert kept is scratch and _groups(groups) == _groups(plain)  # nothing changed: the same links
 
 
 def _swap(ranked: list[list[int]], held: list[int]) -> list[list[int]]:
@@ -586,36 +585,48 @@ def _swap(ranked: list[list[int]], held: list[int]) -> list[list[int]]:
     return [held if k == looking else links for k, links in enumerate(ranked)]
 
 
+# What an earlier run kept, spoiled: [keys, looks, code spans, related lines, joined].
 SPOILED_LINKS = [
-    pytest.param(lambda names, count, ranked, known: [names, count + 1, ranked, known], id="a-line-more"),
-    pytest.param(lambda names, count, ranked, known: [names[::-1], count, ranked, known], id="inputs-reordered"),
-    pytest.param(lambda names, count, ranked, known: [names, count, ranked[:-1], known], id="a-list-short"),
-    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, next(r for r in ranked if r)[:-1]),
-                                                      known], id="odd-length"),
-    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, [count + 5, 3]), known],
-                 id="a-line-past-the-end"),
-    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, ["x", 3]), known], id="a-string"),
-    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, [0, 1.5]), known], id="a-float"),
-    pytest.param(lambda names, count, ranked, known: [names, count, _swap(ranked, [-1, 3]), known], id="negative"),
-    pytest.param(lambda names, count, ranked, known: [names, count, ranked, [[count + 9]] * count],
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys[::-1], looks[::-1], spans[::-1], ranked, known],
+                 id="keys-out-of-order"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [[keys[0], *keys], [looks[0], *looks], [[], *spans],
+                                                            [[], *ranked], [[], *known]], id="a-key-twice"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks[:-1], spans, ranked, known], id="looks-short"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, [2] * len(looks), spans, ranked, known],
+                 id="looks-not-0-or-1"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, ["x"] * len(spans), ranked, known],
+                 id="spans-not-lists"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked[:-1], known], id="a-list-short"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans,
+                                                            _swap(ranked, next(r for r in ranked if r)[:-1]), known],
+                 id="odd-length"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, [len(keys) + 5, 3]),
+                                                            known], id="a-line-past-the-end"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, ["x", 3]), known],
+                 id="a-string"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, [0, 1.5]), known],
+                 id="a-float"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, [-1, 3]), known],
+                 id="negative"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, [0, 1]), known],
+                 id="one-word-shared"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, [[len(keys) + 9]] * len(keys)],
                  id="joined-past-the-end"),
-    pytest.param(lambda names, count, ranked, known: [names, count, [[1, 3]] * count, known],
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, [0] * len(keys), spans, ranked, known],
                  id="links-for-lines-that-do-not-look"),
-    pytest.param(lambda names, count, ranked, known: {"names": names}, id="a-dict"),
-    pytest.param(lambda names, count, ranked, known: None, id="none"),
+    pytest.param(lambda keys, looks, spans, ranked, known: {"keys": keys}, id="a-dict"),
+    pytest.param(lambda keys, looks, spans, ranked, known: None, id="none"),
 ]
 
 
 @pytest.mark.parametrize("spoil", SPOILED_LINKS)
 def test_links_of_another_shape_are_not_taken_up(spoil: Any) -> None:
     cands = _history(7, 30)
-    settled = {k: f"result-{k}" for k in range(30)}
     plain, _ = md.findings(cands, md.MIN_SCORE)
-    _, prior = md.findings([c for c in cands if c.order[0] < 29], md.MIN_SCORE, None,
-                           {k: v for k, v in settled.items() if k < 29})
-    groups, kept = md.findings(cands, md.MIN_SCORE, spoil(*json.loads(json.dumps(prior))), settled)
+    _, prior = md.findings([c for c in cands if c.order[0] < 29], md.MIN_SCORE, None, True)
+    groups, kept = md.findings(cands, md.MIN_SCORE, spoil(*json.loads(json.dumps(prior))), True)
     assert _groups(groups) == _groups(plain)
-    assert kept == md.findings(cands, md.MIN_SCORE, None, settled)[1]
+    assert kept == md.findings(cands, md.MIN_SCORE, None, True)[1]
 
 
 @pytest.mark.parametrize(("memory", "expected"), [
