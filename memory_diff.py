@@ -46,6 +46,7 @@ Exit status:
 from __future__ import annotations
 
 import argparse
+import array
 import base64
 import binascii
 import bisect
@@ -3249,45 +3250,58 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
         for key, i in first.items()
         if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score}
     numbered = sorted(lines)
-    words = [set(_tokens(key)) for key in numbered]
-    many = len(numbered) * len(set().union(*words)) > FINDINGS_BITS  # too many for bit masks
-    before = Links.lines(prior) if keep and not many else None
-    if before and before.keys() - lines.keys():  # lines of the run before that are not lines now
-        more = sorted(lines.keys() | before.keys())
-        more_words = [set(_tokens(key)) for key in more]
-        if Links.exact(more_words) and len(more) * len(set().union(*more_words)) <= FINDINGS_BITS:
-            numbered, words = more, more_words
-        else:
+    before = Links.lines(prior) if keep else None
+    words: list[set[str]] | None = None  # of each line's key, counted where needed
+    many = False  # too many for bit masks?
+    if before is None or before.keys() != lines.keys():
+        words = [set(_tokens(key)) for key in numbered]
+        many = len(numbered) * len(set().union(*words)) > FINDINGS_BITS
+        if many:
             before = None
+        elif before and before.keys() - lines.keys():  # lines of the run before that are not lines now
+            more = sorted(lines.keys() | before.keys())
+            more_words = [set(_tokens(key)) for key in more]
+            if Links.exact(more_words) and len(more) * len(set().union(*more_words)) <= FINDINGS_BITS:
+                numbered, words = more, more_words
+            else:
+                before = None
+    # (The same lines as the run before's: as few bits, and told by pairs alone, or that
+    # run would have kept nothing.)
     now: list[tuple[bool, tuple[str, ...]] | None] = [lines.get(key) for key in numbered]
     looks = [False] * len(numbered)
-    measured: dict[int, tuple[Any, int, tuple[int, int], frozenset[str]]] = {}
+    measured: dict[int, tuple[tuple[int, int], frozenset[str]]] = {}
+    masks: dict[int, tuple[int, int]] = {}
     vocabulary = Numbering()  # a number for each trigram, given as lines are first compared
 
-    def measure(a: int) -> tuple[Any, int, tuple[int, int], frozenset[str]]:
-        """A line's trigrams (a bit mask, and how many), polarity and code spans, counted
-        when it is first compared."""
+    def measure(a: int) -> tuple[tuple[int, int], frozenset[str]]:
+        """A line's polarity and code spans, counted when it is first compared."""
         if a not in measured:
-            key = numbered[a]
-            grams = trigrams(key)
-            measured[a] = (bit_mask(list(map(vocabulary.__getitem__, grams))), len(grams), polarity(key),
-                           frozenset(stood[a][1]))
+            measured[a] = polarity(numbered[a]), frozenset(stood[a][1])
         return measured[a]
+
+    def mask(a: int) -> tuple[int, int]:
+        """A line's trigrams as a bit mask (what two lines share is then one AND), and how
+        many: counted for the lines whose polarity leaves them to compare."""
+        if a not in masks:
+            grams = trigrams(numbered[a])
+            masks[a] = bit_mask(list(map(vocabulary.__getitem__, grams))), len(grams)
+        return masks[a]
 
     def joins(a: int, others: Iterable[int]) -> list[int]:
         """Those of lines `others` that say what line a says (the same either way round)."""
-        mask, size, sign, spans = measure(a)
+        sign, spans = measure(a)
         spans = spans if len(spans) >= SAME_CODE else frozenset()
-        found = []
+        (mine, size), found = mask(a), []
         for b in others:
-            other_mask, other, other_sign, other_spans = measure(b)
+            other_sign, other_spans = measured[b] if b in measured else measure(b)
             if other_sign != sign:
                 continue
             # Naming the same code lowers the overlap it takes (SAME_CODE). Jaccard is at
             # most the smaller set's share of the larger: a cheap test first.
             need = CONTRADICTION if spans and len(spans & other_spans) >= SAME_CODE else NEAR_DUPLICATE
+            theirs, other = masks[b] if b in masks else mask(b)
             if (size if size < other else other) >= need * (other if size < other else size):
-                both = (mask & other_mask).bit_count()  # as jaccard() counts: the union, not built
+                both = (mine & theirs).bit_count()  # as jaccard() counts: the union, not built
                 if both / (size + other - both) >= need:
                     found.append(b)
         return found
@@ -3302,7 +3316,7 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
                 (new if was is None else gone if line is None else changed).append(a)
                 stood[a] = line
                 looks[a] = line is not None and line[0]
-                measured.pop(a, None)
+                measured.pop(a, None)  # its code spans may differ
         return gone, changed, new
 
     kept = None
@@ -3314,8 +3328,8 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
                 for b in joins(a, [b for b in index.related(key) if b != a]):
                     parent[root(first[numbered[b]])] = root(first[key])
     else:
-        links = Links(WordBits(words), looks, joins)
-        if not keep or not Links.exact(words):
+        links = Links(lambda: WordBits(words or [set(_tokens(key)) for key in numbered]), looks, joins)
+        if not keep or words is not None and not Links.exact(words):
             links.add(restage(now)[2], ranks=False)
         else:
             taken = False
@@ -3368,20 +3382,25 @@ class Links:
     wrote it (number, words shared, ...; numbered as that run did: `renumber`) until it
     is changed."""
 
-    def __init__(self, bits: WordBits, looks: list[bool], joins: Any) -> None:
-        self.bits, self.looks, self.joins = bits, looks, joins
+    def __init__(self, bits: Any, looks: list[bool], joins: Any) -> None:
+        self.made, self.looks, self.joins = bits, looks, joins  # made(): the WordBits of the lines
         self.ranked: dict[int, list[int]] = {}  # a looking line: its related lines, best first
-        self.raw: dict[int, list[int]] = {}  # as ranked, numbered as the run before numbered them
+        self.raw: dict[int, str] = {}  # as ranked, as the run before wrote them (_unpacked)
         self.renumber: list[int] = []  # the run before's numbers: this run's
         self.numbered: dict[int, int] = {}  # this run's numbers: the run before's
         self.known: dict[int, set[int]] = {}  # a looking line: the related lines it joins
         self.pending: dict[int, set[int]] = {}  # a looking line: related lines not yet compared with it
         self.lines = self.looking = 0  # masks of the lines added, and of those that look
 
+    @functools.cached_property
+    def bits(self) -> WordBits:
+        """Made when first needed: a run whose lines are the run before's needs none."""
+        return self.made()
+
     def held(self, p: int) -> list[int]:
         """Line p's related lines, best first, in this run's numbers."""
         if p in self.raw:
-            lines, raw = self.renumber, self.raw.pop(p)
+            lines, raw = self.renumber, _unpacked(self.raw.pop(p))
             self.ranked[p] = [(LINKS_SHARED - shared) << LINKS_SHIFT | lines[k] for k, shared in zip(raw[::2], raw[1::2])]
         return self.ranked[p]
 
@@ -3389,7 +3408,7 @@ class Links:
         """Is line a among line p's related lines?"""
         if p in self.raw:
             k = self.numbered.get(a)
-            return k is not None and k in self.raw[p][::2]
+            return k is not None and k in _unpacked(self.raw[p])[::2]
         return any(e & LINKS_LINE == a for e in self.ranked[p])
 
     def related(self, q: int) -> list[int]:
@@ -3410,6 +3429,8 @@ class Links:
         """The lines `new` added: the related lines of each new one that looks, among all
         the lines added; and each new line in the related lines of the earlier ones
         (`ranks`: in their place, for lines added later; without it, no line is)."""
+        if not new:
+            return
         words, bits, earlier, raw = self.bits.words, self.bits, self.looking, self.raw
         for q in new:
             self.lines |= 1 << q
@@ -3426,10 +3447,10 @@ class Links:
             for p in _members(bits.sharing(q, 2, earlier), len(self.looks)):
                 here = (LINKS_SHARED - len(words[p] & mine)) << LINKS_SHIFT | q
                 if p in raw:
-                    held = raw[p]
-                    if len(held) >= 2 * RELATED and \
-                            here > (LINKS_SHARED - held[-1]) << LINKS_SHIFT | self.renumber[held[-2]]:
-                        continue
+                    if len(raw[p]) >= LINKS_PAIR * RELATED:
+                        k, shared = _unpacked(raw[p][-LINKS_PAIR:])
+                        if here > (LINKS_SHARED - shared) << LINKS_SHIFT | self.renumber[k]:
+                            continue
                 elif len(self.ranked[p]) >= RELATED and here > self.ranked[p][-1]:
                     continue
                 ranked = self.held(p)
@@ -3492,9 +3513,20 @@ class Links:
         lines = [a for a, line in enumerate(stood) if line is not None]
         where = {a: k for k, a in enumerate(lines)}
         known = self.joined()
+        # A list as the run before kept it is renumbered whole, its numbers in one map.
+        direct = [where.get(a, -1) for a in self.renumber]
+
+        def written(a: int) -> str:
+            if a in self.raw:
+                raw = _unpacked(self.raw[a])
+                raw[::2] = array.array(LINKS_ITEM, map(direct.__getitem__, raw[::2]))
+            else:
+                raw = array.array(LINKS_ITEM, [n for e in self.ranked[a]
+                                               for n in (where[e & LINKS_LINE], LINKS_SHARED - (e >> LINKS_SHIFT))])
+            return _packed(raw)
+
         return [[numbered[a] for a in lines], [int(stood[a][0]) for a in lines], [list(stood[a][1]) for a in lines],
-                [[n for e in self.held(a) for n in (where[e & LINKS_LINE], LINKS_SHARED - (e >> LINKS_SHIFT))]
-                 if self.looks[a] else [] for a in lines],
+                [written(a) if self.looks[a] else "" for a in lines],
                 [sorted(where[b] for b in known.get(a, ())) for a in lines]]
 
     @staticmethod
@@ -3524,20 +3556,18 @@ class Links:
         try:
             count, ranked, known = len(prior[0]), prior[3], prior[4]
             if count != len(lines) or type(ranked) is not list or type(known) is not list \
-                    or len(ranked) != count or len(known) != count:
+                    or len(ranked) != count or len(known) != count or not LINKS_ITEM:
                 return False
             for k, a in enumerate(lines):
-                if type(ranked[k]) is not list or type(known[k]) is not list or len(ranked[k]) % 2 \
+                if type(ranked[k]) is not str or type(known[k]) is not list or len(ranked[k]) % LINKS_PAIR \
                         or not self.looks[a] and (ranked[k] or known[k]):
                     raise ValueError("links of another shape")
                 if self.looks[a]:
                     self.raw[a] = ranked[k]
                     if known[k]:
                         self.known[a] = {lines[b] for b in known[k]}
-            numbers = list(itertools.chain.from_iterable(raw[::2] for raw in self.raw.values()))
-            shared = list(itertools.chain.from_iterable(raw[1::2] for raw in self.raw.values()))
-            if numbers and (set(map(type, numbers)) | set(map(type, shared)) != {int} or min(numbers) < 0
-                            or max(numbers) >= count or min(shared) < 2 or max(shared) > LINKS_SHARED):
+            whole = _unpacked("".join(self.raw.values()))  # every list read once, to be told sound
+            if whole and (max(whole[::2]) >= count or min(whole[1::2]) < 2 or max(whole[1::2]) > LINKS_SHARED):
                 raise ValueError("links of another shape")
         except (TypeError, ValueError, IndexError):
             self.raw, self.known = {}, {}
@@ -3548,6 +3578,22 @@ class Links:
             self.lines |= 1 << a
             self.looking |= self.looks[a] << a
         return True
+
+
+def _packed(numbers: array.array) -> str:  # type: ignore[type-arg]
+    """Unsigned 32-bit ints as the hex of their little-endian bytes (LINKS_ITEM)."""
+    if sys.byteorder == "big":
+        numbers = array.array(LINKS_ITEM, numbers)
+        numbers.byteswap()
+    return numbers.tobytes().hex()
+
+
+def _unpacked(text: str) -> array.array:  # type: ignore[type-arg]
+    """_packed's ints; ValueError when `text` is not what it writes."""
+    numbers = array.array(LINKS_ITEM, bytes.fromhex(text))
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers
 
 
 def near_duplicate(key: str, index: MemoryIndex) -> int | None:
@@ -3610,6 +3656,11 @@ LINKS_SHIFT = FINDINGS_BITS.bit_length()
 LINKS_SHARED = POSTINGS_BUDGET
 LINKS_LINE = (1 << LINKS_SHIFT) - 1
 LINKS_RANK = ~LINKS_LINE
+# A kept list of related lines is written as hex of unsigned 32-bit little-endian ints (a
+# line's number, the words shared, ...): read back whole by C code (bytes.fromhex,
+# array), where a JSON list of ints is parsed number by number.
+LINKS_ITEM = next((code for code in "IL" if array.array(code).itemsize == 4), "")
+LINKS_PAIR = 16  # hex characters a related line takes
 
 
 def trigrams(key: str) -> set[str]:
@@ -4364,8 +4415,8 @@ class CacheIndex:
         if type(name) is not str or len(name) != 64:
             return None
         try:
-            with open(os.path.join(self.folder, name + ".json"), "rb") as handle:
-                data = handle.read()
+            with open(os.path.join(self.folder, name + ".json"), "rb", buffering=0) as handle:
+                data = handle.read()  # unbuffered: the file is read whole at once
             return json.loads(data) if hashlib.sha256(data).hexdigest() == name else None
         except (OSError, ValueError, RecursionError):
             return None
@@ -4447,9 +4498,9 @@ def rebuilt_result(plain: Any, index: int, path: str) -> FileResult:
             text, key, role, path, line, stamp, kind, points, (index, line_at, sequence, number),
             path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
             said_in, source, also))
-    stats: Counter[str] = Counter()
-    for name, count in _of(stats_in, list):
-        stats[_of(name, str)] = _of(count, int)
+    stats: Counter[str] = Counter(dict(_of(stats_in, list)))
+    if len(stats) != len(stats_in) or set(map(type, stats)) - {str} or set(map(type, stats.values())) - {int}:
+        raise ValueError("a cache entry of another shape")
     explain = []
     if _of(explain_in, list):
         shown = "\t" + one_line(path) + ":"

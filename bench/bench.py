@@ -647,10 +647,11 @@ def bench_mix(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]
     return [line, *bench_cache("mix", files, installed, tmp, [1], args.repeat)]
 
 
-def write_session(path: Path, transcript: SyntheticTranscript, size: int) -> None:
+def write_session(path: Path, transcript: SyntheticTranscript | Iterator[str], size: int, mode: str = "w") -> None:
+    """`size` bytes of a transcript's lines (or more of a stream of them: `mode` "a")."""
     written = 0
-    with path.open("w", encoding="utf-8", newline="\n") as out:
-        for line in transcript.lines():
+    with path.open(mode, encoding="utf-8", newline="\n") as out:
+        for line in transcript.lines() if isinstance(transcript, SyntheticTranscript) else transcript:
             out.write(line)
             written += len(line.encode("utf-8"))
             if written >= size:
@@ -659,9 +660,11 @@ def write_session(path: Path, transcript: SyntheticTranscript, size: int) -> Non
 
 def bench_hook(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
     """The pre-commit hook: `build` with no inputs in a repository whose Claude Code
-    project folder holds N finished sessions and one live 1 MB session (touched before
-    each run, so it is read again as a live one is), against `build` of that one
-    session alone."""
+    project folder holds N finished sessions and one live 1 MB session, against `build`
+    of that one session alone. The live session is touched before each run, so it is
+    read again as a live one is; and, in a second hook run of each round, it has grown
+    by --hook-grow-kb of new records (new sentences to compare), as a live session
+    grows between two commits."""
     summary = []
     memory = tmp / "memory.md"
     memory.write_text("", encoding="utf-8")
@@ -677,7 +680,8 @@ def bench_hook(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str
                           int(args.hook_session_kb * 1000))
         age(old)
         new = project / "new.jsonl"
-        write_session(new, DistinctTranscript(args.seed + 99, os.path.realpath(repo)), int(args.hook_new_mb * MB))
+        stream = DistinctTranscript(args.seed + 99, os.path.realpath(repo)).lines()
+        write_session(new, stream, int(args.hook_new_mb * MB))
         total = sum(p.stat().st_size for p in [*old, new])
         print(f"hook: {n} sessions of {args.hook_session_kb:g} kB and one new of {args.hook_new_mb:g} MB "
               f"({fmt_mb(total)}), generated in {time.perf_counter() - started:.1f} s, "
@@ -686,16 +690,21 @@ def bench_hook(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str
         def touch(path: Path = new) -> None:
             now = time.time_ns()
             os.utime(path, ns=(now, now))
+
+        def grow(path: Path = new, stream: Iterator[str] = stream) -> None:
+            write_session(path, stream, int(args.hook_grow_kb * 1000), mode="a")
         env = {"CLAUDE_CONFIG_DIR": str(config)}
         start = ["-c", INSTALLED_SCRIPT, str(installed), "build", "--memory", str(memory)]
         one = Variant("one new session", [sys.executable, *start, str(new), "--no-cache"], cwd=repo, env=env)
         hook = Variant("hook", [sys.executable, *start], cwd=repo, env=env, before=touch)
+        grown = Variant("hook, grown", [sys.executable, *start], cwd=repo, env=env, before=grow)
         cold = Variant("hook --no-cache", [sys.executable, *start, "--no-cache"], cwd=repo, env=env)
-        run_rounds([one, hook, cold], args.repeat, tmp)
+        run_rounds([one, hook, grown, cold], args.repeat, tmp)
         line = (f"hook: {n} sessions + 1 new ({fmt_mb(total)}): hook / one new session alone "
-                f"{paired_ratio(hook, one):.2f}x, hook --no-cache / one {paired_ratio(cold, one):.2f}x")
+                f"{paired_ratio(hook, one):.2f}x, the new one grown by {args.hook_grow_kb:g} kB "
+                f"{paired_ratio(grown, one):.2f}x, hook --no-cache / one {paired_ratio(cold, one):.2f}x")
         print(line)
-        print("  median s: " + ", ".join(f"{v.name} {v.median_seconds():.3f}" for v in (one, hook, cold)),
+        print("  median s: " + ", ".join(f"{v.name} {v.median_seconds():.3f}" for v in (one, hook, grown, cold)),
               flush=True)
         summary.append(line)
     return summary
@@ -812,6 +821,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="comma-separated numbers of finished sessions for the hook run (default 50,200,800, quick 20)")
     p.add_argument("--hook-session-kb", type=float, default=None,
                    help="size of each finished session of the hook run in kB (default 64, quick 16)")
+    p.add_argument("--hook-grow-kb", type=float, default=20.0,
+                   help="how much the live session grows before each 'grown' hook run (default: %(default)s)")
     p.add_argument("--hook-new-mb", type=float, default=None,
                    help="size of the new session of the hook run in MB (default 1, quick 0.1)")
     p.add_argument("--mix-mb", type=float, default=None,
