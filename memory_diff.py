@@ -22,7 +22,8 @@ transcript (process_file: the assistant's turn held for a request that points ba
 pull_in; is it a transcript at all, its conversation key; process_all spreads the
 transcripts over forked workers, forked_map), across transcripts (select:
 one proposal a finding with evidence from other conversations, memory, seen, rejected,
-the minimum score, the cap), what the reviewer is told (flags, the session's own writes,
+the minimum score, the cap; findings groups them, taking up what the run before kept of
+its comparisons: Links), what the reviewer is told (flags, the session's own writes,
 provenance; one_line withholds credentials from everything printed outside a bullet),
 the patch (git's headers, where the bullets go, context that quotes no credential), then
 the I/O edge (repository, the default memory file, the seen file and its baseline
@@ -3253,6 +3254,8 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
     before = Links.lines(prior) if keep else None
     words: list[set[str]] | None = None  # of each line's key, counted where needed
     many = False  # too many for bit masks?
+    # The run before's lines again need no words counted here: that run kept its links
+    # only where they fit in bit masks and every word was counted (Links.exact).
     if before is None or before.keys() != lines.keys():
         words = [set(_tokens(key)) for key in numbered]
         many = len(numbered) * len(set().union(*words)) > FINDINGS_BITS
@@ -3265,8 +3268,6 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
                 numbered, words = more, more_words
             else:
                 before = None
-    # (The same lines as the run before's: as few bits, and told by pairs alone, or that
-    # run would have kept nothing.)
     now: list[tuple[bool, tuple[str, ...]] | None] = [lines.get(key) for key in numbered]
     looks = [False] * len(numbered)
     measured: dict[int, tuple[tuple[int, int], frozenset[str]]] = {}
@@ -3560,7 +3561,8 @@ class Links:
                 return False
             for k, a in enumerate(lines):
                 if type(ranked[k]) is not str or type(known[k]) is not list or len(ranked[k]) % LINKS_PAIR \
-                        or not self.looks[a] and (ranked[k] or known[k]):
+                        or not self.looks[a] and (ranked[k] or known[k]) \
+                        or not all(type(b) is int and 0 <= b < count for b in known[k]):
                     raise ValueError("links of another shape")
                 if self.looks[a]:
                     self.raw[a] = ranked[k]
@@ -4185,8 +4187,9 @@ def repo_root(start: str) -> str | None:
 # (`results-*.json`: path -> the file's identity, when it was read, which result) and
 # the results themselves (`<sha256>.json`, named by the hash of their bytes, so a
 # corrupt one is told at once, and naming the file, identity and index they were read
-# for, so an index pointing at another file's result is told too); discovery's reading
-# goes in `discovery-*.json`. JSON,
+# for, so an index pointing at another file's result is told too); what findings() kept
+# of its comparisons (Links), named the same way by the index's `links`; discovery's
+# reading goes in `discovery-*.json`. JSON,
 # not pickle or marshal: loading a corrupt or hostile pickle can run code, and marshal
 # promises nothing across Python versions; JSON of plain lists is checked field by field
 # as it is rebuilt. Anything wrong with the cache (missing, unreadable, unwritable, from

@@ -615,6 +615,8 @@ SPOILED_LINKS = [
                  id="one-word-shared"),
     pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, [[len(keys) + 9]] * len(keys)],
                  id="joined-past-the-end"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, [[-1] if k else k for k in known]],
+                 id="joined-negative"),
     pytest.param(lambda keys, looks, spans, ranked, known: [keys, [0] * len(keys), spans, ranked, known],
                  id="links-for-lines-that-do-not-look"),
     pytest.param(lambda keys, looks, spans, ranked, known: {"keys": keys}, id="a-dict"),
