@@ -4294,12 +4294,13 @@ class CacheIndex:
         except (OSError, ValueError, KeyError, TypeError, RecursionError, AttributeError):
             pass
 
-    def get(self, name: str, path: str, detail: Any) -> tuple[bool, Any]:
-        """(True, value) when the entry is certainly of the file as it is now."""
+    def get(self, name: str, path: str, detail: Any, absolute: str = "") -> tuple[bool, Any]:
+        """(True, value) when the entry is certainly of the file as it is now (`absolute`:
+        its absolute path, where the caller has it)."""
         entry = self.entries.get(name)
         try:
             ident = file_identity(path)
-            fresh = ident is not None and entry[0] == os.path.abspath(path) and entry[1] == ident \
+            fresh = ident is not None and entry[0] == (absolute or os.path.abspath(path)) and entry[1] == ident \
                 and entry[4] == detail and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2]
         except (TypeError, IndexError, KeyError):
             fresh = False
@@ -4317,8 +4318,9 @@ class CacheIndex:
 
     def memo(self, kind: str, path: str, read: Any) -> Any:
         """read() of a file (a str or None), from the cache while the file is unchanged."""
-        name = f"{kind}\0{os.path.abspath(path)}"
-        found, value = self.get(name, path, kind)
+        absolute = os.path.abspath(path)
+        name = f"{kind}\0{absolute}"
+        found, value = self.get(name, path, kind, absolute)
         if found and (value is None or type(value) is str):
             return value
         ident = file_identity(path)
@@ -5797,10 +5799,11 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
     for index, path in enumerate(paths):
         if path == "-":
             continue
-        found, name = cache.get(os.path.abspath(path), path, path in walked)
+        absolute = os.path.abspath(path)
+        found, name = cache.get(absolute, path, path in walked, absolute)
         kept = cache.load(name) if found else None
-        if type(kept) is list and len(kept) == 5 and kept[:4] == [os.path.abspath(path), cache.entries[
-                os.path.abspath(path)][1], path in walked, cache.name]:  # an index pointing elsewhere is told
+        if type(kept) is list and len(kept) == 5 and kept[:4] == [absolute, cache.entries[absolute][1], path in walked,
+                                                                  cache.name]:  # an index pointing elsewhere is told
             with contextlib.suppress(ValueError, TypeError):
                 results[index] = rebuilt_result(kept[4], index, path)
         if index not in results:
