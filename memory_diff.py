@@ -3224,7 +3224,17 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
 
     `prior` is what an earlier run kept (Links), taken up where it holds; with `keep`,
     returns what this run keeps for the next (`prior` itself when nothing changed; None
-    where nothing can be kept: see Links.exact) beside the groups."""
+    where nothing can be kept: past FINDINGS_BITS, or where Links.exact is not so)
+    beside the groups. Kept links that turn out not to hold together are passed over:
+    the groups are then found from scratch."""
+    if prior is not None:
+        with contextlib.suppress(ValueError, TypeError, IndexError, KeyError, OverflowError):
+            return _findings(candidates, min_score, prior, keep)
+    return _findings(candidates, min_score, None, keep)
+
+
+def _findings(candidates: list[Candidate], min_score: int, prior: Any, keep: bool
+              ) -> tuple[list[list[Candidate]], Any]:
     ordered = sorted(candidates, key=lambda c: c.order)
     keys = [finding_key(note_rule(c)) for c in ordered]
     parent = list(range(len(ordered)))
@@ -3317,7 +3327,6 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
                 (new if was is None else gone if line is None else changed).append(a)
                 stood[a] = line
                 looks[a] = line is not None and line[0]
-                measured.pop(a, None)  # its code spans may differ
         return gone, changed, new
 
     kept = None
@@ -3490,6 +3499,8 @@ class Links:
             for held in (self.ranked, self.raw, self.known, self.pending):
                 held.pop(a, None)
             hit.discard(a)
+        for waiting in self.pending.values():  # a line gone is compared with none
+            waiting.difference_update(lines)
         for p in sorted(hit):
             before = {e & LINKS_LINE for e in self.held(p)}
             self.ranked[p] = self.related(p)
@@ -3568,8 +3579,11 @@ class Links:
                     self.raw[a] = ranked[k]
                     if known[k]:
                         self.known[a] = {lines[b] for b in known[k]}
-            whole = _unpacked("".join(self.raw.values()))  # every list read once, to be told sound
-            if whole and (max(whole[::2]) >= count or min(whole[1::2]) < 2 or max(whole[1::2]) > LINKS_SHARED):
+            hexes = "".join(self.raw.values())
+            whole = _unpacked(hexes)  # every list read once, to be told sound
+            if whole and (max(whole[::2]) >= count or min(whole[1::2]) < 2 or max(whole[1::2]) > LINKS_SHARED) \
+                    or not LINKS_HEX.fullmatch(hexes) \
+                    or any(not set(known[k]) <= set(_unpacked(ranked[k])[::2]) for k in range(count) if known[k]):
                 raise ValueError("links of another shape")
         except (TypeError, ValueError, IndexError):
             self.raw, self.known = {}, {}
@@ -3657,12 +3671,12 @@ FINDINGS_BITS = 1 << 27
 LINKS_SHIFT = FINDINGS_BITS.bit_length()
 LINKS_SHARED = POSTINGS_BUDGET
 LINKS_LINE = (1 << LINKS_SHIFT) - 1
-LINKS_RANK = ~LINKS_LINE
 # A kept list of related lines is written as hex of unsigned 32-bit little-endian ints (a
 # line's number, the words shared, ...): read back whole by C code (bytes.fromhex,
 # array), where a JSON list of ints is parsed number by number.
 LINKS_ITEM = next((code for code in "IL" if array.array(code).itemsize == 4), "")
 LINKS_PAIR = 16  # hex characters a related line takes
+LINKS_HEX = re.compile("[0-9a-f]*")
 
 
 def trigrams(key: str) -> set[str]:
@@ -3731,7 +3745,8 @@ class WordBits:
     """MemoryIndex.related for the lines themselves, on bit masks: a word's lines are one
     int, so counting the words a line shares with every other line is a few AND/OR of
     ints instead of a counter of line numbers. The same lines in the same order as
-    MemoryIndex(lines).related(lines[line]); findings() asks it for every candidate."""
+    MemoryIndex(lines).related(lines[line]); findings() asks it for the lines that look
+    (Links)."""
 
     def __init__(self, words: list[set[str]]) -> None:
         self.words = words
@@ -4210,6 +4225,7 @@ RACY_NS = 2_000_000_000
 CACHE_RUNS = 8
 CACHE_INDEXES = 4
 CACHE_GRACE_NS = 60_000_000_000  # a result or temporary file this new may be another run's
+RESULT_NAME = re.compile(r"[0-9a-f]{64}")  # a kept result's file name, without .json: its SHA-256
 
 
 def git_dir(root: str) -> str | None:
@@ -4311,8 +4327,8 @@ class CacheIndex:
 
     def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
         old = self.entries.get(name)
-        if type(old) is list and len(old) == 6 and old[5] != value:  # may be named by no index now
-            self.unnamed.add(old[5])
+        if type(old) is list and len(old) == 6 and old[5] != value and type(old[5]) is str:
+            self.unnamed.add(old[5])  # may be named by no index now
         self.entries[name] = [os.path.abspath(path), ident, self.stamp, self.run, detail, value]
         self.used.add(name)
 
@@ -4341,7 +4357,7 @@ class CacheIndex:
                     and self.run - entry[3] < CACHE_RUNS and type(entry[0]) is str and os.path.exists(entry[0]):
                 kept[name] = entry
         self.unnamed.update(entry[5] for name, entry in self.entries.items()
-                            if name not in kept and type(entry) is list and len(entry) == 6)
+                            if name not in kept and type(entry) is list and len(entry) == 6 and type(entry[5]) is str)
         self.entries = kept
         doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept, "links": self.links}
         if _atomic_write(self.folder, self.name, json.dumps(doc, separators=(",", ":")).encode()):
@@ -4349,11 +4365,11 @@ class CacheIndex:
 
     def prune(self) -> None:
         """Keep CACHE_INDEXES indexes of a kind, and delete the results no kept index
-        names. A result names the index it was kept for (so does what findings() kept),
-        so what this run stopped naming is named by no other index and is deleted at
-        once. The folder is looked through when an index is new (one may have to go)
-        and every CACHE_RUNS runs: results that no index names, temporary files of
-        runs that failed."""
+        names. A result names the results index it was kept for (so does what findings()
+        kept), so one this run stopped naming is named by no other index: it is deleted
+        as the run ends, once older than CACHE_GRACE_NS. The folder is looked through when
+        an index is new (one may have to go) and every CACHE_RUNS runs: results that no
+        index names, temporary files of runs that failed."""
         now = time.time_ns()
 
         def delete(name: str) -> None:  # not one another run may have written a moment ago
@@ -4361,12 +4377,14 @@ class CacheIndex:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.folder, name))
 
-        named: set[Any] = {entry[5] for entry in self.entries.values() if type(entry) is list and len(entry) == 6}
+        named: set[Any] = {entry[5] for entry in self.entries.values()
+                           if type(entry) is list and len(entry) == 6 and type(entry[5]) is str}
         named.add(self.links)
         if self.run != 1 and self.run % CACHE_RUNS:
-            for name in self.unnamed - named:
-                if type(name) is str and len(name) == 64:
-                    delete(name + ".json")
+            if self.kind == "results":  # (discovery's values are what it read, no file names)
+                for name in self.unnamed - named:
+                    if type(name) is str and RESULT_NAME.fullmatch(name):
+                        delete(name + ".json")
             return
         try:
             names = os.listdir(self.folder)

@@ -309,6 +309,9 @@ CORRUPTIONS = [
     pytest.param(rewrite_index(lambda doc: [doc]), id="index-a-list"),
     pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: 1 for k in doc["entries"]}}),
                  id="index-entries-not-lists"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: [*e[:5], [e[5]]] for k, e in doc["entries"].items()}}),
+                 id="index-names-lists"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "links": ["x"]}), id="index-links-a-list"),
     pytest.param(truncate_everything, id="everything-empty"),
     pytest.param(replace_with_folders, id="folders-in-place-of-files"),
     pytest.param(lambda folder: shutil.rmtree(folder), id="deleted"),
@@ -459,6 +462,44 @@ def test_the_cache_stays_bounded(repo: Path) -> None:
     # Every index names only results that exist or are being written.
     named = {e[5] for index in folder.glob("results-*.json") for e in json.loads(index.read_bytes())["entries"].values()}
     assert named <= {p.stem for p in folder.glob("[0-9a-f]*.json")}
+
+
+def test_pruning_deletes_nothing_outside_the_cache(tmp_path: Path) -> None:
+    # Discovery's index holds what it read (a session's cwd), no file names: a cwd of a
+    # result name's length, with a file `<cwd>.json` beside it, must outlive its session.
+    import tempfile
+    root = Path(tempfile.mkdtemp(prefix="md-"))  # short enough for a cwd of 64 characters inside it
+    try:
+        _prune_beside(root, tmp_path)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _prune_beside(root: Path, tmp_path: Path) -> None:
+    (root / ".git").mkdir(parents=True)
+    cwd = str(root) + "/"
+    cwd += "d" * (64 - len(cwd))
+    os.makedirs(cwd)
+    victim = Path(cwd + ".json")
+    victim.write_text('{"precious": true}', encoding="utf-8")
+    config = tmp_path / "config"
+    project = config / "projects" / md_slug(str(root))
+    project.mkdir(parents=True)
+    session = project / "s.jsonl"
+    write_jsonl(session, [dict(record, cwd=cwd) for record in RICH])
+    age(session, victim)
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
+    for _ in range(2):
+        build(root, "--memory", "AGENTS.md", "--stats", env=env)
+    session.unlink()  # its discovery entry goes
+    build(root, "--memory", "AGENTS.md", "--stats", env=env)
+    assert victim.read_text(encoding="utf-8") == '{"precious": true}'
+
+
+def md_slug(path: str) -> str:
+    sys.path.insert(0, str(ROOT))
+    import memory_diff
+    return memory_diff.claude_slug(path)
 
 
 def test_two_runs_at_once_leave_a_cache_that_changes_nothing(repo: Path) -> None:

@@ -585,6 +585,12 @@ def _swap(ranked: list[str], held: Any) -> list[Any]:
     return [held if k == looking else links for k, links in enumerate(ranked)]
 
 
+def _unrelated(ranked: list[str]) -> list[list[int]]:
+    """Each looking line joined to the first line not among its related lines."""
+    related = [set(md._unpacked(links)[::2]) for links in ranked]
+    return [[min(set(range(len(ranked))) - held)] if links else [] for links, held in zip(ranked, related)]
+
+
 def _pack(*numbers: int) -> str:
     import array
     return md._packed(array.array(md.LINKS_ITEM, numbers))
@@ -617,6 +623,10 @@ SPOILED_LINKS = [
                  id="joined-past-the-end"),
     pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, [[-1] if k else k for k in known]],
                  id="joined-negative"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, _unrelated(ranked)],
+                 id="joined-not-related"),
+    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, _pack(0, 3) + " " * 16),
+                                                            known], id="hex-with-spaces"),
     pytest.param(lambda keys, looks, spans, ranked, known: [keys, [0] * len(keys), spans, ranked, known],
                  id="links-for-lines-that-do-not-look"),
     pytest.param(lambda keys, looks, spans, ranked, known: {"keys": keys}, id="a-dict"),
@@ -624,11 +634,14 @@ SPOILED_LINKS = [
 ]
 
 
+@pytest.mark.parametrize("wider", [pytest.param(False, id="of-fewer-lines"), pytest.param(True, id="of-lines-gone")])
 @pytest.mark.parametrize("spoil", SPOILED_LINKS)
-def test_links_of_another_shape_are_not_taken_up(spoil: Any) -> None:
+def test_links_of_another_shape_are_not_taken_up(spoil: Any, wider: bool) -> None:
+    # Kept links of some of these lines, or of these and others since gone, spoiled.
     cands = _history(7, 30)
     plain, _ = md.findings(cands, md.MIN_SCORE)
-    _, prior = md.findings([c for c in cands if c.order[0] < 29], md.MIN_SCORE, None, True)
+    before = cands + _history(8, 10) if wider else [c for c in cands if c.order[0] < 29]
+    _, prior = md.findings(before, md.MIN_SCORE, None, True)
     groups, kept = md.findings(cands, md.MIN_SCORE, spoil(*json.loads(json.dumps(prior))), True)
     assert _groups(groups) == _groups(plain)
     assert kept == md.findings(cands, md.MIN_SCORE, None, True)[1]
