@@ -3235,6 +3235,7 @@ def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
 
 def _findings(candidates: list[Candidate], min_score: int, prior: Any, keep: bool
               ) -> tuple[list[list[Candidate]], Any]:
+    """findings(), `prior` taken up as it stands."""
     ordered = sorted(candidates, key=lambda c: c.order)
     keys = [finding_key(note_rule(c)) for c in ordered]
     parent = list(range(len(ordered)))
@@ -3392,8 +3393,8 @@ class Links:
     wrote it (number, words shared, ...; numbered as that run did: `renumber`) until it
     is changed."""
 
-    def __init__(self, bits: Any, looks: list[bool], joins: Any) -> None:
-        self.made, self.looks, self.joins = bits, looks, joins  # made(): the WordBits of the lines
+    def __init__(self, made: Any, looks: list[bool], joins: Any) -> None:
+        self.made, self.looks, self.joins = made, looks, joins  # made(): the WordBits of the lines
         self.ranked: dict[int, list[int]] = {}  # a looking line: its related lines, best first
         self.raw: dict[int, str] = {}  # as ranked, as the run before wrote them (_unpacked)
         self.renumber: list[int] = []  # the run before's numbers: this run's
