@@ -205,6 +205,24 @@ def test_each_step_of_a_history_prints_what_no_cache_prints(repo: Path, step: An
         same_as_no_cache(repo, *stats_args(*mode))
 
 
+def links_name(repo: Path) -> str | None:
+    """What the results index names as the links findings() kept."""
+    index = max(cache_folder(repo).glob("results-*.json"), key=lambda p: p.stat().st_mtime_ns)
+    return json.loads(index.read_bytes()).get("links")
+
+
+def test_the_links_kept_follow_the_lines(repo: Path) -> None:
+    build(repo, *stats_args())
+    kept = links_name(repo)
+    assert kept and (cache_folder(repo) / f"{kept}.json").is_file()
+    build(repo, *stats_args())  # nothing new: the same links
+    assert links_name(repo) == kept
+    write_jsonl(repo / "sessions" / "new.jsonl", [claude("user", "Never merge on a red build: the deploy job trusts main.", 1)])
+    age(repo / "sessions" / "new.jsonl")
+    assert same_as_no_cache(repo, *stats_args()) > 0
+    assert links_name(repo) not in (None, kept)  # a new line: links kept again
+
+
 def test_a_rewrite_of_the_same_size_and_mtime_is_read_again(repo: Path) -> None:
     rich = repo / "sessions" / "rich.jsonl"
     build(repo, *stats_args())
