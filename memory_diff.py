@@ -3262,7 +3262,7 @@ def _findings(candidates: list[Candidate], min_score: int, prior: Any, keep: boo
         for key, i in first.items()
         if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score}
     numbered = sorted(lines)
-    before = Links.lines(prior) if keep else None
+    before = Links.kept_lines(prior) if keep else None
     words: list[set[str]] | None = None  # of each line's key, counted where needed
     many = False  # too many for bit masks?
     # The run before's lines again need no words counted here: that run kept its links
@@ -3273,8 +3273,9 @@ def _findings(candidates: list[Candidate], min_score: int, prior: Any, keep: boo
         if many:
             before = None
         elif before and before.keys() - lines.keys():  # lines of the run before that are not lines now
+            counted = dict(zip(numbered, words))
             more = sorted(lines.keys() | before.keys())
-            more_words = [set(_tokens(key)) for key in more]
+            more_words = [counted[key] if key in counted else set(_tokens(key)) for key in more]
             if Links.exact(more_words) and len(more) * len(set().union(*more_words)) <= FINDINGS_BITS:
                 numbered, words = more, more_words
             else:
@@ -3398,7 +3399,7 @@ class Links:
         self.ranked: dict[int, list[int]] = {}  # a looking line: its related lines, best first
         self.raw: dict[int, str] = {}  # as ranked, as the run before wrote them (_unpacked)
         self.renumber: list[int] = []  # the run before's numbers: this run's
-        self.numbered: dict[int, int] = {}  # this run's numbers: the run before's
+        self.old_number: dict[int, int] = {}  # this run's numbers: the run before's
         self.known: dict[int, set[int]] = {}  # a looking line: the related lines it joins
         self.pending: dict[int, set[int]] = {}  # a looking line: related lines not yet compared with it
         self.lines = self.looking = 0  # masks of the lines added, and of those that look
@@ -3418,7 +3419,7 @@ class Links:
     def holds(self, p: int, a: int) -> bool:
         """Is line a among line p's related lines?"""
         if p in self.raw:
-            k = self.numbered.get(a)
+            k = self.old_number.get(a)
             return k is not None and k in _unpacked(self.raw[p])[::2]
         return any(e & LINKS_LINE == a for e in self.ranked[p])
 
@@ -3549,7 +3550,7 @@ class Links:
         return len(words) * max(map(len, words), default=0) <= POSTINGS_BUDGET
 
     @staticmethod
-    def lines(prior: Any) -> dict[str, tuple[bool, tuple[str, ...]]] | None:
+    def kept_lines(prior: Any) -> dict[str, tuple[bool, tuple[str, ...]]] | None:
         """The lines an earlier run kept (export's), or None when it holds none that can be
         told: keys in order, each once, with whether it looks and the code it names."""
         try:
@@ -3590,7 +3591,7 @@ class Links:
             self.raw, self.known = {}, {}
             return False
         self.renumber = lines
-        self.numbered = {a: k for k, a in enumerate(lines)}
+        self.old_number = {a: k for k, a in enumerate(lines)}
         for a in lines:
             self.lines |= 1 << a
             self.looking |= self.looks[a] << a
@@ -4378,12 +4379,9 @@ class CacheIndex:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.folder, name))
 
-        named: set[Any] = {entry[5] for entry in self.entries.values()
-                           if type(entry) is list and len(entry) == 6 and type(entry[5]) is str}
-        named.add(self.links)
         if self.run != 1 and self.run % CACHE_RUNS:
-            if self.kind == "results":  # (discovery's values are what it read, no file names)
-                for name in self.unnamed - named:
+            if self.kind == "results" and self.unnamed:  # (discovery's values are what it read, no file names)
+                for name in self.unnamed - self.named():
                     if type(name) is str and RESULT_NAME.fullmatch(name):
                         delete(name + ".json")
             return
@@ -4398,6 +4396,7 @@ class CacheIndex:
                 os.unlink(os.path.join(self.folder, name))
         if self.kind != "results":
             return
+        named = self.named()
         for index in indexes[:CACHE_INDEXES]:
             if index == self.name:
                 continue
@@ -4411,6 +4410,13 @@ class CacheIndex:
         for name in names:
             if name.startswith(".tmp-") or len(name) == 69 and name.endswith(".json") and name[:-5] not in named:
                 delete(name)
+
+    def named(self) -> set[Any]:
+        """The results (and links) this index names."""
+        named: set[Any] = {entry[5] for entry in self.entries.values()
+                           if type(entry) is list and len(entry) == 6 and type(entry[5]) is str}
+        named.add(self.links)
+        return named
 
     def store(self, plain: Any) -> str | None:
         """Keep a result; its name, or None when it cannot be kept."""
