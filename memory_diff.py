@@ -82,14 +82,14 @@ PROG = "memory-diff"
 
 class Lazy:
     """A regular expression compiled when first used, standing in for re.compile's
-    pattern: the patterns that only some inputs or modes need (the Chinese forms of the
-    rules, which English text never reaches; other formats' readers; agents' notes; the
-    JSON output; --explain; the secret kinds a text does not admit). Compiling them all
-    at start-up cost a sixth of a short run. What every run needs is compiled at import
-    (measured: made lazy too, it gains nothing on a long run, and a call through an
-    instance costs a little more). The first use of a method compiles the pattern and
-    puts the compiled pattern's own methods in the instance, where every later use
-    finds them first."""
+    pattern. Every pattern of the module is one: most runs need only some of them (the
+    Chinese forms of the rules, which English text never reaches; other formats'
+    readers; agents' notes; the JSON output; --explain; the secret kinds a text does not
+    admit), and a run whose transcripts all come from the cache judges nothing. Compiled
+    at import, they took 20 ms, two fifths of a warm run. The first use of a method
+    compiles the pattern and puts the compiled pattern's own methods in the instance,
+    where every later use finds them first (as fast as the pattern's own, measured over
+    the corpus)."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -228,12 +228,12 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)[，,：:\s]*(?P<content>.+)$"),
 )
 # What a request's content is when it only points back at what was said.
-REQUEST_POINTER = re.compile(
+REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
     r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
     r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
 # Lines that are list items or steps of a plan: their sentences are never requests.
-PLAN_LINE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
+PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # How many statements one request pulls in, at most: the strongest by score. A reviewer
 # asked about one point reads three lines; more is the whole answer again.
 REQUEST_PULL = 3
@@ -443,7 +443,7 @@ INJECTED_TAGS = (
     "user_instructions", "INSTRUCTIONS", "user_shell_command", "turn_aborted",
     "ide_opened_file", "ide_selection", "ide_diagnostics", "thinking",
 )
-INJECTED_SPAN = re.compile(
+INJECTED_SPAN = Lazy(
     r"<(" + "|".join(INJECTED_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.S
 )
 # Whole messages that are the agent's own boilerplate, by their first characters.
@@ -606,7 +606,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
 # (the `re` documentation names them). The pre-filters run on lower-cased text, so a
 # case-insensitive rule such as generic_secret needs them folded: `ſecret=` is `secret=`.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-LIKE_IGNORECASE = re.compile("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
+LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
 # looks_random: what a generated token looks like and a word or a name does not. At
 # least 16 characters (shorter ids are too often names); at least 3 bits of Shannon
 # entropy a character (detect-secrets' threshold for base64-ish strings, lowered for
@@ -617,16 +617,16 @@ LIKE_IGNORECASE = re.compile("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]"
 RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
-HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # A base64 run long enough to hide a credential: decoded, and scanned once more for the
 # named kinds (a base64 run of random bytes is the generic rules', through their keyword).
-BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
+BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Values that are public by design, whatever rule they meet: a Stripe publishable key
 # is embedded in every checkout page.
-PUBLIC_VALUE = re.compile(r"pk_(?:live|test)_")
+PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
 # Values that are obviously not a real secret: placeholders and variable references.
-PLACEHOLDER = re.compile(
+PLACEHOLDER = Lazy(
     r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|x{3,}|\*{3,}|"
     r"\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)[-_]?\S*|changeme|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|"
     r"password|secret|redacted|\[redacted\]|none|null|true|false|os\.environ\S*|"
@@ -634,10 +634,10 @@ PLACEHOLDER = re.compile(
 )
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
-EXAMPLE_SECRET = re.compile(r"EXAMPLE", re.I)
+EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
 # A password or secret may be letters only (a passphrase); a token or key without a digit
 # is more often a name than a value.
-PASSWORD_WORD = re.compile(r"(?i)pass|pwd|secret|密码|口令")
+PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令")
 
 # Personal data. E-mail addresses, except git remotes, noreply addresses and reserved
 # example domains (RFC 2606); phone numbers in international (+CC) and mainland-China
@@ -645,21 +645,21 @@ PASSWORD_WORD = re.compile(r"(?i)pass|pwd|secret|密码|口令")
 # like them.
 # Edges as for tokens: `_alice@corp.com_` (italics) and an address glued to Chinese text
 # are caught.
-EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
+EMAIL = Lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
                    r"(?![A-Za-z0-9-])")
 NOT_PERSONAL_EMAIL = Lazy(
     r"(?i)(?:^|[.@])(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$|"
     r"noreply|no-reply"
 )
-PHONE = re.compile(
+PHONE = Lazy(
     r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![A-Za-z0-9])|"
     r"(?<![A-Za-z0-9])(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)"
 )
 # Absolute home paths name a person and a machine: rewritten to `~/...`, which keeps the
 # fact and drops the name.
-HOME_PATH = re.compile(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
+HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                        r"(?=[\\/\s.,;:)'\"`]|$)")
-HOME_HINT = re.compile(r"/Users/|/home/|:[\\/]Users[\\/]")
+HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
 
 # Invisible and deceptive text, by class and what is done with it:
 # - terminal escape sequences: cleaned (they are colour codes from tool output);
@@ -672,8 +672,8 @@ HOME_HINT = re.compile(r"/Users/|/home/|:[\\/]Users[\\/]")
 ANSI_ESCAPE = Lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
-BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
-INVISIBLE = re.compile(
+BIDI = Lazy("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+INVISIBLE = Lazy(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f"
     "\u200b-\u200d\u2060-\u2064\u206a-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff\ufdd0-\ufdef"
@@ -681,12 +681,12 @@ INVISIBLE = re.compile(
 )
 # Line breaks other than \n (CR, NEL, the Unicode separators) are made \n before cleaning,
 # so that removing control characters never joins two lines.
-OTHER_BREAKS = re.compile("\r\n?|\x85|\u2028|\u2029")
+OTHER_BREAKS = Lazy("\r\n?|\x85|\u2028|\u2029")
 
 # Injection-shaped text: a sentence that addresses the agent to override its
 # instructions, or to send data somewhere. Dropped whatever role it came from. The
 # English alternatives share one leading \b (see SCORE_RULES).
-INJECTION = re.compile(
+INJECTION = Lazy(
     r"(?i)\b(?:(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
     r"directions|guidelines|context|messages)\b|"
@@ -700,30 +700,30 @@ INJECTION = re.compile(
 )
 # "From now on, you ..." re-addresses the agent: from a document, a tool or the agent
 # itself it is an attempt to override; in the user's own turn it is the user's rule.
-INJECTION_UNLESS_USER = re.compile(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
+INJECTION_UNLESS_USER = Lazy(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
 
 # Structure: a bullet is one line after `- `, and it must not open something that
 # swallows what follows (an HTML comment, a fenced block) nor make an agent load a file:
 # Claude Code imports `@path` written in CLAUDE.md (`@~/.ssh/id_rsa`), outside code spans.
-STRUCTURE = re.compile(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
-AT_IMPORT = re.compile(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
+STRUCTURE = Lazy(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
+AT_IMPORT = Lazy(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
 # What lint flags in an existing file: only imports that reach outside the repository.
 OUTSIDE_IMPORT = Lazy(r"(?:^|(?<=[\s(\[\"']))@(?:~|/|\.\./)")
-CODE_SPAN = re.compile(r"`+[^`]*`+")
+CODE_SPAN = Lazy(r"`+[^`]*`+")
 # What one_line() escapes in provenance, --explain, --list-sources, lint and errors:
 # every invisible and bidirectional character, and line breaks.
-UNPRINTABLE = re.compile(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]")
+UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]")
 JSON_UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\u2028\u2029]")
 
 # Markdown: fence openers, list and heading marks, bold markers, sentence ends.
-FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-LIST_MARKER = re.compile(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
-EMPHASIS = re.compile(r"(?<!\*)\*\*(?!\*)")
+FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
+LIST_MARKER = Lazy(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
+EMPHASIS = Lazy(r"(?<!\*)\*\*(?!\*)")
 # A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at a `;` before
 # a capital. The pattern opens with one character class so that the regex engine jumps
 # from one such character to the next instead of trying each branch at every position
 # (three times faster); the lookbehinds then pick the branch.
-SENTENCE_END = re.compile(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
+SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                           r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
 # Stats keys in the order --stats prints them (secret_KIND and uncovered_script_NAME keys
@@ -847,7 +847,7 @@ def other_firsts(patterns: Iterable[str]) -> re.Pattern[str]:
     patterns: text without any of them (a dash or an arrow makes text non-ASCII, not
     Chinese) is matched by the ASCII forms."""
     firsts = {a.removeprefix("^")[0] for p in patterns for a in top_alternatives(p) if opens_non_ascii(a.removeprefix("^"))}
-    return re.compile("[" + re.escape("".join(sorted(firsts))) + "]" if firsts else "(?!)")
+    return Lazy("[" + re.escape("".join(sorted(firsts))) + "]" if firsts else "(?!)")
 
 
 def ascii_forms_serve(text: str, firsts: re.Pattern[str]) -> bool:
@@ -902,7 +902,7 @@ def rule_name(match: re.Match[str]) -> str:
 SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
 # What an ASCII sentence is matched against instead (see ascii_form): the Chinese rules
 # and phrases left out, twice as fast.
-SIGNAL_ASCII = re.compile(rules_pattern((name, form) for name, form in ((name, ascii_form(phrase_pattern(phrases)))
+SIGNAL_ASCII = Lazy(rules_pattern((name, form) for name, form in ((name, ascii_form(phrase_pattern(phrases)))
                                                                         for name, phrases in SIGNAL_RULES) if form != "(?!)"))
 # Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
 # signal_phrases).
@@ -918,7 +918,7 @@ class WordStart:
     one place, whether the characters before and at it differ in being word characters."""
 
     def __init__(self, pattern: str) -> None:
-        self.pattern, self.rest = pattern, re.compile(pattern.removeprefix(r"\b"))
+        self.pattern, self.rest = pattern, Lazy(pattern.removeprefix(r"\b"))
 
     def search(self, text: str) -> re.Match[str] | None:
         match = self.rest.search(text)
@@ -938,7 +938,7 @@ def _word_char(char: str) -> bool:
 def searcher(pattern: str) -> re.Pattern[str] | WordStart:
     """The pattern compiled, or as a WordStart where that finds the same matches faster."""
     return WordStart(pattern) if pattern.startswith(r"\b") and len(top_alternatives(pattern)) == 1 \
-        else re.compile(pattern)
+        else Lazy(pattern)
 
 
 # Like SIGNAL, the score rules are matched against the lower-cased sentence; an ASCII
@@ -946,8 +946,8 @@ def searcher(pattern: str) -> re.Pattern[str] | WordStart:
 SCORE = tuple((name, who, Lazy(pattern), searcher(ascii_form(pattern)), points)
               for name, who, pattern, points in SCORE_RULES)
 SCORE_OTHER = other_firsts(pattern for _, _, pattern, _ in SCORE_RULES)
-NOISE = re.compile(rules_pattern(NOISE_RULES))
-REQUESTS = tuple((name, re.compile(pattern, re.I)) for name, pattern in REQUEST_RULES)
+NOISE = Lazy(rules_pattern(NOISE_RULES))
+REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
 REQUEST_WORDS = frozenset(("claude.md", "agents.md", "gemini.md", "memor", "rules", "remember", "from now on",
                            "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
@@ -967,7 +967,7 @@ SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"),
 # Every pre-filter literal in one pattern, a trie (see secret_hints). SIGNAL phrases are
 # not in it: they occur so often that `in` over the phrase list is faster than stopping
 # at each one (measured: twice the time for both together).
-SECRET_HINT = re.compile(literal_trie(SECRET_KINDS_OF))
+SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
 
 
 def phrase_groups(phrases: Iterable[str]) -> tuple[tuple[str, ...], tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]]:
@@ -979,7 +979,7 @@ def phrase_groups(phrases: Iterable[str]) -> tuple[tuple[str, ...], tuple[tuple[
     for phrase in phrases:
         heads.setdefault(re.split(r"[ -]", phrase, maxsplit=1)[0] if phrase.isascii() else phrase, []).append(phrase)
     return (tuple(group[0] for group in heads.values() if len(group) == 1),
-            tuple((re.compile("|".join(map(re.escape, group))), tuple(group)) for group in heads.values() if len(group) > 1))
+            tuple((Lazy("|".join(map(re.escape, group))), tuple(group)) for group in heads.values() if len(group) > 1))
 
 
 ASCII_GROUPS = phrase_groups(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
@@ -1274,14 +1274,14 @@ def opens_tool_texts(raw: bytes, at: int) -> bool:
         and bool(TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at))
 
 
-TEXT_KEY = re.compile(rb',\s?"text":\s?"')
+TEXT_KEY = Lazy(rb',\s?"text":\s?"')
 
 
 # What lies between a text block skipped in a tool result's content list and the next
 # one in that list: the rest of the block (its text, nothing else) and `},{`. Anything
 # else (a key after the list, another kind of block) and the block is decoded.
-NEXT_TEXT = re.compile(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
-TOOL_TEXTS = re.compile(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
+NEXT_TEXT = Lazy(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
+TOOL_TEXTS = Lazy(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
 # How TOOL_TEXTS ends (`\s?` being any one of the six), tested first in place: most text
 # blocks are not in a tool result, and looking back for its opening costs the line.
 CONTENT_LIST = (b'"content":[{', *(b'"content":%c[{' % space for space in b" \t\n\r\x0b\x0c"))
@@ -1291,14 +1291,14 @@ TOOL_RESULT_REACH = len(b'tool_result", "content": [{')
 # Where two records glued on one line meet: the end of one, the white space that
 # parse_jsonl_line skips, and the first key of the next (a record without keys holds
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.
-GLUE_POINT = re.compile(rb'\}[ \t\r\n]*\{"')
+GLUE_POINT = Lazy(rb'\}[ \t\r\n]*\{"')
 # The name of a memory file, on a line holding an edit tool's call (see MEMORY_FILE_NAMES).
-MEMORY_FILE_BYTES = re.compile(rb'(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md"')
+MEMORY_FILE_BYTES = Lazy(rb'(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md"')
 # The file an edit tool's call names, as Claude Code writes the call: its input opens
 # with `file_path` (after `replace_all` when that is set). Only that path is looked at
 # for MEMORY_FILE_BYTES, not the whole line (a Write's content can be megabytes); a call
 # written in any other order has the whole line looked at.
-EDIT_PATH = re.compile(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
+EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 def claude_reader(opts: Options) -> Any:
@@ -2079,7 +2079,7 @@ def script_note(stats: Counter[str]) -> str | None:
 
 # A timestamp is printed in provenance and --json: only a date-and-time shape is kept,
 # so that no text, token or control character rides in on the field.
-TIMESTAMP = re.compile(r"[0-9][0-9T:., /+Z-]{3,39}")
+TIMESTAMP = Lazy(r"[0-9][0-9T:., /+Z-]{3,39}")
 
 
 def _timestamp(value: Any) -> str | None:
@@ -2220,9 +2220,9 @@ def sniff_document(doc: Any) -> str | None:
 # Sentences: visible text in, candidate sentences out (pure).
 # --------------------------------------------------------------------------------------
 
-BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-LINE_BREAK = re.compile(f"{OTHER_BREAKS.pattern}|\n")
-RULE_LINE = re.compile(r"[-=*_\s]{3,}")
+BULLET = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+LINE_BREAK = Lazy(f"{OTHER_BREAKS.pattern}|\n")
+RULE_LINE = Lazy(r"[-=*_\s]{3,}")
 
 
 def unfenced(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -2301,7 +2301,7 @@ def width(text: str, wide: int = 2) -> int:
     return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in NON_ASCII.findall(text))
 
 
-NON_ASCII = re.compile(r"[^\x00-\x7f]")
+NON_ASCII = Lazy(r"[^\x00-\x7f]")
 
 
 def normalize(text: str) -> str:
@@ -3656,9 +3656,9 @@ NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can
                       r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
 ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
 # ASCII text is counted by the English markers alone (see ascii_form).
-ASCII_POLARITY = (re.compile(ascii_form(NEGATION.pattern)), re.compile(ascii_form(ALWAYS.pattern)))
+ASCII_POLARITY = (Lazy(ascii_form(NEGATION.pattern)), Lazy(ascii_form(ALWAYS.pattern)))
 POLARITY_OTHER = other_firsts((NEGATION.pattern, ALWAYS.pattern))
-WORD = re.compile(r"\w+")
+WORD = Lazy(r"\w+")
 # The index is asked for the RELATED lines sharing the most words with a proposal, and
 # counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
 # that keeps flagging to a few hundredths of a second a bullet.
@@ -3678,7 +3678,7 @@ LINKS_LINE = (1 << LINKS_SHIFT) - 1
 # array), where a JSON list of ints is parsed number by number.
 LINKS_ITEM = next((code for code in "IL" if array.array(code).itemsize == 4), "")
 LINKS_PAIR = 16  # hex characters a related line takes
-LINKS_HEX = re.compile("[0-9a-f]*")
+LINKS_HEX = Lazy("[0-9a-f]*")
 
 
 def trigrams(key: str) -> set[str]:
@@ -3999,7 +3999,7 @@ def line_ending(lines: list[bytes]) -> bytes:
     return b"\r\n" if crlf > lf else b"\n"
 
 
-HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING = Lazy(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
 def heading_key(text: str) -> str:
@@ -4227,7 +4227,7 @@ RACY_NS = 2_000_000_000
 CACHE_RUNS = 8
 CACHE_INDEXES = 4
 CACHE_GRACE_NS = 60_000_000_000  # a result or temporary file this new may be another run's
-RESULT_NAME = re.compile(r"[0-9a-f]{64}")  # a kept result's file name, without .json: its SHA-256
+RESULT_NAME = Lazy(r"[0-9a-f]{64}")  # a kept result's file name, without .json: its SHA-256
 
 
 def git_dir(root: str) -> str | None:
@@ -4584,7 +4584,7 @@ MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), 
 # a SpecStory history is of any agent).
 AGENT_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
 ONLY_IMPORT = Lazy(r"@([^\s@]+)")
-HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
 
 def default_memory(root: str, tools: set[str]) -> str:
@@ -4636,7 +4636,7 @@ def memory_keys(data: bytes | None) -> set[str]:
 # A baseline record in the seen file: one line a conversation, not a `- ` bullet (a
 # bullet there that memory lacks reads as one a reviewer rejected; a baseline judges
 # nothing). An HTML comment, so it renders as nothing and reads as what it is.
-BASELINE_RECORD = re.compile(r"^<!-- memory-diff baseline: (\S+) through (\d+) -->\s*$")
+BASELINE_RECORD = Lazy(r"^<!-- memory-diff baseline: (\S+) through (\d+) -->\s*$")
 # Where the seen file is when no config and no --seen names one: at the repository root,
 # used once it exists (build --baseline creates it).
 DEFAULT_SEEN = ".memory-diff-seen.md"
