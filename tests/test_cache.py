@@ -205,6 +205,71 @@ def test_each_step_of_a_history_prints_what_no_cache_prints(repo: Path, step: An
         same_as_no_cache(repo, *stats_args(*mode))
 
 
+# A crowded history: every line shares most of its words with more than RELATED others,
+# so each line's list of related lines is cut, and which lines make a list's top depends
+# on the lines of every session. Each step changes which lines there are (the CLI-level
+# counterpart of the stage tests of findings() taken up from the run before).
+SERVICES = ("billing", "search", "auth", "ledger", "mailer", "uploads", "reports", "gateway", "scheduler")
+DAYS = ("Fridays", "Mondays", "weekends", "holidays", "release days", "month ends", "audit weeks", "nights")
+
+
+def crowded(session: int, lines: int, start: int = 0) -> list[dict[str, Any]]:
+    records = []
+    for n in range(start, start + lines):
+        service, day = SERVICES[(n + session) % len(SERVICES)], DAYS[(n * 3 + session) % len(DAYS)]
+        text = (f"We must never deploy the {service} service on {day} because the on-call rota "
+                f"for {service} is thin in team {n % 5}.")
+        records.append(claude("user", text, n % 60))
+        records.append(claude("assistant", [{"type": "text", "text": f"Noted for {service}."}], n % 60))
+    return records
+
+
+def crowded_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "crowded"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sessions").mkdir()
+    for session in range(4):
+        write_jsonl(repo / "sessions" / f"s{session}.jsonl", crowded(session, 30, session * 7))
+    age(*(repo / "sessions").iterdir())
+    return repo
+
+
+CROWDED_STEPS = [
+    pytest.param(lambda s: (s / "s1.jsonl").unlink(), id="a-session-gone"),
+    pytest.param(lambda s: write_jsonl(s / "s9.jsonl", crowded(9, 40, 100)), id="a-new-session"),
+    pytest.param(lambda s: write_jsonl(s / "s2.jsonl", crowded(2, 30, 14) + crowded(5, 25, 60)), id="one-grown"),
+    pytest.param(lambda s: write_jsonl(s / "0-copy.jsonl", crowded(3, 20, 21)), id="a-copy-read-first"),
+]
+
+
+def test_the_related_lines_are_cut_in_the_crowded_history(tmp_path: Path) -> None:
+    """The crowded history does what it is for: some line has more related lines than
+    RELATED, so the cut decides which are compared (else the steps test nothing more
+    than the small history does)."""
+    sys.path.insert(0, str(ROOT))
+    import memory_diff
+    lines = {memory_diff.normalize(r["message"]["content"]) for s in range(4)
+             for r in crowded(s, 30, s * 7) if r["type"] == "user"}
+    words = [set(memory_diff._tokens(line)) for line in sorted(lines)]
+    assert max(sum(len(a & b) >= 2 for b in words) for a in words) > memory_diff.RELATED + 1
+
+
+@pytest.mark.parametrize("step", CROWDED_STEPS)
+def test_each_step_of_a_crowded_history_prints_what_no_cache_prints(tmp_path: Path, step: Any) -> None:
+    repo = crowded_repo(tmp_path)
+    args = stats_args("--min-score", "0", "--max-add", "500")
+    build(repo, *args)
+    build(repo, *args)  # the links of these sessions kept
+    step(repo / "sessions")
+    age(*(repo / "sessions").iterdir())
+    same_as_no_cache(repo, *args)
+    same_as_no_cache(repo, *args)
+    warm = build(repo, "sessions", "--memory", "AGENTS.md", "--json", "--min-score", "0", "--max-add", "500")
+    plain = build(repo, "sessions", "--memory", "AGENTS.md", "--json", "--min-score", "0", "--max-add", "500",
+                  "--no-cache")
+    assert comparable(warm[0]) == comparable(plain[0])
+
+
 def links_name(repo: Path) -> str | None:
     """What the results index names as the links findings() kept."""
     index = max(cache_folder(repo).glob("results-*.json"), key=lambda p: p.stat().st_mtime_ns)
