@@ -20,6 +20,10 @@ SCRIPT = ROOT / "memory_diff.py"
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 HOUR_NS = 3600 * 10**9
 
+sys.path.insert(0, str(ROOT))
+
+import memory_diff as md  # noqa: E402
+
 SESSION = "00000000-0000-4000-8000-cccccccccccc"
 
 
@@ -207,8 +211,9 @@ def test_each_step_of_a_history_prints_what_no_cache_prints(repo: Path, step: An
 
 # A crowded history: every line shares most of its words with more than RELATED others,
 # so each line's list of related lines is cut, and which lines make a list's top depends
-# on the lines of every session. Each step changes which lines there are (the CLI-level
-# counterpart of the stage tests of findings() taken up from the run before).
+# on the lines of every session. Each step changes which lines there are. These show the
+# whole output exact; links that fail while being taken up are grouped from scratch, so
+# the stage tests (tests/test_stages.py, through _findings) show the taking up itself.
 SERVICES = ("billing", "search", "auth", "ledger", "mailer", "uploads", "reports", "gateway", "scheduler")
 DAYS = ("Fridays", "Mondays", "weekends", "holidays", "release days", "month ends", "audit weeks", "nights")
 
@@ -246,12 +251,10 @@ def test_the_related_lines_are_cut_in_the_crowded_history(tmp_path: Path) -> Non
     """The crowded history does what it is for: some line has more related lines than
     RELATED, so the cut decides which are compared (else the steps test nothing more
     than the small history does)."""
-    sys.path.insert(0, str(ROOT))
-    import memory_diff
-    lines = {memory_diff.normalize(r["message"]["content"]) for s in range(4)
+    lines = {md.normalize(r["message"]["content"]) for s in range(4)
              for r in crowded(s, 30, s * 7) if r["type"] == "user"}
-    words = [set(memory_diff._tokens(line)) for line in sorted(lines)]
-    assert max(sum(len(a & b) >= 2 for b in words) for a in words) > memory_diff.RELATED + 1
+    words = [set(md._tokens(line)) for line in sorted(lines)]
+    assert max(sum(len(a & b) >= 2 for b in words) for a in words) > md.RELATED + 1
 
 
 @pytest.mark.parametrize("step", CROWDED_STEPS)
