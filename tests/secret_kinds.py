@@ -471,6 +471,92 @@ def cn_mobile(rng, shape):
     return Token(number, (number,))
 
 
+LOWER_NUM = string.ascii_lowercase + string.digits
+AZURE_TAIL = ALNUM + "_~.-"
+
+
+def notion(rng, shape):
+    body = digits(rng, 11) + mixed(rng, 35)
+    return Token("ntn_" + body, (body,))
+
+
+def terraform(rng, shape):
+    head, tail = mixed(rng, 14), mixed(rng, 67, B64URL + "=")
+    return Token(f"{head}.atlasv1.{tail}", (tail,))
+
+
+def dynatrace(rng, shape):
+    a, b = mixed(rng, 24, UPPER_NUM), mixed(rng, 64, UPPER_NUM)
+    return Token(f"dt0c01.{a}.{b}", (a, b))
+
+
+def flutterwave(rng, shape):
+    body = mixed(rng, 32, "abcdefgh" + DIGITS)
+    return Token(f"FLWSECK_TEST-{body}-X", (body,))
+
+
+def airtable(rng, shape):
+    a, b = mixed(rng, 14), mixed(rng, 64, HEX)
+    return Token(f"pat{a}.{b}", (a + "." + b,))
+
+
+def harness(rng, shape):
+    a, b, c = mixed(rng, 22, B64URL), mixed(rng, 24, HEX), mixed(rng, 20)
+    return Token(f"pat.{a}.{b}.{c}", (a, b, c))
+
+
+def brevo(rng, shape):
+    a, b = mixed(rng, 64, HEX), mixed(rng, 16)
+    return Token(f"xkeysib-{a}-{b}", (a, b))
+
+
+def onepassword(rng, shape):
+    parts = [mixed(rng, n, UPPER_NUM) for n in (6, 11, 5, 5, 5)]
+    return Token("A3-" + "-".join(parts), ("-".join(parts),))
+
+
+def azure_client_secret(rng, shape):
+    tail = mixed(rng, 34, AZURE_TAIL)
+    return Token(f"{mixed(rng, 3)}{rng.randint(0, 9)}Q~{tail}", (tail,))
+
+
+def slack_workflow(rng, shape):
+    body = mixed(rng, 43)
+    return Token("https://hooks.slack.com/workflows/" + body, (body,))
+
+
+def grafana_legacy(rng, shape):
+    value = b64(json.dumps({"k": mixed(rng, 32), "n": "deploy", "id": rng.randint(1, 9)},
+                           separators=(",", ":")).encode())
+    assert value.startswith("eyJrIjoi"), value
+    return Token(value, (value[8:52],))
+
+
+def xml_password(rng, shape):
+    pw = mixed(rng, 18)
+    return Token(f'<add key="ClearTextPassword" value="{pw}" />', (pw,), bare=pw)
+
+
+def basic_header(rng, shape):
+    encoded = b64(f"deploy:{mixed(rng, 20)}".encode())
+    return Token("Authorization: Basic " + encoded, (encoded,), bare=encoded)
+
+
+def curl_user(rng, shape):
+    pw = mixed(rng, 20, PUNCT_PW)
+    return Token(f"curl -u deploy:{pw} https://api.acme-corp.io/v1/releases", (pw,), bare=pw)
+
+
+def placeholder_word_first(rng, shape):
+    pw = mixed(rng, 18)
+    return Token("DB_PASSWORD=my" + pw, (pw,), bare="my" + pw)
+
+
+def id_dash_secret(rng, shape):
+    secret = mixed(rng, 25)
+    return Token(f"{digits(rng, 15)}-{secret}", (secret,))
+
+
 # --------------------------------------------------------------------------- kinds
 
 
@@ -609,6 +695,48 @@ KINDS = [
     _k("name-value-secret", "secret", "'Client Secret: ' + 32 alnum", assignment("Client Secret: ", 32),
        url="query", param="client_secret"),
     _k("age", "secret", "AGE-SECRET-KEY-1 + 58 bech32 (upper case, valid checksum)", age_key, soft=5),
+    # -- issue 12, again: formats from gitleaks' rules that got through, generated here
+    _k("notion", "secret", "ntn_ + 11 digits + 35 alnum", notion),
+    _k("perplexity", "secret", "pplx- + 48 alnum", with_prefix("pplx-", 48)),
+    _k("heroku-v2", "secret", "HRKU-AA + 58 base64url", with_prefix("HRKU-AA", 58, B64URL)),
+    _k("openshift", "secret", "sha256~ + 43 base64url", with_prefix("sha256~", 43, B64URL)),
+    _k("sourcegraph", "secret", "sgp_ + 40 hex", with_prefix("sgp_", 40, HEX)),
+    _k("terraform-cloud", "secret", "14 alnum . atlasv1 . 67 base64url", terraform),
+    _k("alibaba", "secret", "LTAI + 20 alnum", with_prefix("LTAI", 20)),
+    _k("clojars", "secret", "CLOJARS_ + 60 [a-z0-9]", with_prefix("CLOJARS_", 60, LOWER_NUM)),
+    _k("dynatrace", "secret", "dt0c01. + 24 [A-Z0-9] . 64 [A-Z0-9]", dynatrace),
+    _k("easypost", "secret", "EZAK + 54 alnum", with_prefix("EZAK", 54)),
+    _k("flutterwave", "secret", "FLWSECK_TEST- + 32 [a-h0-9] + -X", flutterwave),
+    _k("flyio", "secret", "fo1_ + 43 base64url", with_prefix("fo1_", 43, B64URL)),
+    _k("airtable", "secret", "pat + 14 alnum . 64 hex", airtable),
+    _k("harness", "secret", "pat. + 22 base64url . 24 hex . 20 alnum", harness),
+    _k("intra42", "secret", "s-s4t2ud- + 64 hex", with_prefix("s-s4t2ud-", 64, HEX)),
+    _k("octopus", "secret", "API- + 26 [A-Z0-9]", with_prefix("API-", 26, UPPER_NUM)),
+    _k("rubygems", "secret", "rubygems_ + 48 hex", with_prefix("rubygems_", 48, HEX)),
+    _k("brevo", "secret", "xkeysib- + 64 hex - 16 alnum", brevo),
+    _k("shippo", "secret", "shippo_live_ + 40 hex", with_prefix("shippo_live_", 40, HEX)),
+    _k("lob", "secret", "test_ + 35 hex", with_prefix("test_", 35, HEX)),
+    _k("onepassword", "secret", "A3- + 6 - 11 - 5 - 5 - 5 [A-Z0-9]", onepassword),
+    _k("azure-client-secret", "secret", "3 alnum + digit + Q~ + 34 [A-Za-z0-9_~.-]", azure_client_secret, soft=5),
+    _k("stripe-prod", "secret", "sk_prod_51 + 97 alnum", stripe("sk_prod_")),
+    _k("slack-workflow", "secret", "https://hooks.slack.com/workflows/ + 43 alnum", slack_workflow,
+       soft=10, url="next"),
+    _k("grafana-legacy", "secret", "base64 of {\"k\":32 alnum,...} (eyJrIjoi...)", grafana_legacy),
+    _k("square-short", "secret", "EAAA + 30 base64url", with_prefix("EAAA", 30, B64URL)),
+    # -- generic carriers the rules missed
+    _k("camelcase-assignment", "secret", "dbPassword= + 20 [A-Za-z0-9!%*+-=_]", assignment("dbPassword=", 20, PUNCT_PW),
+       url="query", param="db_password"),
+    _k("xml-key-value", "secret", '<add key="ClearTextPassword" value="18 alnum" />', xml_password,
+       soft="ClearT", url="query", param="password"),
+    _k("basic-header", "secret", "Authorization: Basic + base64 of deploy:<20 alnum>", basic_header,
+       soft="Autho", url="query", param="access_token"),
+    _k("curl-user", "secret", "curl -u deploy:<20 [A-Za-z0-9!%*+-=_]> URL", curl_user,
+       soft="cur", url="query", param="password"),
+    _k("placeholder-word-first", "secret", "DB_PASSWORD=my + 18 alnum (not a placeholder)",
+       placeholder_word_first, url="query", param="password"),
+    # -- no kind, no keyword: a token that looks generated (unknown_credential)
+    _k("unknown-base62", "secret", "24 alnum, no prefix, no keyword", plain(24)),
+    _k("unknown-id-dash-secret", "secret", "15 digits - 25 alnum, no keyword", id_dash_secret),
     # -- personal data
     _k("pii-email", "pii", "first.last.<4 hex>@ a mail provider", email, url="query", param="email"),
     _k("pii-intl-phone", "pii", "+CC and 8-12 digits in groups (+44, +49, +61, +81, +33)", intl_phone,
