@@ -558,8 +558,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("dockerhub_token", r"dckr_", _S + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}", ""),
     ("huggingface_token", r"hf_|api_org_", _S + r"(?:hf|api_org)_[A-Za-z0-9]{34}" + _E, ""),
     # Twilio API key sid (its auth token is 32 hex with no prefix: generic rules).
-    # Its literal opens the pattern (edge checked after it), as "sk" admits it to most messages.
-    ("twilio_key", r"sk", r"SK(?<![A-Za-z0-9]SK)[0-9a-fA-F]{32}" + _E, ""),
+    # Its literal opens the pattern (see issued), as "sk" admits it to most messages.
+    ("twilio_key", r"sk", issued(r"SK [0-9a-fA-F]{32}"), ""),
     ("sendgrid_key", "sg.", _S + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", ""),
     # Mailgun's older `key-` keys (the newer ones are hex: generic rules).
     ("mailgun_key", r"key-", _S + r"key-[0-9a-f]{32}" + _E, ""),
