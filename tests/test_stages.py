@@ -371,6 +371,51 @@ def test_judge(sentence: str, stage: str, reason: str | None) -> None:
         assert verdict.text == ""  # never shown
 
 
+def _generated(seed: int, n: int, alphabet: str) -> str:
+    """n characters drawn from alphabet, holding every kind of character (digit, lower
+    and upper case) the alphabet has, as a generated token does."""
+    rng = random.Random(seed)
+    kinds = [kind for kind in (str.isdigit, str.islower, str.isupper) if any(map(kind, alphabet))]
+    while True:
+        value = "".join(rng.choice(alphabet) for _ in range(n))
+        if all(any(map(kind, value)) for kind in kinds):
+            return value
+
+
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+UNKNOWN_CREDENTIAL = [
+    # A token that looks generated, of no named kind: dropped whatever words surround it.
+    pytest.param(f"Use {_generated(1, 24, BASE62)} for staging.", True, id="base62"),
+    pytest.param(f"Use _{_generated(2, 32, BASE62)}_ for staging.", True, id="base62-italic"),
+    pytest.param(f"Use {_generated(3, 15, '0123456789')}-{_generated(4, 25, BASE62)} there.", True,
+                 id="id-dash-secret"),
+    pytest.param("Use abcd1efgh2ijkl3mnop for staging.", True, id="lower-case-digits-in-three-places"),
+    pytest.param("Use " + md.base64.b64encode(b"deploy:hunter2x9").decode() + " there.", True,
+                 id="base64-of-user-password"),
+    # Public or a checksum by design, or a name.
+    pytest.param(f"Pin {_generated(5, 40, '0123456789abcdef')} in the release.", False, id="commit-hash"),
+    pytest.param("Reuse 3f2b8c1e-9d4a-4b7e-8f61-2c5d9e0a7b34 in the fixture.", False, id="uuid"),
+    pytest.param("Keep sha512-" + md.base64.b64encode(bytes(range(64))).decode() + " as the integrity.", False,
+                 id="sri-digest"),
+    pytest.param("Keep " + md.base64.b64encode(b"hello world from the onboarding docs").decode() + " there.", False,
+                 id="base64-of-text"),
+    pytest.param(f"Embed pk_live_51{_generated(6, 40, BASE62)} in checkout.", False, id="stripe-publishable"),
+    pytest.param("Never rename getUserByIdV2Async or useQueryClientWithRetryV3.", False, id="camel-case"),
+    pytest.param("Keep k8sNodePoolAutoscalerV2beta1 and HTTP2ServerPushHandlerFactoryImpl.", False,
+                 id="names-with-digits"),
+    pytest.param("See docs/requirements/ent-108-add-ai-summaries/review-01 first.", False, id="kebab-path"),
+    pytest.param("Keep checkpoint_manager_v2 and TestResumeLargeFiles2 apart.", False, id="snake-and-camel"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), UNKNOWN_CREDENTIAL)
+def test_unknown_credential(text: str, expected: bool) -> None:
+    assert md.unknown_credential(text) is expected
+    sentence = f"We decided to always pass it because the deploy needs it: {text}"
+    verdict = md.judge(sentence, "user", md.Options(), md.SIGNAL, md.NOISE)
+    assert (verdict.reason == "random-looking token") is expected, verdict
+
+
 def test_message_is_cleaned_of_zero_width_before_judging() -> None:
     stats: Counter[str] = Counter()
     message = md.Message("user", "Never commit\u200b the .env file to the repository.", 1, None)
