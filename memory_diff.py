@@ -530,7 +530,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # lower-cased text (twice as fast as re.I, as SIGNAL is), its value then read from
     # the original at the same place. A pattern's first group that took part, when it has
     # groups, is the value the check judges: "" none (the prefix is proof), "random"
-    # (looks_random), "password" (a chosen password may be a phrase; see credible).
+    # (looks_random), "password" (a chosen password may be a phrase), "basic" (base64 of
+    # `user:password`, or random; see credible).
     # PEM blocks (RSA, EC, OPENSSH, PGP), SSH2 (RFC 4716: four dashes and spaces) and
     # PuTTY key files, to their end or the end of the message: no line of one is printed.
     ("private_key", "private key|putty-user-key-file",
@@ -2526,13 +2527,15 @@ def looks_random(value: str, words: bool = False) -> bool:
 def unknown_credential(text: str) -> bool:
     """Whether text holds a token shaped like a credential of no named kind (see
     TOKEN_PIECES)."""
-    for token in RANDOM_TOKEN.findall(text):
-        if PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token) or ":" not in (base64_text(token) or ":"):
-            continue
-        if any(len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece) and looks_random(piece, words=True)
-               for piece in TOKEN_PIECES.split(token)):
-            return True
-    return False
+    return any(map(credential_shaped, RANDOM_TOKEN.findall(text)))
+
+
+def credential_shaped(token: str) -> bool:
+    """Whether one RANDOM_TOKEN token is shaped like a credential (see TOKEN_PIECES)."""
+    if PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token) or ":" not in (base64_text(token) or ":"):
+        return False
+    return any(len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece) and looks_random(piece, words=True)
+               for piece in TOKEN_PIECES.split(token))
 
 
 def _char_class(c: str) -> int:
@@ -3246,7 +3249,7 @@ def explain_line(stage: str, reason: str, path: str, line: int, role: str, text:
     looks random is withheld whatever its stage: an unknown kind of credential must not
     come out verbatim in the one mode that prints every sentence."""
     label = f"{stage}({reason})" if reason else stage
-    if unknown_credential(text) or any(looks_random(token) for token in RANDOM_TOKEN.findall(text)):
+    if any(looks_random(token) or credential_shaped(token) for token in RANDOM_TOKEN.findall(text)):
         text = "<withheld: random-looking token>"
     return f"{label}\t{one_line(path)}:{line}\t{role}\t{one_line(text)}"
 
