@@ -59,6 +59,7 @@ import hashlib
 import heapq
 import itertools
 import json
+import marshal
 import math
 import os
 import re
@@ -3661,7 +3662,7 @@ class Links:
 
     def export(self, numbered: list[str], stood: list[Any]) -> Any:
         """What the next run takes up: the lines (key, looks, code spans) in the order of
-        their keys, and the links among them numbered so; JSON-ready."""
+        their keys, and the links among them numbered so; plain values (cache_bytes)."""
         lines = [a for a, line in enumerate(stood) if line is not None]
         where = {a: k for k, a in enumerate(lines)}
         known = self.joined()
@@ -4339,21 +4340,30 @@ def repo_root(start: str) -> str | None:
 # The pre-commit hook reads every session of the repository on every commit, and almost
 # none of them changed since the last one. The cache lives in the git directory that
 # `.git` names (per worktree), in `memory-diff/`: one index per build and option set
-# (`results-*.json`: path -> the file's identity, when it was read, which result) and
-# the results themselves (`<sha256>.json`, named by the hash of their bytes, so a
-# corrupt one is told at once, and naming the file, identity and index they were read
-# for, so an index pointing at another file's result is told too); what findings() kept
-# of its comparisons (Links), named the same way by the index's `links`; discovery's
-# reading goes in `discovery-*.json`. JSON,
-# not pickle or marshal: loading a corrupt or hostile pickle can run code, and marshal
-# promises nothing across Python versions; JSON of plain lists is checked field by field
-# as it is rebuilt. Anything wrong with the cache (missing, unreadable, unwritable, from
-# another build, corrupt) means the file is read again: never an error, never another
-# answer. Writes go to a temporary file renamed into place, so two hooks at once can
+# (`results-*.marshal`: path -> the file's identity, when it was read, which pack holds
+# its result) and the packs of results (`<sha256>.marshal`, named by the hash of their
+# bytes, so a corrupt one is told at once, each result naming the file and identity it
+# was read for and the pack the index it was kept for, so an index pointing elsewhere is
+# told too: packed); what findings() kept of its comparisons (Links), named the same way
+# by the index's `links`; discovery's reading goes in `discovery-*.marshal`. Every file
+# holds plain values (lists, strings, ints) as marshal writes them (cache_bytes),
+# checked against a SHA-256 before it is decoded and field by field as it is rebuilt.
+# Anything wrong with the cache (missing, unreadable, unwritable, from another build,
+# corrupt) means the file is read again: never an error, never another answer. Writes go to a temporary file renamed into place, so two hooks at once can
 # lose each other's entries but never corrupt one.
 
 CACHE_FOLDER = "memory-diff"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+# How the cache's files are written: marshal, not JSON, since the hook reads back every
+# session's result on every commit (800 real-sized sessions' results: 17 ms as JSON, 8 as
+# marshal). Not pickle: loading a hostile pickle runs code; marshal builds only values,
+# and every value is checked as it is rebuilt. marshal's format may change from one
+# Python to the next: the cache's key holds the Python version, so another Python never
+# reads it. Format 2 writes no references between values, so equal values give equal
+# bytes (a pack is named by their hash). The files of format 1 (JSON) are deleted.
+CACHE_SUFFIX = ".marshal"
+CACHE_MARSHAL = 2
+FORMER_SUFFIX = ".json"
 # git's rule for racy entries: a file modified less than this long before the run that
 # read it began may be modified again within the same timestamp tick, unseen by its
 # identity; it is read again. 2 s: FAT's granularity, and room for coarse kernel clocks
@@ -4361,11 +4371,16 @@ CACHE_FORMAT = 1
 RACY_NS = 2_000_000_000
 # The bound: an entry not used by the last CACHE_RUNS runs of its index, or of a file
 # that no longer exists, is dropped; the CACHE_INDEXES newest indexes of each kind are
-# kept (other option sets, older builds go); a result no kept index names is deleted.
+# kept (other option sets, older builds go); a pack no kept index names is deleted.
 CACHE_RUNS = 8
 CACHE_INDEXES = 4
-CACHE_GRACE_NS = 60_000_000_000  # a result or temporary file this new may be another run's
-RESULT_NAME = Lazy(r"[0-9a-f]{64}")  # a kept result's file name, without .json: its SHA-256
+CACHE_GRACE_NS = 60_000_000_000  # a pack or temporary file this new may be another run's
+# A run whose results would lie in more packs than this writes one pack of all it used, as
+# git packs loose objects: a session that ended leaves a pack of its own, and the hook
+# then reads one file for the sessions that did not change, where it read one a session
+# (800 real-sized sessions: 36 ms to read and rebuild as a file each, 10 ms as one pack).
+CACHE_PACKS = 8
+RESULT_NAME = Lazy(r"[0-9a-f]{64}")  # a pack's (or the links') file name, without its suffix: its SHA-256
 
 
 def git_dir(root: str) -> str | None:
@@ -4408,6 +4423,23 @@ def options_key(opts: Options) -> dict[str, Any]:
             for name, value in zip(opts._fields, opts)}
 
 
+def cache_bytes(value: Any) -> bytes:
+    """A file of the cache: the SHA-256 of the value's bytes (CACHE_MARSHAL), then them."""
+    data = marshal.dumps(value, CACHE_MARSHAL)
+    return hashlib.sha256(data).digest() + data
+
+
+def cache_value(data: bytes) -> Any:
+    """What cache_bytes wrote; ValueError when the bytes are not what it writes (a
+    corrupt or truncated file is told by its hash before anything is decoded)."""
+    if hashlib.sha256(data[32:]).digest() != data[:32]:
+        raise ValueError("a cache file of other bytes")
+    try:
+        return marshal.loads(data[32:])
+    except (EOFError, TypeError) as error:
+        raise ValueError("a cache file of another shape") from error
+
+
 def _atomic_write(folder: str, name: str, data: bytes) -> bool:
     """Write a file of the cache whole or not at all; False when it cannot be written.
     The only code that writes a file, and only into a cache folder."""
@@ -4435,19 +4467,19 @@ class CacheIndex:
     def __init__(self, folder: str, kind: str, key: dict[str, Any]) -> None:
         self.folder, self.kind = folder, kind
         self.key = json.loads(json.dumps(key, default=repr))  # as it reads back
-        self.name = f"{kind}-{hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:24]}.json"
+        self.name = f"{kind}-{hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:24]}{CACHE_SUFFIX}"
         self.stamp = time.time_ns()  # before any file of this run is looked at
         self.run, self.entries, self.used = 1, {}, set()
         self.unnamed: set[Any] = set()  # what this run stopped naming: prune looks at it
         self.links: str | None = None  # the name of what findings() kept (Links)
         try:
             with open(os.path.join(folder, self.name), "rb") as handle:
-                doc = json.loads(handle.read())
+                doc = cache_value(handle.read())
             if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
                     and type(doc["entries"]) is dict:
                 self.run, self.entries = doc["run"] + 1, doc["entries"]
                 self.links = doc.get("links") if type(doc.get("links")) is str else None
-        except (OSError, ValueError, KeyError, TypeError, RecursionError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
 
     def get(self, name: str, path: str, detail: Any, absolute: str = "") -> tuple[bool, Any]:
@@ -4500,16 +4532,16 @@ class CacheIndex:
                             if name not in kept and type(entry) is list and len(entry) == 6 and type(entry[5]) is str)
         self.entries = kept
         doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept, "links": self.links}
-        if _atomic_write(self.folder, self.name, json.dumps(doc, separators=(",", ":")).encode()):
+        if _atomic_write(self.folder, self.name, cache_bytes(doc)):
             self.prune()
 
     def prune(self) -> None:
-        """Keep CACHE_INDEXES indexes of a kind, and delete the results no kept index
-        names. A result names the results index it was kept for (so does what findings()
+        """Keep CACHE_INDEXES indexes of a kind, and delete the packs no kept index
+        names. A pack names the results index it was kept for (so does what findings()
         kept), so one this run stopped naming is named by no other index: it is deleted
         as the run ends, once older than CACHE_GRACE_NS. The folder is looked through when
-        an index is new (one may have to go) and every CACHE_RUNS runs: results that no
-        index names, temporary files of runs that failed."""
+        an index is new (one may have to go) and every CACHE_RUNS runs: packs that no
+        index names, temporary files of runs that failed, files of CACHE_FORMAT 1."""
         now = time.time_ns()
 
         def delete(name: str) -> None:  # not one another run may have written a moment ago
@@ -4521,13 +4553,13 @@ class CacheIndex:
             if self.kind == "results" and self.unnamed:  # (discovery's values are what it read, no file names)
                 for name in self.unnamed - self.named():
                     if type(name) is str and RESULT_NAME.fullmatch(name):
-                        delete(name + ".json")
+                        delete(name + CACHE_SUFFIX)
             return
         try:
             names = os.listdir(self.folder)
         except OSError:
             return
-        indexes = sorted((n for n in names if n.startswith(f"{self.kind}-") and n.endswith(".json")),
+        indexes = sorted((n for n in names if n.startswith(f"{self.kind}-") and n.endswith(CACHE_SUFFIX)),
                          key=lambda n: -getattr(_stat(os.path.join(self.folder, n)), "st_mtime_ns", 0))
         for name in indexes[CACHE_INDEXES:]:
             with contextlib.suppress(OSError):
@@ -4540,13 +4572,15 @@ class CacheIndex:
                 continue
             try:
                 with open(os.path.join(self.folder, index), "rb") as handle:
-                    doc = json.loads(handle.read())
+                    doc = cache_value(handle.read())
                 named.update(entry[5] for entry in doc["entries"].values())
                 named.add(doc.get("links"))
-            except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+            except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
                 return  # what it names is unknown: delete nothing
         for name in names:
-            if name.startswith(".tmp-") or len(name) == 69 and name.endswith(".json") and name[:-5] not in named:
+            if name.startswith(".tmp-") or name.endswith(FORMER_SUFFIX) or \
+                    name.endswith(CACHE_SUFFIX) and name[:-len(CACHE_SUFFIX)] not in named \
+                    and RESULT_NAME.fullmatch(name[:-len(CACHE_SUFFIX)]):
                 delete(name)
 
     def named(self) -> set[Any]:
@@ -4556,16 +4590,15 @@ class CacheIndex:
         named.add(self.links)
         return named
 
-    def store(self, plain: Any) -> str | None:
-        """Keep a result; its name, or None when it cannot be kept."""
-        data = json.dumps(plain, separators=(",", ":")).encode()
-        name = hashlib.sha256(data).hexdigest()
+    def store(self, data: bytes) -> str | None:
+        """Keep cache_bytes' bytes (a pack, links); their name, or None when they cannot be kept."""
+        name = data[:32].hex()
         try:
-            with open(os.path.join(self.folder, name + ".json"), "rb") as handle:
+            with open(os.path.join(self.folder, name + CACHE_SUFFIX), "rb") as handle:
                 kept = handle.read() == data  # a corrupt one is written again
         except OSError:
             kept = False
-        return name if kept or _atomic_write(self.folder, name + ".json", data) else None
+        return name if kept or _atomic_write(self.folder, name + CACHE_SUFFIX, data) else None
 
     def kept_links(self) -> Any:
         """What findings() kept in this index's last run, or None."""
@@ -4576,17 +4609,18 @@ class CacheIndex:
         """Name what findings() kept in this run (the same file when it is `prior`)."""
         if links is not prior or links is None:
             self.unnamed.add(self.links)
-            self.links = None if links is None else self.store([self.name, links])
+            self.links = None if links is None else self.store(cache_bytes([self.name, links]))
 
     def load(self, name: Any) -> Any:
-        """A kept result, or None when it is missing or not the bytes it was named by."""
+        """What store kept (a pack, links), or None when it is missing or not the bytes
+        it was named by."""
         if type(name) is not str or len(name) != 64:
             return None
         try:
-            with open(os.path.join(self.folder, name + ".json"), "rb", buffering=0) as handle:
+            with open(os.path.join(self.folder, name + CACHE_SUFFIX), "rb", buffering=0) as handle:
                 data = handle.read()  # unbuffered: the file is read whole at once
-            return json.loads(data) if hashlib.sha256(data).hexdigest() == name else None
-        except (OSError, ValueError, RecursionError):
+            return cache_value(data) if data[:32].hex() == name else None
+        except (OSError, ValueError):
             return None
 
 
@@ -4607,19 +4641,20 @@ def no_memo(kind: str, path: str, read: Any) -> Any:
 
 def plain_result(result: FileResult, path: str) -> Any:
     """A transcript's result without where it was read from (its input index and the
-    path as given, rebuilt on reuse), as JSON-ready lists; None when the path cannot be
-    told apart from the rest. A conversation named by the path itself is stored as
-    None: the file's own path is what a format that names none gets."""
+    path as given, rebuilt on reuse), as plain values, its candidates as rows of
+    CANDIDATE_COLUMNS; None when the path cannot be told apart from the rest. A
+    conversation named by the path itself is stored as None: the file's own path is what
+    a format that names none gets."""
     shown, here = "\t" + one_line(path) + ":", path + ":"
-    candidates = []
+    rows = []
     for c in result.candidates:
         if c.file != path or (c.request and not c.request.startswith(here)):
             return None
         request = int(c.request[len(here):]) if c.request and c.request[len(here):].isdecimal() else None
         if c.request and request is None:
             return None
-        candidates.append([c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, list(c.order[1:]),
-                           None if c.conversation == path else c.conversation, request, c.said_in, c.source, c.also])
+        rows.append((c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, *c.order[1:],
+                     None if c.conversation == path else c.conversation, request, c.said_in, c.source, c.also))
     explain = []
     for order, text in result.explain:
         cut = text.find("\t")
@@ -4633,7 +4668,7 @@ def plain_result(result: FileResult, path: str) -> Any:
         writes.append([write.line, write.target, list(write.added)])
     if result.conversation is not None and not isinstance(result.conversation, str):
         return None
-    return [candidates, list(result.stats.items()), explain, writes, result.conversation, result.through]
+    return [rows, list(result.stats.items()), explain, writes, result.conversation, result.through]
 
 
 def _of(value: Any, *kinds: Any) -> Any:
@@ -4642,43 +4677,83 @@ def _of(value: Any, *kinds: Any) -> Any:
     return value
 
 
-# The types of a candidate's fields as plain_result writes them (a timestamp, a
-# conversation and a request line may be None): one test of them all, for every
-# candidate the hook takes from the cache.
-CANDIDATE_TYPES = frozenset(
-    (str, str, str, int, stamp, str, int, list, conversation, request, int, str, str)
-    for stamp in (str, type(None)) for conversation in (str, type(None)) for request in (int, type(None)))
+# A kept candidate's fields, one column a field, and the types each column's values may
+# have (a timestamp, a conversation and a request line may be None); the input index, the
+# file and the request's path come from the run that takes it up. Kept as columns, a
+# column's types are told in one pass of C code and the candidates built by zip, with no
+# Python loop a candidate.
+CANDIDATE_COLUMNS: tuple[frozenset[type], ...] = tuple(frozenset(kinds) for kinds in (
+    (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
+    (int,), (int,), (int,),  # order, without the input index: line, message, sentence
+    (str, type(None)), (int, type(None)), (int,), (str,), (str,)))  # conversation, request line, said_in, source, also
 
 
-def rebuilt_result(plain: Any, index: int, path: str) -> FileResult:
-    """plain_result's lists as the FileResult of input `index` at `path`; ValueError (or
-    TypeError) when they are not what plain_result writes."""
-    candidates_in, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
-    candidates = []
-    for row in _of(candidates_in, list):
-        if type(row) is not list or tuple(map(type, row)) not in CANDIDATE_TYPES:
-            raise ValueError("a cache entry of another shape")
-        text, key, role, line, stamp, kind, points, order, conversation, request, said_in, source, also = row
-        line_at, sequence, number = order
-        if type(line_at) is not int or type(sequence) is not int or type(number) is not int:
-            raise ValueError("a cache entry of another shape")
-        candidates.append(Candidate(
-            text, key, role, path, line, stamp, kind, points, (index, line_at, sequence, number),
-            path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
-            said_in, source, also))
-    stats: Counter[str] = Counter(dict(_of(stats_in, list)))
-    if len(stats) != len(stats_in) or set(map(type, stats)) - {str} or set(map(type, stats.values())) - {int}:
+def packed(kept: list[tuple[str, list[int], bool, FileResult]], index: str) -> Any:
+    """A pack of the results of (path, identity, walked, result), for the results index
+    named `index`: [index, members, columns]. A member is [absolute path, identity,
+    walked, its candidates, and plain_result's other fields]; the columns hold every
+    member's candidates in member order (CANDIDATE_COLUMNS). A result whose path cannot
+    be told apart from the rest (plain_result) is left out."""
+    members, rows = [], []
+    for path, ident, walked, result in kept:
+        plain = plain_result(result, path)
+        if plain is not None:
+            members.append([os.path.abspath(path), ident, walked, len(plain[0]), *plain[1:]])
+            rows += plain[0]
+    return [index, members, [list(column) for column in zip(*rows)] if rows else [[] for _ in CANDIDATE_COLUMNS]]
+
+
+def unpacked(pack: Any, wanted: dict[str, tuple[int, str, list[int], bool]], index: str) -> dict[int, FileResult]:
+    """The results of a pack (packed's) that `wanted` asks for, by input index: wanted
+    maps an absolute path to its input index, the path as given, its identity and
+    whether it was walked, and a member is taken only where all are its. ValueError (or
+    TypeError) when the pack is not what packed writes for the index named `index`."""
+    name, members, columns = _of(pack, list)
+    if name != index or type(members) is not list or type(columns) is not list \
+            or len(columns) != len(CANDIDATE_COLUMNS) \
+            or any(type(column) is not list or not set(map(type, column)) <= kinds
+                   for column, kinds in zip(columns, CANDIDATE_COLUMNS)) or len(set(map(len, columns))) != 1:
         raise ValueError("a cache entry of another shape")
-    explain = []
-    if _of(explain_in, list):
-        shown = "\t" + one_line(path) + ":"
-        for order, label, rest in explain_in:
-            line_at, sequence, number = _of(order, list)
-            explain.append(((index, _of(line_at, int), _of(sequence, int), _of(number, int)),
-                            _of(label, str) + shown + _of(rest, str)))
-    writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
-              for line, target, added in _of(writes_in, list)]
-    return FileResult(candidates, stats, explain, writes, _of(conversation_key, str, type(None)), _of(through, int))
+    text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, source, \
+        also = columns
+    if any(type(member) is not list or len(member) != 9 for member in members):
+        raise ValueError("a cache entry of another shape")
+    counts = [member[3] for member in members]
+    if set(map(type, counts)) - {int} or min(counts, default=0) < 0 or sum(counts) != len(text):
+        raise ValueError("a cache entry of another shape")
+    takes = [wanted.get(member[0], (-1, "", None, None)) for member in members]
+    takes = [take if take[2] == member[1] and take[3] is member[2] else (-1, "", None, None)
+             for take, member in zip(takes, members)]
+
+    def each(values: list[Any]) -> list[Any]:  # a member's value, for each of its candidates
+        return list(itertools.chain.from_iterable(map(itertools.repeat, values, counts)))
+
+    files = each([take[1] for take in takes])
+    candidates = list(map(tuple.__new__, itertools.repeat(Candidate), zip(
+        text, key, role, files, line, stamp, kind, score, zip(each([take[0] for take in takes]), line_at, sequence, number),
+        [file if c is None else c for file, c in zip(files, conversation)],
+        ["" if r is None else f"{file}:{r}" for file, r in zip(files, request)], said_in, source, also)))
+    results, start = {}, 0
+    for (at, path, _, _), member, count in zip(takes, members, counts):
+        start += count
+        if at < 0:
+            continue
+        _, _, _, _, stats_in, explain_in, writes_in, conversation_key, through = member
+        stats: Counter[str] = Counter(dict(_of(stats_in, list)))
+        if len(stats) != len(stats_in) or set(map(type, stats)) - {str} or set(map(type, stats.values())) - {int}:
+            raise ValueError("a cache entry of another shape")
+        explain = []
+        if _of(explain_in, list):
+            shown = "\t" + one_line(path) + ":"
+            for order, label, rest in explain_in:
+                line_at, sequence, number = _of(order, list)
+                explain.append(((at, _of(line_at, int), _of(sequence, int), _of(number, int)),
+                                _of(label, str) + shown + _of(rest, str)))
+        writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
+                  for line, target, added in _of(writes_in, list)]
+        results[at] = FileResult(candidates[start - count:start], stats, explain, writes,
+                                 _of(conversation_key, str, type(None)), _of(through, int))
+    return results
 
 
 def patch_target(path: str) -> tuple[str, str, str | None]:
@@ -5954,45 +6029,51 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                    cache: CacheIndex | None) -> tuple[list[FileResult], int]:
     """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache, and how many were. A result is kept only when the file's identity
-    was the same before and after reading it, and when it comes back from its JSON equal
-    to what was read: on reuse the bytes are those of a run without the cache."""
+    from the cache's packs, and how many were. The results read are kept as one pack (all
+    the run used, where it took them from more than CACHE_PACKS packs), and only where
+    the file's identity was the same before and after reading it and the result comes
+    back from its bytes equal to what was read: on reuse the output is that of a run
+    without the cache."""
     if cache is None:
         return process_all(paths, walked, opts, jobs), 0
-    results: dict[int, FileResult] = {}
-    before: dict[int, list[int] | None] = {}
+    wanted: dict[str, dict[str, tuple[int, str, list[int], bool]]] = {}  # pack -> what unpacked is asked
     for index, path in enumerate(paths):
-        if path == "-":
-            continue
         absolute = os.path.abspath(path)
-        found, name = cache.get(absolute, path, path in walked, absolute)
-        kept = cache.load(name) if found else None
-        if type(kept) is list and len(kept) == 5 and kept[:4] == [absolute, cache.entries[absolute][1], path in walked,
-                                                                  cache.name]:  # an index pointing elsewhere is told
-            with contextlib.suppress(ValueError, TypeError):
-                results[index] = rebuilt_result(kept[4], index, path)
-        if index not in results:
-            before[index] = file_identity(path)
+        found, name = cache.get(absolute, path, path in walked, absolute) if path != "-" else (False, None)
+        if found and type(name) is str:
+            wanted.setdefault(name, {})[absolute] = (index, path, cache.entries[absolute][1], path in walked)
+    results: dict[int, FileResult] = {}
+    packs = 0
+    for name, asked in wanted.items():
+        with contextlib.suppress(ValueError, TypeError):
+            taken = unpacked(cache.load(name), asked, cache.name)
+            results.update(taken)
+            packs += bool(taken)
+    reused = list(results)
     misses = [i for i in range(len(paths)) if i not in results]
+    before = {i: file_identity(paths[i]) for i in misses if paths[i] != "-"}
+    kept: list[tuple[int, list[int]]] = []  # what a pack may hold: (input index, identity)
     for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
         results[index] = result
-        path = paths[index]
         ident = before.get(index)
-        if ident is None or file_identity(path) != ident:
-            continue
-        plain = plain_result(result, path)
-        if plain is None:
-            continue
-        plain = json.loads(json.dumps(plain))
-        try:
-            again = rebuilt_result(plain, index, path)
-        except (ValueError, TypeError):
-            continue
-        if again == result and list(again.stats.items()) == list(result.stats.items()):
-            name = cache.store([os.path.abspath(path), ident, path in walked, cache.name, plain])
-            if name:
-                cache.put(os.path.abspath(path), path, ident, path in walked, name)
-    return [results[i] for i in range(len(paths))], len(paths) - len(misses)
+        if ident is not None and file_identity(paths[index]) == ident:
+            kept.append((index, ident))
+    if kept and packs + 1 > CACHE_PACKS:  # one pack for all this run used
+        kept += [(i, cache.entries[os.path.abspath(paths[i])][1]) for i in reused]
+    if kept:
+        kept.sort()
+        pack = packed([(paths[i], ident, paths[i] in walked, results[i]) for i, ident in kept], cache.name)
+        data = cache_bytes(pack)
+        asked = {os.path.abspath(paths[i]): (i, paths[i], ident, paths[i] in walked) for i, ident in kept}
+        with contextlib.suppress(ValueError, TypeError):
+            again = unpacked(cache_value(data), asked, cache.name)
+            same = [i for i, ident in kept if again.get(i) == results[i]
+                    and list(again[i].stats.items()) == list(results[i].stats.items())]
+            name = cache.store(data) if same else None
+            for i in same if name else ():
+                cache.put(os.path.abspath(paths[i]), paths[i], asked[os.path.abspath(paths[i])][2],
+                          paths[i] in walked, name)
+    return [results[i] for i in range(len(paths))], len(reused)
 
 
 def write(data: bytes) -> None:

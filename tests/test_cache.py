@@ -101,6 +101,27 @@ def cache_folder(repo: Path) -> Path:
     return repo / ".git" / "memory-diff"
 
 
+def read_kept(path: Path) -> Any:
+    """A file of the cache, decoded as the module decodes it."""
+    return md.cache_value(path.read_bytes())
+
+
+def write_kept(path: Path, value: Any) -> str:
+    """`value` written as the module writes a file of the cache; the SHA-256 it is named by."""
+    data = md.cache_bytes(value)
+    path.write_bytes(data)
+    return data[:32].hex()
+
+
+def indexes(folder: Path) -> list[Path]:
+    return sorted(folder.glob(f"results-*{md.CACHE_SUFFIX}"))
+
+
+def packs(folder: Path) -> list[Path]:
+    """The packs and the links: the files named by the SHA-256 of their bytes."""
+    return sorted(p for p in folder.glob(f"*{md.CACHE_SUFFIX}") if md.RESULT_NAME.fullmatch(p.stem))
+
+
 def comparable(stdout: bytes) -> bytes:
     """--json's bytes with the value of cached_files, the one counter that may differ, cut."""
     return re.sub(rb'("cached_files": )\d+', rb"\1N", stdout)
@@ -275,14 +296,14 @@ def test_each_step_of_a_crowded_history_prints_what_no_cache_prints(tmp_path: Pa
 
 def links_name(repo: Path) -> str | None:
     """What the results index names as the links findings() kept."""
-    index = max(cache_folder(repo).glob("results-*.json"), key=lambda p: p.stat().st_mtime_ns)
-    return json.loads(index.read_bytes()).get("links")
+    index = max(indexes(cache_folder(repo)), key=lambda p: p.stat().st_mtime_ns)
+    return read_kept(index).get("links")
 
 
 def test_the_links_kept_follow_the_lines(repo: Path) -> None:
     build(repo, *stats_args())
     kept = links_name(repo)
-    assert kept and (cache_folder(repo) / f"{kept}.json").is_file()
+    assert kept and (cache_folder(repo) / f"{kept}{md.CACHE_SUFFIX}").is_file()
     build(repo, *stats_args())  # nothing new: the same links
     assert links_name(repo) == kept
     write_jsonl(repo / "sessions" / "new.jsonl", [claude("user", "Never merge on a red build: the deploy job trusts main.", 1)])
@@ -312,30 +333,57 @@ def test_a_file_modified_within_the_racy_window_is_read_again(repo: Path) -> Non
 
 
 def corrupt_results(folder: Path) -> None:
-    for path in folder.glob("[0-9a-f]*.json"):
+    for path in packs(folder):
         path.write_bytes(path.read_bytes()[:-7] + b"garbage")
 
 
 def corrupt_results_same_hash_name(folder: Path) -> None:
-    """Valid JSON of another result under a result's name: its bytes do not match the name."""
-    blobs = sorted(folder.glob("[0-9a-f]*.json"))
+    """A well-formed file of the cache under another one's name: its bytes do not match the name."""
+    blobs = packs(folder)
+    assert len(blobs) > 1, "one file only: the swap would test nothing"
     for a, b in zip(blobs, blobs[1:] + blobs[:1]):
         a.write_bytes(b.read_bytes())
 
 
 def rewrite_index(change: Any) -> Any:
     def corrupt(folder: Path) -> None:
-        for index in folder.glob("results-*.json"):
-            doc = json.loads(index.read_bytes())
-            index.write_text(json.dumps(change(doc)), encoding="utf-8")
+        for index in indexes(folder):
+            write_kept(index, change(read_kept(index)))
     return corrupt
 
 
-def point_entries_at_another_result(doc: dict[str, Any]) -> dict[str, Any]:
-    names = [entry[5] for entry in doc["entries"].values()]
-    for entry, name in zip(doc["entries"].values(), names[1:] + names[:1]):
-        entry[5] = name
+def point_entries_at_the_links(doc: dict[str, Any]) -> dict[str, Any]:
+    """Entries naming a file of the cache that is not their pack."""
+    assert doc["links"], "no links were kept: the corruption would test nothing"
+    for entry in doc["entries"].values():
+        entry[5] = doc["links"]
     return doc
+
+
+def spoiled(pack: Any) -> Any:
+    """A pack whose candidates say something else: were it taken up, the output would differ."""
+    return [pack[0], pack[1], [[f"{text} Spoiled." for text in pack[2][0]], *pack[2][1:]]]
+
+
+def rewrite_packs(change: Any) -> Any:
+    """Each pack spoiled, changed and kept again under the hash of its new bytes, with the
+    index naming it, as a run of another build or a bug might have written it."""
+    def corrupt(folder: Path) -> None:
+        for index in indexes(folder):
+            doc = read_kept(index)
+            renamed = {}
+            for name in {entry[5] for entry in doc["entries"].values()}:
+                pack = spoiled(read_kept(folder / f"{name}{md.CACHE_SUFFIX}"))
+                renamed[name] = write_kept(folder / "new", change(pack))
+                (folder / "new").rename(folder / f"{renamed[name]}{md.CACHE_SUFFIX}")
+            for entry in doc["entries"].values():
+                entry[5] = renamed[entry[5]]
+            write_kept(index, doc)
+    return corrupt
+
+
+def members_changed(change: Any) -> Any:
+    return rewrite_packs(lambda pack: [pack[0], [change(member) for member in pack[1]], pack[2]])
 
 
 def wrong_types(doc: dict[str, Any]) -> dict[str, Any]:
@@ -357,39 +405,51 @@ def truncate_everything(folder: Path) -> None:
 
 
 def wrong_shape_results(folder: Path) -> None:
-    import hashlib
-    for index in folder.glob("results-*.json"):
-        doc = json.loads(index.read_bytes())
+    for index in indexes(folder):
+        doc = read_kept(index)
         for entry in doc["entries"].values():
-            data = json.dumps([[["x"]], {}, None, 3]).encode()
-            name = hashlib.sha256(data).hexdigest()
-            (folder / f"{name}.json").write_bytes(data)
+            name = write_kept(folder / "new", [[["x"]], {}, None, 3])
+            (folder / "new").rename(folder / f"{name}{md.CACHE_SUFFIX}")
             entry[5] = name
-        index.write_text(json.dumps(doc), encoding="utf-8")
+        write_kept(index, doc)
 
 
 def rewrite_links(change: Any) -> Any:
     """What findings() kept (Links), changed and kept again under the hash of its new bytes,
     as a run of another build or a bug might have written it."""
     def corrupt(folder: Path) -> None:
-        import hashlib
-        indexes = [index for index in folder.glob("results-*.json") if json.loads(index.read_bytes()).get("links")]
-        assert indexes, "no links were kept: the corruption would test nothing"
-        for index in indexes:
-            doc = json.loads(index.read_bytes())
-            kept = json.loads((folder / f"{doc['links']}.json").read_bytes())
-            data = json.dumps(change(kept)).encode()
-            doc["links"] = hashlib.sha256(data).hexdigest()
-            (folder / f"{doc['links']}.json").write_bytes(data)
-            index.write_text(json.dumps(doc), encoding="utf-8")
+        with_links = [index for index in indexes(folder) if read_kept(index).get("links")]
+        assert with_links, "no links were kept: the corruption would test nothing"
+        for index in with_links:
+            doc = read_kept(index)
+            doc["links"] = write_kept(folder / "new", change(read_kept(folder / f"{doc['links']}{md.CACHE_SUFFIX}")))
+            (folder / "new").rename(folder / f"{doc['links']}{md.CACHE_SUFFIX}")
+            write_kept(index, doc)
     return corrupt
+
+
+def test_a_spoiled_pack_is_taken_as_written(repo: Path) -> None:
+    # What the corruptions below that spoil a pack rely on: the cache trusts a pack that
+    # is well formed, so the spoiled text shows when nothing else is wrong.
+    build(repo, *stats_args())
+    rewrite_packs(lambda pack: pack)(cache_folder(repo))
+    assert b"Spoiled." in build(repo, *stats_args())[0]
 
 
 CORRUPTIONS = [
     pytest.param(corrupt_results, id="results-garbled"),
     pytest.param(corrupt_results_same_hash_name, id="results-swapped"),
     pytest.param(wrong_shape_results, id="results-of-another-shape"),
-    pytest.param(rewrite_index(point_entries_at_another_result), id="index-points-elsewhere"),
+    pytest.param(rewrite_index(point_entries_at_the_links), id="index-points-elsewhere"),
+    pytest.param(members_changed(lambda m: [m[0], [n + 1 for n in m[1]], *m[2:]]), id="pack-of-other-identities"),
+    pytest.param(members_changed(lambda m: [m[0] + "x", *m[1:]]), id="pack-of-other-paths"),
+    pytest.param(members_changed(lambda m: [*m[:3], m[3] + 1, *m[4:]]), id="pack-counts-one-more"),
+    pytest.param(members_changed(lambda m: m[:8]), id="pack-member-a-field-short"),
+    pytest.param(rewrite_packs(lambda pack: [pack[0], pack[1], pack[2][:-1]]), id="pack-a-column-short"),
+    pytest.param(rewrite_packs(lambda pack: [pack[0], pack[1], [c[:-1] for c in pack[2]]]), id="pack-a-row-short"),
+    pytest.param(rewrite_packs(lambda pack: ["results-of-another" + md.CACHE_SUFFIX, *pack[1:]]),
+                 id="pack-of-another-index"),
+    pytest.param(rewrite_packs(lambda pack: [*pack[:2], [tuple(c) for c in pack[2]]]), id="pack-columns-tuples"),
     pytest.param(rewrite_index(wrong_types), id="index-wrong-types"),
     pytest.param(rewrite_index(lambda doc: {**doc, "key": {"build": "another"}}), id="index-of-another-build"),
     pytest.param(rewrite_index(lambda doc: [doc]), id="index-a-list"),
@@ -504,7 +564,7 @@ def test_a_worktree_keeps_its_cache_in_the_git_directory_it_names(tmp_path: Path
     gitdir.mkdir(parents=True)
     (repo / ".git").write_text(f"gitdir: {os.path.relpath(gitdir, repo)}\n", encoding="utf-8")
     build(repo, *stats_args())
-    assert list((gitdir / "memory-diff").glob("results-*.json"))
+    assert indexes(gitdir / "memory-diff")
     total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
     assert same_as_no_cache(repo, *stats_args()) == total
 
@@ -534,20 +594,38 @@ def test_another_build_of_the_module_does_not_reuse_it(tmp_path: Path, repo: Pat
     assert "cached_files=0" in proc.stderr.decode().splitlines()
 
 
+def test_packs_stay_few_as_sessions_come_and_go(repo: Path) -> None:
+    # Each run keeps what it read as a pack; a session that ended leaves one. A run whose
+    # results would lie in more than CACHE_PACKS packs writes one pack of all it used.
+    folder, sessions = cache_folder(repo), repo / "sessions"
+    build(repo, *stats_args())
+    counts = []
+    for n in range(md.CACHE_PACKS + 3):
+        write_jsonl(sessions / f"later-{n}.jsonl", [claude("user", f"We must never deploy build {n} on Fridays.", 1)])
+        age(sessions / f"later-{n}.jsonl")
+        total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
+        assert same_as_no_cache(repo, *stats_args()) == total - 1  # all but the new session
+        doc = read_kept(max(indexes(folder), key=lambda p: p.stat().st_mtime_ns))
+        counts.append(len({entry[5] for entry in doc["entries"].values()}))
+    assert max(counts) <= md.CACHE_PACKS
+    assert counts[:md.CACHE_PACKS] == list(range(2, md.CACHE_PACKS + 2))[:md.CACHE_PACKS - 1] + [1]
+    assert same_as_no_cache(repo, *stats_args()) == total
+
+
 def test_the_cache_stays_bounded(repo: Path) -> None:
     folder = cache_folder(repo)
     for score in range(7):  # seven option sets: only the newest indexes are kept
         build(repo, *stats_args("--min-score", str(score)))
-    assert len(list(folder.glob("results-*.json"))) <= 4
+    assert len(indexes(folder)) <= 4
     # A file that no longer exists is dropped from the index, and its result with it
     # once nothing names it (after the grace period for concurrent runs).
     (repo / "sessions" / "rich.jsonl").unlink()
     build(repo, *stats_args())
-    doc = json.loads(max(folder.glob("results-*.json"), key=lambda p: p.stat().st_mtime_ns).read_bytes())
+    doc = read_kept(max(indexes(folder), key=lambda p: p.stat().st_mtime_ns))
     assert not [k for k in doc["entries"] if k.endswith("rich.jsonl")]
-    # Every index names only results that exist or are being written.
-    named = {e[5] for index in folder.glob("results-*.json") for e in json.loads(index.read_bytes())["entries"].values()}
-    assert named <= {p.stem for p in folder.glob("[0-9a-f]*.json")}
+    # Every index names only packs that exist or are being written.
+    named = {e[5] for index in indexes(folder) for e in read_kept(index)["entries"].values()}
+    assert named <= {p.stem for p in packs(folder)}
 
 
 def test_pruning_deletes_nothing_outside_the_cache(tmp_path: Path) -> None:
@@ -566,7 +644,7 @@ def _prune_beside(root: Path, tmp_path: Path) -> None:
     cwd = str(root) + "/"
     cwd += "d" * (64 - len(cwd))
     os.makedirs(cwd)
-    victim = Path(cwd + ".json")
+    victim = Path(cwd + md.CACHE_SUFFIX)
     victim.write_text('{"precious": true}', encoding="utf-8")
     config = tmp_path / "config"
     project = config / "projects" / md_slug(str(root))
@@ -632,7 +710,7 @@ def test_discovery_reuses_what_it_read_and_the_hook_prints_the_same(tmp_path: Pa
         assert without_cached(plain[1]) == without_cached(warm[1])
     assert b"session-4.jsonl" in plain[0] and b"other.jsonl" not in build(repo, "--list-sources", env=env)[0]
     assert cached(build(repo, "--memory", "AGENTS.md", "--stats", env=env)[1]) == 5
-    assert list(cache_folder(repo).glob("discovery-*.json"))
+    assert list(cache_folder(repo).glob(f"discovery-*{md.CACHE_SUFFIX}"))
 
 
 def test_a_baseline_and_then_a_grown_session_give_what_no_cache_gives(repo: Path) -> None:
@@ -660,40 +738,43 @@ def test_a_baseline_and_then_a_grown_session_give_what_no_cache_gives(repo: Path
     assert b"+- We must always tag releases" in out
 
 
-def _plain_candidate() -> list[Any]:
-    sys.path.insert(0, str(ROOT))
-    import memory_diff as md
+IDENT = [1, 2, 3, 4, 5]
+
+
+def _pack() -> list[Any]:
+    """A pack of one result of one candidate, taken back as it was."""
     cand = md.Candidate("Never deploy on Fridays.", "never deploy on fridays", "user", "t.jsonl", 3,
                         "2026-01-20T04:16:01.000Z", "constraint", 6, (0, 3, 1, 0), "conv", "t.jsonl:2")
     result = md.FileResult([cand], md.Counter({"prose": 1}), [])
-    plain = md.plain_result(result, "t.jsonl")
-    assert md.rebuilt_result(plain, 0, "t.jsonl") == result
-    return plain
+    pack = md.cache_value(md.cache_bytes(md.packed([("t.jsonl", IDENT, True, result)], "results-x")))
+    assert md.unpacked(pack, {os.path.abspath("t.jsonl"): (0, "t.jsonl", IDENT, True)}, "results-x") == {0: result}
+    return pack
 
 
-# One field of a kept candidate of another type than plain_result writes: the result is
-# not reused (the file is read again), whatever else is right.
-@pytest.mark.parametrize(("field", "value"), [
+# One field of a kept candidate of another type than packed writes (or a column of
+# another length): the pack is not reused (its files are read again), whatever else is right.
+@pytest.mark.parametrize(("column", "value"), [
     pytest.param(0, None, id="text-none"),
     pytest.param(3, "3", id="line-a-string"),
     pytest.param(3, True, id="line-a-bool"),
     pytest.param(4, 5, id="timestamp-a-number"),
     pytest.param(6, 6.0, id="score-a-float"),
-    pytest.param(7, [3, 1], id="order-too-short"),
-    pytest.param(7, [3, "1", 0], id="order-a-string"),
-    pytest.param(7, [3, 1, False], id="order-a-bool"),
-    pytest.param(8, 1, id="conversation-a-number"),
-    pytest.param(9, "2", id="request-a-string"),
-    pytest.param(12, None, id="also-none"),
-    pytest.param(13, "", id="a-field-too-many"),
+    pytest.param(8, "1", id="order-a-string"),
+    pytest.param(9, False, id="order-a-bool"),
+    pytest.param(10, 1, id="conversation-a-number"),
+    pytest.param(11, "2", id="request-a-string"),
+    pytest.param(14, None, id="also-none"),
+    pytest.param(15, "", id="a-column-too-many"),
+    pytest.param(2, ..., id="a-column-short"),
 ])
-def test_a_kept_candidate_of_another_shape_is_not_reused(field: int, value: Any) -> None:
-    import memory_diff as md
-    plain = _plain_candidate()
-    row = plain[0][0]
-    if field < len(row):
-        row[field] = value
+def test_a_kept_candidate_of_another_shape_is_not_reused(column: int, value: Any) -> None:
+    pack = _pack()
+    columns = pack[2]
+    if value is ...:
+        columns[column].append("user")
+    elif column < len(columns):
+        columns[column][0] = value
     else:
-        row.append(value)
+        columns.append([value])
     with pytest.raises((ValueError, TypeError)):
-        md.rebuilt_result(plain, 0, "t.jsonl")
+        md.unpacked(pack, {os.path.abspath("t.jsonl"): (0, "t.jsonl", IDENT, True)}, "results-x")
