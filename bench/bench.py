@@ -32,7 +32,10 @@ Sections:
 * mix:     synthetic sessions like other teams' (longer assistant turns, tool
            results as lists of text blocks), build / reference, cold and warm;
 * hook:    the pre-commit hook (discovery included) over N distinct finished
-           sessions and one new 1 MB session, against build of that one alone.
+           sessions and one new 1 MB session, against build of that one alone;
+* hook-real: the same on sessions the size of real ones: N copies of the corpus's
+           sessions (each its own session id and the repository's cwd) and one
+           corpus session new (skipped with one line when the corpus is absent).
 
 The corpus and mix sections also time the cache: cold (an empty cache, filled by
 the run), warm (the cache of unchanged files) and --no-cache, in a repository of
@@ -51,6 +54,7 @@ import os
 import platform
 import py_compile
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -710,6 +714,73 @@ def bench_hook(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str
     return summary
 
 
+CWD_FIELD = re.compile(rb'"cwd":\s*"(?:[^"\\]|\\.)*"')
+SESSION_ID_FIELD = re.compile(rb'"sessionId":\s*"([^"]+)"')
+
+
+def bench_hook_real(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
+    """The hook on sessions the size of real ones: a repository whose Claude Code project
+    holds N copies of the corpus's sessions, each copy with a session id of its own and
+    the repository as its cwd (so discovery finds N distinct sessions of the repository),
+    and one corpus session of about --hook-new-mb, new and touched before each run,
+    against `build` of that one alone. A real session leaves about twice the candidates
+    of a synthetic 64 kB one in the cache. Copies of one session say the same sentences,
+    so their findings group, as the findings of resumed and checkpointed sessions do."""
+    sessions = args.sessions or args.corpus / "sessions"
+    if not sessions.is_dir():
+        line = f"hook-real: skipped, no corpus at {sessions}"
+        print(line, flush=True)
+        return [line]
+    files = [p for p in transcript_files(sessions, int(args.max_mb * MB) if args.max_mb else None)
+             if SESSION_ID_FIELD.search(p.read_bytes()[:65536])]
+    if len(files) < 2:
+        line = f"hook-real: skipped, fewer than two Claude Code sessions in {sessions}"
+        print(line, flush=True)
+        return [line]
+    fresh = min(files, key=lambda p: (abs(p.stat().st_size - args.hook_new_mb * MB), p.name))
+    others = [p for p in files if p != fresh]
+    memory = tmp / "memory.md"
+    memory.write_text("", encoding="utf-8")
+    summary = []
+    for n in args.hook_real_sessions:
+        repo = fake_repo(tmp / f"hook-real-{n}" / "repo")
+        config = tmp / f"hook-real-{n}" / "claude"
+        project = config / "projects" / claude_slug(os.path.realpath(repo))
+        project.mkdir(parents=True)
+        cwd = b'"cwd":' + json.dumps(os.path.realpath(repo)).encode()
+        started = time.perf_counter()
+        old = []
+        for k in range(n):
+            data = others[k % len(others)].read_bytes()
+            found = SESSION_ID_FIELD.search(data)
+            if found:
+                data = data.replace(found.group(1), f"00000000-0000-4000-8000-{k:012d}".encode())
+            old.append(project / f"copy-{k:04d}.jsonl")
+            old[-1].write_bytes(CWD_FIELD.sub(lambda _: cwd, data))
+        age(old)
+        new = project / "new.jsonl"
+        new.write_bytes(CWD_FIELD.sub(lambda _: cwd, fresh.read_bytes()))
+        total = sum(p.stat().st_size for p in [*old, new])
+        print(f"hook-real: {n} copies of {len(others)} corpus sessions and one new of {fmt_mb(new.stat().st_size)} "
+              f"({fmt_mb(total)}), written in {time.perf_counter() - started:.1f} s, {args.repeat} round(s) ...",
+              flush=True)
+
+        def touch(path: Path = new) -> None:
+            now = time.time_ns()
+            os.utime(path, ns=(now, now))
+        env = {"CLAUDE_CONFIG_DIR": str(config)}
+        start = ["-c", INSTALLED_SCRIPT, str(installed), "build", "--memory", str(memory)]
+        one = Variant("one new session", [sys.executable, *start, str(new), "--no-cache"], cwd=repo, env=env)
+        hook = Variant("hook", [sys.executable, *start], cwd=repo, env=env, before=touch)
+        run_rounds([one, hook], args.repeat, tmp)
+        line = f"hook-real: {n} sessions + 1 new ({fmt_mb(total)}): hook / one new session alone {paired_ratio(hook, one):.2f}x"
+        print(line)
+        print(f"  median s: one new session {one.median_seconds():.3f}, hook {hook.median_seconds():.3f}", flush=True)
+        summary.append(line)
+        shutil.rmtree(repo.parent)  # a gigabyte at 800: gone before the next
+    return summary
+
+
 def bench_scaling(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str]:
     factors = [1, 2, 4, 8]
     base = int(args.size * MB)
@@ -815,7 +886,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="comma-separated memory file sizes in lines (default: %(default)s)")
     p.add_argument("--memory-transcript-kb", type=float, default=200.0,
                    help="size of the fixed transcript for the memory run (default: %(default)s)")
-    p.add_argument("--sections", default="corpus,mix,scaling,memory,hook",
+    p.add_argument("--sections", default="corpus,mix,scaling,memory,hook,hook-real",
                    help="which sections to run (default: %(default)s)")
     p.add_argument("--hook-sessions", default=None,
                    help="comma-separated numbers of finished sessions for the hook run (default 50,200,800, quick 20)")
@@ -823,6 +894,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="size of each finished session of the hook run in kB (default 64, quick 16)")
     p.add_argument("--hook-grow-kb", type=float, default=20.0,
                    help="how much the live session grows before each 'grown' hook run (default: %(default)s)")
+    p.add_argument("--hook-real-sessions", default=None,
+                   help="comma-separated numbers of copies of corpus sessions for the hook-real run "
+                        "(default 800, quick 20)")
     p.add_argument("--hook-new-mb", type=float, default=None,
                    help="size of the new session of the hook run in MB (default 1, quick 0.1)")
     p.add_argument("--mix-mb", type=float, default=None,
@@ -836,6 +910,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.max_mb is None and args.quick:
         args.max_mb = 2.0
     args.hook_sessions = [int(x) for x in (args.hook_sessions or ("20" if args.quick else "50,200,800")).split(",")]
+    args.hook_real_sessions = [int(x) for x in (args.hook_real_sessions or ("20" if args.quick else "800")).split(",")]
     args.hook_session_kb = args.hook_session_kb or (16.0 if args.quick else 64.0)
     args.hook_new_mb = args.hook_new_mb or (0.1 if args.quick else 1.0)
     args.mix_mb = args.mix_mb or (0.5 if args.quick else 32.0)
@@ -847,7 +922,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     except ValueError:
         p.error("--jobs and --memory-lines take comma-separated integers")
     args.section_set = {s.strip() for s in args.sections.split(",") if s.strip()}
-    unknown = args.section_set - {"corpus", "mix", "scaling", "memory", "hook"}
+    unknown = args.section_set - {"corpus", "mix", "scaling", "memory", "hook", "hook-real"}
     if unknown:
         p.error(f"unknown section(s): {', '.join(sorted(unknown))}")
     if args.repeat < 1 or args.scaling_repeat < 1 or args.size <= 0:
@@ -894,6 +969,8 @@ def run(args: argparse.Namespace) -> int:
                 summary += bench_memory(args, installed, tmp)
             if "hook" in args.section_set:
                 summary += bench_hook(args, installed, tmp)
+            if "hook-real" in args.section_set:
+                summary += bench_hook_real(args, installed, tmp)
     except BenchError as exc:
         print(f"bench: a measured run failed: {exc}", file=sys.stderr)
         return 1
