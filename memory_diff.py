@@ -27,9 +27,10 @@ the minimum score, the cap; findings groups them, taking up what the run before 
 its comparisons: Links), what the reviewer is told (flags, the session's own writes,
 provenance; one_line withholds credentials from everything printed outside a bullet),
 the patch (git's headers, where the bullets go, context that quotes no credential), then
-the I/O edge (repository, the default memory file, the seen file and its baseline
-records, discovery, configuration, lint) and the command line (flag conflicts, output
-errors).
+the I/O edge (repository; the cache of each transcript's result, CacheIndex, kept in
+packs: packed, unpacked, process_cached; the default memory file, the seen file and its
+baseline records, discovery, configuration, lint) and the command line (flag
+conflicts, output errors).
 
 Promises:
 - It never writes the memory file: no code path opens it for writing. The only files it
@@ -4342,14 +4343,15 @@ def repo_root(start: str) -> str | None:
 # `.git` names (per worktree), in `memory-diff/`: one index per build and option set
 # (`results-*.marshal`: path -> the file's identity, when it was read, which pack holds
 # its result) and the packs of results (`<sha256>.marshal`, named by the hash of their
-# bytes, so a corrupt one is told at once, each result naming the file and identity it
-# was read for and the pack the index it was kept for, so an index pointing elsewhere is
-# told too: packed); what findings() kept of its comparisons (Links), named the same way
-# by the index's `links`; discovery's reading goes in `discovery-*.marshal`. Every file
-# holds plain values (lists, strings, ints) as marshal writes them (cache_bytes),
-# checked against a SHA-256 before it is decoded and field by field as it is rebuilt.
-# Anything wrong with the cache (missing, unreadable, unwritable, from another build,
-# corrupt) means the file is read again: never an error, never another answer. Writes go to a temporary file renamed into place, so two hooks at once can
+# bytes, so a corrupt one is told at once; a pack names the index it was kept for, and
+# each result in it the file and identity it was read for, so an index pointing
+# elsewhere is told too: packed); what findings() kept of its comparisons (Links), named
+# the same way by the index's `links`; discovery's reading goes in `discovery-*.marshal`.
+# Every file holds plain values (lists, strings, ints) as marshal writes them
+# (cache_bytes), checked against a SHA-256 before it is decoded and field by field as it
+# is rebuilt. Anything wrong with the cache (missing, unreadable, unwritable, from
+# another build, corrupt) means the file is read again: never an error, never another
+# answer. Writes go to a temporary file renamed into place, so two hooks at once can
 # lose each other's entries but never corrupt one.
 
 CACHE_FOLDER = "memory-diff"
@@ -4378,7 +4380,7 @@ CACHE_GRACE_NS = 60_000_000_000  # a pack or temporary file this new may be anot
 # A run whose results would lie in more packs than this writes one pack of all it used, as
 # git packs loose objects: a session that ended leaves a pack of its own, and the hook
 # then reads one file for the sessions that did not change, where it read one a session
-# (800 real-sized sessions: 36 ms to read and rebuild as a file each, 10 ms as one pack).
+# (800 real-sized sessions: 35 ms to read and rebuild as a JSON file each, 17 ms as one pack).
 CACHE_PACKS = 8
 RESULT_NAME = Lazy(r"[0-9a-f]{64}")  # a pack's (or the links') file name, without its suffix: its SHA-256
 
@@ -6029,8 +6031,9 @@ def process_or_error(index: int, path: str, opts: Options, walked: bool) -> File
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                    cache: CacheIndex | None) -> tuple[list[FileResult], int]:
     """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache's packs, and how many were. The results read are kept as one pack (all
-    the run used, where it took them from more than CACHE_PACKS packs), and only where
+    from the cache's packs, and how many were. The results read are kept as one new pack
+    (of all the run used, where the run's results would otherwise lie in more than
+    CACHE_PACKS packs), and only where
     the file's identity was the same before and after reading it and the result comes
     back from its bytes equal to what was read: on reuse the output is that of a run
     without the cache."""
@@ -6058,7 +6061,7 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
         ident = before.get(index)
         if ident is not None and file_identity(paths[index]) == ident:
             kept.append((index, ident))
-    if kept and packs + 1 > CACHE_PACKS:  # one pack for all this run used
+    if kept and packs + 1 > CACHE_PACKS:  # the new pack would make one too many: one pack of all
         kept += [(i, cache.entries[os.path.abspath(paths[i])][1]) for i in reused]
     if kept:
         kept.sort()
@@ -6067,12 +6070,12 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
         asked = {os.path.abspath(paths[i]): (i, paths[i], ident, paths[i] in walked) for i, ident in kept}
         with contextlib.suppress(ValueError, TypeError):
             again = unpacked(cache_value(data), asked, cache.name)
-            same = [i for i, ident in kept if again.get(i) == results[i]
+            same = [(i, ident) for i, ident in kept if again.get(i) == results[i]
                     and list(again[i].stats.items()) == list(results[i].stats.items())]
             name = cache.store(data) if same else None
-            for i in same if name else ():
-                cache.put(os.path.abspath(paths[i]), paths[i], asked[os.path.abspath(paths[i])][2],
-                          paths[i] in walked, name)
+            if name:
+                for i, ident in same:
+                    cache.put(os.path.abspath(paths[i]), paths[i], ident, paths[i] in walked, name)
     return [results[i] for i in range(len(paths))], len(reused)
 
 
