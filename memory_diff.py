@@ -2943,6 +2943,12 @@ def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
         if isinstance(session, str) and SESSION_ID.fullmatch(session):
             named = stem == session or stem.endswith("-" + session)
             return f"{fmt}:{session}" + ("" if named else f"/{urllib.parse.quote(stem)}")
+    return file_key(path)
+
+
+def file_key(path: str) -> str:
+    """The conversation key of a transcript whose agent wrote no session id: its real
+    path, relative to the repository root (or to the home folder, outside it)."""
     real = os.path.realpath(path)
     root = _cwd_root()
     shown = os.path.relpath(real, root) if inside(real, root) else home_display(real)
@@ -4433,13 +4439,25 @@ def cache_bytes(value: Any) -> bytes:
 
 def cache_value(data: bytes) -> Any:
     """What cache_bytes wrote; ValueError when the bytes are not what it writes (a
-    corrupt or truncated file is told by its hash before anything is decoded)."""
+    corrupt or truncated file is told by its hash before anything is decoded; bytes
+    written with the right hash by hand may still be no values of this build's: marshal
+    raises what it raises, SystemError for a code object it cannot build among them)."""
     if hashlib.sha256(data[32:]).digest() != data[:32]:
         raise ValueError("a cache file of other bytes")
     try:
         return marshal.loads(data[32:])
-    except (EOFError, TypeError) as error:
+    except Exception as error:
         raise ValueError("a cache file of another shape") from error
+
+
+def cache_file(path: str) -> bytes:
+    """A file of the cache, read whole; OSError when it is not a regular file (a FIFO in
+    its place would block the run, a device never end) or cannot be read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb", buffering=0) as handle:  # unbuffered: read whole at once
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        return handle.read()
 
 
 def _atomic_write(folder: str, name: str, data: bytes) -> bool:
@@ -4462,6 +4480,14 @@ def _atomic_write(folder: str, name: str, data: bytes) -> bool:
         return False
 
 
+def sound_entry(entry: Any) -> bool:
+    """An index entry of the shape put writes: [absolute path, identity, stamp, last run
+    used, detail, value], each of its plain type (get checks the entries it uses)."""
+    return type(entry) is list and len(entry) == 6 and type(entry[0]) is str and type(entry[1]) is list \
+        and len(entry[1]) == 5 and all(type(n) is int for n in entry[1]) and type(entry[2]) is int \
+        and type(entry[3]) is int and type(entry[4]) in (bool, str) and type(entry[5]) in (str, type(None))
+
+
 class CacheIndex:
     """One index of the cache. An entry: [absolute path, identity, stamp, last run used,
     detail, value], where stamp is when the run that read the file began (see RACY_NS)."""
@@ -4475,8 +4501,7 @@ class CacheIndex:
         self.unnamed: set[Any] = set()  # what this run stopped naming: prune looks at it
         self.links: str | None = None  # the name of what findings() kept (Links)
         try:
-            with open(os.path.join(folder, self.name), "rb") as handle:
-                doc = cache_value(handle.read())
+            doc = cache_value(cache_file(os.path.join(folder, self.name)))
             if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
                     and type(doc["entries"]) is dict:
                 self.run, self.entries = doc["run"] + 1, doc["entries"]
@@ -4490,8 +4515,9 @@ class CacheIndex:
         entry = self.entries.get(name)
         try:
             ident = file_identity(path)
-            fresh = ident is not None and entry[0] == (absolute or os.path.abspath(path)) and entry[1] == ident \
-                and entry[4] == detail and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2]
+            fresh = ident is not None and type(entry) is list and len(entry) == 6 \
+                and entry[0] == (absolute or os.path.abspath(path)) and entry[1] == ident and entry[4] == detail \
+                and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2] and type(entry[5]) in (str, type(None))
         except (TypeError, IndexError, KeyError):
             fresh = False
         if not fresh:
@@ -4527,14 +4553,17 @@ class CacheIndex:
             if name in self.used:
                 entry[3] = self.run
                 kept[name] = entry
-            elif type(entry) is list and len(entry) == 6 and type(entry[3]) is int \
-                    and self.run - entry[3] < CACHE_RUNS and type(entry[0]) is str and os.path.exists(entry[0]):
+            elif sound_entry(entry) and self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0]):
                 kept[name] = entry
         self.unnamed.update(entry[5] for name, entry in self.entries.items()
                             if name not in kept and type(entry) is list and len(entry) == 6 and type(entry[5]) is str)
         self.entries = kept
         doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept, "links": self.links}
-        if _atomic_write(self.folder, self.name, cache_bytes(doc)):
+        try:
+            data = cache_bytes(doc)
+        except ValueError:  # what get or put would never have kept: nothing is written
+            return
+        if _atomic_write(self.folder, self.name, data):
             self.prune()
 
     def prune(self) -> None:
@@ -4573,8 +4602,7 @@ class CacheIndex:
             if index == self.name:
                 continue
             try:
-                with open(os.path.join(self.folder, index), "rb") as handle:
-                    doc = cache_value(handle.read())
+                doc = cache_value(cache_file(os.path.join(self.folder, index)))
                 named.update(entry[5] for entry in doc["entries"].values())
                 named.add(doc.get("links"))
             except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
@@ -4596,8 +4624,7 @@ class CacheIndex:
         """Keep cache_bytes' bytes (a pack, links); their name, or None when they cannot be kept."""
         name = data[:32].hex()
         try:
-            with open(os.path.join(self.folder, name + CACHE_SUFFIX), "rb") as handle:
-                kept = handle.read() == data  # a corrupt one is written again
+            kept = cache_file(os.path.join(self.folder, name + CACHE_SUFFIX)) == data  # a corrupt one is written again
         except OSError:
             kept = False
         return name if kept or _atomic_write(self.folder, name + CACHE_SUFFIX, data) else None
@@ -4619,8 +4646,7 @@ class CacheIndex:
         if type(name) is not str or len(name) != 64:
             return None
         try:
-            with open(os.path.join(self.folder, name + CACHE_SUFFIX), "rb", buffering=0) as handle:
-                data = handle.read()  # unbuffered: the file is read whole at once
+            data = cache_file(os.path.join(self.folder, name + CACHE_SUFFIX))
             return cache_value(data) if data[:32].hex() == name else None
         except (OSError, ValueError):
             return None
@@ -4673,17 +4699,34 @@ def plain_result(result: FileResult, path: str) -> Any:
     return [rows, list(result.stats.items()), explain, writes, result.conversation, result.through]
 
 
+# The largest number a kept result holds (a line, a score, a counter): larger ones are of
+# no run of this build, and one past 4,300 digits could not even be printed.
+CACHE_INT = 1 << 63
+
+
 def _of(value: Any, *kinds: Any) -> Any:
-    if type(value) not in kinds:
+    if type(value) not in kinds or type(value) is int and not -CACHE_INT < value < CACHE_INT:
         raise ValueError("a cache entry of another shape")
     return value
 
 
+def _small(numbers: Iterable[int]) -> bool:
+    """Are these ints within CACHE_INT? Told by array's C loop: min() and max() took a
+    millisecond a pack of 800 sessions' results."""
+    try:
+        array.array("q", numbers)
+    except OverflowError:
+        return False
+    return True
+
+
 # A kept candidate's fields, one column a field, and the types each column's values may
-# have (a timestamp, a conversation and a request line may be None); the input index, the
-# file and the request's path come from the run that takes it up. Kept as columns, a
+# have (a timestamp, a conversation and a request line may be None; a request line past
+# CACHE_INT fails as the request is rebuilt); the input index, the file and the request's
+# path come from the run that takes it up. Kept as columns, a
 # column's types are told in one pass of C code and the candidates built by zip, with no
 # Python loop a candidate.
+INTS = frozenset((int,))
 CANDIDATE_COLUMNS: tuple[frozenset[type], ...] = tuple(frozenset(kinds) for kinds in (
     (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
     (int,), (int,), (int,),  # order, without the input index: line, message, sentence
@@ -4708,12 +4751,13 @@ def packed(kept: list[tuple[str, list[int], bool, FileResult]], index: str) -> A
 def unpacked(pack: Any, wanted: dict[str, tuple[int, str, list[int], bool]], index: str) -> dict[int, FileResult]:
     """The results of a pack (packed's) that `wanted` asks for, by input index: wanted
     maps an absolute path to its input index, the path as given, its identity and
-    whether it was walked, and a member is taken only where all are its. ValueError (or
+    whether it was walked, and a member is taken only where all are its (and where a
+    conversation key of the file itself, a baseline's, is the one this run gives it). ValueError (or
     TypeError) when the pack is not what packed writes for the index named `index`."""
     name, members, columns = _of(pack, list)
     if name != index or type(members) is not list or type(columns) is not list \
             or len(columns) != len(CANDIDATE_COLUMNS) \
-            or any(type(column) is not list or not set(map(type, column)) <= kinds
+            or any(type(column) is not list or not set(map(type, column)) <= kinds or kinds == INTS and not _small(column)
                    for column, kinds in zip(columns, CANDIDATE_COLUMNS)) or len(set(map(len, columns))) != 1:
         raise ValueError("a cache entry of another shape")
     text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, source, \
@@ -4741,8 +4785,10 @@ def unpacked(pack: Any, wanted: dict[str, tuple[int, str, list[int], bool]], ind
         if at < 0:
             continue
         _, _, _, _, stats_in, explain_in, writes_in, conversation_key, through = member
+        if type(conversation_key) is str and conversation_key.startswith("file:") and conversation_key != file_key(path):
+            continue  # a key of the path (a baseline's) that moved with a link or the home folder: read again
         stats: Counter[str] = Counter(dict(_of(stats_in, list)))
-        if len(stats) != len(stats_in) or set(map(type, stats)) - {str} or set(map(type, stats.values())) - {int}:
+        if len(stats) != len(stats_in) or set(map(type, stats)) - {str} or set(map(type, stats.values())) - INTS:
             raise ValueError("a cache entry of another shape")
         explain = []
         if _of(explain_in, list):
@@ -4755,6 +4801,8 @@ def unpacked(pack: Any, wanted: dict[str, tuple[int, str, list[int], bool]], ind
                   for line, target, added in _of(writes_in, list)]
         results[at] = FileResult(candidates[start - count:start], stats, explain, writes,
                                  _of(conversation_key, str, type(None)), _of(through, int))
+    if not _small(itertools.chain.from_iterable(result.stats.values() for result in results.values())):
+        raise ValueError("a cache entry of another shape")
     return results
 
 

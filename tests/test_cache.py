@@ -3,6 +3,7 @@ bytes as `--no-cache`, on every output; only `cached_files` differs. Every test 
 a temporary repository, never in this one."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -399,6 +400,54 @@ def replace_with_folders(folder: Path) -> None:
             path.mkdir()
 
 
+def hashed(data: bytes) -> bytes:
+    """Bytes under the SHA-256 header the module checks: what a hand or another build wrote."""
+    import hashlib
+    return hashlib.sha256(data).digest() + data
+
+
+def code_object() -> bytes:
+    """marshal's bytes of a code object marshal cannot build (more positional-only
+    arguments than arguments): loading them raises SystemError."""
+    import marshal
+    data = bytearray(marshal.dumps((lambda: 0).__code__, 2))
+    data[5:9] = (7).to_bytes(4, "little")
+    return bytes(data)
+
+
+def index_bytes(change: Any) -> Any:
+    """Each results index replaced by the bytes change(index) gives, hashed."""
+    def corrupt(folder: Path) -> None:
+        for index in indexes(folder):
+            with contextlib.suppress(ValueError):  # one this corruption wrote before stays so
+                index.write_bytes(hashed(change(read_kept(index))))
+    return corrupt
+
+
+def holding_itself(doc: dict[str, Any]) -> bytes:
+    import marshal
+    loop: list[Any] = []
+    loop.append(loop)
+    for entry in doc["entries"].values():
+        entry.append(loop)
+    return marshal.dumps(doc, 4)  # marshal's format 4 writes references: a list in itself
+
+
+def packs_of_bytes(data: bytes) -> Any:
+    """Every entry pointed at one pack of these bytes, under their hash."""
+    def corrupt(folder: Path) -> None:
+        name = hashed(data)[:32].hex()
+        (folder / f"{name}{md.CACHE_SUFFIX}").write_bytes(hashed(data))
+        rewrite_index(lambda doc: {**doc, "entries": {k: [*e[:5], name] for k, e in doc["entries"].items()}})(folder)
+    return corrupt
+
+
+def fifo_for_index(folder: Path) -> None:
+    for index in indexes(folder):
+        index.unlink()
+        os.mkfifo(index)
+
+
 def truncate_everything(folder: Path) -> None:
     for path in folder.iterdir():
         path.write_bytes(b"")
@@ -459,6 +508,20 @@ CORRUPTIONS = [
                  id="index-names-lists"),
     pytest.param(rewrite_index(lambda doc: {**doc, "links": ["x"]}), id="index-links-a-list"),
     pytest.param(truncate_everything, id="everything-empty"),
+    pytest.param(index_bytes(lambda doc: code_object()), id="index-a-code-object-of-no-build"),
+    pytest.param(packs_of_bytes(code_object()), id="pack-a-code-object-of-no-build"),
+    pytest.param(packs_of_bytes(b"(\xff\xff\x00\x00"), id="pack-a-tuple-longer-than-its-bytes"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: tuple(e) for k, e in doc["entries"].items()}}),
+                 id="index-entries-tuples"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: e[:5] for k, e in doc["entries"].items()}}),
+                 id="index-entries-a-field-short"),
+    pytest.param(index_bytes(holding_itself), id="index-entries-holding-themselves"),
+    pytest.param(rewrite_packs(lambda pack: [*pack[:2], [*pack[2][:3], [10**5000] * len(pack[2][3]), *pack[2][4:]]]),
+                 id="pack-a-line-of-5001-digits"),
+    pytest.param(members_changed(lambda m: [*m[:4], [[k, 10**30] for k, _ in m[4]], *m[5:]]),
+                 id="pack-a-counter-past-64-bits"),
+    pytest.param(fifo_for_index, id="index-a-fifo", marks=pytest.mark.skipif(not hasattr(os, "mkfifo"),
+                                                                            reason="no FIFOs here")),
     pytest.param(replace_with_folders, id="folders-in-place-of-files"),
     pytest.param(lambda folder: shutil.rmtree(folder), id="deleted"),
     pytest.param(rewrite_links(lambda kept: ["results-of-another.json", kept[1]]), id="links-of-another-index"),
@@ -778,3 +841,20 @@ def test_a_kept_candidate_of_another_shape_is_not_reused(column: int, value: Any
         columns.append([value])
     with pytest.raises((ValueError, TypeError)):
         md.unpacked(pack, {os.path.abspath("t.jsonl"): (0, "t.jsonl", IDENT, True)}, "results-x")
+
+
+@pytest.mark.parametrize(("key", "taken"), [
+    pytest.param(None, True, id="no-key"),
+    pytest.param("claude:00000000-0000-4000-8000-cccccccccccc", True, id="a-session-id"),
+    pytest.param(md.file_key("t.jsonl"), True, id="the-file-key-of-this-run"),
+    pytest.param("file:elsewhere/t.jsonl", False, id="a-file-key-moved-with-a-link-or-home"),
+])
+def test_a_member_keyed_by_its_path_is_taken_where_the_key_is_this_runs(key: Any, taken: bool) -> None:
+    # A baseline's key of a transcript that names no session is its real path: a link
+    # repointed at a hard link of the same file, or another home folder, moves it.
+    cand = md.Candidate("Never deploy on Fridays.", "never deploy on fridays", "user", "t.jsonl", 3,
+                        None, "constraint", 6, (0, 3, 1, 0), "t.jsonl")
+    result = md.FileResult([cand], md.Counter({"prose": 1}), [], [], key, 4)
+    pack = md.cache_value(md.cache_bytes(md.packed([("t.jsonl", IDENT, True, result)], "results-x")))
+    got = md.unpacked(pack, {os.path.abspath("t.jsonl"): (0, "t.jsonl", IDENT, True)}, "results-x")
+    assert got == ({0: result} if taken else {})
