@@ -4511,7 +4511,8 @@ class CacheIndex:
 
     def get(self, name: str, path: str, detail: Any, absolute: str = "") -> tuple[bool, Any]:
         """(True, value) when the entry is certainly of the file as it is now (`absolute`:
-        its absolute path, where the caller has it)."""
+        its absolute path, where the caller has it). The entry's shape is sound_entry's,
+        told faster: its identity and detail are compared with values of their types."""
         entry = self.entries.get(name)
         try:
             ident = file_identity(path)
@@ -4723,9 +4724,8 @@ def _small(numbers: Iterable[int]) -> bool:
 # A kept candidate's fields, one column a field, and the types each column's values may
 # have (a timestamp, a conversation and a request line may be None; a request line past
 # CACHE_INT fails as the request is rebuilt); the input index, the file and the request's
-# path come from the run that takes it up. Kept as columns, a
-# column's types are told in one pass of C code and the candidates built by zip, with no
-# Python loop a candidate.
+# path come from the run that takes it up. Kept as columns, a column's types are told in
+# one pass of C code and the candidates built by zip, with no Python loop a candidate.
 INTS = frozenset((int,))
 CANDIDATE_COLUMNS: tuple[frozenset[type], ...] = tuple(frozenset(kinds) for kinds in (
     (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
@@ -4752,8 +4752,9 @@ def unpacked(pack: Any, wanted: dict[str, tuple[int, str, list[int], bool]], ind
     """The results of a pack (packed's) that `wanted` asks for, by input index: wanted
     maps an absolute path to its input index, the path as given, its identity and
     whether it was walked, and a member is taken only where all are its (and where a
-    conversation key of the file itself, a baseline's, is the one this run gives it). ValueError (or
-    TypeError) when the pack is not what packed writes for the index named `index`."""
+    conversation key of the file itself, a baseline's, is the one this run gives it).
+    ValueError (or TypeError) when the pack is not what packed writes for the index
+    named `index`."""
     name, members, columns = _of(pack, list)
     if name != index or type(members) is not list or type(columns) is not list \
             or len(columns) != len(CANDIDATE_COLUMNS) \
