@@ -4454,10 +4454,13 @@ def cache_file(path: str) -> bytes:
     """A file of the cache, read whole; OSError when it is not a regular file (a FIFO in
     its place would block the run, a device never end) or cannot be read."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb", buffering=0) as handle:  # unbuffered: read whole at once
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path}: not a regular file")
-        return handle.read()
+        return _read_exactly(fd, info.st_size)  # written whole and renamed into place: it does not grow
+    finally:
+        os.close(fd)
 
 
 def _atomic_write(folder: str, name: str, data: bytes) -> bool:
@@ -6046,7 +6049,7 @@ def forked_map(function: Any, count: int, workers: int) -> list[Any]:
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
-    """`size` bytes from a pipe, fewer only where it ends."""
+    """`size` bytes from a pipe or a file, fewer only where it ends."""
     parts, left = [], size
     while left:
         part = os.read(fd, min(left, READ_BUFFER))
