@@ -4386,7 +4386,7 @@ CACHE_GRACE_NS = 60_000_000_000  # a pack or temporary file this new may be anot
 # A run whose results would lie in more packs than this writes one pack of all it used, as
 # git packs loose objects: a session that ended leaves a pack of its own, and the hook
 # then reads one file for the sessions that did not change, where it read one a session
-# (800 real-sized sessions: 35 ms to read and rebuild as a JSON file each, 17 ms as one pack).
+# (800 real-sized sessions: 35 ms to read and rebuild as a JSON file each, 18 ms as one pack).
 CACHE_PACKS = 8
 RESULT_NAME = Lazy(r"[0-9a-f]{64}")  # a pack's (or the links') file name, without its suffix: its SHA-256
 
