@@ -4388,7 +4388,7 @@ CACHE_GRACE_NS = 60_000_000_000  # a pack or temporary file this new may be anot
 # then reads one file for the sessions that did not change, where it read one a session
 # (800 real-sized sessions: 35 ms to read and rebuild as a JSON file each, 18 ms as one pack).
 CACHE_PACKS = 8
-RESULT_NAME = Lazy(r"[0-9a-f]{64}")  # a pack's (or the links') file name, without its suffix: its SHA-256
+HASH_NAME = Lazy(r"[0-9a-f]{64}")  # a pack's (or the links') file name, without its suffix: its SHA-256
 
 
 def git_dir(root: str) -> str | None:
@@ -4587,7 +4587,7 @@ class CacheIndex:
         if self.run != 1 and self.run % CACHE_RUNS:
             if self.kind == "results" and self.unnamed:  # (discovery's values are what it read, no file names)
                 for name in self.unnamed - self.named():
-                    if type(name) is str and RESULT_NAME.fullmatch(name):
+                    if type(name) is str and HASH_NAME.fullmatch(name):
                         delete(name + CACHE_SUFFIX)
             return
         try:
@@ -4614,7 +4614,7 @@ class CacheIndex:
         for name in names:
             if name.startswith(".tmp-") or name.endswith(FORMER_SUFFIX) or \
                     name.endswith(CACHE_SUFFIX) and name[:-len(CACHE_SUFFIX)] not in named \
-                    and RESULT_NAME.fullmatch(name[:-len(CACHE_SUFFIX)]):
+                    and HASH_NAME.fullmatch(name[:-len(CACHE_SUFFIX)]):
                 delete(name)
 
     def named(self) -> set[Any]:

@@ -535,6 +535,12 @@ def clear_cache(repo: Path) -> Callable[[], None]:
     return lambda: shutil.rmtree(repo / ".git" / "memory-diff", ignore_errors=True)
 
 
+def touch(path: Path) -> None:
+    """Modified now, as a live session is between two commits: read again, whatever the cache holds."""
+    now = time.time_ns()
+    os.utime(path, ns=(now, now))
+
+
 def age(paths: Sequence[Path]) -> None:
     """An hour old: past the racy window, as finished sessions are (a file modified in the
     two seconds before a run is read again whatever the cache holds)."""
@@ -691,16 +697,12 @@ def bench_hook(args: argparse.Namespace, installed: Path, tmp: Path) -> list[str
               f"({fmt_mb(total)}), generated in {time.perf_counter() - started:.1f} s, "
               f"{args.repeat} round(s) ...", flush=True)
 
-        def touch(path: Path = new) -> None:
-            now = time.time_ns()
-            os.utime(path, ns=(now, now))
-
         def grow(path: Path = new, stream: Iterator[str] = stream) -> None:
             write_session(path, stream, int(args.hook_grow_kb * 1000), mode="a")
         env = {"CLAUDE_CONFIG_DIR": str(config)}
         start = ["-c", INSTALLED_SCRIPT, str(installed), "build", "--memory", str(memory)]
         one = Variant("one new session", [sys.executable, *start, str(new), "--no-cache"], cwd=repo, env=env)
-        hook = Variant("hook", [sys.executable, *start], cwd=repo, env=env, before=touch)
+        hook = Variant("hook", [sys.executable, *start], cwd=repo, env=env, before=lambda path=new: touch(path))
         grown = Variant("hook, grown", [sys.executable, *start], cwd=repo, env=env, before=grow)
         cold = Variant("hook --no-cache", [sys.executable, *start, "--no-cache"], cwd=repo, env=env)
         run_rounds([one, hook, grown, cold], args.repeat, tmp)
@@ -765,13 +767,10 @@ def bench_hook_real(args: argparse.Namespace, installed: Path, tmp: Path) -> lis
               f"({fmt_mb(total)}), written in {time.perf_counter() - started:.1f} s, {args.repeat} round(s) ...",
               flush=True)
 
-        def touch(path: Path = new) -> None:
-            now = time.time_ns()
-            os.utime(path, ns=(now, now))
         env = {"CLAUDE_CONFIG_DIR": str(config)}
         start = ["-c", INSTALLED_SCRIPT, str(installed), "build", "--memory", str(memory)]
         one = Variant("one new session", [sys.executable, *start, str(new), "--no-cache"], cwd=repo, env=env)
-        hook = Variant("hook", [sys.executable, *start], cwd=repo, env=env, before=touch)
+        hook = Variant("hook", [sys.executable, *start], cwd=repo, env=env, before=lambda path=new: touch(path))
         run_rounds([one, hook], args.repeat, tmp)
         line = f"hook-real: {n} sessions + 1 new ({fmt_mb(total)}): hook / one new session alone {paired_ratio(hook, one):.2f}x"
         print(line)

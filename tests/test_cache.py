@@ -120,7 +120,7 @@ def indexes(folder: Path) -> list[Path]:
 
 def packs(folder: Path) -> list[Path]:
     """The packs and the links: the files named by the SHA-256 of their bytes."""
-    return sorted(p for p in folder.glob(f"*{md.CACHE_SUFFIX}") if md.RESULT_NAME.fullmatch(p.stem))
+    return sorted(p for p in folder.glob(f"*{md.CACHE_SUFFIX}") if md.HASH_NAME.fullmatch(p.stem))
 
 
 def comparable(stdout: bytes) -> bytes:
