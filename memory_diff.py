@@ -943,62 +943,6 @@ def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
     return "|".join(parts)
 
 
-def ascii_form(pattern: str) -> str:
-    """The pattern without its top-level alternatives that open with a non-ASCII
-    character (after a `^`): on text that holds none of those characters (see
-    other_firsts), ASCII text among it, the rest finds exactly what the whole does,
-    faster (the engine need not try the Chinese alternatives at every position).
-    "(?!)" when nothing is left."""
-    kept = [a for a in top_alternatives(pattern) if not opens_non_ascii(a.removeprefix("^"))]
-    return "|".join(kept) if kept else "(?!)"
-
-
-def other_firsts(patterns: Iterable[str]) -> re.Pattern[str]:
-    """The characters that open the alternatives ascii_form leaves out of these
-    patterns: text without any of them (a dash or an arrow makes text non-ASCII, not
-    Chinese) is matched by the ASCII forms."""
-    firsts = {a.removeprefix("^")[0] for p in patterns for a in top_alternatives(p) if opens_non_ascii(a.removeprefix("^"))}
-    return Lazy("[" + re.escape("".join(sorted(firsts))) + "]" if firsts else "(?!)")
-
-
-def ascii_forms_serve(text: str, firsts: re.Pattern[str]) -> bool:
-    """Whether the ASCII forms find in `text` what the whole patterns do: it holds none of
-    their left-out alternatives' first characters (`firsts`, from other_firsts)."""
-    return text.isascii() or not firsts.search(text)
-
-
-def top_alternatives(pattern: str) -> list[str]:
-    """A pattern's top-level alternatives: its `|` outside groups and classes."""
-    alternatives, depth, start, i = [], 0, 0, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 1
-        elif char == "[":  # a class: its `|` and parentheses are characters
-            i += 1 + (pattern[i + 1:i + 2] == "^")
-            i += pattern[i:i + 1] == "]"  # a `]` first in a class is one of its characters
-            while pattern[i] != "]":
-                i += 1 + (pattern[i] == "\\")
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            alternatives.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    alternatives.append(pattern[start:])
-    return alternatives
-
-
-def opens_non_ascii(alternative: str) -> bool:
-    """Whether an alternative needs a non-ASCII character first: one that is not
-    optional (`中?`, `中*`, `中{0,1}`) and that re.IGNORECASE cannot match to an ASCII
-    letter (`ſ` matches `s`, the Kelvin sign `k`: FOLD_LIKE_IGNORECASE)."""
-    first = alternative[:1]
-    return not first.isascii() and ord(first) not in FOLD_LIKE_IGNORECASE and alternative[1:2] not in ("?", "*", "{")
-
-
 def phrase_pattern(phrases: str) -> str:
     """A SIGNAL rule's literal phrases as one alternation; ASCII phrases as whole words."""
     return "|".join(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p) for p in phrases.split("|"))
@@ -1011,52 +955,11 @@ def rule_name(match: re.Match[str]) -> str:
 
 # SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
 SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
-# What an ASCII sentence is matched against instead (see ascii_form): the Chinese rules
-# and phrases left out, twice as fast.
-SIGNAL_ASCII = Lazy(rules_pattern((name, form) for name, form in ((name, ascii_form(phrase_pattern(phrases)))
-                                                                  for name, phrases in SIGNAL_RULES) if form != "(?!)"))
 # Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
 # signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
-
-
-class WordStart:
-    """A pattern that opens with `\\b` and has one top-level alternative, searched as
-    the rest of it, the word boundary tested where the rest matches. The engine skips
-    ahead to the places where the rest's first characters occur; a leading `\\b` keeps
-    it from that, so every place is tried (measured on the corpus: the score rules
-    opening with `\\b` take 0.6 of the time). The same matches: `\\b` is a test of
-    one place, whether the characters before and at it differ in being word characters."""
-
-    def __init__(self, pattern: str) -> None:
-        self.pattern, self.rest = pattern, Lazy(pattern.removeprefix(r"\b"))
-
-    def search(self, text: str) -> re.Match[str] | None:
-        match = self.rest.search(text)
-        while match:
-            at = match.start()
-            if (at > 0 and _word_char(text[at - 1])) != (at < len(text) and _word_char(text[at])):
-                return match
-            match = self.rest.search(text, at + 1) if at < len(text) else None
-        return None
-
-
-def _word_char(char: str) -> bool:
-    """What `\\w` matches in a str pattern."""
-    return char.isalnum() or char == "_"
-
-
-def searcher(pattern: str) -> re.Pattern[str] | WordStart:
-    """The pattern compiled, or as a WordStart where that finds the same matches faster."""
-    return WordStart(pattern) if pattern.startswith(r"\b") and len(top_alternatives(pattern)) == 1 \
-        else Lazy(pattern)
-
-
-# Like SIGNAL, the score rules are matched against the lower-cased sentence; an ASCII
-# sentence against their ASCII form.
-SCORE = tuple((name, who, Lazy(pattern), searcher(ascii_form(pattern)), points)
-              for name, who, pattern, points in SCORE_RULES)
-SCORE_OTHER = other_firsts(pattern for _, _, pattern, _ in SCORE_RULES)
+# Like SIGNAL, the score rules are matched against the lower-cased sentence.
+SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
@@ -1079,25 +982,6 @@ SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"),
 # not in it: they occur so often that `in` over the phrase list is faster than stopping
 # at each one (measured: twice the time for both together).
 SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
-
-
-def phrase_groups(phrases: Iterable[str]) -> tuple[tuple[str, ...], tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]]:
-    """The phrases alone, and those that open with the same word ("only reads", "only
-    handles", ...) as groups: one pass over a message (`in` for a phrase alone, a
-    group's alternation, which opens with its shared literal, for a group) rules out a
-    phrase or a group, and `in` finds a group's phrases only where one of them occurs."""
-    heads: dict[str, list[str]] = {}
-    for phrase in phrases:
-        heads.setdefault(re.split(r"[ -]", phrase, maxsplit=1)[0] if phrase.isascii() else phrase, []).append(phrase)
-    return (tuple(group[0] for group in heads.values() if len(group) == 1),
-            tuple((Lazy("|".join(map(re.escape, group))), tuple(group)) for group in heads.values() if len(group) > 1))
-
-
-ASCII_GROUPS = phrase_groups(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
-OTHER_GROUPS = phrase_groups(p for p in SIGNAL_PHRASES if not p.isascii())
-# A message can hold a non-ASCII phrase, and a sentence match a Chinese SIGNAL rule, only
-# where it holds one's first character (see other_firsts).
-OTHER_FIRSTS = other_firsts(phrase_pattern(phrases) for _, phrases in SIGNAL_RULES)
 
 
 # --------------------------------------------------------------------------------------
@@ -2651,8 +2535,6 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     sentence's message (see signal_phrases)."""
     text = sentence.strip()
     lowered = text.lower()
-    if signal is SIGNAL and ascii_forms_serve(lowered, OTHER_FIRSTS):
-        signal = SIGNAL_ASCII
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
         return NO_SIGNAL
@@ -2707,8 +2589,7 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them."""
     parts = [("base", BASE_SCORE)]
     lowered = text.lower()
-    form = 3 if ascii_forms_serve(lowered, SCORE_OTHER) else 2
-    parts += [(rule[0], rule[4]) for rule in SCORE if rule[1] in ("", role) and rule[form].search(lowered)]
+    parts += [(name, points) for name, who, pattern, points in SCORE if who in ("", role) and pattern.search(lowered)]
     columns = width(text, SCORE_WIDE)
     if columns < SHORT_WIDTH and not any(name in USER_RULES for name, _ in parts):
         parts.append(("short", SHORT_POINTS))  # brevity is a virtue in a user's rule
@@ -3219,23 +3100,9 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
 
 def signal_phrases(lowered: str) -> list[str]:
     """The SIGNAL phrases that occur in a lower-cased message. Its sentences are pieces
-    of it, so a sentence can match SIGNAL only where it holds one of these. Most messages
-    hold none and are not judged sentence by sentence; the rest check one or two phrases
-    with `in` before the regular expression runs, ten times faster than running it."""
-    found = phrases_in(lowered, ASCII_GROUPS)
-    if not lowered.isascii() and OTHER_FIRSTS.search(lowered):
-        found += phrases_in(lowered, OTHER_GROUPS)
-    return found
-
-
-def phrases_in(lowered: str, phrase_groups: tuple[tuple[str, ...], tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]]
-               ) -> list[str]:
-    alone, groups = phrase_groups
-    found = [phrase for phrase in alone if phrase in lowered]
-    for pattern, phrases in groups:
-        if pattern.search(lowered):
-            found += [phrase for phrase in phrases if phrase in lowered]
-    return found
+    of it, so a sentence can match SIGNAL only where it holds one of these: most messages
+    hold none and are not split at all."""
+    return [phrase for phrase in SIGNAL_PHRASES if phrase in lowered]
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
@@ -3802,8 +3669,6 @@ NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can
                 r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
 ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
 # ASCII text is counted by the English markers alone (see ascii_form).
-ASCII_POLARITY = (Lazy(ascii_form(NEGATION.pattern)), Lazy(ascii_form(ALWAYS.pattern)))
-POLARITY_OTHER = other_firsts((NEGATION.pattern, ALWAYS.pattern))
 WORD = Lazy(r"\w+")
 # The index is asked for the RELATED lines sharing the most words with a proposal, and
 # counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
@@ -3842,8 +3707,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
 def polarity(text: str) -> tuple[int, int]:
     """How many negations and how many "always" markers: a flip changes a count, even
     when the reason clause of both sentences holds a negation of its own."""
-    negation, always = ASCII_POLARITY if ascii_forms_serve(text, POLARITY_OTHER) else (NEGATION, ALWAYS)
-    return len(negation.findall(text)), len(always.findall(text))
+    return len(NEGATION.findall(text)), len(ALWAYS.findall(text))
 
 
 class MemoryIndex:
