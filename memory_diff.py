@@ -85,14 +85,11 @@ PROG = "memory-diff"
 
 class Lazy:
     """A regular expression compiled when first used, standing in for re.compile's
-    pattern. Every pattern of the module is one: most runs need only some of them (the
-    Chinese forms of the rules, which English text never reaches; other formats'
-    readers; agents' notes; the JSON output; --explain; the secret kinds a text does not
-    admit), and a run whose transcripts all come from the cache judges nothing. Compiled
-    at import, they took 20 ms, two fifths of a warm run. The first use of a method
-    compiles the pattern and puts the compiled pattern's own methods in the instance,
-    where every later use finds them first: a cold run over the mix took the same time
-    either way, measured alternating."""
+    pattern. Every pattern of the module is one: most runs need only some of them (other
+    formats' readers, --explain, the secret kinds a text does not admit), and a run whose
+    transcripts all come from the cache judges nothing, so compiling them all at import
+    would be most of a warm run. The first use puts the compiled pattern's methods in the
+    instance, where later uses find them first."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -143,12 +140,9 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     ("gotcha", "注意|陷阱|故意|尽力而为|只读取|只处理|只支持|只查找|只检查|只返回|只适用|只跟踪|仅读取|仅处理|仅支持|"
                "仅查找|仅检查|仅返回|仅适用|即使"),
 )
-# Markers measured and left out of SIGNAL: "the bug is", "due to", "fails when", "went
-# with", "I want", "intentionally": on the labelled corpus they mostly fire on sentences
-# that no keyword net of a reviewer catches ("intentionally" raises a candidate's score
-# instead). "Only <verb>s", "best-effort" and "even though" fire there too, but what
-# they added was labelled blind (3 keep, 6 maybe, 6 drop of 15) and they raise recall of
-# keep on both halves (0.52 to 0.55 and 0.46 to 0.62, with the score rules below).
+# Markers left out of SIGNAL: "the bug is", "due to", "fails when", "went with", "I want",
+# "intentionally": they mostly fire on sentences a reviewer drops ("intentionally" raises
+# a candidate's score instead; bench/README.md has the figures).
 
 # NOISE: sentences that carry a marker but are not memory. Each rule names the case it
 # exists for; `--explain` prints the name. Matched against the lower-cased sentence, its
@@ -195,16 +189,26 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
 # A request needs an object: a memory file or "memory" named, "remember that", or a time
 # frame followed by a rule. Sentences of list items and plan steps are never requests
 # ("Step 12: Update CLAUDE.md"), nor in-session reminders ("remember also you have ...").
+# MEMORY FILES: the files agents load as memory, by name, and the agent that reads each.
+# One table for every place that knows them: requests that name one, a session's own
+# edits of one (see memory_writes), and the default memory file at a repository's root.
+MEMORY_FILE_NAMES: dict[str, str] = {
+    "AGENTS.md": "codex", "AGENTS.override.md": "codex",  # Codex, and most other agents: AGENTS.md
+    "CLAUDE.md": "claude", "CLAUDE.local.md": "claude",
+    "GEMINI.md": "gemini",
+}
+_NAMED_FILE = "|".join(re.escape(name.lower()) for name in MEMORY_FILE_NAMES)
+
 _LEAD = r"^(?:(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|now|good|" \
         r"nice|right|please|pls),?\s+)*"
 _ASK = r"(?:(?:can|could|would|will) you (?:please |also )?|please |let'?s |let us |we should |you should |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:claude\.md|claude\.local\.md|agents\.md|gemini\.md|(?:the |your |our |project )?(?:memory|memories|" \
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:memory|memories|" \
           r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
-_MEMORY_ZH = r"\s*(?:CLAUDE\.md|AGENTS\.md|GEMINI\.md|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
+_MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
 _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
@@ -828,6 +832,18 @@ JSON_UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\u2028\u2029]")
 
 # Markdown: fence openers, list and heading marks, bold markers, sentence ends.
 FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def fence_after(fence: str, line: str) -> tuple[str, bool]:
+    """The fence open after `line` ("" for none), given the one open before it, and whether
+    the line belongs to fenced code (its opening, body or closing). As CommonMark has it,
+    a fence closes on the same character, at least as long, with nothing after it."""
+    opened = FENCE.match(line)
+    if not fence:
+        return (opened.group(1), True) if opened else ("", False)
+    closes = opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+        and not line[opened.end():].strip()
+    return ("" if closes else fence), True
 LIST_MARKER = Lazy(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
 EMPHASIS = Lazy(r"(?<!\*)\*\*(?!\*)")
 # A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at a `;` before
@@ -963,7 +979,7 @@ SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points 
 NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
-REQUEST_WORDS = frozenset(("claude.md", "agents.md", "gemini.md", "memor", "rules", "remember", "from now on",
+REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember", "from now on",
                            "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
                            "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
                            "从今", "往后", "规则"))
@@ -1287,7 +1303,7 @@ TOOL_RESULT_REACH = len(b'tool_result", "content": [{')
 # no prose). Inside a JSON string it is rare, and then the line is only parsed.
 GLUE_POINT = Lazy(rb'\}[ \t\r\n]*\{"')
 # The name of a memory file, on a line holding an edit tool's call (see MEMORY_FILE_NAMES).
-MEMORY_FILE_BYTES = Lazy(rb'(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md"')
+MEMORY_FILE_BYTES = Lazy(("(?:" + "|".join(map(re.escape, MEMORY_FILE_NAMES)) + ')"').encode())
 # The file an edit tool's call names, as Claude Code writes the call: its input opens
 # with `file_path` (after `replace_all` when that is set). Only that path is looked at
 # for MEMORY_FILE_BYTES, not the whole line (a Write's content can be megabytes); a call
@@ -1317,7 +1333,7 @@ def claude_reader(opts: Options) -> Any:
         # A compaction summary is the model's words, whatever record carries it.
         role = "user" if kind == "user" and not summary else "assistant"
         content = message.get("content")
-        conversation = _str(record.get("sessionId"))
+        conversation = session_id(record, "claude") or ""
         if role not in opts.roles:
             return set_aside(role, content, line, record.get("timestamp"), conversation)
         if summary:  # asked for: past its boilerplate first line
@@ -1330,9 +1346,8 @@ def claude_reader(opts: Options) -> Any:
     return read
 
 
-# The files agents load as memory, by name: an edit of one in a session is the agent's
-# own unreviewed write (see MemoryWrite).
-MEMORY_FILE_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md"})
+# The tools that edit a file: an edit of a memory file (MEMORY_FILE_NAMES) in a session
+# is the agent's own unreviewed write (see MemoryWrite).
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 
 
@@ -1721,13 +1736,8 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         elif fence or in_edit or line.startswith("<<<<<<< SEARCH") or FENCE.match(line):
             # Fenced code and SEARCH/REPLACE edit blocks (even outside a fence) are
             # file contents.
-            opened = FENCE.match(line)
-            if fence:
-                if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                        and not line[opened.end():].strip():
-                    fence = ""
-            elif opened and not in_edit:
-                fence = opened.group(1)
+            if fence or not in_edit and FENCE.match(line):
+                fence = fence_after(fence, line)[0]
             else:
                 in_edit = not line.startswith(">>>>>>> REPLACE")
             stats["skipped_tool_output"] += 1
@@ -1765,6 +1775,100 @@ SPECSTORY_BLOCKS = {"<tool-use": ("</tool-use>", "skipped_tool_call"),
 SPECSTORY_INJECTED = tuple(f"<{tag}" for tag in INJECTED_TAGS + ("task-notification", "persisted-output"))
 
 
+class SpecStoryTurns:
+    """Where a SpecStory history stands, line by line: the turn (its role, whether it is
+    read, its time) and the block, fence or injected wrapper open in it."""
+
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
+        self.role = ""           # "" before the first turn
+        self.skip = ""           # the counter of a turn that is not read (sidechain, role, ...)
+        self.stamp: str | None = None
+        self.close = self.reason = ""  # the open block: the text that closes it, its counter
+        self.details = 0         # depth of bare <details> blocks (the 2025 layout's tool calls)
+        self.fence = ""
+        self.first = False       # the next text line is the turn's first
+        self.command_at: str | None = None  # time of a turn that invoked a slash command
+
+    def turn(self, match: re.Match[str]) -> str:
+        """A turn header: who speaks next, and whether it is read."""
+        who, sidechain, detail = match.group(1), match.group(2) or match.group(4), match.group(3) or ""
+        when = SPECSTORY_TIME.search(detail)
+        self.stamp = when.group() if when else None
+        self.fence, self.first = "", True
+        # A sidechain's User turn is the prompt the main agent gave its subagent.
+        self.role = "user" if who == "User" and not sidechain else "assistant"
+        self.skip = "skipped_sidechain" if sidechain and not self.opts.include_sidechains else \
+            "skipped_meta" if "<synthetic>" in detail else \
+            "skipped_role" if self.role not in self.opts.roles else ""
+        if self.role == "user" and self.command_at is not None and self.stamp == self.command_at:
+            # The prompt a slash command expands to, written at the same second as the
+            # command (Claude Code marks it isMeta): a template, not speech.
+            self.skip = self.skip or "skipped_meta"
+        self.command_at = None
+        return "skipped_meta"
+
+    def kind(self, line: str) -> str:
+        """The counter a line lands in: "prose" for a line of a turn that is read."""
+        text = line.strip()
+        turn = SPECSTORY_TURN.fullmatch(text) if text.startswith("_**") and not (self.close or self.details) else None
+        if turn:
+            return self.turn(turn)
+        if not text:
+            return "blank"
+        if self.close or self.details:
+            if self.close:
+                self.close = "" if self.close in text else self.close
+            else:
+                self.details += text.count("<details") - text.count("</details")
+            return self.reason
+        if not self.role:
+            return "skipped_meta"  # header comments and the title
+        if self.fence:
+            self.fence = fence_after(self.fence, line)[0]
+            return "skipped_tool_output"
+        return self.block(line, text) or self.spoken(text)
+
+    def block(self, line: str, text: str) -> str:
+        """The counter of a line that opens what is not prose, or ""."""
+        tag = next((tag for tag in SPECSTORY_BLOCKS if text.startswith(tag)), None)
+        if tag:
+            self.close, self.reason = SPECSTORY_BLOCKS[tag]
+            self.close = "" if self.close in text else self.close
+            return self.reason
+        if text.startswith("<details"):
+            self.details = text.count("<details") - text.count("</details")
+            self.reason = "skipped_tool_call"
+            return self.reason
+        self.fence, fenced = fence_after("", line)
+        if fenced:
+            return "skipped_tool_output"
+        if text == "---" or (text.startswith("<!--") and text.endswith("-->")):
+            return "skipped_meta"  # separators, message-id comments
+        if text.startswith("Tool use: **"):
+            return "skipped_tool_call"  # an early layout's tool call outside a block
+        if self.role == "user" and text.startswith(SPECSTORY_INJECTED):
+            tag = text[1:].split(">", 1)[0].split(None, 1)[0]
+            if tag in ("command-name", "command-message"):
+                self.command_at = self.stamp
+            self.close = "" if f"</{tag}>" in text else f"</{tag}>"
+            self.reason = "skipped_injected"
+            return self.reason
+        return ""
+
+    def spoken(self, text: str) -> str:
+        """The counter of a line of a turn's text: "prose" where it is read."""
+        if self.first and self.role == "user" and not self.skip and text.startswith(COMPACTION_OPENING):
+            # A compaction summary: the model's words, past this first line, read only
+            # when asked for (as the Claude Code reader does).
+            self.role, self.first = "assistant", False
+            self.skip = "skipped_summary" if not self.opts.include_summaries else \
+                "skipped_role" if self.role not in self.opts.roles else ""
+            return "skipped_summary"
+        self.first = False
+        return self.skip or "prose"
+
+
 def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                    pos: Position | None = None) -> Iterator[Message]:
     """SpecStory Markdown: User turns are the user, Assistant and Agent turns the
@@ -1772,14 +1876,7 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
     Each physical line is one record, and each prose line is one message, so a
     sentence's line is the line it starts on. Lines a baseline reviewed (`pos.skip`) are
     read for the turns and blocks they open, counted in skipped_baseline, and yield nothing."""
-    role = ""           # "" before the first turn
-    skip = ""           # the counter of a turn that is not read (sidechain, role, ...)
-    stamp: str | None = None
-    close = reason = ""  # the open block: the text that closes it, its counter
-    details = 0         # depth of bare <details> blocks (the 2025 layout's tool calls)
-    fence = ""
-    first = False       # the next text line is the turn's first
-    command_at: str | None = None  # time of a turn that invoked a slash command
+    turns = SpecStoryTurns(opts)
     reviewed = pos.skip if pos is not None else 0
     aside: Counter[str] = Counter()
     number = 0
@@ -1789,94 +1886,13 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if number == 1:
             line = line.lstrip("\ufeff")
-        text = line.strip()
-        turn = SPECSTORY_TURN.fullmatch(text) if text.startswith("_**") and not (close or details) else None
-        if turn:
-            who, sidechain, detail = turn.group(1), turn.group(2) or turn.group(4), turn.group(3) or ""
-            when = SPECSTORY_TIME.search(detail)
-            stamp = when.group() if when else None
-            fence, first = "", True
-            # A sidechain's User turn is the prompt the main agent gave its subagent.
-            role = "user" if who == "User" and not sidechain else "assistant"
-            skip = "skipped_sidechain" if sidechain and not opts.include_sidechains else \
-                "skipped_meta" if "<synthetic>" in detail else \
-                "skipped_role" if role not in opts.roles else ""
-            if role == "user" and command_at is not None and stamp == command_at:
-                # The prompt a slash command expands to, written at the same second as
-                # the command (Claude Code marks it isMeta): a template, not speech.
-                skip = skip or "skipped_meta"
-            command_at = None
-            counts["skipped_meta"] += 1
-            continue
-        if not text:
-            counts["blank"] += 1
-            continue
-        if close or details:
-            counts[reason] += 1
-            if close:
-                close = "" if close in text else close
-            else:
-                details += text.count("<details") - text.count("</details")
-            continue
-        if not role:
-            counts["skipped_meta"] += 1  # header comments and the title
-            continue
-        if fence:
-            opened = FENCE.match(line)
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line[opened.end():].strip():
-                fence = ""
-            counts["skipped_tool_output"] += 1
-            continue
-        block = next((tag for tag in SPECSTORY_BLOCKS if text.startswith(tag)), None)
-        if block:
-            close, reason = SPECSTORY_BLOCKS[block]
-            close = "" if close in text else close
-            counts[reason] += 1
-            continue
-        if text.startswith("<details"):
-            details = text.count("<details") - text.count("</details")
-            reason = "skipped_tool_call"
-            counts[reason] += 1
-            continue
-        opened = FENCE.match(line)
-        if opened:
-            fence = opened.group(1)
-            counts["skipped_tool_output"] += 1
-            continue
-        if text == "---" or (text.startswith("<!--") and text.endswith("-->")):
-            counts["skipped_meta"] += 1  # separators, message-id comments
-            continue
-        if text.startswith("Tool use: **"):
-            counts["skipped_tool_call"] += 1  # an early layout's tool call outside a block
-            continue
-        if role == "user" and text.startswith(SPECSTORY_INJECTED):
-            tag = text[1:].split(">", 1)[0].split(None, 1)[0]
-            if tag in ("command-name", "command-message"):
-                command_at = stamp
-            close = "" if f"</{tag}>" in text else f"</{tag}>"
-            reason = "skipped_injected"
-            counts[reason] += 1
-            continue
-        if first and role == "user" and not skip and text.startswith(COMPACTION_OPENING):
-            # A compaction summary: the model's words, past this first line, read only
-            # when asked for (as the Claude Code reader does).
-            role, first = "assistant", False
-            skip = "skipped_summary" if not opts.include_summaries else \
-                "skipped_role" if role not in opts.roles else ""
-            counts["skipped_summary"] += 1
-            continue
-        first = False
-        if skip:
-            counts[skip] += 1
-            continue
-        visible = strip_injected(line) if role == "user" else line.strip()
-        if not visible:
-            counts["skipped_injected"] += 1
-            continue
-        counts["prose"] += 1
-        if counts is stats:
-            yield Message(role, visible, number, stamp)
+        kind = turns.kind(line)
+        visible = (strip_injected(line) if turns.role == "user" else line.strip()) if kind == "prose" else ""
+        if kind == "prose" and not visible:
+            kind = "skipped_injected"
+        counts[kind] += 1
+        if visible and counts is stats:
+            yield Message(turns.role, visible, number, turns.stamp)
     stats["lines"] += aside["lines"]
     stats["skipped_baseline"] += aside["lines"]
     if pos is not None:
@@ -2220,20 +2236,12 @@ RULE_LINE = Lazy(r"[-=*_\s]{3,}")
 
 
 def unfenced(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """(index, line) of the lines outside fenced code blocks. As CommonMark has it, a
-    fence closes on the same character, at least as long, with nothing after it."""
+    """(index, line) of the lines outside fenced code blocks (fence_after)."""
     fence = ""
     for index, line in enumerate(lines):
-        opened = FENCE.match(line)
-        if fence:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line[opened.end():].strip():
-                fence = ""
-            continue
-        if opened:
-            fence = opened.group(1)
-            continue
-        yield index, line
+        fence, fenced = fence_after(fence, line)
+        if not fenced:
+            yield index, line
 
 
 def split_sentences(text: str) -> list[str]:
@@ -2807,6 +2815,18 @@ def trajectory_kind(doc: Any) -> str | None:
 SESSION_ID = Lazy(r"[A-Za-z0-9._-]{1,100}")
 
 
+def session_id(record: dict[str, Any], fmt: str) -> str | None:
+    """The session a record names: Codex's in its session_meta record (or a legacy
+    session's first record), Claude Code's and Gemini CLI's in every record's sessionId
+    (a sub-agent's records name their parent's session)."""
+    if fmt == "codex":
+        payload = record.get("payload") if record.get("type") == "session_meta" else record
+        value = payload.get("id") if isinstance(payload, dict) else None
+    else:
+        value = record.get("sessionId")
+    return value if isinstance(value, str) else None
+
+
 def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
     """What names a transcript's conversation in the seen file's baseline: the session id
     its agent wrote (Claude Code's sessionId, Codex's session_meta id, Gemini's
@@ -2817,11 +2837,8 @@ def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
         return None
     stem = os.path.basename(path).rsplit(".", 1)[0]
     for record in records if fmt in ("claude", "codex", "gemini") else ():
-        if not isinstance(record, dict):
-            continue
-        payload = record.get("payload") if record.get("type") == "session_meta" else record
-        session = payload.get("id") if fmt == "codex" and isinstance(payload, dict) else record.get("sessionId")
-        if isinstance(session, str) and SESSION_ID.fullmatch(session):
+        session = session_id(record, fmt) if isinstance(record, dict) else None
+        if session and SESSION_ID.fullmatch(session):
             named = stem == session or stem.endswith("-" + session)
             return f"{fmt}:{session}" + ("" if named else f"/{urllib.parse.quote(stem)}")
     return file_key(path)
@@ -4195,6 +4212,26 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
 # The I/O edge: files, the repository, discovery, configuration.
 # --------------------------------------------------------------------------------------
 
+def file_head(path: str, size: int) -> bytes | None:
+    """A file's first `size` bytes; None where it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return None
+
+
+def head_records(path: str, lines: int) -> list[dict[str, Any]]:
+    """The records (JSON objects) of a JSONL file's first lines; none where it cannot be
+    read."""
+    try:
+        with open(path, "rb") as handle:
+            head = list(itertools.islice(handle, lines))
+    except OSError:
+        return []
+    return [record for raw in head for record in parse_jsonl_line(raw) or [] if isinstance(record, dict)]
+
+
 def repo_root(start: str) -> str | None:
     """The nearest folder above `start` that holds .git (a folder, or a worktree file)."""
     path = os.path.abspath(start)
@@ -4710,10 +4747,10 @@ def read_memory(real: str, shown: str) -> bytes | None:
 
 # The memory files agents read at a repository's root: Codex (and most others) AGENTS.md,
 # Claude Code CLAUDE.md or .claude/CLAUDE.md, Gemini CLI GEMINI.md.
-MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")
+MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")  # of MEMORY_FILE_NAMES
 # The file each discovered agent reads (Copilot CLI, OpenCode and the rest read AGENTS.md;
 # a SpecStory history is of any agent).
-AGENT_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
+AGENT_FILE = {agent: name for name, agent in reversed(MEMORY_FILE_NAMES.items())}  # each agent's first
 ONLY_IMPORT = Lazy(r"@([^\s@]+)")
 HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
@@ -4741,10 +4778,8 @@ def default_memory(root: str, tools: set[str]) -> str:
 def imported(path: str) -> str | None:
     """The file that a memory file only imports (all it holds, comments aside, is one
     `@path` line, as Claude Code's docs suggest for a CLAUDE.md beside an AGENTS.md)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(4096)
-    except OSError:
+    data = file_head(path, 4096)
+    if data is None:
         return None
     text = HTML_COMMENT.sub("", data.decode("utf-8", "replace").lstrip("\ufeff"))
     lines = [line.strip() for line in text.split("\n") if line.strip()]
@@ -4842,11 +4877,7 @@ def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set
 def _looks_like_history(path: str) -> bool:
     """A Markdown file in a folder is read only when it opens as an Aider or a SpecStory
     history does (a README.md is not a transcript)."""
-    try:
-        with open(path, "rb") as handle:
-            start = handle.read(64).lstrip(b"\xef\xbb\xbf").lstrip()
-    except OSError:
-        return False
+    start = (file_head(path, 64) or b"").lstrip(b"\xef\xbb\xbf").lstrip()
     return start.startswith(AIDER_STARTS) or start.startswith(SPECSTORY_MARK)
 
 
@@ -4973,19 +5004,10 @@ def inside(path: Any, root: str) -> bool:
 
 def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) -> Any:
     """The first `key` found in the first records of a JSONL file (for discovery)."""
-    try:
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle):
-                if number >= limit:
-                    break
-                for record in parse_jsonl_line(raw) or []:
-                    if not isinstance(record, dict):
-                        continue
-                    payload = record.get("payload") if record.get("type") in kinds else record
-                    if isinstance(payload, dict) and payload.get(key):
-                        return payload[key]
-    except OSError:
-        return None
+    for record in head_records(path, limit):
+        payload = record.get("payload") if record.get("type") in kinds else record
+        if isinstance(payload, dict) and payload.get(key):
+            return payload[key]
     return None
 
 
@@ -5087,12 +5109,7 @@ def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
 
 def specstory_session(path: str) -> str | None:
     """The session id in a SpecStory file's header comment."""
-    try:
-        with open(path, "rb") as handle:
-            head = read_head(handle)
-    except OSError:
-        return None
-    for raw in head[:12]:
+    for raw in (file_head(path, SNIFF_BYTES) or b"").split(b"\n")[:12]:
         match = SPECSTORY_SESSION.fullmatch(raw.decode("utf-8", "replace").strip())
         if match:
             return match.group(2)
@@ -5105,24 +5122,14 @@ SESSION_ID_KEY = Lazy(rb'"sessionId"\s*:\s*"([^"]+)"')
 def conversation_id(path: str) -> str | None:
     """A session's own id: Claude Code's sessionId (not a subagent file's, which names
     its parent session), Codex's session_meta id, a Gemini CLI chat's sessionId."""
-    try:
-        with open(path, "rb") as handle:
-            if not path.endswith(".jsonl"):
-                match = SESSION_ID_KEY.search(handle.read(1 << 16))
-                return match.group(1).decode("utf-8", "replace") if match else None
-            for number, raw in enumerate(handle):
-                if number >= 50:
-                    break
-                for record in parse_jsonl_line(raw) or []:
-                    if not isinstance(record, dict):
-                        continue
-                    payload = record.get("payload")
-                    if record.get("type") == "session_meta" and isinstance(payload, dict):
-                        return _str(payload.get("id")) or None
-                    if isinstance(record.get("sessionId"), str):
-                        return None if record.get("isSidechain") else record["sessionId"]
-    except OSError:
-        return None
+    if not path.endswith(".jsonl"):
+        match = SESSION_ID_KEY.search(file_head(path, 1 << 16) or b"")
+        return match.group(1).decode("utf-8", "replace") if match else None
+    for record in head_records(path, 50):
+        if record.get("type") == "session_meta" and isinstance(record.get("payload"), dict):
+            return session_id(record, "codex") or None
+        if session_id(record, "claude") is not None:
+            return None if record.get("isSidechain") else session_id(record, "claude")
     return None
 
 
