@@ -946,6 +946,9 @@ class Options(NamedTuple):
     # no baseline is in play and no transcript's conversation key is needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
+    # The repository's real root, or the current folder outside one (set by the command
+    # line): file keys are relative to it, and OpenCode's sessions of it are read.
+    root: str = "."
 
 
 def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
@@ -1543,11 +1546,10 @@ def read_opencode(path: str, opts: Options, stats: Counter[str]) -> Iterator[Mes
     sessions (a subagent's) are sidechains; an assistant message marked summary is a
     compaction summary."""
     import sqlite3
-    root = os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
     try:
         with contextlib.closing(open_sqlite(path)) as db:
             index = 0
-            for sid, parent in opencode_sessions(db, root):
+            for sid, parent in opencode_sessions(db, opts.root):
                 parts: dict[str, list[Any]] = {}
                 for message_id, data in db.execute(
                         "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (sid,)):
@@ -2827,7 +2829,7 @@ def session_id(record: dict[str, Any], fmt: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
+def conversation_key(path: str, fmt: str, records: Iterable[Any], root: str) -> str | None:
     """What names a transcript's conversation in the seen file's baseline: the session id
     its agent wrote (Claude Code's sessionId, Codex's session_meta id, Gemini's
     sessionId), with the file's name when that is not the id itself (a copy or a fork
@@ -2841,26 +2843,20 @@ def conversation_key(path: str, fmt: str, records: Iterable[Any]) -> str | None:
         if session and SESSION_ID.fullmatch(session):
             named = stem == session or stem.endswith("-" + session)
             return f"{fmt}:{session}" + ("" if named else f"/{urllib.parse.quote(stem)}")
-    return file_key(path)
+    return file_key(path, root)
 
 
-def file_key(path: str) -> str:
+def file_key(path: str, root: str) -> str:
     """The conversation key of a transcript whose agent wrote no session id: its real
     path, relative to the repository root (or to the home folder, outside it)."""
     real = os.path.realpath(path)
-    root = _cwd_root()
     shown = os.path.relpath(real, root) if inside(real, root) else home_display(real)
     return "file:" + urllib.parse.quote(shown.replace(os.sep, "/"), safe="/~._-")
 
 
-def _cwd_root() -> str:
-    """The current repository's root, or the current folder outside any (not cached:
-    main() may run in several folders in one process)."""
-    return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
-
 
 def locate(pos: Position, path: str, fmt: str, records: Iterable[Any], opts: Options) -> None:
-    pos.key = conversation_key(path, fmt, records)
+    pos.key = conversation_key(path, fmt, records, opts.root)
     pos.skip = (opts.baseline or {}).get(pos.key or "", 0)
 
 
@@ -4232,6 +4228,12 @@ def head_records(path: str, lines: int) -> list[dict[str, Any]]:
     return [record for raw in head for record in parse_jsonl_line(raw) or [] if isinstance(record, dict)]
 
 
+def cwd_root() -> str:
+    """The current repository's real root, or the current folder outside any (not cached:
+    main() may run in several folders in one process)."""
+    return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
+
+
 def repo_root(start: str) -> str | None:
     """The nearest folder above `start` that holds .git (a folder, or a worktree file)."""
     path = os.path.abspath(start)
@@ -4690,7 +4692,7 @@ def unpacked(pack: Any, wanted: dict[str, tuple[int, str, list[int], bool]], ind
         if at < 0:
             continue
         _, _, _, _, stats_in, explain_in, writes_in, conversation_key, through = member
-        if type(conversation_key) is str and conversation_key.startswith("file:") and conversation_key != file_key(path):
+        if type(conversation_key) is str and conversation_key.startswith("file:") and conversation_key != file_key(path, cwd_root()):
             continue  # a key of the path (a baseline's) that moved with a link or the home folder: read again
         stats: Counter[str] = Counter(dict(_of(stats_in, list)))
         if len(stats) != len(stats_in) or set(map(type, stats)) - {str} or set(map(type, stats.values())) - INTS:
@@ -5436,7 +5438,7 @@ def run_lint(paths: list[str]) -> int:
     found = find_config(os.getcwd())
     conf = load_config(*found) if found else {}
     if not paths:
-        memory = conf.get("memory") or default_memory(_cwd_root(), set())
+        memory = conf.get("memory") or default_memory(cwd_root(), set())
         shown = os.path.relpath(memory)
         paths = [memory if shown.startswith("..") else shown]
     status = EXIT_OK
@@ -5561,10 +5563,11 @@ def settings(args: argparse.Namespace) -> Settings:
         include_summaries=bool(pick("include_summaries")), allow_pii=bool(pick("allow_pii")),
         extra_signal=tuple(conf.get("signal", ())), extra_noise=tuple(conf.get("noise", ())),
         explain=args.explain, min_score=pick("min_score", MIN_SCORE),
-        count_all=args.stats or args.json, include_user_notes=bool(pick("include_user_notes")))
+        count_all=args.stats or args.json, include_user_notes=bool(pick("include_user_notes")),
+        root=cwd_root())
     seen = pick("seen")
     if seen is None:
-        default = os.path.join(_cwd_root(), DEFAULT_SEEN)
+        default = os.path.join(cwd_root(), DEFAULT_SEEN)
         seen = default if args.baseline or os.path.exists(default) else None
     for flag in ("memory", "seen"):
         if getattr(args, flag) == "":
@@ -5601,7 +5604,7 @@ def run_build(args: argparse.Namespace) -> int:
 def _run_build(args: argparse.Namespace) -> int:
     check_flags(args)
     conf = settings(args)
-    root = _cwd_root()
+    root = cwd_root()
     opened = None if args.no_cache else open_cache()
     # discovery's reads; the results' index is opened below, with the baseline
     known_cwds = CacheIndex(opened[0], "discovery", {"build": opened[1]}) if opened else None

@@ -116,11 +116,11 @@ def test_conversation_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name:
                           records: list[Any], key: str) -> None:
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
-    assert md.conversation_key(str(tmp_path / name), fmt, records) == key
+    assert md.conversation_key(str(tmp_path / name), fmt, records, os.path.realpath(tmp_path)) == key
 
 
 def test_standard_input_has_no_conversation_key() -> None:
-    assert md.conversation_key("-", "claude", [claude_record("x")]) is None
+    assert md.conversation_key("-", "claude", [claude_record("x")], ".") is None
 
 
 # -- the flow -----------------------------------------------------------------------------

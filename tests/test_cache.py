@@ -846,7 +846,7 @@ def test_a_kept_candidate_of_another_shape_is_not_reused(column: int, value: Any
 @pytest.mark.parametrize(("key", "taken"), [
     pytest.param(None, True, id="no-key"),
     pytest.param("claude:00000000-0000-4000-8000-cccccccccccc", True, id="a-session-id"),
-    pytest.param(md.file_key("t.jsonl"), True, id="the-file-key-of-this-run"),
+    pytest.param(md.file_key("t.jsonl", md.cwd_root()), True, id="the-file-key-of-this-run"),
     pytest.param("file:elsewhere/t.jsonl", False, id="a-file-key-moved-with-a-link-or-home"),
 ])
 def test_a_member_keyed_by_its_path_is_taken_where_the_key_is_this_runs(key: Any, taken: bool) -> None:
