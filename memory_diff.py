@@ -5925,23 +5925,49 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
     """Process every transcript (each one's input index is `indices`', by default its
     place), in forked processes when there are several (where the platform cannot fork,
     in this one); results come back in input order, so the output bytes do not depend on
-    the number of jobs. A worker's exception is raised here, the first in input order,
-    as one process would raise it."""
+    the number of jobs. A worker's error is raised here as one process would raise it:
+    the first in input order."""
     workers = min(jobs or os.cpu_count() or 1, len(paths)) if hasattr(os, "fork") else 1
     lenient = [p in walked for p in paths]
     number = indices if indices is not None else list(range(len(paths)))
     if workers <= 1 or "-" in paths:
         return [process_file(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
+    # The files of one conversation (checkpoint copies, which repeat its messages) are one
+    # task, so that the worker that judged a message judges its copies by memory (see
+    # _JUDGED); the largest go first, so that the workers finish together.
+    size = [getattr(_stat(path), "st_size", 0) for path in paths]
+    together: dict[Any, list[int]] = {}
+    for i in sorted(range(len(paths)), key=lambda i: -size[i]):
+        together.setdefault(conversation_id(paths[i]) or i, []).append(i)
+    tasks = [[(number[i], paths[i], lenient[i]) for i in files] for files in together.values()]
     import multiprocessing  # here, not at the top: a run in one process never needs them
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
     pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
     try:
-        return list(pool.map(process_file, number, paths, itertools.repeat(opts), lenient))
+        answers = itertools.chain.from_iterable(pool.map(process_files, tasks, itertools.repeat(opts)))
+        done = dict(zip(itertools.chain.from_iterable(together.values()), answers))
     except BrokenProcessPool:  # a worker killed (out of memory, a signal): the run cannot be whole
         raise UserError("", "a worker process ended before it answered; --jobs 1 reads in one process") from None
     finally:
         pool.shutdown(cancel_futures=True)
+    results = [done[i] for i in range(len(paths))]
+    error = next((r for r in results if isinstance(r, Exception)), None)
+    if error:
+        raise error
+    return results
+
+
+def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any]:
+    """process_file for each (index, path, walked) of a task, in a worker: its FileResult,
+    or the exception it raised, to be raised in input order."""
+    results: list[Any] = []
+    for index, path, walked in files:
+        try:
+            results.append(process_file(index, path, opts, walked))
+        except Exception as exc:  # noqa: BLE001 - raised in the parent
+            results.append(exc)
+    return results
 
 
 def _read_exactly(fd: int, size: int) -> bytes:

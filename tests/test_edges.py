@@ -346,6 +346,26 @@ def test_process_all_fails_as_one_process_would(monkeypatch: pytest.MonkeyPatch,
         os.waitpid(-1, os.WNOHANG)
 
 
+def _where(index: int, path: str, opts: md.Options, walked: bool) -> Any:
+    return path, os.getpid()
+
+
+def test_the_files_of_one_conversation_are_read_by_one_worker(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    # Checkpoint copies repeat their conversation's messages: one worker judges the
+    # repeats by memory (_JUDGED) only if it reads every copy.
+    monkeypatch.setattr(md, "process_file", _where)
+    paths = []
+    for copy in range(2):
+        for conversation in range(6):
+            path = tmp_path / f"{copy}-{conversation}.jsonl"
+            path.write_text(json.dumps({"sessionId": f"s{conversation}", "role": "user", "text": RULE}) + "\n")
+            paths.append(str(path))
+    where = md.process_all(paths, set(), md.Options(), 2)
+    assert [p for p, _ in where] == paths
+    assert [pid for _, pid in where[:6]] == [pid for _, pid in where[6:]]
+
+
 def test_workers_leave_the_parents_output_alone(tmp_path: Path) -> None:
     # Text the parent has buffered but not yet written is written once, by the parent.
     for name in ("a.jsonl", "b.jsonl"):
