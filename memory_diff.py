@@ -20,8 +20,8 @@ baseline reviewed passed over), format sniffing, sentences, gates
 verdict on each sentence (judge; memory_request; judge_message judges a message
 repeated in checkpoint copies once: _JUDGED), one transcript (process_file: the
 assistant's turn held for a request that points back, pull_in; is it a transcript at
-all, its conversation key; process_all spreads the transcripts over forked workers,
-forked_map), across transcripts (select:
+all, its conversation key; process_all spreads the transcripts over forked workers),
+across transcripts (select:
 one proposal a finding with evidence from other conversations, memory, seen, rejected,
 the minimum score, the cap; findings groups them, taking up what the run before kept of
 its comparisons: Links), what the reviewer is told (flags, the session's own writes,
@@ -5797,133 +5797,55 @@ def source_format(path: str) -> str:
 def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                 indices: list[int] | None = None) -> list[FileResult]:
     """Process every transcript (each one's input index is `indices`', by default its
-    place), in processes when there are several (forked: where the platform cannot
-    fork, in this one); results come back in input order, so the output bytes do not
-    depend on the number of jobs."""
+    place), in forked processes when there are several (where the platform cannot fork,
+    in this one); results come back in input order, so the output bytes do not depend on
+    the number of jobs. A worker's error is raised here as one process would raise it:
+    the first in input order."""
     workers = min(jobs or os.cpu_count() or 1, len(paths)) if hasattr(os, "fork") else 1
     lenient = [p in walked for p in paths]
     number = indices if indices is not None else list(range(len(paths)))
     if workers <= 1 or "-" in paths:
         return [process_file(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
-    # The largest files go first, so that the last batches are small and the workers
-    # finish together; a batch carries some 1/16 of a worker's share of the bytes, since
-    # each hand-over is a round trip between processes (a large file goes alone, small
-    # ones a few together). The files of one conversation (checkpoint copies, which
-    # repeat its messages) go out together, so that the worker that judged a message
-    # judges its copies by memory (see _JUDGED), up to a quarter of a worker's share: a
-    # conversation of many copies leaves no worker idle.
+    # The files of one conversation (checkpoint copies, which repeat its messages) are one
+    # task, so that the worker that judged a message judges its copies by memory (see
+    # _JUDGED); the largest go first, so that the workers finish together.
     size = [getattr(_stat(path), "st_size", 0) for path in paths]
     together: dict[Any, list[int]] = {}
     for i in sorted(range(len(paths)), key=lambda i: -size[i]):
         together.setdefault(conversation_id(paths[i]) or i, []).append(i)
-    share = sum(size) / workers  # the bytes each worker reads
-    pieces: list[list[int]] = []  # a conversation's files, up to a quarter of a share each
-    for files in together.values():
-        pieces.append([])
-        for i in files:
-            if pieces[-1] and sum(size[j] for j in pieces[-1]) + size[i] > share / 4:
-                pieces.append([])
-            pieces[-1].append(i)
-    batches: list[list[int]] = []
-    for piece in pieces:
-        if batches and sum(size[j] for j in batches[-1]) < share / 16:
-            batches[-1] += piece
-        else:
-            batches.append(piece)
-    work = [[(number[i], paths[i], lenient[i]) for i in files] for files in batches]
-    done = dict(zip(itertools.chain.from_iterable(batches), itertools.chain.from_iterable(
-        forked_map(lambda k: process_batch(work[k], opts), len(work), workers))))
+    tasks = [[(number[i], paths[i], lenient[i]) for i in files] for files in together.values()]
+    import multiprocessing  # here, not at the top: a run in one process never needs them
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
+    try:
+        answers = itertools.chain.from_iterable(pool.map(process_files, tasks, itertools.repeat(opts)))
+        done = dict(zip(itertools.chain.from_iterable(together.values()), answers))
+    except BrokenProcessPool:  # a worker killed (out of memory, a signal): the run cannot be whole
+        raise UserError("", "a worker process ended before it answered; --jobs 1 reads in one process") from None
+    finally:
+        pool.shutdown(cancel_futures=True)
     results = [done[i] for i in range(len(paths))]
-    # The first error in input order: the one a single process meets.
-    error = next((r for r in results if isinstance(r, UserError)), None)
+    error = next((r for r in results if isinstance(r, Exception)), None)
     if error:
         raise error
-    return [r for r in results if not isinstance(r, UserError)]
+    return results
 
 
-def forked_map(function: Any, count: int, workers: int) -> list[Any]:
-    """[function(0), ..., function(count - 1)], computed in `workers` forked processes,
-    each handed the next number as it returns a result (process_all gives the largest
-    work first, so they finish together). A worker's exception is raised here, as one
-    process would raise it. Lighter than concurrent.futures: no threads or queues, and
-    nothing pickled but the results (measured on the corpus, two processes: the whole
-    run 0.328 s against 0.352).
-
-    A worker reads a number (4 bytes) from its task pipe and writes its answer to its
-    result pipe: 8 bytes of length, then a pickle of (True, value) or (False, error).
-    The end of its task pipe ends it. Pipes, not files: nothing is opened for writing."""
-    import pickle  # here, not at the top: a run in one process never needs them
-    import selectors
-    children: list[tuple[int, int, int]] = []  # (pid, task pipe's write end, result pipe's read end)
-    for _ in range(workers):
-        tasks_read, tasks_write = os.pipe()
-        results_read, results_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: it leaves through os._exit, the parent's buffers untouched
-            os.close(tasks_write)
-            os.close(results_read)
-            for _, earlier, reader in children:  # the ends of the workers forked before it
-                os.close(earlier)
-                os.close(reader)
-            status = 0
-            try:
-                while len(head := _read_exactly(tasks_read, 4)) == 4:
-                    try:
-                        answer: tuple[bool, Any] = (True, function(int.from_bytes(head, "little")))
-                    except Exception as exc:  # noqa: BLE001 - raised again in the parent
-                        answer = (False, exc)
-                    data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
-                    _write_all(results_write, len(data).to_bytes(8, "little") + data)
-            except BaseException:  # the parent left (a closed pipe), or an interrupt
-                status = 1
-            os._exit(status)
-        os.close(tasks_read)
-        os.close(results_write)
-        children.append((pid, tasks_write, results_read))
-    out: list[Any] = [None] * count
-    given: dict[int, int] = {}  # a worker's result pipe -> the number it was handed
-    unended = {tasks for _, tasks, _ in children}  # task pipes not yet closed
-    numbers = iter(range(count))
-    waiting = selectors.DefaultSelector()
-
-    def hand(tasks: int, results: int) -> None:
-        number = next(numbers, None)
-        if number is None:  # nothing left: the worker ends
-            os.close(tasks)
-            unended.discard(tasks)
-            return
-        os.write(tasks, number.to_bytes(4, "little"))  # under PIPE_BUF: written whole
-        given[results] = number
-        waiting.register(results, selectors.EVENT_READ, tasks)
-
-    try:
-        for _, tasks, results in children:
-            hand(tasks, results)
-        while given:
-            for key, _ in waiting.select():
-                results = key.fd
-                waiting.unregister(results)
-                head = _read_exactly(results, 8)
-                data = _read_exactly(results, int.from_bytes(head, "little")) if len(head) == 8 else b""
-                if not data:  # killed (out of memory, a signal): the run cannot be whole
-                    raise UserError("", "a worker process ended before it answered; --jobs 1 reads in one process")
-                done, value = pickle.loads(data)
-                if not done:
-                    raise value
-                out[given.pop(results)] = value
-                hand(key.data, results)
-    finally:
-        waiting.close()
-        for pid, tasks, results in children:
-            if tasks in unended:
-                os.close(tasks)
-            os.close(results)
-            os.waitpid(pid, 0)
-    return out
+def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any]:
+    """process_file for each (index, path, walked) of a task, in a worker: its FileResult,
+    or the exception it raised, to be raised in input order."""
+    results: list[Any] = []
+    for index, path, walked in files:
+        try:
+            results.append(process_file(index, path, opts, walked))
+        except Exception as exc:  # noqa: BLE001 - raised in the parent
+            results.append(exc)
+    return results
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
-    """`size` bytes from a pipe or a file, fewer only where it ends."""
+    """`size` bytes from a file, fewer only where it ends."""
     parts, left = [], size
     while left:
         part = os.read(fd, min(left, READ_BUFFER))
@@ -5932,26 +5854,6 @@ def _read_exactly(fd: int, size: int) -> bytes:
         parts.append(part)
         left -= len(part)
     return b"".join(parts)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """os.write until every byte is in the pipe (a large write may be taken in parts)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def process_batch(files: list[tuple[int, str, bool]], opts: Options) -> list[FileResult | UserError]:
-    """process_or_error for each (index, path, walked) of a batch, in one worker."""
-    return [process_or_error(index, path, opts, walked) for index, path, walked in files]
-
-
-def process_or_error(index: int, path: str, opts: Options, walked: bool) -> FileResult | UserError:
-    """process_file in a worker, its error returned to be raised in input order."""
-    try:
-        return process_file(index, path, opts, walked)
-    except UserError as exc:
-        return exc
 
 
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,

@@ -302,47 +302,79 @@ def test_a_message_judged_before_gives_what_judging_it_again_gives(tmp_path: Pat
         assert b"+- The parser reads the whole file into memory" in remembered[1]
 
 
-def _square_or_fail(number: int) -> int:
-    if number == 5:
+def _square_or_fail(index: int, path: str, opts: md.Options, walked: bool) -> Any:
+    # Stands in for process_file in the workers (they are forked, so they see it).
+    if path == "fails":
         raise ValueError("five")
-    return number * number
-
-
-def _square_or_die(number: int) -> int:
-    if number == 3:
+    if path == "bad":
+        raise md.UserError(path, "not a transcript")
+    if path == "dies":
         os._exit(3)  # a worker killed mid-run
-    return number * number
+    return index * index, walked
 
 
-@pytest.mark.parametrize(("count", "workers", "expected"), [
-    pytest.param(0, 2, [], id="nothing-to-do"),
-    pytest.param(1, 3, [0], id="fewer-tasks-than-workers"),
-    pytest.param(5, 2, [0, 1, 4, 9, 16], id="more-tasks-than-workers"),
-    pytest.param(5, 5, [0, 1, 4, 9, 16], id="one-task-a-worker"),
+@pytest.mark.parametrize(("count", "jobs"), [
+    pytest.param(0, 2, id="nothing-to-do"),
+    pytest.param(1, 3, id="fewer-tasks-than-workers"),
+    pytest.param(5, 2, id="more-tasks-than-workers"),
+    pytest.param(5, 5, id="one-task-a-worker"),
+    pytest.param(5, 1, id="one-process"),
 ])
-def test_forked_map_answers_in_order(count: int, workers: int, expected: list[int]) -> None:
-    assert md.forked_map(_square_or_fail, count, workers) == expected
+def test_process_all_answers_in_input_order(monkeypatch: pytest.MonkeyPatch, count: int, jobs: int) -> None:
+    monkeypatch.setattr(md, "process_file", _square_or_fail)
+    paths = [f"f{i}" for i in range(count)]
+    expected = [(i * i, i % 2 == 1) for i in range(count)]
+    assert md.process_all(paths, set(paths[1::2]), md.Options(), jobs) == expected
+    indices = [10 + i for i in range(count)]  # each one's own input index, where it is given
+    assert md.process_all(paths, set(paths[1::2]), md.Options(), jobs, indices) == [
+        (i * i, i % 2 == 1) for i in indices]
 
 
-@pytest.mark.parametrize(("function", "raised", "says"), [
-    pytest.param(_square_or_fail, ValueError, "five", id="a-workers-exception-is-raised-here"),
-    pytest.param(_square_or_die, md.UserError, "a worker process ended before it answered",
-                 id="a-killed-worker-is-one-error"),
+@pytest.mark.parametrize(("failing", "raised", "says"), [
+    pytest.param(["fails"], ValueError, "five", id="a-workers-exception-is-raised-here"),
+    pytest.param(["bad", "fails"], md.UserError, "^bad: not a transcript$", id="the-first-in-input-order"),
+    pytest.param(["fails", "bad"], ValueError, "five", id="the-first-in-input-order-not-a-user-error"),
+    pytest.param(["dies"], md.UserError, "^a worker process ended before it answered", id="a-killed-worker-is-one-error"),
 ])
-def test_forked_map_fails_as_one_process_would(function: Any, raised: type[BaseException], says: str) -> None:
+def test_process_all_fails_as_one_process_would(monkeypatch: pytest.MonkeyPatch, failing: list[str],
+                                                raised: type[BaseException], says: str) -> None:
+    monkeypatch.setattr(md, "process_file", _square_or_fail)
+    paths = ["f0", "f1", *failing, "f2", "f3", "f4"]
     with pytest.raises(raised, match=says):
-        md.forked_map(function, 8, 2)
+        md.process_all(paths, set(), md.Options(), 2)
     with pytest.raises(ChildProcessError):  # and every worker was waited for
         os.waitpid(-1, os.WNOHANG)
 
 
-def test_forked_workers_leave_the_parents_output_alone(tmp_path: Path) -> None:
+def _where(index: int, path: str, opts: md.Options, walked: bool) -> Any:
+    return path, os.getpid()
+
+
+def test_the_files_of_one_conversation_are_read_by_one_worker(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    # Checkpoint copies repeat their conversation's messages: one worker judges the
+    # repeats by memory (_JUDGED) only if it reads every copy.
+    monkeypatch.setattr(md, "process_file", _where)
+    paths = []
+    for copy in range(2):
+        for conversation in range(6):
+            path = tmp_path / f"{copy}-{conversation}.jsonl"
+            path.write_text(json.dumps({"sessionId": f"s{conversation}", "role": "user", "text": RULE}) + "\n")
+            paths.append(str(path))
+    where = md.process_all(paths, set(), md.Options(), 2)
+    assert [p for p, _ in where] == paths
+    assert [pid for _, pid in where[:6]] == [pid for _, pid in where[6:]]
+
+
+def test_workers_leave_the_parents_output_alone(tmp_path: Path) -> None:
     # Text the parent has buffered but not yet written is written once, by the parent.
-    code = ("import sys, memory_diff as md; sys.stdout.write('once'); "
-            "md.forked_map(abs, 4, 2); sys.stdout.write('\\n')")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes(native(RULE))
+    code = ("import sys, memory_diff as md; sys.stdout.write('once'); sys.stderr.write('twice'); "
+            "md.process_all(['a.jsonl', 'b.jsonl'], set(), md.Options(), 2); sys.stdout.write('\\n')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, timeout=60,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert done.stdout == b"once\n" and done.returncode == 0
+    assert (done.stdout, done.stderr, done.returncode) == (b"once\n", b"twice", 0)
 
 
 def test_jobs_where_the_platform_cannot_fork_read_in_one_process(tmp_path: Path) -> None:
