@@ -5612,7 +5612,7 @@ def emoji_plain(text: str) -> str:
 def home_names_person(home: str) -> bool:
     """Whether a home path (HOME_PATH's match) names a person: not an account a system,
     an image or a CI runner creates, and not a placeholder."""
-    name = re.split(r"[\\/]", home)[-1]
+    name = re.split(r"[\\/]", home)[-1].rstrip(".,;:)'\"`")
     return name.lower() not in SYSTEM_ACCOUNTS and not HOME_PLACEHOLDER.search(name)
 
 
@@ -5801,11 +5801,14 @@ OUTSIDE_FILES = frozenset({".bashrc", ".zshrc", ".profile", ".bash_profile", ".z
 # A bullet that says a thing is gone, renamed or not to be used names it on purpose.
 STALE_UNSURE = Lazy(r"(?i)\b(?:not|never|no|don'?t|doesn'?t|avoid|instead|rather than|deprecated|removed|"
                     r"renamed|replaced|legacy|formerly|obsolete|no longer|banned|forbidden|prefer|was|were|used to)\b")
-# Folders of other people's code, and files that are not the repository's own text.
+# Folders of other people's code, and files that are no evidence: changelogs, other
+# agents' memory files, this tool's config and seen file (they quote bullets), lock files,
+# minified bundles and binary formats.
 VENDORED = frozenset({"node_modules", "vendor", "vendors", "third_party", "third-party", "thirdparty",
                       "bower_components", ".yarn", "Pods", "Carthage", "external", "externals"})
 SKIPPED_FILE = Lazy(r"(?i)(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:[._-][^/]*)?$|\.changeset/|"
-                    r"(?:^|/)(?:\.cursorrules|\.windsurfrules|\.clinerules|copilot-instructions\.md)$|"
+                    r"(?:^|/)(?:\.cursorrules|\.windsurfrules|\.clinerules|copilot-instructions\.md|"
+                    r"\.memory-diff\.toml|\.memory-diff-seen\.md)$|"
                     r"(?:^|/)\.(?:cursor/rules|clinerules)/|"
                     r"\.min\.(?:js|css)$|(?:^|/)(?:package-lock\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|"
                     r"cargo\.lock|poetry\.lock|uv\.lock|gemfile\.lock|composer\.lock|go\.sum)$|"
