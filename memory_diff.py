@@ -5822,6 +5822,7 @@ SKIPPED_FILE = Lazy(r"(?i)(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:[.
 STALE_FILE_BYTES = 1 << 20
 STALE_FILES = 20_000
 STALE_TOTAL_BYTES = 32 << 20
+STALE_CHUNK = 1 << 20
 IDENTIFIER_BYTE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -5935,7 +5936,12 @@ def symbols_absent(tree: WorkingTree, words: set[str], skip: set[str]) -> set[st
     bound before the end (a word not found then is not known to be absent)."""
     wanted = {w.encode() for w in words}
     read_files = read_bytes = 0
+    chunk: list[bytes] = []  # files are searched a megabyte at a time, joined by a line break
+    chunk_bytes = 0
     for path in sorted(tree.files):
+        if chunk_bytes >= STALE_CHUNK:
+            data, chunk, chunk_bytes = b"\n".join(chunk).lower(), [], 0
+            wanted -= {word for word in wanted if holds_word(data, word)}
         if not wanted:
             break
         if path in skip or SKIPPED_FILE.search(path) or os.path.basename(path) in MEMORY_FILE_NAMES \
@@ -5946,22 +5952,22 @@ def symbols_absent(tree: WorkingTree, words: set[str], skip: set[str]) -> set[st
         try:
             with open(os.path.join(tree.root, path), "rb") as handle:
                 data = handle.read(STALE_FILE_BYTES + 1)
-        except FileNotFoundError:  # deleted from the working tree: not there
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):  # deleted, or a submodule
             continue
         except OSError:
             return set()
         read_files += 1
         read_bytes += len(data)
-        if len(data) > STALE_FILE_BYTES or b"\0" in data[:8192]:
-            continue
-        data = data.lower()
-        wanted -= {word for word in wanted if holds_word(data, word)}
-    return {w.decode() for w in wanted}
+        if len(data) <= STALE_FILE_BYTES and b"\0" not in data[:8192]:
+            chunk.append(data)
+            chunk_bytes += len(data)
+    data = b"\n".join(chunk).lower()
+    return {w.decode() for w in wanted if not holds_word(data, w)}
 
 
 def holds_word(data: bytes, word: bytes) -> bool:
-    """Whether `word` stands in `data` as a whole identifier (str.find is some thirty
-    times faster than a regular expression here)."""
+    """Whether `word` stands in `data` as a whole identifier (bytes.find, many times
+    faster than a regular expression over the same bytes)."""
     at = data.find(word)
     while at >= 0:
         end = at + len(word)
