@@ -787,8 +787,7 @@ HOME_PLACEHOLDER = Lazy(r"(?i)^(?:you|yours?|me|my|user(?:name)?|name|someone|fo
 # no person's: lint passes them (build withholds them all the same).
 ROLE_ACCOUNT = Lazy(r"(?i)(?:admin|administrator|sysadmin|root|superuser|test|tester|testuser|demo|user|guest|"
                     r"support|info|contact|hello|team|ops|devops|security|billing|sales|help|dev|qa|staff|"
-                    r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody|"
-                    r"(?:john|jane)[._]?doe)\d*")
+                    r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody)\d*")
 
 # Invisible and deceptive text, by class and what is done with it:
 # - terminal escape sequences: cleaned (they are colour codes from tool output);
