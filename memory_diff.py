@@ -5843,8 +5843,8 @@ def span_name(span: str) -> tuple[str, str] | None:
         path = text[2:] if text.startswith("./") else text
         parts = path.rstrip("/").split("/")
         return ("path", path) if parts[0] and all(p not in ("", ".", "..") for p in parts) else None
-    if PRODUCT_JS.fullmatch(text) or text in OUTSIDE_FILES:
-        return None
+    if PRODUCT_JS.fullmatch(text) or text in OUTSIDE_FILES or text[1:].lower() in FILE_EXTENSIONS:
+        return None  # a product, a file of the user's, an extension (`.md`, `.env`)
     as_file = FILE_NAME.fullmatch(text)
     if as_file and (text.startswith(".") or as_file.group(1) in FILE_EXTENSIONS):
         return "file", text

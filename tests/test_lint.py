@@ -325,6 +325,7 @@ def test_unknown_budget_is_said_once(tmp_path: Path) -> None:
     pytest.param("`useEffect`", ("symbol", "useEffect"), id="lower-camel-case"),
     pytest.param("`read_memory`", ("symbol", "read_memory"), id="snake-case"),
     pytest.param("`console.log`", ("symbol", "console.log"), id="dotted-not-a-log-file"),
+    pytest.param("`.md`", None, id="extension"),
     pytest.param("`make test`", None, id="command"),
     pytest.param("`go test -race ./...`", None, id="command-with-dots"),
     pytest.param("`--no-verify`", None, id="flag"),
