@@ -1,6 +1,7 @@
-"""lint on a real team's memory file: duplicates within one section only, each agent's
-size limit on the file it reads, the configured memory file by default, and findings a
-team silences in its config (never a secret)."""
+"""lint on a real team's memory file: duplicates within one group only (a heading, a
+numbered item, a bold label), each agent's size limit on the files it reads, the
+configured memory file by default, findings a team silences in its config (never a
+secret), well-kept files that pass and real findings still caught, and stale bullets."""
 from __future__ import annotations
 
 import os
