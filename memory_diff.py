@@ -421,15 +421,16 @@ MAX_WIDTH = 300
 DEFAULT_MAX_ADD = 10
 
 # Sizes of the memory file that agents load (for `lint` and the preamble warning):
-# Claude Code reads about 40,000 characters of CLAUDE.md; Codex truncates AGENTS.md at
-# 32 KiB (project_doc_max_bytes). Each applies to the file that agent reads (by its name,
-# or the name of the file a symbolic link points to); no limit is known for GEMINI.md
-# or any other file.
+# Claude Code warns past 40,000 characters of a CLAUDE.md (or a file one imports); Codex
+# truncates the AGENTS.md files it joins from the repository root down at 32 KiB
+# (project_doc_max_bytes). Each applies to the files that agent reads (see
+# agent_budgets); no limit is known for GEMINI.md or any other file.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
 )
-BUDGET_FILE = {"Claude Code": "CLAUDE.md", "Codex": "AGENTS.md"}
+BUDGET_FILE = {"Claude Code": frozenset({"CLAUDE.md", "CLAUDE.local.md"}),
+               "Codex": frozenset({"AGENTS.md", "AGENTS.override.md"})}
 
 EXIT_OK = 0
 EXIT_PROPOSED = 1  # build --exit-code: something is proposed; lint: a finding
@@ -775,6 +776,22 @@ PHONE = Lazy(
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
+# What lint does not read as a person (build withholds them all the same): the accounts
+# that distributions, container images, CI runners and dev containers create (/home/node
+# of the Node images, /home/runner of GitHub's runners, /home/vscode, /home/jovyan of
+# Jupyter's), the shared folders of macOS and Windows, and placeholders (`/home/<user>`).
+SYSTEM_ACCOUNTS = frozenset(
+    "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis buildkite-agent "
+    "vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi linuxbrew jovyan airflow gradle "
+    "deno bun app appuser user dev developer docker www-data nobody git postgres mysql nginx mambauser "
+    "admin administrator containeradministrator containeruser shared public default guest root".split())
+HOME_PLACEHOLDER = Lazy(r"(?i)^(?:you|yours?|me|my|user(?:name)?|name|someone|foo|bar|x+|all users)$|^your|"
+                        r"[<>{}$%*…]|\.\.\.|^\.\.?$")
+# E-mail addresses of a role or a documented test account (`sysadmin@...`, `test1@...`),
+# no person's: lint passes them (build withholds them all the same).
+ROLE_ACCOUNT = Lazy(r"(?i)(?:admin|administrator|sysadmin|root|superuser|test|tester|testuser|demo|user|guest|"
+                    r"support|info|contact|hello|team|ops|devops|security|billing|sales|help|dev|qa|staff|"
+                    r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody)\d*")
 
 # Invisible and deceptive text, by class and what is done with it:
 # - terminal escape sequences: cleaned (they are colour codes from tool output);
@@ -5270,7 +5287,7 @@ CONFIG_KEYS = {
     "include-user-notes": (bool, False),
 }
 # The finding kinds lint-ignore may silence: all but secret.
-SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size")
+SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size", "stale")
 
 
 def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
@@ -5365,16 +5382,119 @@ def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | N
 # Lint: the same gates over an existing memory file, read only.
 # --------------------------------------------------------------------------------------
 
+# What reads a file decides its budget: its name (or the name a symbolic link points
+# to), a CLAUDE.md beside or above it that imports it with `@path` (Claude Code loads the
+# imported file as a memory file of its own), and for Codex the AGENTS.md files from the
+# repository root down to it, which it joins into one text under one limit.
+CODEX_CHAIN = ("AGENTS.override.md", "AGENTS.md")  # in each folder, the first that exists
+CLAUDE_IMPORTERS = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md")
+IMPORT_PATH = Lazy(r"(?:^|(?<=[\s(\[\"']))@([^\s`'\"()\[\]<>@]+)")
+BUDGET_DOES = {"Claude Code": "Claude Code warns past {limit:,} characters of CLAUDE.md",
+               "Codex": "Codex truncates AGENTS.md at 32 KiB ({limit:,} bytes)"}
+
+
+def agent_budgets(path: str) -> list[tuple[str, str, int, int]]:
+    """(agent, unit, limit, what that agent loads before this file) of each agent that
+    reads the file."""
+    real = os.path.realpath(path)
+    names = {os.path.basename(path), os.path.basename(real)}
+    root = repo_root(os.path.dirname(real))
+    out = []
+    for agent, unit, limit in BUDGETS:
+        if agent == "Codex" and names & BUDGET_FILE[agent]:
+            out.append((agent, unit, limit, codex_before(real, root)))
+        elif agent == "Claude Code" and (names & BUDGET_FILE[agent] or imported_by_claude(real, root)):
+            out.append((agent, unit, limit, 0))
+    return out
+
+
 def budgets_for(path: str) -> list[tuple[str, str, int]]:
-    """The size budgets of the agents that read this file, by its name."""
-    names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
-    return [budget for budget in BUDGETS if BUDGET_FILE[budget[0]] in names]
+    """The size budgets of the agents that read this file, each less what the agent
+    loads before it (Codex: the AGENTS.md files above it)."""
+    return [(agent, unit, max(0, limit - before)) for agent, unit, limit, before in agent_budgets(path)]
 
 
-def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> list[tuple[int, str, str]]:
+def codex_before(real: str, root: str | None) -> int:
+    """Bytes of the AGENTS.md files Codex reads before this one: one a folder, from the
+    repository root down to the folder above this file's."""
+    if root is None:
+        return 0
+    folder, total = os.path.dirname(os.path.dirname(real)), 0
+    root = os.path.realpath(root)
+    while folder.startswith(root) and len(folder) >= len(root):
+        for name in CODEX_CHAIN:
+            with contextlib.suppress(OSError):
+                total += os.stat(os.path.join(folder, name)).st_size
+                break
+        if folder == root:
+            break
+        folder = os.path.dirname(folder)
+    return total
+
+
+def imported_by_claude(real: str, root: str | None) -> bool:
+    """Whether a CLAUDE.md in this file's folder or one above it (up to the repository
+    root) imports it with `@path`, outside code spans and fenced blocks."""
+    folder = os.path.dirname(real)
+    top = os.path.realpath(root) if root else folder
+    while True:
+        for name in CLAUDE_IMPORTERS:
+            importer = os.path.join(folder, name)
+            if os.path.realpath(importer) == real or not os.path.isfile(importer):
+                continue
+            try:
+                with open(importer, "rb") as handle:
+                    text = handle.read(1 << 20).decode("utf-8", "replace")
+            except OSError:
+                continue
+            for _, line in unfenced(text.split("\n")):
+                for target in IMPORT_PATH.findall(CODE_SPAN.sub("", line)):
+                    target = target.rstrip(".,;:")
+                    if not target.startswith(("~", "/")) and \
+                            os.path.realpath(os.path.join(os.path.dirname(importer), target)) == real:
+                        return True
+        if folder == top or os.path.dirname(folder) == folder or not folder.startswith(top):
+            return False
+        folder = os.path.dirname(folder)
+
+
+# A line that groups the bullets after it as a heading does: a numbered item, a bold
+# label alone on its line (`**Manual-Commit Strategy**`, `- ❌ **Never use print!:**`),
+# or a paragraph opening with one. Teams repeat a rule under each on purpose.
+NUMBERED_ITEM = Lazy(r"^\s*\d{1,3}[.)]\s")
+BOLD_LABEL = Lazy(r"^\s*(?P<bullet>[-*+]\s+)?(?:[^\w\s*_`]{1,4}\s*)?(\*\*|__)(?=\S).+?(?<=\S)\2(?P<rest>.*)$")
+LABEL_END = Lazy(r"\s*[:：]?\s*")
+
+# An emoji is written with U+FE0F (or U+FE0E) after it, and joined to the next one by
+# U+200D (`⚠️`, `👨‍💻`, `1️⃣`): lint reads those as part of the emoji. One selector only:
+# a run of them after an emoji is how data is smuggled in one, and stays a finding.
+EMOJI_BASE = ("[\u00a9\u00ae\u203c\u2049\u2122\u2139\u2190-\u21ff\u2300-\u23ff\u24c2\u25a0-\u27bf"
+              "\u2900-\u297f\u2b00-\u2bff\u3030\u303d\u3297\u3299\U0001f000-\U0001faff]")
+EMOJI_SEQUENCE = Lazy(f"{EMOJI_BASE}[\ufe0e\ufe0f]?(?:\u200d{EMOJI_BASE}[\ufe0e\ufe0f]?)*|[#*0-9]\ufe0f\u20e3")
+
+
+def emoji_plain(text: str) -> str:
+    """The text with the selectors and joiners that belong to its emoji taken out."""
+    if "\ufe0f" not in text and "\ufe0e" not in text and "\u200d" not in text:
+        return text
+    return EMOJI_SEQUENCE.sub(lambda m: m.group().replace("\ufe0f", "").replace("\ufe0e", "").replace("\u200d", ""),
+                              text)
+
+
+def home_names_person(home: str) -> bool:
+    """Whether a home path (HOME_PATH's match) names a person: not an account a system,
+    an image or a CI runner creates, and not a placeholder."""
+    name = re.split(r"[\\/]", home)[-1].rstrip(".,;:)'\"`")
+    return name.lower() not in SYSTEM_ACCOUNTS and not HOME_PLACEHOLDER.search(name)
+
+
+def lint_text(text: str, budgets: Sequence[tuple[Any, ...]] = BUDGETS,
+              committed: str | None = None) -> list[tuple[int, str, str]]:
     """(line, kind, message) findings; never the secret or personal datum itself. A
-    bullet repeated under another heading is no duplicate: teams repeat a rule where it
-    applies, on purpose."""
+    bullet repeated under another heading, numbered item or bold label is no duplicate:
+    teams repeat a rule where it applies, on purpose. `committed` is the file as last
+    committed, when known: an e-mail address or phone number already in it is a note
+    (the team chose to keep it; build still withholds new ones), a new one a finding."""
     findings: list[tuple[int, str, str]] = []
     original = text
     # The rules see each line cleaned as build cleans a message (invisible characters
@@ -5396,18 +5516,25 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> l
     first_line: dict[tuple[int, str], int] = {}
     lines = text.split("\n")
     heading_at = {index for index, line in unfenced(lines) if HEADING.match(line.lstrip("\ufeff"))}
-    section = 0  # the line number of the heading the line is under
+    fenced = set(range(len(lines))) - {index for index, _ in unfenced(lines)}
+    group = 0  # the line number of the heading, numbered item or bold label the line is under
     for number, (line, raw) in enumerate(zip(lines, raw_lines), 1):
         if number - 1 in heading_at:
-            section = number
+            group = number
         if unknown_credential(line):  # what judge drops from a proposal (named kinds are blanked out above)
             findings.append((number, "secret", "random-looking token of no named kind (value withheld)"))
-        for kind, _, _ in find_pii(line):
-            findings.append((number, "pii", f"{'e-mail address' if kind == 'email' else 'phone number'} (withheld)"))
-        if HOME_PATH.search(line):
+        for kind, start, end in find_pii(line):
+            what = "e-mail address" if kind == "email" else "phone number"
+            if kind == "email" and ROLE_ACCOUNT.fullmatch(line[start:end].split("@", 1)[0]):
+                continue  # a role or seeded test account, no person's
+            if committed is not None and line[start:end] in committed:
+                findings.append((number, "note", f"{what} (withheld) already committed: build withholds new ones"))
+            else:
+                findings.append((number, "pii", f"{what} (withheld)"))
+        if any(home_names_person(match.group()) for match in HOME_PATH.finditer(line)):
             findings.append((number, "pii", "absolute home path names a person (use ~/)"))
         bidi = BIDI.search(raw)
-        visible = raw.rstrip("\r").replace("\t", " ")  # a line ending and a tab are fine
+        visible = emoji_plain(raw.rstrip("\r").replace("\t", " "))  # a line ending and a tab are fine
         hidden = INVISIBLE.search(visible.lstrip("\ufeff") if number == 1 else visible)
         for found, what in ((bidi, "bidirectional control"), (hidden, "invisible character")):
             if found:
@@ -5417,24 +5544,59 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> l
         if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")):
-            key = (section, normalize(line))
+            key = (group, normalize(line))
             if key in first_line:
                 findings.append((number, "duplicate",
                                  f"same bullet as line {first_line[key]} in the same section"))
             else:
                 first_line[key] = number
-    for agent, unit, limit in budgets:
+        if number - 1 not in heading_at and number - 1 not in fenced and opens_group(clean_invisible(raw)[0]):
+            group = number
+    for agent, unit, limit, *rest in budgets:
+        before = rest[0] if rest else 0
         size = len(original) if unit == "chars" else len(original.encode())
-        if size > limit:
-            cut = limit if unit == "chars" else len(original.encode()[:limit].decode("utf-8", "ignore"))
-            findings.append((original.count("\n", 0, cut) + 1, "size", f"{size:,} {unit}; {agent} loads about {limit:,}, "
-                                                   f"from this line on it is not read"))
+        if before + size > limit:
+            room = max(0, limit - before)
+            cut = room if unit == "chars" else len(original.encode()[:room].decode("utf-8", "ignore"))
+            total = f", {before + size:,} with the AGENTS.md files above it" if before else ""
+            past = "from this line on it is not read" if agent == "Codex" else "this line crosses it"
+            findings.append((original.count("\n", 0, cut) + 1, "size",
+                             f"{size:,} {unit}{total}; {BUDGET_DOES[agent].format(limit=limit)}: {past}"))
     return sorted(findings)
+
+
+def opens_group(line: str) -> bool:
+    """Whether the line groups the bullets after it (see NUMBERED_ITEM)."""
+    if NUMBERED_ITEM.match(line):
+        return True
+    label = BOLD_LABEL.match(line) if "**" in line or "__" in line else None
+    return label is not None and (not label.group("bullet") or LABEL_END.fullmatch(label.group("rest")) is not None)
+
+
+def committed_text(real: str) -> str | None:
+    """The file as the repository's last commit holds it ("" when it holds none), or
+    None outside a repository or without git."""
+    if repo_root(os.path.dirname(real)) is None:
+        return None
+    data = git_output(os.path.dirname(real), "show", f"HEAD:./{os.path.basename(real)}")
+    return data.decode("utf-8", "replace") if data is not None else ""
+
+
+def git_output(folder: str, *args: str) -> bytes | None:
+    """What a read-only git command prints, or None when git is missing or fails."""
+    import subprocess  # here, not at the top: only lint and a build that proposes run git
+    try:
+        done = subprocess.run(["git", "-C", folder, *args], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def run_lint(paths: list[str]) -> int:
     """Lint the files named, or the memory file build would patch. A finding the team's
-    config silences (lint-ignore) is reported as a note."""
+    config silences (lint-ignore) is reported as a note; stale bullets and notes never
+    fail the run."""
     found = find_config(os.getcwd())
     conf = load_config(*found) if found else {}
     if not paths:
@@ -5449,11 +5611,18 @@ def run_lint(paths: list[str]) -> int:
             raise UserError(path, "no such file")
         text = data.decode("utf-8", "replace")
         lines = text.split("\n")
-        for line, kind, message in lint_text(text, budgets_for(path)):
+        real = os.path.realpath(path)
+        budgets = agent_budgets(path)
+        found_here = lint_text(text, budgets, committed_text(real))
+        if not budgets:
+            found_here.insert(0, (1, "note", f"size not checked: no agent is known to read this file by its name "
+                                             f"or an @import ({len(data):,} bytes)"))
+        found_here += stale_findings(real, text, conf.get("seen"))
+        for line, kind, message in sorted(found_here):
             if silenced(conf.get("lint_ignore", ()), kind, lines[line - 1] if line <= len(lines) else ""):
                 kind, message = "note", f"silenced {kind}: {message}"
             out.append(f"{one_line(path)}:{line}: {kind}: {message}\n")
-            if kind != "note":
+            if kind not in ("note", "stale"):
                 status = EXIT_FINDINGS
     write("".join(out).encode("utf-8", "replace"))
     return status
@@ -5464,6 +5633,272 @@ def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> 
     line's text when the entry gives one (compared as bullets are: case, white space, a
     bullet marker and trailing punctuation aside). A secret is never silenced."""
     return kind != "secret" and any(k == kind and (text is None or text == normalize(line)) for k, text in ignore)
+
+
+# -- lint: stale bullets ------------------------------------------------------------------
+# Memory that only grows goes stale: a bullet names a file that moved or a function that
+# was renamed, and every session reads it as true. Inside a repository lint reads each
+# bullet's code spans and reports (as `stale`, which never fails the run) a path that no
+# file or folder of the working tree has, and a code symbol that no file of the
+# repository holds, memory files and changelogs aside. A false stale costs more than a
+# missed one, so a span is judged only when it is plainly a name, a bullet that says a
+# thing is gone or not to be used is not judged, and what the search cannot finish is
+# not flagged. A fact that changed while its names stayed is beyond it.
+
+# Not a name: a URL, a `~/`, `$VAR`, flag, `@scope` or absolute path, a glob or a
+# placeholder (`<name>`, `{id}`, `YOUR_KEY`, `...`), an assignment (`DEBUG=1`).
+NOT_A_NAME = Lazy(r"://|^www\.|^[~$%@#/\\-]|[*?\[\]{}<>|=\\'\"!&…]|\.\.\.|(?i:your[_-]|^path/to/|^xxx|[/_]xxx)")
+CALL_NAME = Lazy(r"([A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*)\([^()]*\);?")
+DOTTED_NAME = Lazy(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+")
+FILE_NAME = Lazy(r"[\w.+-]*\w\.([A-Za-z0-9]{1,10})|\.[A-Za-z0-9][\w.-]*")
+CAMEL_CASE = Lazy(r"[A-Za-z][A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
+SNAKE_CASE = Lazy(r"_*[a-z][a-z0-9]*(?:_+[a-z0-9]+)+_*")
+LINE_SUFFIX = Lazy(r"(?::\d+)+$|#[\w.-]*$")
+# `example.com`, `socket.io`: a host or product, not `Type.method`.
+HOST_NAME = Lazy(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|ai|dev|edu|gov|uk|de|cn|jp|fr|eu|xyz|cloud|tech)")
+# `Next.js`, `Vue.js`: a capitalised name ending in .js is a product, not a file.
+PRODUCT_JS = Lazy(r"[A-Z][A-Za-z0-9]*\.js")
+# The extensions that make a dotted span a file name rather than `Type.method`.
+FILE_EXTENSIONS = frozenset(
+    "py pyi ipynb js mjs cjs jsx ts mts cts tsx vue svelte astro json jsonc json5 yaml yml toml ini cfg conf "
+    "env md mdx rst adoc txt csv tsv xml html htm css scss sass less rs go java kt kts scala groovy gradle rb "
+    "php c h cc cpp cxx hpp hh cs fs swift m mm dart lua r jl pl pm ex exs erl hrl hs ml mli clj cljs elm zig "
+    "nim sh bash zsh fish ps1 bat cmd sql graphql gql proto tf tfvars hcl bzl bazel nix sol vim el mk cmake "
+    "dockerfile lock sum mod svg png jpg jpeg gif webp ico pdf wasm patch diff j2 jinja tmpl tpl example sample "
+    "template dist plist xcconfig pbxproj sln csproj props targets editorconfig gitignore dockerignore npmrc".split())
+# Files that live outside the repository, or that an agent reads from the user's home.
+OUTSIDE_FILES = frozenset({".bashrc", ".zshrc", ".profile", ".bash_profile", ".zprofile", ".gitconfig", ".netrc",
+                           "known_hosts", "authorized_keys", "settings.json", "keybindings.json", "config.toml",
+                           "settings.local.json", "hosts"} | MEMORY_FILE_NAMES)
+# A bullet that says a thing is gone, renamed or not to be used names it on purpose.
+STALE_UNSURE = Lazy(r"(?i)\b(?:not|never|no|don'?t|doesn'?t|avoid|instead|rather than|deprecated|removed|"
+                    r"renamed|replaced|legacy|formerly|obsolete|no longer|banned|forbidden|prefer|was|were|used to)\b")
+# Folders of other people's code, and files that are no evidence: changelogs, other
+# agents' memory files, this tool's config and seen file (they quote bullets), lock files,
+# minified bundles and binary formats.
+VENDORED = frozenset({"node_modules", "vendor", "vendors", "third_party", "third-party", "thirdparty",
+                      "bower_components", ".yarn", "Pods", "Carthage", "external", "externals"})
+SKIPPED_FILE = Lazy(r"(?i)(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:[._-][^/]*)?$|\.changeset/|"
+                    r"(?:^|/)(?:\.cursorrules|\.windsurfrules|\.clinerules|copilot-instructions\.md|"
+                    r"\.memory-diff\.toml|\.memory-diff-seen\.md)$|"
+                    r"(?:^|/)\.(?:cursor/rules|clinerules)/|"
+                    r"\.min\.(?:js|css)$|(?:^|/)(?:package-lock\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|"
+                    r"cargo\.lock|poetry\.lock|uv\.lock|gemfile\.lock|composer\.lock|go\.sum)$|"
+                    r"\.(?:png|jpe?g|gif|webp|ico|pdf|zip|gz|tgz|bz2|xz|7z|jar|class|so|dylib|dll|exe|o|a|"
+                    r"wasm|woff2?|ttf|otf|eot|mp[34]|mov|avi|sqlite|db|pyc|bin|lockb)$")
+# The cost on a large repository is bounded: one `git ls-files`, one `git check-ignore`
+# for the paths not found, and one pass over the files' bytes that stops as soon as
+# every symbol is found. A file over STALE_FILE_BYTES is skipped (generated code, data,
+# a bundle); after STALE_FILES files or STALE_TOTAL_BYTES bytes the search stops and the
+# symbols not found by then are not flagged.
+STALE_FILE_BYTES = 1 << 20
+STALE_FILES = 20_000
+STALE_TOTAL_BYTES = 32 << 20
+STALE_CHUNK = 1 << 20
+IDENTIFIER_BYTE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def span_name(span: str) -> tuple[str, str] | None:
+    """What a code span names: ("path", p), ("file", f) a file name that may also be
+    read as a dotted symbol, ("symbol", s), or None when it is no name."""
+    text = span.strip("`").strip()
+    if not text or any(c.isspace() for c in text) or NOT_A_NAME.search(text) or not text.isascii():
+        return None
+    call = CALL_NAME.fullmatch(text)
+    if call:
+        return "symbol", call.group(1)
+    if DOTTED_NAME.fullmatch(text) and "::" in text:
+        return "symbol", text
+    text = LINE_SUFFIX.sub("", text)
+    if ":" in text or "(" in text or ")" in text or "," in text or not text:
+        return None
+    if "/" in text:
+        path = text[2:] if text.startswith("./") else text
+        parts = path.rstrip("/").split("/")
+        return ("path", path) if parts[0] and all(p not in ("", ".", "..") for p in parts) else None
+    if PRODUCT_JS.fullmatch(text) or text in OUTSIDE_FILES or text[1:].lower() in FILE_EXTENSIONS:
+        return None  # a product, a file of the user's, an extension (`.md`, `.env`)
+    as_file = FILE_NAME.fullmatch(text)
+    if as_file and (text.startswith(".") or as_file.group(1) in FILE_EXTENSIONS):
+        return "file", text
+    if DOTTED_NAME.fullmatch(text):
+        return None if HOST_NAME.fullmatch(text) else ("symbol", text)
+    if CAMEL_CASE.fullmatch(text) or SNAKE_CASE.fullmatch(text):
+        return "symbol", text
+    return None
+
+
+def symbol_words(symbol: str) -> list[str]:
+    """The words a symbol is present by, lowered: each part of a dotted one."""
+    return [part.lower() for part in re.split(r"\.|::", symbol) if part]
+
+
+def stale_bullets(text: str) -> list[tuple[int, list[tuple[str, str, str]]]]:
+    """(line number, [(span, kind, name)]) of each bullet's code spans that are names."""
+    out = []
+    for index, line in unfenced(text.split("\n")):
+        if "`" not in line or not BULLET.match(line) or STALE_UNSURE.search(CODE_SPAN.sub(" ", line)):
+            continue
+        names = [(span, *named) for span in CODE_SPAN.findall(line) for named in [span_name(span)] if named]
+        if names:
+            out.append((index + 1, names))
+    return out
+
+
+class WorkingTree(NamedTuple):
+    root: str
+    files: frozenset[str]  # paths relative to the root, with /
+    folders: frozenset[str]
+    named: dict[str, list[str]]  # last part of a path -> the files and folders so named
+
+
+def working_tree(root: str) -> WorkingTree | None:
+    """The files git tracks and the untracked ones it does not ignore, or None."""
+    data = git_output(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if data is None:
+        return None
+    files = frozenset(p for p in data.decode("utf-8", "surrogateescape").split("\0") if p)
+    folders = {p[:i] for p in files for i, c in enumerate(p) if c == "/"}
+    named: dict[str, list[str]] = {}
+    for path in itertools.chain(files, folders):
+        named.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    return WorkingTree(root, files, frozenset(folders), named)
+
+
+def path_present(tree: WorkingTree, path: str, here: str, anywhere: bool) -> bool | None:
+    """Whether the tree has the path, from the root or from the memory file's folder
+    `here`, or (`anywhere`) below any folder; None when it cannot be told: its first
+    part is no file or folder in either (a module `next/navigation`, a branch
+    `origin/main`, a MIME type), or it lies inside a submodule."""
+    path = path.rstrip("/")
+    parts = path.split("/")
+    heads = [parts[0], f"{here}/{parts[0]}" if here else parts[0]]
+    if not anywhere and not any(h in tree.files or h in tree.folders for h in heads):
+        return None
+    for base in ("", here):
+        full = f"{base}/{path}" if base else path
+        if full in tree.files or full in tree.folders or os.path.exists(os.path.join(tree.root, full)):
+            return True
+        if any("/".join(full.split("/")[:i]) in tree.files for i in range(1, full.count("/") + 1)):
+            return None  # below a file: a submodule's
+    return any(p == path or p.endswith("/" + path) for p in tree.named.get(parts[-1], ()))
+
+
+def ignored(tree: WorkingTree, paths: Iterable[str]) -> set[str]:
+    """The paths git ignores (it answers for paths that do not exist too; a folder's
+    rule `dist/` only for the path written with its slash)."""
+    asked = sorted({form for path in paths for form in (path.rstrip("/"), path.rstrip("/") + "/")})
+    if not asked:
+        return set()
+    import subprocess  # as in git_output
+    try:
+        done = subprocess.run(["git", "-C", tree.root, "check-ignore", "--stdin", "-z"], capture_output=True,
+                              input="\0".join(asked).encode("utf-8", "surrogateescape") + b"\0", timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return set(asked)  # not known: not flagged
+    if done.returncode not in (0, 1):
+        return set(asked)
+    said = {p.rstrip("/") for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    return {path for path in paths if path.rstrip("/") in said}
+
+
+def symbols_absent(tree: WorkingTree, words: set[str], skip: set[str]) -> set[str]:
+    """The words (lowered) that no text file of the tree holds as a whole identifier,
+    read once, in order, until every word is found; empty when the search stops at a
+    bound before the end (a word not found then is not known to be absent)."""
+    wanted = {w.encode() for w in words}
+    read_files = read_bytes = 0
+    chunk: list[bytes] = []  # files are searched a megabyte at a time, joined by a line break
+    chunk_bytes = 0
+    for path in sorted(tree.files):
+        if chunk_bytes >= STALE_CHUNK:
+            data, chunk, chunk_bytes = b"\n".join(chunk).lower(), [], 0
+            wanted -= {word for word in wanted if holds_word(data, word)}
+        if not wanted:
+            break
+        if path in skip or SKIPPED_FILE.search(path) or os.path.basename(path) in MEMORY_FILE_NAMES \
+                or VENDORED.intersection(path.split("/")[:-1]):
+            continue
+        if read_files >= STALE_FILES or read_bytes >= STALE_TOTAL_BYTES:
+            return set()
+        try:
+            with open(os.path.join(tree.root, path), "rb") as handle:
+                data = handle.read(STALE_FILE_BYTES + 1)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):  # deleted, or a submodule
+            continue
+        except OSError:
+            return set()
+        read_files += 1
+        read_bytes += len(data)
+        if len(data) <= STALE_FILE_BYTES and b"\0" not in data[:8192]:
+            chunk.append(data)
+            chunk_bytes += len(data)
+    data = b"\n".join(chunk).lower()
+    return {w.decode() for w in wanted if not holds_word(data, w)}
+
+
+def holds_word(data: bytes, word: bytes) -> bool:
+    """Whether `word` stands in `data` as a whole identifier (bytes.find, many times
+    faster than a regular expression over the same bytes)."""
+    at = data.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or data[at - 1] not in IDENTIFIER_BYTE) and (end == len(data) or data[end] not in IDENTIFIER_BYTE):
+            return True
+        at = data.find(word, at + 1)
+    return False
+
+
+def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[int, str, str]]:
+    """(line, "stale", message) of each bullet whose code spans name what the working
+    tree no longer has; nothing outside a repository or without git."""
+    bullets = stale_bullets(text)
+    root = repo_root(os.path.dirname(real)) if bullets else None
+    tree = working_tree(root) if root else None
+    if tree is None:
+        return []
+    here = os.path.relpath(os.path.dirname(real), os.path.realpath(root)).replace(os.sep, "/")
+    here = "" if here == "." else here
+    paths = {name for _, names in bullets for _, kind, name in names if kind in ("path", "file")}
+    missing = {p for p in paths if path_present(tree, p, here, "/" not in p) is False}
+    told = ignored(tree, missing | {f"{here}/{p}" for p in missing if here})
+    missing = {p for p in missing if p not in told and f"{here}/{p}" not in told}
+    # A file named without its folder may be meant anywhere: it is stale only when no
+    # file of the repository mentions its name either.
+    words = {w for _, names in bullets for _, kind, name in names
+             for w in (symbol_words(name) if kind == "symbol" else [name.lower()] if name in missing else [])}
+    skip = {os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/"), DEFAULT_SEEN}
+    if seen:
+        skip.add(os.path.relpath(os.path.realpath(seen), os.path.realpath(root)).replace(os.sep, "/"))
+    absent = symbols_absent(tree, words, skip) if words else set()
+    out = []
+    for line, names in bullets:
+        why = []
+        for span, kind, name in names:
+            if kind == "path" and name in missing:
+                why.append(f"{span}: no such file or folder")
+            elif kind == "file" and name in missing and name.lower() in absent:
+                why.append(f"{span}: no such file, and no file names it")
+            elif kind == "symbol" and any(w in absent for w in symbol_words(name)):
+                why.append(f"{span}: in no file of the repository")
+        if why:
+            out.append((line, "stale", "; ".join(why)))
+    return out
+
+
+def stale_note(real: str, rel: str, seen: str | None) -> list[str]:
+    """build's preamble line: how many bullets of the memory file look stale (those
+    lint-ignore silences aside), so that the hook reminds a team without blocking it."""
+    data = read_memory(real, rel)
+    if not data:
+        return []
+    found = find_config(os.getcwd())
+    ignore = load_config(*found).get("lint_ignore", ()) if found else ()
+    lines = data.decode("utf-8", "replace").split("\n")
+    count = sum(not silenced(ignore, kind, lines[line - 1]) for line, kind, _ in
+                stale_findings(real, "\n".join(lines), seen))
+    return [f"{count} bullet{'s' if count != 1 else ''} of {rel} look{'s' if count == 1 else ''} stale "
+            f"(they name files or code the repository no longer has): memory-diff lint lists them"] if count else []
 
 
 # --------------------------------------------------------------------------------------
@@ -5679,6 +6114,7 @@ def _run_build(args: argparse.Namespace) -> int:
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
         notes += write_notes(proposed, writes)
         notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(memory))
+        notes += stale_note(real, rel, conf.seen)
         notes += pending_note(stats, conf.max_add)
     if args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
