@@ -5669,7 +5669,7 @@ FILE_EXTENSIONS = frozenset(
 # Files that live outside the repository, or that an agent reads from the user's home.
 OUTSIDE_FILES = frozenset({".bashrc", ".zshrc", ".profile", ".bash_profile", ".zprofile", ".gitconfig", ".netrc",
                            "known_hosts", "authorized_keys", "settings.json", "keybindings.json", "config.toml",
-                           "settings.local.json", "hosts"} | MEMORY_FILE_NAMES)
+                           "settings.local.json", "hosts"} | MEMORY_FILE_NAMES.keys())
 # A bullet that says a thing is gone, renamed or not to be used names it on purpose.
 STALE_UNSURE = Lazy(r"(?i)\b(?:not|never|no|don'?t|doesn'?t|avoid|instead|rather than|deprecated|removed|"
                     r"renamed|replaced|legacy|formerly|obsolete|no longer|banned|forbidden|prefer|was|were|used to)\b")
