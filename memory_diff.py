@@ -429,8 +429,8 @@ BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
 )
-BUDGET_FILE = {"Claude Code": frozenset({"CLAUDE.md", "CLAUDE.local.md"}),
-               "Codex": frozenset({"AGENTS.md", "AGENTS.override.md"})}
+BUDGET_FILE = {agent: frozenset(name for name, reader in MEMORY_FILE_NAMES.items() if reader == key)
+               for agent, key in (("Claude Code", "claude"), ("Codex", "codex"))}
 
 EXIT_OK = 0
 EXIT_PROPOSED = 1  # build --exit-code: something is proposed; lint: a finding
