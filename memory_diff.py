@@ -3905,7 +3905,7 @@ def repo_root(start: str) -> str | None:
 # two hooks at once can lose each other's entries but never corrupt one.
 
 CACHE_FOLDER = "memory-diff"
-CACHE_FORMAT = 3  # 2 kept the results in packs beside the indexes, 1 in JSON files
+CACHE_FORMAT = 3  # an index of another format is never read: its results are read again
 # marshal, not JSON, since the hook decodes every session's result on every commit and
 # marshal does that about twice as fast, and not pickle, since marshal builds only values
 # where a hostile pickle runs code (another Python's marshal is never read: the key
