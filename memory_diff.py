@@ -4201,9 +4201,9 @@ def rebuilt(plain: Any, at: int, path: str) -> FileResult:
         if _of(name, str) in stats:
             raise ValueError("a cache entry of another shape")
         stats[name] = _of(count, int)
-    shown = "\t" + one_line(path) + ":"
+    shown = "\t" + one_line(path) + ":" if _of(explain_in, list) else ""  # (--explain's only)
     explain = [((at, *(_of(n, int) for n in _of(order, list))), _of(label, str) + shown + _of(rest, str))
-               for order, label, rest in _of(explain_in, list)]
+               for order, label, rest in explain_in]
     if any(len(order) != 4 for order, _ in explain):
         raise ValueError("a cache entry of another shape")
     writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
