@@ -4166,11 +4166,13 @@ def plain_result(result: FileResult, path: str) -> Any:
 CACHE_INT = 1 << 63
 # The types each field of a kept candidate may have, in plain_result's order (a
 # timestamp, a conversation and a request line may be None); the input index, the file
-# and the request's path come from the run that takes it up.
+# and the request's path come from the run that takes it up. A kept candidate's types
+# are one of KEPT_TYPES, told in one look-up.
 KEPT_CANDIDATE: tuple[tuple[type, ...], ...] = (
     (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
     (int,), (int,), (int,),  # order, without the input index: line, message, sentence
     (str, type(None)), (int, type(None)), (int,), (str,), (str,))  # conversation, request line, said_in, source, also
+KEPT_TYPES = frozenset(itertools.product(*KEPT_CANDIDATE))
 
 
 def _of(value: Any, *kinds: Any) -> Any:
@@ -4179,23 +4181,26 @@ def _of(value: Any, *kinds: Any) -> Any:
     return value
 
 
+def kept_candidate(row: Any, at: int, path: str) -> Candidate:
+    """A candidate plain_result kept, for input `at` read from `path` as given."""
+    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES:
+        raise ValueError("a cache entry of another shape")
+    text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, \
+        source, also = row
+    if max(map(abs, (line, score, line_at, sequence, number, request or 0, said_in))) >= CACHE_INT:
+        raise ValueError("a cache entry of another shape")
+    return Candidate(text, key, role, path, line, stamp, kind, score, (at, line_at, sequence, number),
+                     path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
+                     said_in, source, also)
+
+
 def rebuilt(plain: Any, at: int, path: str) -> FileResult:
     """The result plain_result kept, for input `at` read from `path` as given; ValueError
     (or TypeError) when it is not what plain_result writes, or holds the conversation key
     of another path (a baseline's key of the file itself, moved with a link or the home
     folder: the file is read again)."""
     rows, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
-    candidates = []
-    for row in _of(rows, list):
-        if len(_of(row, list)) != len(KEPT_CANDIDATE):
-            raise ValueError("a cache entry of another shape")
-        for value, kinds in zip(row, KEPT_CANDIDATE):
-            _of(value, *kinds)
-        text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, \
-            source, also = row
-        candidates.append(Candidate(text, key, role, path, line, stamp, kind, score, (at, line_at, sequence, number),
-                                    path if conversation is None else conversation,
-                                    "" if request is None else f"{path}:{request}", said_in, source, also))
+    candidates = [kept_candidate(row, at, path) for row in _of(rows, list)]
     stats: Counter[str] = Counter()
     for name, count in _of(stats_in, list):
         if _of(name, str) in stats:
