@@ -24,7 +24,8 @@ all, its conversation key; process_all spreads the transcripts over forked worke
 forked_map), across transcripts (select:
 one proposal a finding with evidence from other conversations, memory, seen, rejected,
 the minimum score, the cap; findings groups them), what the reviewer is told (flags,
-the session's own writes, provenance; one_line withholds credentials from everything printed outside a bullet),
+the session's own writes, provenance; one_line withholds credentials from everything
+printed outside a bullet),
 the patch (git's headers, where the bullets go, context that quotes no credential), then
 the I/O edge (repository; the cache of each transcript's result, CacheIndex,
 process_cached; the default memory file, the seen file and its
