@@ -23,12 +23,12 @@ assistant's turn held for a request that points back, pull_in; is it a transcrip
 all, its conversation key; process_all spreads the transcripts over forked workers),
 across transcripts (select:
 one proposal a finding with evidence from other conversations, memory, seen, rejected,
-the minimum score, the cap; findings groups them, taking up what the run before kept of
-its comparisons: Links), what the reviewer is told (flags, the session's own writes,
-provenance; one_line withholds credentials from everything printed outside a bullet),
+the minimum score, the cap; findings groups them), what the reviewer is told (flags,
+the session's own writes, provenance; one_line withholds credentials from everything
+printed outside a bullet),
 the patch (git's headers, where the bullets go, context that quotes no credential), then
-the I/O edge (repository; the cache of each transcript's result, CacheIndex, kept in
-packs: packed, unpacked, process_cached; the default memory file, the seen file and its
+the I/O edge (repository; the cache of each transcript's result, CacheIndex,
+process_cached; the default memory file, the seen file and its
 baseline records, discovery, configuration, lint) and the command line (flag
 conflicts, output errors).
 
@@ -49,7 +49,6 @@ Exit status:
 from __future__ import annotations
 
 import argparse
-import array
 import base64
 import binascii
 import bisect
@@ -3172,20 +3171,16 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 # --------------------------------------------------------------------------------------
 
 def select(candidates: list[Candidate], known: set[str], seen: set[str], rejected: list[str], max_add: int,
-           min_score: int, stats: Counter[str], prior: Any = None, keep: bool = False
-           ) -> tuple[list[Candidate], list[tuple[Candidate, str, str]], Any]:
-    """One proposal a finding (see findings, which `prior` and `keep` are for), its
-    score raised by the conversations that said it; then what memory, the seen file or a
-    rejection already holds, the minimum score (not for what a memory request asked for)
-    and the cap, requests first.
+           min_score: int, stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str, str]]]:
+    """One proposal a finding (see findings), its score raised by the conversations that
+    said it; then what memory, the seen file or a rejection already holds, the minimum
+    score (not for what a memory request asked for) and the cap, requests first.
 
-    Returns the proposals in reading order, the (candidate, stage, detail) drops and the
-    links findings() kept."""
+    Returns the proposals in reading order and the (candidate, stage, detail) drops."""
     dropped: list[tuple[Candidate, str, str]] = []
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
-    groups, links = findings(candidates, min_score, prior, keep)
-    for group in groups:
+    for group in findings(candidates, min_score):
         if len(group) == 1 and group[0].said_in == 1 and not group[0].also:  # most: what follows leaves it as it is
             live.append(group[0])
             if group[0].source:
@@ -3234,7 +3229,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     for _, stage, _ in dropped:
         stats[stage] += 1
     stats["proposed"] += len(kept)
-    return kept, dropped, links
+    return kept, dropped
 
 
 def finding_key(key: str) -> str:
@@ -3248,35 +3243,17 @@ def note_rule(cand: Candidate) -> str:
     return normalize(cand.key.split(" why: ")[0]) if cand.source else cand.key
 
 
-def findings(candidates: list[Candidate], min_score: int, prior: Any = None,
-             keep: bool = False) -> tuple[list[list[Candidate]], Any]:
+def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
     """The candidates grouped by what they say: the same finding key, or near-duplicates
-    (character-trigram overlap of NEAR_DUPLICATE, as the memory flags use, never across
-    a flip of polarity), chained. Near-duplicates are looked for from each candidate
-    that can be proposed on its own (the minimum score reached, a memory request's, an
-    agent's memory note, compared by its rule without its `Why:`), among the RELATED
-    lines sharing the most words with it of those that one more conversation could lift
-    to the minimum; two weak wordings are not looked for each other (an exact repeat
-    still groups them): comparing every weak sentence with every other costs more, on a
-    long history most of the run, than the rare finding said only in weak wordings is
-    worth. Groups come in the reading order of their first candidate.
-
-    `prior` is what an earlier run kept (Links), taken up where it holds; with `keep`,
-    returns what this run keeps for the next (`prior` itself when nothing changed; None
-    where nothing can be kept: past FINDINGS_BITS, or where Links.exact is not so)
-    beside the groups. Kept links that turn out not to hold together are passed over:
-    the groups are then found from scratch."""
-    if prior is not None:
-        with contextlib.suppress(ValueError, TypeError, IndexError, KeyError, OverflowError):
-            return _findings(candidates, min_score, prior, keep)
-    return _findings(candidates, min_score, None, keep)
-
-
-def _findings(candidates: list[Candidate], min_score: int, prior: Any, keep: bool
-              ) -> tuple[list[list[Candidate]], Any]:
-    """findings(), `prior` taken up as it stands."""
+    (near_duplicates), chained. Near-duplicates are looked for from each candidate that
+    can be proposed on its own (the minimum score reached, a memory request's, an agent's
+    memory note, compared by its rule without its `Why:`), among the lines of those that
+    one more conversation could lift to the minimum; two weak wordings are not looked for
+    each other (an exact repeat still groups them): comparing every weak sentence with
+    every other costs more, on a long history most of the run, than the rare finding
+    said only in weak wordings is worth. A weaker candidate still joins an agent's note
+    it near-duplicates. Groups come in the reading order of their first candidate."""
     ordered = sorted(candidates, key=lambda c: c.order)
-    keys = [finding_key(note_rule(c)) for c in ordered]
     parent = list(range(len(ordered)))
 
     def root(i: int) -> int:
@@ -3286,375 +3263,64 @@ def _findings(candidates: list[Candidate], min_score: int, prior: Any, keep: boo
         return i
 
     first: dict[str, int] = {}  # each key's first candidate, which stands for it
-    for i, key in enumerate(keys):
+    for i, cand in enumerate(ordered):
+        key = finding_key(note_rule(cand))
         if key in first:
             parent[i] = first[key]
         else:
             first[key] = i
-    # A line: a hopeful key, and what comparing it needs of the candidate standing for
-    # it (does it look for near-duplicates, see above; the code it names). Lines are
-    # numbered in the order of their keys: a line's number is then told by the lines
-    # alone, whichever transcripts they were read from (Links).
-    lines: dict[str, tuple[bool, tuple[str, ...]]] = {
-        key: (ordered[i].score >= min_score or bool(ordered[i].request or ordered[i].source),
-              tuple(sorted(set(CODE_SPAN.findall(ordered[i].text)))))
-        for key, i in first.items()
-        if ordered[i].request or ordered[i].source or ordered[i].score + EVIDENCE_POINTS >= min_score}
-    numbered = sorted(lines)
-    before = Links.kept_lines(prior) if keep else None
-    words: list[set[str]] | None = None  # of each line's key, counted where needed
-    many = False  # too many for bit masks?
-    # The run before's lines again need no words counted here: that run kept its links
-    # only where they fit in bit masks and every word was counted (Links.exact).
-    if before is None or before.keys() != lines.keys():
-        words = [set(_tokens(key)) for key in numbered]
-        many = len(numbered) * len(set().union(*words)) > FINDINGS_BITS
-        if many:
-            before = None
-        elif before and before.keys() - lines.keys():  # lines of the run before that are not lines now
-            counted = dict(zip(numbered, words))
-            more = sorted(lines.keys() | before.keys())
-            more_words = [counted[key] if key in counted else set(_tokens(key)) for key in more]
-            if Links.exact(more_words) and len(more) * len(set().union(*more_words)) <= FINDINGS_BITS:
-                numbered, words = more, more_words
-            else:
-                before = None
-    now: list[tuple[bool, tuple[str, ...]] | None] = [lines.get(key) for key in numbered]
-    looks = [False] * len(numbered)
-    measured: dict[int, tuple[tuple[int, int], frozenset[str]]] = {}
-    masks: dict[int, tuple[int, int]] = {}
-    vocabulary = Numbering()  # a number for each trigram, given as lines are first compared
-
-    def measure(a: int) -> tuple[tuple[int, int], frozenset[str]]:
-        """A line's polarity and code spans, counted when it is first compared."""
-        if a not in measured:
-            measured[a] = polarity(numbered[a]), frozenset(stood[a][1])
-        return measured[a]
-
-    def mask(a: int) -> tuple[int, int]:
-        """A line's trigrams as a bit mask (what two lines share is then one AND), and how
-        many: counted for the lines whose polarity leaves them to compare."""
-        if a not in masks:
-            grams = trigrams(numbered[a])
-            masks[a] = bit_mask(list(map(vocabulary.__getitem__, grams))), len(grams)
-        return masks[a]
-
-    def joins(a: int, others: Iterable[int]) -> list[int]:
-        """Those of lines `others` that say what line a says (the same either way round)."""
-        sign, spans = measure(a)
-        spans = spans if len(spans) >= SAME_CODE else frozenset()
-        (mine, size), found = mask(a), []
-        for b in others:
-            other_sign, other_spans = measured[b] if b in measured else measure(b)
-            if other_sign != sign:
-                continue
-            # Naming the same code lowers the overlap it takes (SAME_CODE). Jaccard is at
-            # most the smaller set's share of the larger: a cheap test first.
-            need = CONTRADICTION if spans and len(spans & other_spans) >= SAME_CODE else NEAR_DUPLICATE
-            theirs, other = masks[b] if b in masks else mask(b)
-            if (size if size < other else other) >= need * (other if size < other else size):
-                both = (mine & theirs).bit_count()  # as jaccard() counts: the union, not built
-                if both / (size + other - both) >= need:
-                    found.append(b)
-        return found
-
-    stood: list[tuple[bool, tuple[str, ...]] | None] = [None] * len(numbered)
-
-    def restage(stage: list[tuple[bool, tuple[str, ...]] | None]) -> tuple[list[int], list[int], list[int]]:
-        """The lines as `stage` has them: those gone, those that changed, those new."""
-        gone, changed, new = [], [], []
-        for a, (was, line) in enumerate(zip(stood, stage)):
-            if line != was:
-                (new if was is None else gone if line is None else changed).append(a)
-                stood[a] = line
-                looks[a] = line is not None and line[0]
-        return gone, changed, new
-
-    kept = None
-    if many:  # the word index
-        restage(now)
-        index = MemoryIndex(numbered)
-        for a, key in enumerate(numbered):
-            if looks[a]:
-                for b in joins(a, [b for b in index.related(key) if b != a]):
-                    parent[root(first[numbered[b]])] = root(first[key])
-    else:
-        links = Links(lambda: WordBits(words or [set(_tokens(key)) for key in numbered]), looks, joins)
-        if not keep or words is not None and not Links.exact(words):
-            links.add(restage(now)[2], ranks=False)
-        else:
-            taken = False
-            if before:  # the lines of the run before, and their links where they can be taken up
-                held = restage([before.get(key) for key in numbered])[2]
-                taken = links.resume(prior, held)
-                if not taken:
-                    links.add(held)
-            gone, changed, new = restage(now)
-            links.remove(gone)
-            links.restate(changed)
-            links.add(new)
-            kept = prior if taken and not (gone or changed or new) else links.export(numbered, stood)
-        for a, joined in links.joined().items():
-            for b in joined:
-                parent[root(first[numbered[b]])] = root(first[numbered[a]])
-    notes = [a for a, key in enumerate(numbered) if key in lines and ordered[first[key]].source]
+    # The lines, in the order of their keys: a tie at the cut of RELATED goes to the
+    # earlier line, so which lines are compared is told by the keys alone.
+    lines = sorted(key for key, i in first.items() if ordered[i].request or ordered[i].source
+                   or ordered[i].score + EVIDENCE_POINTS >= min_score)
+    stand = [ordered[first[key]] for key in lines]
+    looks = [c.score >= min_score or bool(c.request or c.source) for c in stand]
+    for a, b in near_duplicates(lines, looks, [c.text for c in stand]):
+        parent[root(first[lines[b]])] = root(first[lines[a]])
+    notes = [key for key, c in zip(lines, stand) if c.source]
     if notes:
-        chosen = {first[key] for key in lines}
-        noted = MemoryIndex([numbered[a] for a in notes])
-        their = [(trigrams(numbered[a]), polarity(numbered[a])) for a in notes]
-        for i in first.values():
-            if i in chosen:
+        hopeful, noted = set(lines), MemoryIndex(notes)
+        their = [(trigrams(key), polarity(key)) for key in notes]
+        for key, i in first.items():
+            if key in hopeful:
                 continue
-            mine, sign = trigrams(keys[i]), polarity(keys[i])
-            for b in noted.related(keys[i]):
+            mine, sign = trigrams(key), polarity(key)
+            for b in noted.related(key):
                 if their[b][1] == sign and jaccard(mine, their[b][0]) >= NEAR_DUPLICATE:
-                    parent[root(i)] = root(first[numbered[notes[b]]])
+                    parent[root(i)] = root(first[notes[b]])
     groups: dict[int, list[Candidate]] = {}
     for i, cand in enumerate(ordered):
         groups.setdefault(root(i), []).append(cand)
-    return sorted(groups.values(), key=lambda g: g[0].order), kept
+    return sorted(groups.values(), key=lambda g: g[0].order)
 
 
-class Links:
-    """What findings() compares each line with, kept from run to run. For each line that
-    looks for others: its related lines (WordBits.related), best first, and which of
-    them it joins (says the same thing). Which lines are related is told by each pair
-    alone (the words their keys share; a tie to the line whose key sorts first), and
-    whether two lines join by their keys and the code they name; so the links of a run's
-    lines are those of the run before's, the lines gone, changed and new accounted for:
-    the related lines among more lines are the best RELATED of those among fewer and of
-    the lines added; a line another candidate stands for now keeps its related lines and
-    is compared again; a line gone leaves lists whose next line is not known, and those
-    are found again. A run takes up what the run before kept where it used to compare
-    every line again: the hook's case, hundreds of finished sessions and one live one.
+def near_duplicates(lines: list[str], looks: list[bool], texts: list[str]) -> Iterator[tuple[int, int]]:
+    """(a, b) for each line a that `looks` and each of its related lines b (MemoryIndex)
+    that says what a says: the same polarity and a character-trigram overlap of
+    NEAR_DUPLICATE, as the memory flags use, or of CONTRADICTION where the two texts name
+    the same SAME_CODE pieces of code (code spans)."""
+    index = MemoryIndex(lines)
+    measured: dict[int, tuple[tuple[int, int], set[str], frozenset[str]]] = {}
 
-    A related line is one int, ordered as its rank: (LINKS_SHARED - words shared) <<
-    LINKS_SHIFT | its number. A list taken up from the run before is kept as export
-    wrote it (number, words shared, ...; numbered as that run did: `renumber`) until it
-    is changed."""
+    def measure(a: int) -> tuple[tuple[int, int], set[str], frozenset[str]]:
+        """A line's polarity, trigrams and code spans, counted when it is first compared."""
+        if a not in measured:
+            measured[a] = polarity(lines[a]), trigrams(lines[a]), frozenset(CODE_SPAN.findall(texts[a]))
+        return measured[a]
 
-    def __init__(self, made: Any, looks: list[bool], joins: Any) -> None:
-        self.made, self.looks, self.joins = made, looks, joins  # made(): the WordBits of the lines
-        self.ranked: dict[int, list[int]] = {}  # a looking line: its related lines, best first
-        self.raw: dict[int, str] = {}  # as ranked, as the run before wrote them (_unpacked)
-        self.renumber: list[int] = []  # the run before's numbers: this run's
-        self.old_number: dict[int, int] = {}  # this run's numbers: the run before's
-        self.known: dict[int, set[int]] = {}  # a looking line: the related lines it joins
-        self.pending: dict[int, set[int]] = {}  # a looking line: related lines not yet compared with it
-        self.lines = self.looking = 0  # masks of the lines added, and of those that look
-
-    @functools.cached_property
-    def bits(self) -> WordBits:
-        """Made when first needed: a run whose lines are the run before's needs none."""
-        return self.made()
-
-    def held(self, p: int) -> list[int]:
-        """Line p's related lines, best first, in this run's numbers."""
-        if p in self.raw:
-            lines, raw = self.renumber, _unpacked(self.raw.pop(p))
-            self.ranked[p] = [(LINKS_SHARED - shared) << LINKS_SHIFT | lines[k] for k, shared in zip(raw[::2], raw[1::2])]
-        return self.ranked[p]
-
-    def holds(self, p: int, a: int) -> bool:
-        """Is line a among line p's related lines?"""
-        if p in self.raw:
-            k = self.old_number.get(a)
-            return k is not None and k in _unpacked(self.raw[p])[::2]
-        return any(e & LINKS_LINE == a for e in self.ranked[p])
-
-    def related(self, q: int) -> list[int]:
-        """Line q's related lines among the lines added, best first."""
-        words = self.bits.words
-        mine = words[q]
-        return sorted((LINKS_SHARED - len(mine & words[b])) << LINKS_SHIFT | b
-                      for b in self.bits.related(q, within=self.lines))
-
-    def forget(self, a: int) -> None:
-        """Line a's related lines, and what it joins: a line that no longer looks."""
-        for held in (self.ranked, self.raw, self.known, self.pending):
-            held.pop(a, None)
-
-    def look(self, q: int, ranked: list[int]) -> None:
-        """Line q looks, with these related lines: each is compared with it again."""
-        self.raw.pop(q, None)
-        self.ranked[q] = ranked
-        self.known.pop(q, None)
-        self.pending[q] = {e & LINKS_LINE for e in ranked}
-        self.pending[q].discard(q)
-
-    def add(self, new: list[int], ranks: bool = True) -> None:
-        """The lines `new` added: the related lines of each new one that looks, among all
-        the lines added; and each new line in the related lines of the earlier ones
-        (`ranks`: in their place, for lines added later; without it, no line is)."""
-        if not new:
-            return
-        words, bits, earlier, raw = self.bits.words, self.bits, self.looking, self.raw
-        for q in new:
-            self.lines |= 1 << q
-            self.looking |= self.looks[q] << q
-        for q in new:
-            if self.looks[q]:
-                if ranks:
-                    self.look(q, self.related(q))
-                else:
-                    self.pending[q] = set(bits.related(q, within=self.lines))
-                    self.pending[q].discard(q)
-        for q in new if earlier else ():
-            mine = words[q]
-            for p in _members(bits.sharing(q, 2, earlier), len(self.looks)):
-                here = (LINKS_SHARED - len(words[p] & mine)) << LINKS_SHIFT | q
-                if p in raw:
-                    if len(raw[p]) >= LINKS_PAIR * RELATED:
-                        k, shared = _unpacked(raw[p][-LINKS_PAIR:])
-                        if here > (LINKS_SHARED - shared) << LINKS_SHIFT | self.renumber[k]:
-                            continue
-                elif len(self.ranked[p]) >= RELATED and here > self.ranked[p][-1]:
-                    continue
-                ranked = self.held(p)
-                bisect.insort(ranked, here)
-                self.pending.setdefault(p, set()).add(q)
-                if len(ranked) > RELATED:
-                    gone = ranked.pop() & LINKS_LINE
-                    self.pending[p].discard(gone)
-                    self.known.get(p, set()).discard(gone)
-
-    def restate(self, lines: list[int]) -> None:
-        """Lines another candidate now stands for: the same words, so the same related
-        lines; but whether they look, and what they join, are found again."""
-        for a in lines:
-            self.looking = self.looking & ~(1 << a) | self.looks[a] << a
-            if not self.looks[a]:
-                self.forget(a)
-            else:
-                self.look(a, self.held(a) if a in self.ranked or a in self.raw else self.related(a))
-            for p in _members(self.bits.sharing(a, 2, self.looking), len(self.looks)):
-                if p != a and self.holds(p, a):
-                    self.known.get(p, set()).discard(a)
-                    self.pending.setdefault(p, set()).add(a)
-
-    def remove(self, lines: list[int]) -> None:
-        """Lines no longer hopeful: out of every related list; a list that held one is
-        found again (its next best line is not known)."""
-        hit: set[int] = set()
-        for a in lines:  # the lists that hold a line share two words with it
-            hit.update(p for p in _members(self.bits.sharing(a, 2, self.looking), len(self.looks))
-                       if p != a and self.holds(p, a))
-        for a in lines:
-            self.lines &= ~(1 << a)
-            self.looking &= ~(1 << a)
-            self.forget(a)
-            hit.discard(a)
-        for waiting in self.pending.values():  # a line gone is compared with none
-            waiting.difference_update(lines)
-        for p in sorted(hit):
-            before = {e & LINKS_LINE for e in self.held(p)}
-            self.ranked[p] = self.related(p)
-            now = {e & LINKS_LINE for e in self.ranked[p]}
-            if p in self.known:
-                self.known[p] &= now
-            self.pending.setdefault(p, set()).update(now - before)
-            self.pending[p].discard(p)
-
-    def joined(self) -> dict[int, set[int]]:
-        """Each looking line's related lines that it joins, comparing what is pending."""
-        for a, waiting in self.pending.items():
-            found = self.joins(a, waiting)
-            if found:
-                self.known.setdefault(a, set()).update(found)
-        self.pending = {}
-        return self.known
-
-    def export(self, numbered: list[str], stood: list[Any]) -> Any:
-        """What the next run takes up: the lines (key, looks, code spans) in the order of
-        their keys, and the links among them numbered so; plain values (cache_bytes)."""
-        lines = [a for a, line in enumerate(stood) if line is not None]
-        where = {a: k for k, a in enumerate(lines)}
-        known = self.joined()
-        # A list as the run before kept it is renumbered whole, its numbers in one map.
-        direct = [where.get(a, -1) for a in self.renumber]
-
-        def written(a: int) -> str:
-            if a in self.raw:
-                raw = _unpacked(self.raw[a])
-                raw[::2] = array.array(LINKS_ITEM, map(direct.__getitem__, raw[::2]))
-            else:
-                raw = array.array(LINKS_ITEM, [n for e in self.ranked[a]
-                                               for n in (where[e & LINKS_LINE], LINKS_SHARED - (e >> LINKS_SHIFT))])
-            return _packed(raw)
-
-        return [[numbered[a] for a in lines], [int(stood[a][0]) for a in lines], [list(stood[a][1]) for a in lines],
-                [written(a) if self.looks[a] else "" for a in lines],
-                [sorted(where[b] for b in known.get(a, ())) for a in lines]]
-
-    @staticmethod
-    def exact(words: list[set[str]]) -> bool:
-        """Are related lines told by each pair alone? Where no line's words are cut short
-        by POSTINGS_BUDGET: every line's words are then all counted."""
-        return len(words) * max(map(len, words), default=0) <= POSTINGS_BUDGET
-
-    @staticmethod
-    def kept_lines(prior: Any) -> dict[str, tuple[bool, tuple[str, ...]]] | None:
-        """The lines an earlier run kept (export's), or None when it holds none that can be
-        told: keys in order, each once, with whether it looks and the code it names."""
-        try:
-            keys, looks, spans = prior[0], prior[1], prior[2]
-            if not (type(keys) is list and type(looks) is list and type(spans) is list
-                    and len(keys) == len(looks) == len(spans) and keys
-                    and all(type(key) is str for key in keys) and all(a < b for a, b in zip(keys, keys[1:]))
-                    and set(looks) <= {0, 1} and all(type(s) is list and all(type(x) is str for x in s) for s in spans)):
-                return None
-            return {key: (bool(look), tuple(span)) for key, look, span in zip(keys, looks, spans)}
-        except (TypeError, IndexError, KeyError):
-            return None
-
-    def resume(self, prior: Any, lines: list[int]) -> bool:
-        """Take up the links of `prior` (export's) for `lines`, the numbers of its lines
-        in this run; whether they were (as export writes them)."""
-        try:
-            count, ranked, known = len(prior[0]), prior[3], prior[4]
-            if count != len(lines) or type(ranked) is not list or type(known) is not list \
-                    or len(ranked) != count or len(known) != count or not LINKS_ITEM:
-                return False
-            for k, a in enumerate(lines):
-                if type(ranked[k]) is not str or type(known[k]) is not list or len(ranked[k]) % LINKS_PAIR \
-                        or not self.looks[a] and (ranked[k] or known[k]) \
-                        or not all(type(b) is int and 0 <= b < count for b in known[k]):
-                    raise ValueError("links of another shape")
-                if self.looks[a]:
-                    self.raw[a] = ranked[k]
-                    if known[k]:
-                        self.known[a] = {lines[b] for b in known[k]}
-            hexes = "".join(self.raw.values())
-            whole = _unpacked(hexes)  # every list read once, to be told sound
-            if whole and (max(whole[::2]) >= count or min(whole[1::2]) < 2 or max(whole[1::2]) > LINKS_SHARED) \
-                    or not LINKS_HEX.fullmatch(hexes) \
-                    or any(not set(known[k]) <= set(_unpacked(ranked[k])[::2]) for k in range(count) if known[k]):
-                raise ValueError("links of another shape")
-        except (TypeError, ValueError, IndexError):
-            self.raw, self.known = {}, {}
-            return False
-        self.renumber = lines
-        self.old_number = {a: k for k, a in enumerate(lines)}
-        for a in lines:
-            self.lines |= 1 << a
-            self.looking |= self.looks[a] << a
-        return True
-
-
-def _packed(numbers: array.array) -> str:  # type: ignore[type-arg]
-    """Unsigned 32-bit ints as the hex of their little-endian bytes (LINKS_ITEM)."""
-    if sys.byteorder == "big":
-        numbers = array.array(LINKS_ITEM, numbers)
-        numbers.byteswap()
-    return numbers.tobytes().hex()
-
-
-def _unpacked(text: str) -> array.array:  # type: ignore[type-arg]
-    """_packed's ints; ValueError when `text` is not what it writes."""
-    numbers = array.array(LINKS_ITEM, bytes.fromhex(text))
-    if sys.byteorder == "big":
-        numbers.byteswap()
-    return numbers
+    for a, key in enumerate(lines):
+        if not looks[a]:
+            continue
+        sign, grams, spans = measure(a)
+        for b in index.related(key):
+            other_sign, other_grams, other_spans = measure(b)
+            if b == a or other_sign != sign:
+                continue
+            need = CONTRADICTION if len(spans & other_spans) >= SAME_CODE else NEAR_DUPLICATE
+            # Jaccard is at most the smaller set's share of the larger: a cheap test first.
+            small, large = sorted((len(grams), len(other_grams)))
+            if small >= need * large and jaccard(grams, other_grams) >= need:
+                yield a, b
 
 
 def near_duplicate(key: str, index: MemoryIndex) -> int | None:
@@ -3702,24 +3368,10 @@ ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
 WORD = Lazy(r"\w+")
 # The index is asked for the RELATED lines sharing the most words with a proposal, and
 # counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
-# that keeps flagging to a few hundredths of a second a bullet.
+# that keeps flagging to a few hundredths of a second a bullet, and findings() on a
+# long history to a bounded number of comparisons a line.
 RELATED = 50
 POSTINGS_BUDGET = 200_000
-# findings() finds related lines on WordBits' masks while they hold at most this many
-# bits (hopeful candidates times distinct words; 16 MB), on the word index beyond.
-FINDINGS_BITS = 1 << 27
-# Links packs a related line in one int ordered as its rank: (LINKS_SHARED - the words the
-# two share) << LINKS_SHIFT | its position. Links are kept only where a line counts at
-# most POSTINGS_BUDGET words (Links.exact), and bit masks hold at most FINDINGS_BITS lines.
-LINKS_SHIFT = FINDINGS_BITS.bit_length()
-LINKS_SHARED = POSTINGS_BUDGET
-LINKS_LINE = (1 << LINKS_SHIFT) - 1
-# A kept list of related lines is written as hex of unsigned 32-bit little-endian ints (a
-# line's number, the words shared, ...): read back whole by C code (bytes.fromhex,
-# array), where a JSON list of ints is parsed number by number.
-LINKS_ITEM = next((code for code in "IL" if array.array(code).itemsize == 4), "")
-LINKS_PAIR = 16  # hex characters a related line takes
-LINKS_HEX = Lazy("[0-9a-f]*")
 
 
 def trigrams(key: str) -> set[str]:
@@ -3775,114 +3427,11 @@ class MemoryIndex:
             budget -= len(postings)
             hits.update(postings)
         # Of the lines sharing `least` words, the RELATED sharing the most; a tie goes to
-        # the earlier line, so that which lines two lines are related to is told by those
-        # two alone (findings keeps them from run to run: Links).
+        # the earlier line.
         found = [(n, count) for n, count in hits.items() if count >= least]
         if len(found) > RELATED:
             found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
         return sorted(n for n, _ in found)
-
-
-class WordBits:
-    """MemoryIndex.related for the lines themselves, on bit masks: a word's lines are one
-    int, so counting the words a line shares with every other line is a few AND/OR of
-    ints instead of a counter of line numbers. The same lines in the same order as
-    MemoryIndex(lines).related(lines[line]); findings() asks it for the lines that look
-    (Links)."""
-
-    def __init__(self, words: list[set[str]]) -> None:
-        self.words = words
-        masks: dict[str, int] = {}
-        get = masks.get
-        for number, line in enumerate(words):  # ORed in place: twice as fast as lists of lines made masks
-            bit = 1 << number
-            for word in line:
-                masks[word] = get(word, 0) | bit
-        self.masks = masks
-        self.count = {word: mask.bit_count() for word, mask in masks.items()}
-
-    def related(self, line: int, least: int = 2, within: int = -1) -> list[int]:
-        """MemoryIndex(lines).related(lines[line]): of the lines sharing the most of its
-        words (at least `least`), RELATED, ties to the earlier line; of the lines in the
-        mask `within` only, when it is given (findings: Links)."""
-        at = self.levels(line, least, within)
-        if len(at) <= least:
-            return []
-        if at[least].bit_count() <= RELATED:
-            return _members(at[least], RELATED)
-        k = least  # the fewest shared words a related line has
-        while k + 1 < len(at) and at[k + 1].bit_count() >= RELATED:
-            k += 1
-        taken = at[k + 1] if k + 1 < len(at) else 0
-        return sorted(_members(taken, RELATED) + _members(at[k] & ~taken, RELATED - taken.bit_count()))
-
-    def sharing(self, line: int, least: int, within: int = -1) -> int:
-        """The lines (in `within`) sharing at least `least` of the words counted."""
-        at = _shared_levels(self.chosen(line, within), least)
-        return at[least] if least < len(at) else 0
-
-    def chosen(self, line: int, within: int) -> list[int]:
-        """The lines of each word counted (rarest first, within POSTINGS_BUDGET)."""
-        count, budget = self.count, POSTINGS_BUDGET
-        chosen = []
-        for word in sorted(self.words[line], key=lambda w: (count[w], w)):
-            if count[word] > budget:
-                break
-            budget -= count[word]
-            chosen.append(self.masks[word] & within)
-        return chosen
-
-    def levels(self, line: int, least: int, within: int = -1) -> list[int]:
-        """at[k]: the lines (in `within`) sharing at least k of the words counted (rarest
-        first, within POSTINGS_BUDGET), as deep as the cut at RELATED needs: each level
-        costs a pass over the words, so the first few, and all of them only when those
-        leave RELATED lines or more."""
-        chosen = self.chosen(line, within)
-        depth = min(len(chosen), least + 2)
-        at = _shared_levels(chosen, depth)
-        if depth < len(chosen) and at[depth].bit_count() >= RELATED:
-            at = _shared_levels(chosen, len(chosen))
-        return at
-
-
-def _shared_levels(masks: list[int], depth: int) -> list[int]:
-    """[0, lines in at least 1 of the masks, in at least 2, ..., in at least `depth`]."""
-    at = [0] * (depth + 1)
-    for seen, mask in enumerate(masks, 1):
-        for k in range(min(seen, depth), 1, -1):
-            at[k] |= at[k - 1] & mask
-        at[1] |= mask
-    return at
-
-
-class Numbering(dict):  # type: ignore[type-arg]
-    """A number for each key, the next one the first time it is asked for."""
-
-    def __missing__(self, key: Any) -> int:
-        self[key] = number = len(self)
-        return number
-
-
-def bit_mask(numbers: Sequence[int]) -> int:
-    """The int whose bits `numbers` (a line's trigrams, see findings) are set, in time
-    linear in its size."""
-    if not numbers:
-        return 0
-    flags = bytearray(max(numbers) // 8 + 1)
-    for number in numbers:
-        flags[number >> 3] |= 1 << (number & 7)
-    return int.from_bytes(flags, "little")
-
-
-def _members(mask: int, most: int) -> list[int]:
-    """The first `most` bits set in `mask`, lowest first."""
-    ones = bin(mask)[:1:-1]
-    found: list[int] = []
-    at = ones.find("1")
-    while at >= 0 and len(found) < most:
-        found.append(at)
-        at = ones.find("1", at + 1)
-    return found
 
 
 def _tokens(text: str) -> list[str]:
@@ -4267,31 +3816,25 @@ def repo_root(start: str) -> str | None:
 # The pre-commit hook reads every session of the repository on every commit, and almost
 # none of them changed since the last one. The cache lives in the git directory that
 # `.git` names (per worktree), in `memory-diff/`: one index per build and option set
-# (`results-*.marshal`: path -> the file's identity, when it was read, which pack holds
-# its result) and the packs of results (`<sha256>.marshal`, named by the hash of their
-# bytes, so a corrupt one is told at once; a pack names the index it was kept for, and
-# each result in it the file and identity it was read for, so an index pointing
-# elsewhere is told too: packed); what findings() kept of its comparisons (Links), named
-# the same way by the index's `links`; discovery's reading goes in `discovery-*.marshal`.
-# Every file holds plain values (lists, strings, ints) as marshal writes them
-# (cache_bytes), checked against a SHA-256 before it is decoded and field by field as it
-# is rebuilt. Anything wrong with the cache (missing, unreadable, unwritable, from
-# another build, corrupt) means the file is read again: never an error, never another
-# answer. Writes go to a temporary file renamed into place, so two hooks at once can
-# lose each other's entries but never corrupt one.
+# (`results-*.marshal`: absolute path -> the file's identity, when it was read, and its
+# result as plain values: plain_result); discovery's reading goes in
+# `discovery-*.marshal`. An index holds plain values (lists, strings, ints), checked
+# against a SHA-256 before it is decoded (cache_bytes) and field by field as a result is
+# rebuilt (rebuilt). Anything wrong with the cache (missing, unreadable, unwritable,
+# from another build or format, corrupt) means the file is read again: never an error,
+# never another answer. An index is written to a temporary file renamed into place, so
+# two hooks at once can lose each other's entries but never corrupt one.
 
 CACHE_FOLDER = "memory-diff"
-CACHE_FORMAT = 2
-# How the cache's files are written: marshal, not JSON, since the hook reads back every
-# session's result on every commit (800 real-sized sessions' results: 17 ms as JSON, 8 as
-# marshal). Not pickle: loading a hostile pickle runs code; marshal builds only values,
-# and every value is checked as it is rebuilt. marshal's format may change from one
-# Python to the next: the cache's key holds the Python version, so another Python never
-# reads it. Format 2 writes no references between values, so equal values give equal
-# bytes (a pack is named by their hash). The files of format 1 (JSON) are deleted.
+CACHE_FORMAT = 3  # an index of another format is never read: its results are read again
+# marshal, not JSON, since the hook decodes every session's result on every commit and
+# marshal does that about twice as fast, and not pickle, since marshal builds only values
+# where a hostile pickle runs code (another Python's marshal is never read: the key
+# holds the Python version, build_digest).
 CACHE_SUFFIX = ".marshal"
-CACHE_MARSHAL = 2
-FORMER_SUFFIX = ".json"
+# Files of the earlier formats, deleted as the folder is swept: JSON (1), packs named by
+# their SHA-256 (2).
+FORMER_FILE = Lazy(r".*\.json|[0-9a-f]{64}\.marshal")
 # git's rule for racy entries: a file modified less than this long before the run that
 # read it began may be modified again within the same timestamp tick, unseen by its
 # identity; it is read again. 2 s: FAT's granularity, and room for coarse kernel clocks
@@ -4299,16 +3842,10 @@ FORMER_SUFFIX = ".json"
 RACY_NS = 2_000_000_000
 # The bound: an entry not used by the last CACHE_RUNS runs of its index, or of a file
 # that no longer exists, is dropped; the CACHE_INDEXES newest indexes of each kind are
-# kept (other option sets, older builds go); a pack no kept index names is deleted.
+# kept (other option sets, older builds go).
 CACHE_RUNS = 8
 CACHE_INDEXES = 4
-CACHE_GRACE_NS = 60_000_000_000  # a pack or temporary file this new may be another run's
-# A run whose results would lie in more packs than this writes one pack of all it used, as
-# git packs loose objects: a session that ended leaves a pack of its own, and the hook
-# then reads one file for the sessions that did not change, where it read one a session
-# (800 real-sized sessions: 35 ms to read and rebuild as a JSON file each, 18 ms as one pack).
-CACHE_PACKS = 8
-HASH_NAME = Lazy(r"[0-9a-f]{64}")  # a pack's (or the links') file name, without its suffix: its SHA-256
+CACHE_GRACE_NS = 60_000_000_000  # a temporary file this new may be another run's
 
 
 def git_dir(root: str) -> str | None:
@@ -4352,8 +3889,8 @@ def options_key(opts: Options) -> dict[str, Any]:
 
 
 def cache_bytes(value: Any) -> bytes:
-    """A file of the cache: the SHA-256 of the value's bytes (CACHE_MARSHAL), then them."""
-    data = marshal.dumps(value, CACHE_MARSHAL)
+    """A file of the cache: the SHA-256 of the value's marshal bytes, then them."""
+    data = marshal.dumps(value)
     return hashlib.sha256(data).digest() + data
 
 
@@ -4405,10 +3942,11 @@ def _atomic_write(folder: str, name: str, data: bytes) -> bool:
 
 def sound_entry(entry: Any) -> bool:
     """An index entry of the shape put writes: [absolute path, identity, stamp, last run
-    used, detail, value], each of its plain type (get checks the entries it uses)."""
+    used, detail, value], the first five of their plain types (the value is checked
+    where it is used: memo, rebuilt)."""
     return type(entry) is list and len(entry) == 6 and type(entry[0]) is str and type(entry[1]) is list \
         and len(entry[1]) == 5 and all(type(n) is int for n in entry[1]) and type(entry[2]) is int \
-        and type(entry[3]) is int and type(entry[4]) in (bool, str) and type(entry[5]) in (str, type(None))
+        and type(entry[3]) is int and type(entry[4]) in (bool, str)
 
 
 class CacheIndex:
@@ -4421,38 +3959,25 @@ class CacheIndex:
         self.name = f"{kind}-{hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:24]}{CACHE_SUFFIX}"
         self.stamp = time.time_ns()  # before any file of this run is looked at
         self.run, self.entries, self.used = 1, {}, set()
-        self.unnamed: set[Any] = set()  # what this run stopped naming: prune looks at it
-        self.links: str | None = None  # the name of what findings() kept (Links)
         try:
             doc = cache_value(cache_file(os.path.join(folder, self.name)))
             if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
                     and type(doc["entries"]) is dict:
                 self.run, self.entries = doc["run"] + 1, doc["entries"]
-                self.links = doc.get("links") if type(doc.get("links")) is str else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
 
     def get(self, name: str, path: str, detail: Any, absolute: str = "") -> tuple[bool, Any]:
         """(True, value) when the entry is certainly of the file as it is now (`absolute`:
-        its absolute path, where the caller has it). The entry's shape is sound_entry's,
-        told faster: its identity and detail are compared with values of their types."""
-        entry = self.entries.get(name)
-        try:
-            ident = file_identity(path)
-            fresh = ident is not None and type(entry) is list and len(entry) == 6 \
-                and entry[0] == (absolute or os.path.abspath(path)) and entry[1] == ident and entry[4] == detail \
-                and type(entry[2]) is int and ident[3] + RACY_NS <= entry[2] and type(entry[5]) in (str, type(None))
-        except (TypeError, IndexError, KeyError):
-            fresh = False
-        if not fresh:
+        its absolute path, where the caller has it)."""
+        entry, ident = self.entries.get(name), file_identity(path)
+        if ident is None or not sound_entry(entry) or entry[0] != (absolute or os.path.abspath(path)) \
+                or entry[1] != ident or entry[4] != detail or ident[3] + RACY_NS > entry[2]:
             return False, None
         self.used.add(name)
         return True, entry[5]
 
     def put(self, name: str, path: str, ident: list[int], detail: Any, value: Any) -> None:
-        old = self.entries.get(name)
-        if type(old) is list and len(old) == 6 and old[5] != value and type(old[5]) is str:
-            self.unnamed.add(old[5])  # may be named by no index now
         self.entries[name] = [os.path.abspath(path), ident, self.stamp, self.run, detail, value]
         self.used.add(name)
 
@@ -4471,7 +3996,8 @@ class CacheIndex:
 
     def save(self) -> None:
         """Write the index back with what this run used, drop what is stale (see
-        CACHE_RUNS), and delete what no index names. Failing to write changes nothing."""
+        CACHE_RUNS), and sweep the folder when the index is new and every CACHE_RUNS runs.
+        Failing to write changes nothing."""
         kept: dict[str, Any] = {}
         for name, entry in self.entries.items():
             if name in self.used:
@@ -4479,101 +4005,33 @@ class CacheIndex:
                 kept[name] = entry
             elif sound_entry(entry) and self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0]):
                 kept[name] = entry
-        self.unnamed.update(entry[5] for name, entry in self.entries.items()
-                            if name not in kept and type(entry) is list and len(entry) == 6 and type(entry[5]) is str)
         self.entries = kept
-        doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept, "links": self.links}
         try:
-            data = cache_bytes(doc)
+            data = cache_bytes({"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept})
         except ValueError:  # what get or put would never have kept: nothing is written
             return
-        if _atomic_write(self.folder, self.name, data):
+        if _atomic_write(self.folder, self.name, data) and (self.run == 1 or self.run % CACHE_RUNS == 0):
             self.prune()
 
     def prune(self) -> None:
-        """Keep CACHE_INDEXES indexes of a kind, and delete the packs no kept index
-        names. A pack names the results index it was kept for (so does what findings()
-        kept), so one this run stopped naming is named by no other index: it is deleted
-        as the run ends, once older than CACHE_GRACE_NS. The folder is looked through when
-        an index is new (one may have to go) and every CACHE_RUNS runs: packs that no
-        index names, temporary files of runs that failed, files of CACHE_FORMAT 1."""
-        now = time.time_ns()
-
-        def delete(name: str) -> None:  # not one another run may have written a moment ago
-            if now - getattr(_stat(os.path.join(self.folder, name)), "st_mtime_ns", now) > CACHE_GRACE_NS:
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self.folder, name))
-
-        if self.run != 1 and self.run % CACHE_RUNS:
-            if self.kind == "results" and self.unnamed:  # (discovery's values are what it read, no file names)
-                for name in self.unnamed - self.named():
-                    if type(name) is str and HASH_NAME.fullmatch(name):
-                        delete(name + CACHE_SUFFIX)
-            return
+        """Keep the CACHE_INDEXES newest indexes of this kind; delete the temporary files of
+        runs that failed and the files of earlier formats (FORMER_FILE), once older than
+        CACHE_GRACE_NS (a newer one may be another run's)."""
         try:
             names = os.listdir(self.folder)
         except OSError:
             return
+        now = time.time_ns()
+
+        def mtime(name: str) -> int:
+            return getattr(_stat(os.path.join(self.folder, name)), "st_mtime_ns", now)
+
         indexes = sorted((n for n in names if n.startswith(f"{self.kind}-") and n.endswith(CACHE_SUFFIX)),
-                         key=lambda n: -getattr(_stat(os.path.join(self.folder, n)), "st_mtime_ns", 0))
-        for name in indexes[CACHE_INDEXES:]:
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(self.folder, name))
-        if self.kind != "results":
-            return
-        named = self.named()
-        for index in indexes[:CACHE_INDEXES]:
-            if index == self.name:
-                continue
-            try:
-                doc = cache_value(cache_file(os.path.join(self.folder, index)))
-                named.update(entry[5] for entry in doc["entries"].values())
-                named.add(doc.get("links"))
-            except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-                return  # what it names is unknown: delete nothing
-        for name in names:
-            if name.startswith(".tmp-") or name.endswith(FORMER_SUFFIX) or \
-                    name.endswith(CACHE_SUFFIX) and name[:-len(CACHE_SUFFIX)] not in named \
-                    and HASH_NAME.fullmatch(name[:-len(CACHE_SUFFIX)]):
-                delete(name)
-
-    def named(self) -> set[Any]:
-        """The results (and links) this index names."""
-        named: set[Any] = {entry[5] for entry in self.entries.values()
-                           if type(entry) is list and len(entry) == 6 and type(entry[5]) is str}
-        named.add(self.links)
-        return named
-
-    def store(self, data: bytes) -> str | None:
-        """Keep cache_bytes' bytes (a pack, links); their name, or None when they cannot be kept."""
-        name = data[:32].hex()
-        try:
-            kept = cache_file(os.path.join(self.folder, name + CACHE_SUFFIX)) == data  # a corrupt one is written again
-        except OSError:
-            kept = False
-        return name if kept or _atomic_write(self.folder, name + CACHE_SUFFIX, data) else None
-
-    def kept_links(self) -> Any:
-        """What findings() kept in this index's last run, or None."""
-        kept = self.load(self.links)
-        return kept[1] if type(kept) is list and len(kept) == 2 and kept[0] == self.name else None
-
-    def keep_links(self, links: Any, prior: Any) -> None:
-        """Name what findings() kept in this run (the same file when it is `prior`)."""
-        if links is not prior or links is None:
-            self.unnamed.add(self.links)
-            self.links = None if links is None else self.store(cache_bytes([self.name, links]))
-
-    def load(self, name: Any) -> Any:
-        """What store kept (a pack, links), or None when it is missing or not the bytes
-        it was named by."""
-        if type(name) is not str or len(name) != 64:
-            return None
-        try:
-            data = cache_file(os.path.join(self.folder, name + CACHE_SUFFIX))
-            return cache_value(data) if data[:32].hex() == name else None
-        except (OSError, ValueError):
-            return None
+                         key=lambda n: -mtime(n))
+        for name in indexes[CACHE_INDEXES:] + [n for n in names if n.startswith(".tmp-") or FORMER_FILE.fullmatch(n)]:
+            if name in indexes or now - mtime(name) > CACHE_GRACE_NS:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.folder, name))
 
 
 def open_cache() -> tuple[str, str] | None:
@@ -4593,10 +4051,11 @@ def no_memo(kind: str, path: str, read: Any) -> Any:
 
 def plain_result(result: FileResult, path: str) -> Any:
     """A transcript's result without where it was read from (its input index and the
-    path as given, rebuilt on reuse), as plain values, its candidates as rows of
-    CANDIDATE_COLUMNS; None when the path cannot be told apart from the rest. A
-    conversation named by the path itself is stored as None: the file's own path is what
-    a format that names none gets."""
+    path as given, rebuilt on reuse), as plain values: [candidates, stats, explain,
+    writes, conversation key, through], a candidate as a list of KEPT_CANDIDATE's fields;
+    None when the path cannot be told apart from the rest. A conversation named by the
+    path itself is stored as None: the file's own path is what a format that names none
+    gets."""
     shown, here = "\t" + one_line(path) + ":", path + ":"
     rows = []
     for c in result.candidates:
@@ -4605,8 +4064,8 @@ def plain_result(result: FileResult, path: str) -> Any:
         request = int(c.request[len(here):]) if c.request and c.request[len(here):].isdecimal() else None
         if c.request and request is None:
             return None
-        rows.append((c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, *c.order[1:],
-                     None if c.conversation == path else c.conversation, request, c.said_in, c.source, c.also))
+        rows.append([c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, *c.order[1:],
+                     None if c.conversation == path else c.conversation, request, c.said_in, c.source, c.also])
     explain = []
     for order, text in result.explain:
         cut = text.find("\t")
@@ -4620,12 +4079,21 @@ def plain_result(result: FileResult, path: str) -> Any:
         writes.append([write.line, write.target, list(write.added)])
     if result.conversation is not None and not isinstance(result.conversation, str):
         return None
-    return [rows, list(result.stats.items()), explain, writes, result.conversation, result.through]
+    return [rows, [list(item) for item in result.stats.items()], explain, writes, result.conversation, result.through]
 
 
 # The largest number a kept result holds (a line, a score, a counter): larger ones are of
 # no run of this build, and one past 4,300 digits could not even be printed.
 CACHE_INT = 1 << 63
+# The types each field of a kept candidate may have, in plain_result's order (a
+# timestamp, a conversation and a request line may be None); the input index, the file
+# and the request's path come from the run that takes it up. A kept candidate's types
+# are one of KEPT_TYPES, told in one look-up.
+KEPT_CANDIDATE: tuple[tuple[type, ...], ...] = (
+    (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
+    (int,), (int,), (int,),  # order, without the input index: line, message, sentence
+    (str, type(None)), (int, type(None)), (int,), (str,), (str,))  # conversation, request line, said_in, source, also
+KEPT_TYPES = frozenset(itertools.product(*KEPT_CANDIDATE))
 
 
 def _of(value: Any, *kinds: Any) -> Any:
@@ -4634,100 +4102,41 @@ def _of(value: Any, *kinds: Any) -> Any:
     return value
 
 
-def _small(numbers: Iterable[int]) -> bool:
-    """Are these ints within CACHE_INT? Told by array's C loop: min() and max() took a
-    millisecond a pack of 800 sessions' results."""
-    try:
-        array.array("q", numbers)
-    except OverflowError:
-        return False
-    return True
-
-
-# A kept candidate's fields, one column a field, and the types each column's values may
-# have (a timestamp, a conversation and a request line may be None; a request line past
-# CACHE_INT fails as the request is rebuilt); the input index, the file and the request's
-# path come from the run that takes it up. Kept as columns, a column's types are told in
-# one pass of C code and the candidates built by zip, with no Python loop a candidate.
-INTS = frozenset((int,))
-CANDIDATE_COLUMNS: tuple[frozenset[type], ...] = tuple(frozenset(kinds) for kinds in (
-    (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
-    (int,), (int,), (int,),  # order, without the input index: line, message, sentence
-    (str, type(None)), (int, type(None)), (int,), (str,), (str,)))  # conversation, request line, said_in, source, also
-
-
-def packed(kept: list[tuple[str, list[int], bool, FileResult]], index: str) -> Any:
-    """A pack of the results of (path, identity, walked, result), for the results index
-    named `index`: [index, members, columns]. A member is [absolute path, identity,
-    walked, its candidates, and plain_result's other fields]; the columns hold every
-    member's candidates in member order (CANDIDATE_COLUMNS). A result whose path cannot
-    be told apart from the rest (plain_result) is left out."""
-    members, rows = [], []
-    for path, ident, walked, result in kept:
-        plain = plain_result(result, path)
-        if plain is not None:
-            members.append([os.path.abspath(path), ident, walked, len(plain[0]), *plain[1:]])
-            rows += plain[0]
-    return [index, members, [list(column) for column in zip(*rows)] if rows else [[] for _ in CANDIDATE_COLUMNS]]
-
-
-def unpacked(pack: Any, wanted: dict[str, tuple[int, str, list[int], bool]], index: str) -> dict[int, FileResult]:
-    """The results of a pack (packed's) that `wanted` asks for, by input index: wanted
-    maps an absolute path to its input index, the path as given, its identity and
-    whether it was walked, and a member is taken only where all are its (and where a
-    conversation key of the file itself, a baseline's, is the one this run gives it).
-    ValueError (or TypeError) when the pack is not what packed writes for the index
-    named `index`."""
-    name, members, columns = _of(pack, list)
-    if name != index or type(members) is not list or type(columns) is not list \
-            or len(columns) != len(CANDIDATE_COLUMNS) \
-            or any(type(column) is not list or not set(map(type, column)) <= kinds or kinds == INTS and not _small(column)
-                   for column, kinds in zip(columns, CANDIDATE_COLUMNS)) or len(set(map(len, columns))) != 1:
+def kept_candidate(row: Any, at: int, path: str) -> Candidate:
+    """A candidate plain_result kept, for input `at` read from `path` as given."""
+    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES:
         raise ValueError("a cache entry of another shape")
-    text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, source, \
-        also = columns
-    if any(type(member) is not list or len(member) != 9 for member in members):
+    text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, \
+        source, also = row
+    if max(map(abs, (line, score, line_at, sequence, number, request or 0, said_in))) >= CACHE_INT:
         raise ValueError("a cache entry of another shape")
-    counts = [member[3] for member in members]
-    if set(map(type, counts)) - {int} or min(counts, default=0) < 0 or sum(counts) != len(text):
-        raise ValueError("a cache entry of another shape")
-    takes = [wanted.get(member[0], (-1, "", None, None)) for member in members]
-    takes = [take if take[2] == member[1] and take[3] is member[2] else (-1, "", None, None)
-             for take, member in zip(takes, members)]
+    return Candidate(text, key, role, path, line, stamp, kind, score, (at, line_at, sequence, number),
+                     path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
+                     said_in, source, also)
 
-    def each(values: list[Any]) -> list[Any]:  # a member's value, for each of its candidates
-        return list(itertools.chain.from_iterable(map(itertools.repeat, values, counts)))
 
-    files = each([take[1] for take in takes])
-    candidates = list(map(tuple.__new__, itertools.repeat(Candidate), zip(
-        text, key, role, files, line, stamp, kind, score, zip(each([take[0] for take in takes]), line_at, sequence, number),
-        [file if c is None else c for file, c in zip(files, conversation)],
-        ["" if r is None else f"{file}:{r}" for file, r in zip(files, request)], said_in, source, also)))
-    results, start = {}, 0
-    for (at, path, _, _), member, count in zip(takes, members, counts):
-        start += count
-        if at < 0:
-            continue
-        _, _, _, _, stats_in, explain_in, writes_in, conversation_key, through = member
-        if type(conversation_key) is str and conversation_key.startswith("file:") and conversation_key != file_key(path, cwd_root()):
-            continue  # a key of the path (a baseline's) that moved with a link or the home folder: read again
-        stats: Counter[str] = Counter(dict(_of(stats_in, list)))
-        if len(stats) != len(stats_in) or set(map(type, stats)) - {str} or set(map(type, stats.values())) - INTS:
+def rebuilt(plain: Any, at: int, path: str, root: str) -> FileResult:
+    """The result plain_result kept, for input `at` read from `path` as given; ValueError
+    (or TypeError) when it is not what plain_result writes, or holds the conversation key
+    of another path (a baseline's key of the file itself, moved with a link or the home
+    folder: the file is read again)."""
+    rows, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
+    candidates = [kept_candidate(row, at, path) for row in _of(rows, list)]
+    stats: Counter[str] = Counter()
+    for name, count in _of(stats_in, list):
+        if _of(name, str) in stats:
             raise ValueError("a cache entry of another shape")
-        explain = []
-        if _of(explain_in, list):
-            shown = "\t" + one_line(path) + ":"
-            for order, label, rest in explain_in:
-                line_at, sequence, number = _of(order, list)
-                explain.append(((at, _of(line_at, int), _of(sequence, int), _of(number, int)),
-                                _of(label, str) + shown + _of(rest, str)))
-        writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
-                  for line, target, added in _of(writes_in, list)]
-        results[at] = FileResult(candidates[start - count:start], stats, explain, writes,
-                                 _of(conversation_key, str, type(None)), _of(through, int))
-    if not _small(itertools.chain.from_iterable(result.stats.values() for result in results.values())):
+        stats[name] = _of(count, int)
+    shown = "\t" + one_line(path) + ":" if _of(explain_in, list) else ""  # (--explain's only)
+    explain = [((at, *(_of(n, int) for n in _of(order, list))), _of(label, str) + shown + _of(rest, str))
+               for order, label, rest in explain_in]
+    if any(len(order) != 4 for order, _ in explain):
         raise ValueError("a cache entry of another shape")
-    return results
+    writes = [(path, MemoryWrite(_of(line, int), _of(target, str), tuple(_of(t, str) for t in _of(added, list))))
+              for line, target, added in _of(writes_in, list)]
+    if type(conversation_key) is str and conversation_key.startswith("file:") and conversation_key != file_key(path, root):
+        raise ValueError("a conversation key of another path")
+    return FileResult(candidates, stats, explain, writes, _of(conversation_key, str, type(None)), _of(through, int))
 
 
 def patch_target(path: str) -> tuple[str, str, str | None]:
@@ -6088,11 +5497,9 @@ def _run_build(args: argparse.Namespace) -> int:
     real, rel, folder = patch_target(memory)
     current = read_memory(real, memory)
     known = memory_keys(current)
-    prior = cache.kept_links() if cache else None
-    proposed, dropped, links = select(candidates, known, record.shown, rejected(record, known), conf.max_add,
-                                      conf.opts.min_score, stats, prior, bool(cache))
+    proposed, dropped = select(candidates, known, record.shown, rejected(record, known), conf.max_add,
+                               conf.opts.min_score, stats)
     if cache:
-        cache.keep_links(links, prior)
         cache.save()
     if args.baseline:
         return print_baseline(args, stats, results, record, seen_rel, seen, len(paths))
@@ -6295,52 +5702,32 @@ def _read_exactly(fd: int, size: int) -> bytes:
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                    cache: CacheIndex | None) -> tuple[list[FileResult], int]:
     """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache's packs, and how many were. The results read are kept as one new pack
-    (of all the run used, where the run's results would otherwise lie in more than
-    CACHE_PACKS packs), and only where
-    the file's identity was the same before and after reading it and the result comes
-    back from its bytes equal to what was read: on reuse the output is that of a run
-    without the cache."""
+    from the cache, and how many were. A result read is kept only where the file's
+    identity was the same before and after reading it and the result comes back from
+    its kept bytes equal to what was read: on reuse the output is that of a run without
+    the cache."""
     if cache is None:
         return process_all(paths, walked, opts, jobs), 0
-    wanted: dict[str, dict[str, tuple[int, str, list[int], bool]]] = {}  # pack -> what unpacked is asked
+    results: dict[int, FileResult] = {}
     for index, path in enumerate(paths):
         absolute = os.path.abspath(path)
-        found, name = cache.get(absolute, path, path in walked, absolute) if path != "-" else (False, None)
-        if found and type(name) is str:
-            wanted.setdefault(name, {})[absolute] = (index, path, cache.entries[absolute][1], path in walked)
-    results: dict[int, FileResult] = {}
-    packs = 0
-    for name, asked in wanted.items():
-        with contextlib.suppress(ValueError, TypeError):
-            taken = unpacked(cache.load(name), asked, cache.name)
-            results.update(taken)
-            packs += bool(taken)
-    reused = list(results)
+        found, plain = cache.get(absolute, path, path in walked, absolute) if path != "-" else (False, None)
+        if found:
+            with contextlib.suppress(ValueError, TypeError):
+                results[index] = rebuilt(plain, index, path, opts.root)
+    reused = len(results)
     misses = [i for i in range(len(paths)) if i not in results]
     before = {i: file_identity(paths[i]) for i in misses if paths[i] != "-"}
-    kept: list[tuple[int, list[int]]] = []  # what a pack may hold: (input index, identity)
     for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
         results[index] = result
-        ident = before.get(index)
-        if ident is not None and file_identity(paths[index]) == ident:
-            kept.append((index, ident))
-    if kept and packs + 1 > CACHE_PACKS:  # the new pack would make one too many: one pack of all
-        kept += [(i, cache.entries[os.path.abspath(paths[i])][1]) for i in reused]
-    if kept:
-        kept.sort()
-        pack = packed([(paths[i], ident, paths[i] in walked, results[i]) for i, ident in kept], cache.name)
-        data = cache_bytes(pack)
-        asked = {os.path.abspath(paths[i]): (i, paths[i], ident, paths[i] in walked) for i, ident in kept}
+        path, ident, plain = paths[index], before.get(index), plain_result(result, paths[index])
+        if ident is None or plain is None or file_identity(path) != ident:
+            continue
         with contextlib.suppress(ValueError, TypeError):
-            again = unpacked(cache_value(data), asked, cache.name)
-            same = [(i, ident) for i, ident in kept if again.get(i) == results[i]
-                    and list(again[i].stats.items()) == list(results[i].stats.items())]
-            name = cache.store(data) if same else None
-            if name:
-                for i, ident in same:
-                    cache.put(os.path.abspath(paths[i]), paths[i], ident, paths[i] in walked, name)
-    return [results[i] for i in range(len(paths))], len(reused)
+            again = rebuilt(cache_value(cache_bytes(plain)), index, path, opts.root)
+            if again == result and list(again.stats.items()) == list(result.stats.items()):
+                cache.put(os.path.abspath(path), path, ident, path in walked, plain)
+    return [results[i] for i in range(len(paths))], reused
 
 
 def write(data: bytes) -> None:

@@ -118,11 +118,6 @@ def indexes(folder: Path) -> list[Path]:
     return sorted(folder.glob(f"results-*{md.CACHE_SUFFIX}"))
 
 
-def packs(folder: Path) -> list[Path]:
-    """The packs and the links: the files named by the SHA-256 of their bytes."""
-    return sorted(p for p in folder.glob(f"*{md.CACHE_SUFFIX}") if md.HASH_NAME.fullmatch(p.stem))
-
-
 def comparable(stdout: bytes) -> bytes:
     """--json's bytes with the value of cached_files, the one counter that may differ, cut."""
     return re.sub(rb'("cached_files": )\d+', rb"\1N", stdout)
@@ -203,8 +198,7 @@ def test_a_grown_session_is_read_again_whole(repo: Path) -> None:
 
 
 # A history as the hook meets it, one step after another: each step changes the sessions,
-# then a run with the cache must print what a run without it prints. The settled
-# sessions' grouping is taken up from the run before (Links): a resumed copy read
+# then a run with the cache must print what a run without it prints: a resumed copy read
 # before the session it copies (its name sorts first), in other roles; a session gone;
 # a new one; the live one growing.
 HISTORY_STEPS = [
@@ -224,7 +218,7 @@ def test_each_step_of_a_history_prints_what_no_cache_prints(repo: Path, step: An
     sessions = repo / "sessions"
     for mode in ([], ["--explain"], ["--min-score", "0", "--max-add", "50"]):
         build(repo, *stats_args(*mode))
-        build(repo, *stats_args(*mode))  # the links of these sessions kept
+        build(repo, *stats_args(*mode))  # their results kept
         step(sessions)
         age(*sessions.iterdir())
         same_as_no_cache(repo, *stats_args(*mode))
@@ -233,9 +227,8 @@ def test_each_step_of_a_history_prints_what_no_cache_prints(repo: Path, step: An
 
 # A crowded history: every line shares most of its words with more than RELATED others,
 # so each line's list of related lines is cut, and which lines make a list's top depends
-# on the lines of every session. Each step changes which lines there are. These show the
-# whole output exact; links that fail while being taken up are grouped from scratch, so
-# the stage tests (tests/test_stages.py, through _findings) show the taking up itself.
+# on the lines of every session. Each step changes which lines there are, some of them
+# read from the cache and some read again.
 SERVICES = ("billing", "search", "auth", "ledger", "mailer", "uploads", "reports", "gateway", "scheduler")
 DAYS = ("Fridays", "Mondays", "weekends", "holidays", "release days", "month ends", "audit weeks", "nights")
 
@@ -284,7 +277,7 @@ def test_each_step_of_a_crowded_history_prints_what_no_cache_prints(tmp_path: Pa
     repo = crowded_repo(tmp_path)
     args = stats_args("--min-score", "0", "--max-add", "500")
     build(repo, *args)
-    build(repo, *args)  # the links of these sessions kept
+    build(repo, *args)  # their results kept
     step(repo / "sessions")
     age(*(repo / "sessions").iterdir())
     same_as_no_cache(repo, *args)
@@ -293,24 +286,6 @@ def test_each_step_of_a_crowded_history_prints_what_no_cache_prints(tmp_path: Pa
     plain = build(repo, "sessions", "--memory", "AGENTS.md", "--json", "--min-score", "0", "--max-add", "500",
                   "--no-cache")
     assert comparable(warm[0]) == comparable(plain[0])
-
-
-def links_name(repo: Path) -> str | None:
-    """What the results index names as the links findings() kept."""
-    index = max(indexes(cache_folder(repo)), key=lambda p: p.stat().st_mtime_ns)
-    return read_kept(index).get("links")
-
-
-def test_the_links_kept_follow_the_lines(repo: Path) -> None:
-    build(repo, *stats_args())
-    kept = links_name(repo)
-    assert kept and (cache_folder(repo) / f"{kept}{md.CACHE_SUFFIX}").is_file()
-    build(repo, *stats_args())  # nothing new: the same links
-    assert links_name(repo) == kept
-    write_jsonl(repo / "sessions" / "new.jsonl", [claude("user", "Never merge on a red build: the deploy job trusts main.", 1)])
-    age(repo / "sessions" / "new.jsonl")
-    assert same_as_no_cache(repo, *stats_args()) > 0
-    assert links_name(repo) not in (None, kept)  # a new line: links kept again
 
 
 def test_a_rewrite_of_the_same_size_and_mtime_is_read_again(repo: Path) -> None:
@@ -333,17 +308,9 @@ def test_a_file_modified_within_the_racy_window_is_read_again(repo: Path) -> Non
     assert same_as_no_cache(repo, *stats_args()) == total - 1  # never reused while racy
 
 
-def corrupt_results(folder: Path) -> None:
-    for path in packs(folder):
+def garble_indexes(folder: Path) -> None:
+    for path in indexes(folder):
         path.write_bytes(path.read_bytes()[:-7] + b"garbage")
-
-
-def corrupt_results_same_hash_name(folder: Path) -> None:
-    """A well-formed file of the cache under another one's name: its bytes do not match the name."""
-    blobs = packs(folder)
-    assert len(blobs) > 1, "one file only: the swap would test nothing"
-    for a, b in zip(blobs, blobs[1:] + blobs[:1]):
-        a.write_bytes(b.read_bytes())
 
 
 def rewrite_index(change: Any) -> Any:
@@ -353,38 +320,34 @@ def rewrite_index(change: Any) -> Any:
     return corrupt
 
 
-def point_entries_at_the_links(doc: dict[str, Any]) -> dict[str, Any]:
-    """Entries naming a file of the cache that is not their pack."""
-    assert doc["links"], "no links were kept: the corruption would test nothing"
-    for entry in doc["entries"].values():
-        entry[5] = doc["links"]
-    return doc
+def spoiled(entry: list[Any]) -> list[Any]:
+    """An entry whose candidates say something else: were it taken up, the output would
+    differ. (One an earlier corruption left of no result's shape stays as it is.)"""
+    result = entry[5]
+    if type(result) is not list or not result or type(result[0]) is not list:
+        return entry
+    return [*entry[:5], [[[f"{row[0]} Spoiled.", *row[1:]] for row in result[0]], *result[1:]]]
 
 
-def spoiled(pack: Any) -> Any:
-    """A pack whose candidates say something else: were it taken up, the output would differ."""
-    return [pack[0], pack[1], [[f"{text} Spoiled." for text in pack[2][0]], *pack[2][1:]]]
+def entries_changed(change: Any) -> Any:
+    """Each entry spoiled and changed, as a run of another build or a bug might have written it."""
+    return rewrite_index(lambda doc: {**doc, "entries": {k: change(spoiled(e)) for k, e in doc["entries"].items()}})
 
 
-def rewrite_packs(change: Any) -> Any:
-    """Each pack spoiled, changed and kept again under the hash of its new bytes, with the
-    index naming it, as a run of another build or a bug might have written it."""
-    def corrupt(folder: Path) -> None:
-        for index in indexes(folder):
-            doc = read_kept(index)
-            renamed = {}
-            for name in {entry[5] for entry in doc["entries"].values()}:
-                pack = spoiled(read_kept(folder / f"{name}{md.CACHE_SUFFIX}"))
-                renamed[name] = write_kept(folder / "new", change(pack))
-                (folder / "new").rename(folder / f"{renamed[name]}{md.CACHE_SUFFIX}")
-            for entry in doc["entries"].values():
-                entry[5] = renamed[entry[5]]
-            write_kept(index, doc)
-    return corrupt
+def results_changed(change: Any) -> Any:
+    """Each entry's result (plain_result's) spoiled and changed."""
+    return entries_changed(lambda e: [*e[:5], change(e[5])])
 
 
-def members_changed(change: Any) -> Any:
-    return rewrite_packs(lambda pack: [pack[0], [change(member) for member in pack[1]], pack[2]])
+def candidates_changed(change: Any) -> Any:
+    """Each kept candidate of each result spoiled and changed."""
+    return results_changed(lambda r: [[change(row) for row in r[0]], *r[1:]])
+
+
+def entries_swapped(doc: dict[str, Any]) -> dict[str, Any]:
+    """Each entry under the name of the next: of another file than its name says."""
+    names = list(doc["entries"])
+    return {**doc, "entries": {a: spoiled(doc["entries"][b]) for a, b in zip(names, names[1:] + names[:1])}}
 
 
 def wrong_types(doc: dict[str, Any]) -> dict[str, Any]:
@@ -433,15 +396,6 @@ def holding_itself(doc: dict[str, Any]) -> bytes:
     return marshal.dumps(doc, 4)  # marshal's format 4 writes references: a list in itself
 
 
-def packs_of_bytes(data: bytes) -> Any:
-    """Every entry pointed at one pack of these bytes, under their hash."""
-    def corrupt(folder: Path) -> None:
-        name = hashed(data)[:32].hex()
-        (folder / f"{name}{md.CACHE_SUFFIX}").write_bytes(hashed(data))
-        rewrite_index(lambda doc: {**doc, "entries": {k: [*e[:5], name] for k, e in doc["entries"].items()}})(folder)
-    return corrupt
-
-
 def fifo_for_index(folder: Path) -> None:
     for index in indexes(folder):
         index.unlink()
@@ -453,84 +407,65 @@ def truncate_everything(folder: Path) -> None:
         path.write_bytes(b"")
 
 
-def wrong_shape_results(folder: Path) -> None:
-    for index in indexes(folder):
-        doc = read_kept(index)
-        for entry in doc["entries"].values():
-            name = write_kept(folder / "new", [[["x"]], {}, None, 3])
-            (folder / "new").rename(folder / f"{name}{md.CACHE_SUFFIX}")
-            entry[5] = name
-        write_kept(index, doc)
-
-
-def rewrite_links(change: Any) -> Any:
-    """What findings() kept (Links), changed and kept again under the hash of its new bytes,
-    as a run of another build or a bug might have written it."""
-    def corrupt(folder: Path) -> None:
-        with_links = [index for index in indexes(folder) if read_kept(index).get("links")]
-        assert with_links, "no links were kept: the corruption would test nothing"
-        for index in with_links:
-            doc = read_kept(index)
-            doc["links"] = write_kept(folder / "new", change(read_kept(folder / f"{doc['links']}{md.CACHE_SUFFIX}")))
-            (folder / "new").rename(folder / f"{doc['links']}{md.CACHE_SUFFIX}")
-            write_kept(index, doc)
-    return corrupt
-
-
-def test_a_spoiled_pack_is_taken_as_written(repo: Path) -> None:
-    # What the corruptions below that spoil a pack rely on: the cache trusts a pack that
-    # is well formed, so the spoiled text shows when nothing else is wrong.
+def test_a_spoiled_result_is_taken_as_written(repo: Path) -> None:
+    # What the corruptions below that spoil a result rely on: the cache trusts a result
+    # that is well formed, so the spoiled text shows when nothing else is wrong.
     build(repo, *stats_args())
-    rewrite_packs(lambda pack: pack)(cache_folder(repo))
+    entries_changed(lambda entry: entry)(cache_folder(repo))
     assert b"Spoiled." in build(repo, *stats_args())[0]
 
 
+FORMAT_2 = "ab" * 32  # what an entry of format 2 held: the SHA-256 of the pack holding its result
 CORRUPTIONS = [
-    pytest.param(corrupt_results, id="results-garbled"),
-    pytest.param(corrupt_results_same_hash_name, id="results-swapped"),
-    pytest.param(wrong_shape_results, id="results-of-another-shape"),
-    pytest.param(rewrite_index(point_entries_at_the_links), id="index-points-elsewhere"),
-    pytest.param(members_changed(lambda m: [m[0], [n + 1 for n in m[1]], *m[2:]]), id="pack-of-other-identities"),
-    pytest.param(members_changed(lambda m: [m[0] + "x", *m[1:]]), id="pack-of-other-paths"),
-    pytest.param(members_changed(lambda m: [*m[:3], m[3] + 1, *m[4:]]), id="pack-counts-one-more"),
-    pytest.param(members_changed(lambda m: m[:8]), id="pack-member-a-field-short"),
-    pytest.param(rewrite_packs(lambda pack: [pack[0], pack[1], pack[2][:-1]]), id="pack-a-column-short"),
-    pytest.param(rewrite_packs(lambda pack: [pack[0], pack[1], [c[:-1] for c in pack[2]]]), id="pack-a-row-short"),
-    pytest.param(rewrite_packs(lambda pack: ["results-of-another" + md.CACHE_SUFFIX, *pack[1:]]),
-                 id="pack-of-another-index"),
-    pytest.param(rewrite_packs(lambda pack: [*pack[:2], [tuple(c) for c in pack[2]]]), id="pack-columns-tuples"),
-    pytest.param(rewrite_index(wrong_types), id="index-wrong-types"),
+    pytest.param(garble_indexes, id="index-garbled"),
     pytest.param(rewrite_index(lambda doc: {**doc, "key": {"build": "another"}}), id="index-of-another-build"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "format": 2, "links": None, "entries": {
+        k: [*e[:5], FORMAT_2] for k, e in doc["entries"].items()}}), id="index-of-format-2"),
+    pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: [*e[:5], FORMAT_2] for k, e in doc["entries"].items()}}),
+                 id="index-naming-packs"),
     pytest.param(rewrite_index(lambda doc: [doc]), id="index-a-list"),
+    pytest.param(rewrite_index(wrong_types), id="index-wrong-types"),
     pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: 1 for k in doc["entries"]}}),
                  id="index-entries-not-lists"),
-    pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: [*e[:5], [e[5]]] for k, e in doc["entries"].items()}}),
-                 id="index-names-lists"),
-    pytest.param(rewrite_index(lambda doc: {**doc, "links": ["x"]}), id="index-links-a-list"),
-    pytest.param(truncate_everything, id="everything-empty"),
-    pytest.param(index_bytes(lambda doc: code_object()), id="index-a-code-object-of-no-build"),
-    pytest.param(packs_of_bytes(code_object()), id="pack-a-code-object-of-no-build"),
-    pytest.param(packs_of_bytes(b"(\xff\xff\x00\x00"), id="pack-a-tuple-longer-than-its-bytes"),
     pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: tuple(e) for k, e in doc["entries"].items()}}),
                  id="index-entries-tuples"),
     pytest.param(rewrite_index(lambda doc: {**doc, "entries": {k: e[:5] for k, e in doc["entries"].items()}}),
                  id="index-entries-a-field-short"),
     pytest.param(index_bytes(holding_itself), id="index-entries-holding-themselves"),
-    pytest.param(rewrite_packs(lambda pack: [*pack[:2], [*pack[2][:3], [10**5000] * len(pack[2][3]), *pack[2][4:]]]),
-                 id="pack-a-line-of-5001-digits"),
-    pytest.param(members_changed(lambda m: [*m[:4], [[k, 10**30] for k, _ in m[4]], *m[5:]]),
-                 id="pack-a-counter-past-64-bits"),
+    pytest.param(index_bytes(lambda doc: code_object()), id="index-a-code-object-of-no-build"),
+    pytest.param(index_bytes(lambda doc: b"(\xff\xff\x00\x00"), id="index-a-tuple-longer-than-its-bytes"),
+    pytest.param(rewrite_index(entries_swapped), id="entries-swapped"),
+    pytest.param(entries_changed(lambda e: [e[0], [n + 1 for n in e[1]], *e[2:]]), id="entry-of-another-identity"),
+    pytest.param(entries_changed(lambda e: [e[0] + "x", *e[1:]]), id="entry-of-another-path"),
+    pytest.param(entries_changed(lambda e: [*e[:4], not e[4], e[5]]), id="entry-walked-flipped"),
+    pytest.param(entries_changed(lambda e: [e[0], e[1], 0, *e[3:]]), id="entry-stamped-before-the-file-changed"),
+    pytest.param(results_changed(lambda r: [[["x"]], {}, None, 3]), id="result-of-another-shape"),
+    pytest.param(results_changed(lambda r: r[:5]), id="result-a-field-short"),
+    pytest.param(results_changed(lambda r: [*r, 0]), id="result-a-field-more"),
+    pytest.param(results_changed(lambda r: tuple(r)), id="result-a-tuple"),
+    pytest.param(results_changed(lambda r: (lambda: 0).__code__), id="result-a-code-object"),
+    pytest.param(results_changed(lambda r: [r[0], [[k, 10**30] for k, _ in r[1]], *r[2:]]),
+                 id="a-counter-past-64-bits"),
+    pytest.param(results_changed(lambda r: [r[0], r[1] + r[1][:1], *r[2:]]), id="a-counter-twice"),
+    pytest.param(results_changed(lambda r: [r[0], dict(r[1]), *r[2:]]), id="counters-a-dict"),
+    pytest.param(results_changed(lambda r: [*r[:2], [[o[:2], *x] for o, *x in r[2]] or [[[1], "a", "b"]], *r[3:]]),
+                 id="explain-order-short"),
+    pytest.param(results_changed(lambda r: [*r[:3], [[1, "CLAUDE.md", "not a list"]], *r[4:]]),
+                 id="writes-of-another-shape"),
+    pytest.param(results_changed(lambda r: [*r[:4], 5, r[5]]), id="conversation-key-a-number"),
+    pytest.param(results_changed(lambda r: [*r[:4], "file:elsewhere/x.jsonl", r[5]]),
+                 id="conversation-key-of-another-path"),
+    pytest.param(results_changed(lambda r: [*r[:5], "4"]), id="through-a-string"),
+    pytest.param(candidates_changed(lambda row: row[:-1]), id="a-candidate-a-field-short"),
+    pytest.param(candidates_changed(lambda row: [*row, ""]), id="a-candidate-a-field-more"),
+    pytest.param(candidates_changed(tuple), id="a-candidate-a-tuple"),
+    pytest.param(candidates_changed(lambda row: [*row[:3], 10**5000, *row[4:]]), id="a-line-of-5001-digits"),
+    pytest.param(candidates_changed(lambda row: [*row[:6], 6.0, *row[7:]]), id="a-score-a-float"),
+    pytest.param(truncate_everything, id="everything-empty"),
     pytest.param(fifo_for_index, id="index-a-fifo", marks=pytest.mark.skipif(not hasattr(os, "mkfifo"),
                                                                             reason="no FIFOs here")),
     pytest.param(replace_with_folders, id="folders-in-place-of-files"),
     pytest.param(lambda folder: shutil.rmtree(folder), id="deleted"),
-    pytest.param(rewrite_links(lambda kept: ["results-of-another.json", kept[1]]), id="links-of-another-index"),
-    pytest.param(rewrite_links(lambda kept: [kept[0], [[*kept[1][0], "~ a key more"], *kept[1][1:]]]),
-                 id="links-a-key-more"),
-    pytest.param(rewrite_links(lambda kept: [kept[0], [kept[1][0][::-1], *kept[1][1:]]]), id="links-keys-reordered"),
-    pytest.param(rewrite_links(lambda kept: [kept[0], [*kept[1][:3], [["x"]] * len(kept[1][0]), kept[1][4]]]),
-                 id="links-of-another-shape"),
-    pytest.param(rewrite_links(lambda kept: [kept[0], {"links": kept[1]}]), id="links-a-dict"),
 ]
 
 
@@ -657,22 +592,35 @@ def test_another_build_of_the_module_does_not_reuse_it(tmp_path: Path, repo: Pat
     assert "cached_files=0" in proc.stderr.decode().splitlines()
 
 
-def test_packs_stay_few_as_sessions_come_and_go(repo: Path) -> None:
-    # Each run keeps what it read as a pack; a session that ended leaves one. A run whose
-    # results would lie in more than CACHE_PACKS packs writes one pack of all it used.
+def test_the_index_holds_one_result_a_transcript(repo: Path) -> None:
+    # As sessions come and go, the results index names each transcript read once, by its
+    # absolute path, and the folder holds the indexes alone.
     folder, sessions = cache_folder(repo), repo / "sessions"
     build(repo, *stats_args())
-    counts = []
-    for n in range(md.CACHE_PACKS + 3):
+    for n in range(3):
         write_jsonl(sessions / f"later-{n}.jsonl", [claude("user", f"We must never deploy build {n} on Fridays.", 1)])
         age(sessions / f"later-{n}.jsonl")
-        total = len(build(repo, "sessions", "--list-sources")[0].splitlines())
-        assert same_as_no_cache(repo, *stats_args()) == total - 1  # all but the new session
+        listed = build(repo, "sessions", "--list-sources")[0].decode().splitlines()
+        assert same_as_no_cache(repo, *stats_args()) == len(listed) - 1  # all but the new session
         doc = read_kept(max(indexes(folder), key=lambda p: p.stat().st_mtime_ns))
-        counts.append(len({entry[5] for entry in doc["entries"].values()}))
-    assert max(counts) <= md.CACHE_PACKS
-    assert counts[:md.CACHE_PACKS] == list(range(2, md.CACHE_PACKS + 2))[:md.CACHE_PACKS - 1] + [1]
-    assert same_as_no_cache(repo, *stats_args()) == total
+        assert sorted(doc["entries"]) == sorted(str(repo / line.split("\t")[0]) for line in listed)
+        assert all(entry[0] == name for name, entry in doc["entries"].items())
+    assert sorted(p.name.split("-")[0] for p in folder.iterdir()) == ["discovery", "results"]
+
+
+def test_files_of_earlier_formats_are_swept(repo: Path) -> None:
+    # A new index sweeps the folder: format 2's packs, format 1's JSON files and the
+    # temporary files of runs that failed go; a temporary file this new may be another
+    # run's, and stays.
+    folder = cache_folder(repo)
+    folder.mkdir(parents=True)
+    old = [folder / f"{'ab' * 32}{md.CACHE_SUFFIX}", folder / "results-0123.json", folder / ".tmp-failed"]
+    for path in [*old, folder / ".tmp-running"]:
+        path.write_bytes(b"x")
+    age(*old)
+    build(repo, *stats_args())
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(("results-", "discovery-"))) == \
+        [".tmp-running"]
 
 
 def test_the_cache_stays_bounded(repo: Path) -> None:
@@ -680,15 +628,13 @@ def test_the_cache_stays_bounded(repo: Path) -> None:
     for score in range(7):  # seven option sets: only the newest indexes are kept
         build(repo, *stats_args("--min-score", str(score)))
     assert len(indexes(folder)) <= 4
-    # A file that no longer exists is dropped from the index, and its result with it
-    # once nothing names it (after the grace period for concurrent runs).
+    # A file that no longer exists is dropped from the index, and its result with it.
     (repo / "sessions" / "rich.jsonl").unlink()
     build(repo, *stats_args())
     doc = read_kept(max(indexes(folder), key=lambda p: p.stat().st_mtime_ns))
     assert not [k for k in doc["entries"] if k.endswith("rich.jsonl")]
-    # Every index names only packs that exist or are being written.
-    named = {e[5] for index in indexes(folder) for e in read_kept(index)["entries"].values()}
-    assert named <= {p.stem for p in packs(folder)}
+    # The indexes are all the folder holds.
+    assert all(p.name.startswith(("results-", "discovery-")) for p in folder.iterdir())
 
 
 def test_pruning_deletes_nothing_outside_the_cache(tmp_path: Path) -> None:
@@ -801,25 +747,25 @@ def test_a_baseline_and_then_a_grown_session_give_what_no_cache_gives(repo: Path
     assert b"+- We must always tag releases" in out
 
 
-IDENT = [1, 2, 3, 4, 5]
 
 
-def _pack() -> list[Any]:
-    """A pack of one result of one candidate, taken back as it was."""
+def _plain() -> list[Any]:
+    """plain_result of one result of one candidate, taken back as it was."""
     cand = md.Candidate("Never deploy on Fridays.", "never deploy on fridays", "user", "t.jsonl", 3,
                         "2026-01-20T04:16:01.000Z", "constraint", 6, (0, 3, 1, 0), "conv", "t.jsonl:2")
     result = md.FileResult([cand], md.Counter({"prose": 1}), [])
-    pack = md.cache_value(md.cache_bytes(md.packed([("t.jsonl", IDENT, True, result)], "results-x")))
-    assert md.unpacked(pack, {os.path.abspath("t.jsonl"): (0, "t.jsonl", IDENT, True)}, "results-x") == {0: result}
-    return pack
+    plain = md.cache_value(md.cache_bytes(md.plain_result(result, "t.jsonl")))
+    assert md.rebuilt(plain, 0, "t.jsonl", md.cwd_root()) == result
+    return plain
 
 
-# One field of a kept candidate of another type than packed writes (or a column of
-# another length): the pack is not reused (its files are read again), whatever else is right.
-@pytest.mark.parametrize(("column", "value"), [
+# One field of a kept candidate of another type than plain_result writes (or a field more
+# or fewer): the result is not reused (its file is read again), whatever else is right.
+@pytest.mark.parametrize(("field", "value"), [
     pytest.param(0, None, id="text-none"),
     pytest.param(3, "3", id="line-a-string"),
     pytest.param(3, True, id="line-a-bool"),
+    pytest.param(3, -(1 << 63), id="line-past-64-bits"),
     pytest.param(4, 5, id="timestamp-a-number"),
     pytest.param(6, 6.0, id="score-a-float"),
     pytest.param(8, "1", id="order-a-string"),
@@ -827,20 +773,20 @@ def _pack() -> list[Any]:
     pytest.param(10, 1, id="conversation-a-number"),
     pytest.param(11, "2", id="request-a-string"),
     pytest.param(14, None, id="also-none"),
-    pytest.param(15, "", id="a-column-too-many"),
-    pytest.param(2, ..., id="a-column-short"),
+    pytest.param(15, "", id="a-field-too-many"),
+    pytest.param(14, ..., id="a-field-short"),
 ])
-def test_a_kept_candidate_of_another_shape_is_not_reused(column: int, value: Any) -> None:
-    pack = _pack()
-    columns = pack[2]
+def test_a_kept_candidate_of_another_shape_is_not_reused(field: int, value: Any) -> None:
+    plain = _plain()
+    row = plain[0][0]
     if value is ...:
-        columns[column].append("user")
-    elif column < len(columns):
-        columns[column][0] = value
+        del row[field]
+    elif field < len(row):
+        row[field] = value
     else:
-        columns.append([value])
+        row.append(value)
     with pytest.raises((ValueError, TypeError)):
-        md.unpacked(pack, {os.path.abspath("t.jsonl"): (0, "t.jsonl", IDENT, True)}, "results-x")
+        md.rebuilt(plain, 0, "t.jsonl", md.cwd_root())
 
 
 @pytest.mark.parametrize(("key", "taken"), [
@@ -849,12 +795,15 @@ def test_a_kept_candidate_of_another_shape_is_not_reused(column: int, value: Any
     pytest.param(md.file_key("t.jsonl", md.cwd_root()), True, id="the-file-key-of-this-run"),
     pytest.param("file:elsewhere/t.jsonl", False, id="a-file-key-moved-with-a-link-or-home"),
 ])
-def test_a_member_keyed_by_its_path_is_taken_where_the_key_is_this_runs(key: Any, taken: bool) -> None:
+def test_a_result_keyed_by_its_path_is_taken_where_the_key_is_this_runs(key: Any, taken: bool) -> None:
     # A baseline's key of a transcript that names no session is its real path: a link
     # repointed at a hard link of the same file, or another home folder, moves it.
     cand = md.Candidate("Never deploy on Fridays.", "never deploy on fridays", "user", "t.jsonl", 3,
                         None, "constraint", 6, (0, 3, 1, 0), "t.jsonl")
     result = md.FileResult([cand], md.Counter({"prose": 1}), [], [], key, 4)
-    pack = md.cache_value(md.cache_bytes(md.packed([("t.jsonl", IDENT, True, result)], "results-x")))
-    got = md.unpacked(pack, {os.path.abspath("t.jsonl"): (0, "t.jsonl", IDENT, True)}, "results-x")
-    assert got == ({0: result} if taken else {})
+    plain = md.cache_value(md.cache_bytes(md.plain_result(result, "t.jsonl")))
+    if taken:
+        assert md.rebuilt(plain, 0, "t.jsonl", md.cwd_root()) == result
+    else:
+        with pytest.raises(ValueError):
+            md.rebuilt(plain, 0, "t.jsonl", md.cwd_root())

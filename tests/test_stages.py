@@ -396,7 +396,7 @@ SELECT = [
 def test_select(cands: list[md.Candidate], known: set[str], seen: set[str], cap: int,
                 kept: list[str], counts: dict[str, int]) -> None:
     stats: Counter[str] = Counter()
-    proposed, dropped, _ = md.select(cands, known, seen, [], cap, md.MIN_SCORE, stats)
+    proposed, dropped = md.select(cands, known, seen, [], cap, md.MIN_SCORE, stats)
     assert [c.text for c in proposed] == kept
     assert {k: v for k, v in stats.items() if v} == counts
     assert len(proposed) + len(dropped) == len(cands)
@@ -432,13 +432,11 @@ SELECT_EVIDENCE = [
 ]
 
 
-@pytest.mark.parametrize("bits", [pytest.param(md.FINDINGS_BITS, id="bit-masks"), pytest.param(0, id="word-index")])
 @pytest.mark.parametrize(("cands", "rejected", "cap", "kept", "counts"), SELECT_EVIDENCE)
 def test_select_evidence(cands: list[md.Candidate], rejected: list[str], cap: int, kept: list[str],
-                         counts: dict[str, int], bits: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(md, "FINDINGS_BITS", bits)  # both ways of counting overlaps
+                         counts: dict[str, int]) -> None:
     stats: Counter[str] = Counter()
-    proposed, dropped, _ = md.select(cands, set(), set(), rejected, cap, md.MIN_SCORE, stats)
+    proposed, dropped = md.select(cands, set(), set(), rejected, cap, md.MIN_SCORE, stats)
     assert [c.text for c in proposed] == kept
     assert {k: v for k, v in stats.items() if v} == counts
     assert len(proposed) + len(dropped) == len(cands)
@@ -457,41 +455,6 @@ def test_polarity(text: str, expected: tuple[int, int]) -> None:
     assert md.polarity(text) == expected
     # ASCII text is counted by the English markers alone: the same as the whole patterns.
     assert md.polarity(text) == (len(md.NEGATION.findall(text)), len(md.ALWAYS.findall(text)))
-
-
-def _lines(seed: int, count: int, vocabulary: int, length: int) -> list[str]:
-    import random
-    rng = random.Random(seed)
-    return [" ".join(f"w{rng.randrange(vocabulary)}" for _ in range(rng.randint(1, length))) for _ in range(count)]
-
-
-# findings() asks WordBits for the lines MemoryIndex.related would give: the same lines, the
-# cut at RELATED falling on the same ties (to the earlier line), the same budget.
-WORD_BITS = [
-    pytest.param(["never commit the build", "never commit the cache", "always commit the lock"], None,
-                 id="few-lines"),
-    pytest.param(["alpha beta gamma"] * 80 + ["alpha beta delta"] * 30, None, id="ties-at-the-cut"),
-    pytest.param(["alpha beta"] * 30 + ["gamma beta alpha"] * 40 + ["alpha delta beta"] * 20, None,
-                 id="ties-reached-by-different-words"),
-    pytest.param(["one two"] * 40 + ["one three"] * 40, 50, id="budget-stops-at-a-common-word"),
-    pytest.param(["one two"] * 40 + ["one three"] * 40, 119, id="budget-one-line-short"),
-    pytest.param(["one two"] * 40 + ["one three"] * 40, 120, id="budget-just-enough"),
-    pytest.param(_lines(7, 400, 30, 20), None, id="random-long-lines"),  # the cut falls deep: see related
-    pytest.param(["不要提交生成的文件", "不要提交缓存文件", "总是提交锁文件"], None, id="chinese-characters"),
-    pytest.param(["a an to", "is it a", "go on"], None, id="no-words-counted"),
-    pytest.param(_lines(1, 300, 40, 12), None, id="random-small-vocabulary"),
-    pytest.param(_lines(2, 200, 400, 20), None, id="random-large-vocabulary"),
-    pytest.param(_lines(3, 400, 25, 6), 3000, id="random-budget"),
-]
-
-
-@pytest.mark.parametrize(("lines", "budget"), WORD_BITS)
-def test_word_bits_related_is_memory_index_related(lines: list[str], budget: int | None,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    if budget is not None:
-        monkeypatch.setattr(md, "POSTINGS_BUDGET", budget)
-    index, bits = md.MemoryIndex(lines), md.WordBits([set(md._tokens(line)) for line in lines])
-    assert [bits.related(n) for n in range(len(lines))] == [index.related(line) for line in lines]
 
 
 def _history(seed: int, inputs: int, suffix: str = "") -> list[md.Candidate]:
@@ -525,99 +488,64 @@ def _groups(groups: list[list[md.Candidate]]) -> list[list[tuple[int, ...]]]:
     return [[c.order for c in group] for group in groups]
 
 
-@pytest.mark.parametrize("related", [pytest.param(3, id="related-3"), pytest.param(md.RELATED, id="related-50")])
-@pytest.mark.parametrize("seed", [pytest.param(seed, id=f"seed-{seed}") for seed in range(6)])
-def test_findings_from_kept_links_are_findings_from_scratch(seed: int, related: int,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    # The hook's case: what an earlier run kept (of some of these transcripts, of them
-    # with others, or of another history) taken up, and the lines gone, changed and new
-    # accounted for, groups as comparing everything again does, and keeps what a run
-    # from scratch keeps.
-    monkeypatch.setattr(md, "RELATED", related)
-    rng = random.Random(seed)
-    cands = _history(seed, 40)
-    plain, kept = md.findings(cands, md.MIN_SCORE)
-    assert kept is None  # nothing is kept unless asked
-    scratch = json.loads(json.dumps(md.findings(cands, md.MIN_SCORE, None, True)[1]))
-    # The last two hold lines these lack, related to theirs: lines gone, from lists cut at RELATED.
-    for other in (cands, cands, cands + _history(seed + 100, 10), _history(seed + 200, 40),
-                  cands + _history(seed + 300, 20, " for now"), _history(seed + 400, 40, " again")):
-        inputs = {k for k in range(50) if rng.random() < 0.8}
-        _, prior = md.findings([c for c in other if c.order[0] in inputs], md.MIN_SCORE, None, True)
-        # _findings: findings() would group from scratch where taking up the prior fails.
-        groups, kept = md._findings(cands, md.MIN_SCORE, json.loads(json.dumps(prior)), True)
-        assert _groups(groups) == _groups(plain)
-        assert json.loads(json.dumps(kept)) == scratch
-    groups, kept = md.findings(cands, md.MIN_SCORE, scratch, True)
-    assert kept is scratch and _groups(groups) == _groups(plain)  # nothing changed: the same links
+def _compared(cands: list[md.Candidate], min_score: int) -> list[list[tuple[int, ...]]]:
+    """findings() as its docstring says it, comparing every pair of lines that share two
+    words: what it gives where the cut at RELATED and the budget leave every such pair."""
+    ordered = sorted(cands, key=lambda c: c.order)
+    keys = [md.finding_key(md.note_rule(c)) for c in ordered]
+    group = list(range(len(ordered)))
+
+    def join(i: int, j: int) -> None:
+        old, new = group[i], group[j]
+        group[:] = [new if g == old else g for g in group]
+
+    first: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        if key in first:
+            join(i, first[key])
+        first.setdefault(key, i)
+    hopeful = {k for k, i in first.items() if ordered[i].request or ordered[i].source
+               or ordered[i].score + md.EVIDENCE_POINTS >= min_score}
+
+    def says_the_same(a: str, b: str, need: float) -> bool:
+        return len(set(md._tokens(a)) & set(md._tokens(b))) >= 2 and md.polarity(a) == md.polarity(b) \
+            and md.jaccard(md.trigrams(a), md.trigrams(b)) >= need
+
+    for a in hopeful:
+        c = ordered[first[a]]
+        if c.score >= min_score or c.request or c.source:
+            for b in hopeful - {a}:
+                spans = set(md.CODE_SPAN.findall(c.text)) & set(md.CODE_SPAN.findall(ordered[first[b]].text))
+                if says_the_same(a, b, md.CONTRADICTION if len(spans) >= md.SAME_CODE else md.NEAR_DUPLICATE):
+                    join(first[b], first[a])
+    for a in set(first) - hopeful:
+        for b in hopeful:
+            if ordered[first[b]].source and says_the_same(a, b, md.NEAR_DUPLICATE):
+                join(first[a], first[b])
+    groups: dict[int, list[tuple[int, ...]]] = {}
+    for i, c in enumerate(ordered):
+        groups.setdefault(group[i], []).append(c.order)
+    return sorted(groups.values())
 
 
-def _swap(ranked: list[str], held: Any) -> list[Any]:
-    """The links with the first list that holds any in place of `held`."""
-    looking = next(k for k, links in enumerate(ranked) if links)
-    return [held if k == looking else links for k, links in enumerate(ranked)]
+@pytest.mark.parametrize("seed", [pytest.param(seed, id=f"seed-{seed}") for seed in range(8)])
+def test_findings_compare_every_pair_the_cut_leaves(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With no cut, the word index must find every pair of lines sharing two words: the
+    # groups are those of comparing every pair.
+    monkeypatch.setattr(md, "RELATED", 10**9)
+    cands = _history(seed, 30) + [c._replace(order=(30 + c.order[0], *c.order[1:]))
+                                  for c in _history(seed + 100, 10, " for now")]
+    for min_score in (md.MIN_SCORE - 1, md.MIN_SCORE, md.MIN_SCORE + 2):
+        assert _groups(md.findings(cands, min_score)) == _compared(cands, min_score)
 
 
-def _unrelated(ranked: list[str]) -> list[list[int]]:
-    """Each looking line joined to the first line not among its related lines."""
-    related = [set(md._unpacked(links)[::2]) for links in ranked]
-    return [[min(set(range(len(ranked))) - held)] if links else [] for links, held in zip(ranked, related)]
-
-
-def _pack(*numbers: int) -> str:
-    import array
-    return md._packed(array.array(md.LINKS_ITEM, numbers))
-
-
-# What an earlier run kept, spoiled: [keys, looks, code spans, related lines, joined].
-SPOILED_LINKS = [
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys[::-1], looks[::-1], spans[::-1], ranked, known],
-                 id="keys-out-of-order"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [[keys[0], *keys], [looks[0], *looks], [[], *spans],
-                                                            ["", *ranked], [[], *known]], id="a-key-twice"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks[:-1], spans, ranked, known], id="looks-short"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, [2] * len(looks), spans, ranked, known],
-                 id="looks-not-0-or-1"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, ["x"] * len(spans), ranked, known],
-                 id="spans-not-lists"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked[:-1], known], id="a-list-short"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans,
-                                                            _swap(ranked, next(r for r in ranked if r)[:-1]), known],
-                 id="cut-short"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, _pack(len(keys) + 5, 3)),
-                                                            known], id="a-line-past-the-end"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, "zz" * 8), known],
-                 id="not-hex"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, [0, 3]), known],
-                 id="a-list-of-ints"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, _pack(0, 1)), known],
-                 id="one-word-shared"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, [[len(keys) + 9]] * len(keys)],
-                 id="joined-past-the-end"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, [[-1] if k else k for k in known]],
-                 id="joined-negative"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, ranked, _unrelated(ranked)],
-                 id="joined-not-related"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, looks, spans, _swap(ranked, _pack(0, 3) + " " * 16),
-                                                            known], id="hex-with-spaces"),
-    pytest.param(lambda keys, looks, spans, ranked, known: [keys, [0] * len(keys), spans, ranked, known],
-                 id="links-for-lines-that-do-not-look"),
-    pytest.param(lambda keys, looks, spans, ranked, known: {"keys": keys}, id="a-dict"),
-    pytest.param(lambda keys, looks, spans, ranked, known: None, id="none"),
-]
-
-
-@pytest.mark.parametrize("wider", [pytest.param(False, id="of-fewer-lines"), pytest.param(True, id="of-lines-gone")])
-@pytest.mark.parametrize("spoil", SPOILED_LINKS)
-def test_links_of_another_shape_are_not_taken_up(spoil: Any, wider: bool) -> None:
-    # Kept links of some of these lines, or of these and others since gone, spoiled.
-    cands = _history(7, 30)
-    plain, _ = md.findings(cands, md.MIN_SCORE)
-    before = cands + _history(8, 10) if wider else [c for c in cands if c.order[0] < 29]
-    _, prior = md.findings(before, md.MIN_SCORE, None, True)
-    groups, kept = md.findings(cands, md.MIN_SCORE, spoil(*json.loads(json.dumps(prior))), True)
-    assert _groups(groups) == _groups(plain)
-    assert kept == md.findings(cands, md.MIN_SCORE, None, True)[1]
+def test_findings_are_cut_at_related(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the test above leaves out: with the cut, a line is compared with its RELATED
+    # lines only, so a crowded history groups less than comparing every pair does.
+    cands = _history(3, 40)
+    monkeypatch.setattr(md, "RELATED", 3)
+    cut = _groups(md.findings(cands, md.MIN_SCORE))
+    assert len(cut) > len(_compared(cands, md.MIN_SCORE))
 
 
 @pytest.mark.parametrize(("memory", "expected"), [
