@@ -11,26 +11,22 @@ CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`
 the last record read, so that what was read before adopting the tool is never proposed.
 `lint` runs the same safety gates over an existing memory file.
 
-The file reads top to bottom as the data flows: constants (the rules a reviewer argues
-with: SIGNAL, NOISE, MEMORY REQUESTS, SCORE, the cap, SECRET_RULES and the other safety
-gates; Lazy and WordStart say how their patterns are compiled and searched), records,
-readers (records in, visible prose and a session's own memory-file writes out; what a
-baseline reviewed passed over), format sniffing, sentences, gates
-(secrets: scan_secrets; a credential of no named kind: unknown_credential) and the
-verdict on each sentence (judge; memory_request; judge_message judges a message
-repeated in checkpoint copies once: _JUDGED), one transcript (process_file: the
-assistant's turn held for a request that points back, pull_in; is it a transcript at
-all, its conversation key; process_all spreads the transcripts over forked workers),
-across transcripts (select:
-one proposal a finding with evidence from other conversations, memory, seen, rejected,
-the minimum score, the cap; findings groups them), what the reviewer is told (flags,
-the session's own writes, provenance; one_line withholds credentials from everything
-printed outside a bullet),
-the patch (git's headers, where the bullets go, context that quotes no credential), then
-the I/O edge (repository; the cache of each transcript's result, CacheIndex,
-process_cached; the default memory file, the seen file and its
-baseline records, discovery, configuration, lint) and the command line (flag
-conflicts, output errors).
+The file reads top to bottom as the data flows, one stage a line:
+1. Rules a reviewer argues with (SIGNAL, NOISE, memory requests, SCORE, the cap, the
+   secret kinds and the other gates), each with its reason; then the rules compiled.
+2. Records: Message, MemoryWrite, Candidate, Options, UserError.
+3. Readers: records in, visible prose and a session's own memory-file writes out, a
+   reader a format; agents' own notes; format sniffing.
+4. Sentences: split_sentences, normalize.
+5. Gates: secrets, personal data, invisible and injected text, structure.
+6. The verdict on each sentence: judge, memory_request, score.
+7. One transcript: process_file (judge_message, pull_in), process_notes; its key.
+8. Across transcripts: likeness (near-duplicates, contradictions), findings, select.
+9. What the reviewer is told: review flags, the session's own writes, the preamble.
+10. The patch: where the bullets go, git's headers, render_file_patch.
+11. The I/O edge: the repository, the cache, every transcript (process_all,
+    process_cached), the memory file, the seen file, discovery, configuration, lint.
+12. The command line: flags, settings, run_build, main.
 
 Promises:
 - It never writes the memory file: no code path opens it for writing. The only files it
@@ -888,6 +884,64 @@ FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messag
            "specstory")
 
 
+# -- the rules, compiled --------------------------------------------------------------
+
+def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
+    """One pattern of named groups, a group a rule (rule_name() reads the name back)."""
+    names: dict[str, int] = {}
+    parts = []
+    for name, pattern in rules:
+        names[name] = names.get(name, 0) + 1
+        group = f"{re.sub(r'[^A-Za-z0-9]', '_', name)}__{names[name]}"
+        parts.append(f"(?P<{group}>{pattern})")
+    return "|".join(parts)
+
+
+def phrase_pattern(phrases: str) -> str:
+    """A SIGNAL rule's literal phrases as one alternation; ASCII phrases as whole words."""
+    return "|".join(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p) for p in phrases.split("|"))
+
+
+def rule_name(match: re.Match[str]) -> str:
+    group = match.lastgroup or ""
+    return group.rsplit("__", 1)[0].replace("_", "-")
+
+
+# SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
+SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
+# Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
+# signal_phrases).
+SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
+# Like SIGNAL, the score rules are matched against the lower-cased sentence.
+SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
+NOISE = Lazy(rules_pattern(NOISE_RULES))
+REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
+# A message can hold a request only where one of these words occurs (see judge_message).
+REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember", "from now on",
+                           "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
+                           "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
+                           "从今", "往后", "规则"))
+SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
+for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
+    for _literal in _hint.split("|"):
+        SECRET_KINDS_OF.setdefault(_literal, set()).add(_index)
+
+
+# SECRET_RULES' patterns, as written and (`[1]`) for lower-cased text: a (?i) pattern
+# without its flag. A text admits a few kinds (see secret_hints): the rest are never
+# compiled (see Lazy).
+SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"), re.S))
+                        for _, _, pattern, _ in SECRET_RULES)
+# Every pre-filter literal in one pattern, a trie (see secret_hints). SIGNAL phrases are
+# not in it: they occur so often that `in` over the phrase list is faster than stopping
+# at each one (measured: twice the time for both together).
+SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
+
+
+# --------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------
+
 class UserError(Exception):
     """An input or usage problem: printed as one line, exit 2."""
 
@@ -898,10 +952,6 @@ class UserError(Exception):
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         return UserError, ("", str(self))  # raised in a worker process, printed by main
 
-
-# --------------------------------------------------------------------------------------
-# Records
-# --------------------------------------------------------------------------------------
 
 class Message(NamedTuple):
     """Visible prose of one turn, as a reader found it."""
@@ -965,58 +1015,6 @@ class Options(NamedTuple):
     # The repository's real root, or the current folder outside one (set by the command
     # line): file keys are relative to it, and OpenCode's sessions of it are read.
     root: str = "."
-
-
-def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
-    """One pattern of named groups, a group a rule (rule_name() reads the name back)."""
-    names: dict[str, int] = {}
-    parts = []
-    for name, pattern in rules:
-        names[name] = names.get(name, 0) + 1
-        group = f"{re.sub(r'[^A-Za-z0-9]', '_', name)}__{names[name]}"
-        parts.append(f"(?P<{group}>{pattern})")
-    return "|".join(parts)
-
-
-def phrase_pattern(phrases: str) -> str:
-    """A SIGNAL rule's literal phrases as one alternation; ASCII phrases as whole words."""
-    return "|".join(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p) for p in phrases.split("|"))
-
-
-def rule_name(match: re.Match[str]) -> str:
-    group = match.lastgroup or ""
-    return group.rsplit("__", 1)[0].replace("_", "-")
-
-
-# SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
-SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
-# Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
-# signal_phrases).
-SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
-# Like SIGNAL, the score rules are matched against the lower-cased sentence.
-SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
-NOISE = Lazy(rules_pattern(NOISE_RULES))
-REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
-# A message can hold a request only where one of these words occurs (see judge_message).
-REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember", "from now on",
-                           "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
-                           "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
-                           "从今", "往后", "规则"))
-SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
-for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
-    for _literal in _hint.split("|"):
-        SECRET_KINDS_OF.setdefault(_literal, set()).add(_index)
-
-
-# SECRET_RULES' patterns, as written and (`[1]`) for lower-cased text: a (?i) pattern
-# without its flag. A text admits a few kinds (see secret_hints): the rest are never
-# compiled (see Lazy).
-SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"), re.S))
-                        for _, _, pattern, _ in SECRET_RULES)
-# Every pre-filter literal in one pattern, a trie (see secret_hints). SIGNAL phrases are
-# not in it: they occur so often that `in` over the phrase list is faster than stopping
-# at each one (measured: twice the time for both together).
-SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
 
 
 # --------------------------------------------------------------------------------------
@@ -1767,7 +1765,6 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             yield Message("assistant", line.strip(), number, stamp, "", False)
     if pos is not None:
         pos.through = number
-
 
 
 # SpecStory histories (.specstory/history/*.md): a turn opens with a line `_**User**_`,
@@ -2862,13 +2859,26 @@ def conversation_key(path: str, fmt: str, records: Iterable[Any], root: str) -> 
     return file_key(path, root)
 
 
+def inside(path: Any, root: str) -> bool:
+    if not isinstance(path, str) or not path:
+        return False
+    path = os.path.normpath(path)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def home_display(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
+
+
 def file_key(path: str, root: str) -> str:
     """The conversation key of a transcript whose agent wrote no session id: its real
     path, relative to the repository root (or to the home folder, outside it)."""
     real = os.path.realpath(path)
     shown = os.path.relpath(real, root) if inside(real, root) else home_display(real)
     return "file:" + urllib.parse.quote(shown.replace(os.sep, "/"), safe="/~._-")
-
 
 
 def locate(pos: Position, path: str, fmt: str, records: Iterable[Any], opts: Options) -> None:
@@ -2885,9 +2895,6 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
 
     The assistant's messages since the last user message (its turn) are held until the
     next user message, which may be a memory request pointing back at them."""
-    source = note_source(path)
-    if source:
-        return process_notes(index, path, source, opts)
     stats: Counter[str] = Counter()
     explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
@@ -3170,6 +3177,101 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 # Across transcripts: dedupe, drop what memory holds, cap (pure).
 # --------------------------------------------------------------------------------------
 
+# -- likeness: near-duplicates and contradictions, for grouping and the review flags ---
+
+# A proposal whose character trigrams overlap a memory line's this much (Jaccard) is
+# flagged as a near-duplicate. Trigrams of characters, not words, so it works for
+# Chinese; 0.6 flags rewordings ("Never commit .env files" / "Never commit the .env
+# file") and leaves sentences that only share a topic.
+NEAR_DUPLICATE = 0.6
+# Overlap at which a flip of polarity (a negation, always/never, 要/不要) is flagged as a
+# possible contradiction: lower than NEAR_DUPLICATE since the flip itself changes words.
+CONTRADICTION = 0.4
+# Two candidates that name the same SAME_CODE pieces of code (code spans) say one thing
+# at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
+# "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
+SAME_CODE = 2
+NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
+                r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
+ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
+# ASCII text is counted by the English markers alone (see ascii_form).
+WORD = Lazy(r"\w+")
+# The index is asked for the RELATED lines sharing the most words with a proposal, and
+# counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
+# that keeps flagging to a few hundredths of a second a bullet, and findings() on a
+# long history to a bounded number of comparisons a line.
+RELATED = 50
+POSTINGS_BUDGET = 200_000
+
+
+def trigrams(key: str) -> set[str]:
+    text = f"  {key} "
+    return set(map("".join, zip(text, text[1:], text[2:])))
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # the union, not built
+
+
+def polarity(text: str) -> tuple[int, int]:
+    """How many negations and how many "always" markers: a flip changes a count, even
+    when the reason clause of both sentences holds a negation of its own."""
+    return len(NEGATION.findall(text)), len(ALWAYS.findall(text))
+
+
+class MemoryIndex:
+    """An inverted index of the memory file's lines by word (by character for CJK),
+    so flagging looks at the few lines that share words with a proposal instead of
+    comparing every proposal with every line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.postings: dict[str, list[int]] = {}
+        for number, line in enumerate(lines):
+            for token in set(_tokens(line)):
+                self.postings.setdefault(token, []).append(number)
+        self._measures: dict[int, tuple[set[str], tuple[int, int]]] = {}
+
+    def measures(self, line: int) -> tuple[set[str], tuple[int, int]]:
+        """A line's trigrams and polarity, as resemblances compares them: counted once
+        however many proposals the line is related to."""
+        if line not in self._measures:
+            key = normalize(self.lines[line])
+            self._measures[line] = trigrams(key), polarity(key)
+        return self._measures[line]
+
+    def related(self, key: str, least: int = 2) -> list[int]:
+        """The lines that share the most words with `key` (at least `least`; at most
+        RELATED of them, ties to the earlier line). Words are counted rarest first, until
+        POSTINGS_BUDGET line entries have been counted: a word on most lines is the last
+        to say which line a proposal resembles."""
+        hits: Counter[int] = Counter()
+        budget = POSTINGS_BUDGET
+        for token in sorted(set(_tokens(key)), key=lambda t: (len(self.postings.get(t, ())), t)):
+            postings = self.postings.get(token, [])
+            if len(postings) > budget:
+                break
+            budget -= len(postings)
+            hits.update(postings)
+        # Of the lines sharing `least` words, the RELATED sharing the most; a tie goes to
+        # the earlier line.
+        found = [(n, count) for n, count in hits.items() if count >= least]
+        if len(found) > RELATED:
+            found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
+        return sorted(n for n, _ in found)
+
+
+def _tokens(text: str) -> list[str]:
+    if text.isascii():
+        return [w for w in WORD.findall(text.lower()) if len(w) > 2]
+    words = WORD.findall(text.casefold())
+    return [w for w in words if len(w) > 2 or not w.isascii()] + \
+           [c for w in words if not w.isascii() for c in w if unicodedata.east_asian_width(c) == "W"]
+
+
 def select(candidates: list[Candidate], known: set[str], seen: set[str], rejected: list[str], max_add: int,
            min_score: int, stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str, str]]]:
     """One proposal a finding (see findings), its score raised by the conversations that
@@ -3347,100 +3449,7 @@ def resemblances(key: str, index: MemoryIndex) -> Iterator[tuple[float, int, str
             yield overlap, line_no, MAY_CONTRADICT
 
 
-# -- what the reviewer is told: near-duplicates and contradictions ----------------------
-
-# A proposal whose character trigrams overlap a memory line's this much (Jaccard) is
-# flagged as a near-duplicate. Trigrams of characters, not words, so it works for
-# Chinese; 0.6 flags rewordings ("Never commit .env files" / "Never commit the .env
-# file") and leaves sentences that only share a topic.
-NEAR_DUPLICATE = 0.6
-# Overlap at which a flip of polarity (a negation, always/never, 要/不要) is flagged as a
-# possible contradiction: lower than NEAR_DUPLICATE since the flip itself changes words.
-CONTRADICTION = 0.4
-# Two candidates that name the same SAME_CODE pieces of code (code spans) say one thing
-# at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
-# "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
-SAME_CODE = 2
-NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
-                r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
-ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
-# ASCII text is counted by the English markers alone (see ascii_form).
-WORD = Lazy(r"\w+")
-# The index is asked for the RELATED lines sharing the most words with a proposal, and
-# counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
-# that keeps flagging to a few hundredths of a second a bullet, and findings() on a
-# long history to a bounded number of comparisons a line.
-RELATED = 50
-POSTINGS_BUDGET = 200_000
-
-
-def trigrams(key: str) -> set[str]:
-    text = f"  {key} "
-    return set(map("".join, zip(text, text[1:], text[2:])))
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return 0.0
-    shared = len(a & b)
-    return shared / (len(a) + len(b) - shared)  # the union, not built
-
-
-def polarity(text: str) -> tuple[int, int]:
-    """How many negations and how many "always" markers: a flip changes a count, even
-    when the reason clause of both sentences holds a negation of its own."""
-    return len(NEGATION.findall(text)), len(ALWAYS.findall(text))
-
-
-class MemoryIndex:
-    """An inverted index of the memory file's lines by word (by character for CJK),
-    so flagging looks at the few lines that share words with a proposal instead of
-    comparing every proposal with every line."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self.postings: dict[str, list[int]] = {}
-        for number, line in enumerate(lines):
-            for token in set(_tokens(line)):
-                self.postings.setdefault(token, []).append(number)
-        self._measures: dict[int, tuple[set[str], tuple[int, int]]] = {}
-
-    def measures(self, line: int) -> tuple[set[str], tuple[int, int]]:
-        """A line's trigrams and polarity, as resemblances compares them: counted once
-        however many proposals the line is related to."""
-        if line not in self._measures:
-            key = normalize(self.lines[line])
-            self._measures[line] = trigrams(key), polarity(key)
-        return self._measures[line]
-
-    def related(self, key: str, least: int = 2) -> list[int]:
-        """The lines that share the most words with `key` (at least `least`; at most
-        RELATED of them, ties to the earlier line). Words are counted rarest first, until
-        POSTINGS_BUDGET line entries have been counted: a word on most lines is the last
-        to say which line a proposal resembles."""
-        hits: Counter[int] = Counter()
-        budget = POSTINGS_BUDGET
-        for token in sorted(set(_tokens(key)), key=lambda t: (len(self.postings.get(t, ())), t)):
-            postings = self.postings.get(token, [])
-            if len(postings) > budget:
-                break
-            budget -= len(postings)
-            hits.update(postings)
-        # Of the lines sharing `least` words, the RELATED sharing the most; a tie goes to
-        # the earlier line.
-        found = [(n, count) for n, count in hits.items() if count >= least]
-        if len(found) > RELATED:
-            found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
-        return sorted(n for n, _ in found)
-
-
-def _tokens(text: str) -> list[str]:
-    if text.isascii():
-        return [w for w in WORD.findall(text.lower()) if len(w) > 2]
-    words = WORD.findall(text.casefold())
-    return [w for w in words if len(w) > 2 or not w.isascii()] + \
-           [c for w in words if not w.isascii() for c in w if unicodedata.east_asian_width(c) == "W"]
-
+# -- what the reviewer is told ---------------------------------------------------------
 
 def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> list[str]:
     """One line for each proposal that repeats or contradicts a memory line."""
@@ -3773,6 +3782,14 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
 # --------------------------------------------------------------------------------------
 # The I/O edge: files, the repository, discovery, configuration.
 # --------------------------------------------------------------------------------------
+
+def _stat(path: str) -> os.stat_result | None:
+    """A file's metadata, or None when there is none: reading the file will say why."""
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
 
 def file_head(path: str, size: int) -> bytes | None:
     """A file's first `size` bytes; None where it cannot be read."""
@@ -4139,6 +4156,130 @@ def rebuilt(plain: Any, at: int, path: str, root: str) -> FileResult:
     return FileResult(candidates, stats, explain, writes, _of(conversation_key, str, type(None)), _of(through, int))
 
 
+# -- every transcript: the process pool, and the cache before it ------------------------
+
+def source_format(path: str) -> str:
+    if path == "-":
+        return "detected on read"
+    source = note_source(path)
+    if source:
+        return source
+    try:
+        with open(path, "rb") as handle:
+            fmt = detect_format(path, read_head(handle))
+            if fmt == "document":
+                handle.seek(0)
+                doc = _load_document(path, handle.read())
+                fmt = sniff_document(doc) or "unrecognised"
+            if fmt == "sqlite":
+                handle.seek(0)
+                fmt = sqlite_kind(path, read_head(handle))
+            return f"not read ({fmt})" if fmt in NOT_READ else fmt
+    except OSError as exc:
+        raise UserError(path, exc.strerror or str(exc)) from None
+
+
+def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
+                indices: list[int] | None = None) -> list[FileResult]:
+    """Process every transcript (each one's input index is `indices`', by default its
+    place), in forked processes when there are several (where the platform cannot fork,
+    in this one); results come back in input order, so the output bytes do not depend on
+    the number of jobs. A worker's error is raised here as one process would raise it:
+    the first in input order."""
+    workers = min(jobs or os.cpu_count() or 1, len(paths)) if hasattr(os, "fork") else 1
+    lenient = [p in walked for p in paths]
+    number = indices if indices is not None else list(range(len(paths)))
+    if workers <= 1 or "-" in paths:
+        return [process_input(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
+    # The files of one conversation (checkpoint copies, which repeat its messages) are one
+    # task, so that the worker that judged a message judges its copies by memory (see
+    # _JUDGED); the largest go first, so that the workers finish together.
+    size = [getattr(_stat(path), "st_size", 0) for path in paths]
+    together: dict[Any, list[int]] = {}
+    for i in sorted(range(len(paths)), key=lambda i: -size[i]):
+        together.setdefault(conversation_id(paths[i]) or i, []).append(i)
+    tasks = [[(number[i], paths[i], lenient[i]) for i in files] for files in together.values()]
+    import multiprocessing  # here, not at the top: a run in one process never needs them
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
+    try:
+        answers = itertools.chain.from_iterable(pool.map(process_files, tasks, itertools.repeat(opts)))
+        done = dict(zip(itertools.chain.from_iterable(together.values()), answers))
+    except BrokenProcessPool:  # a worker killed (out of memory, a signal): the run cannot be whole
+        raise UserError("", "a worker process ended before it answered; --jobs 1 reads in one process") from None
+    finally:
+        pool.shutdown(cancel_futures=True)
+    results = [done[i] for i in range(len(paths))]
+    error = next((r for r in results if isinstance(r, Exception)), None)
+    if error:
+        raise error
+    return results
+
+
+def process_input(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
+    """One input: an agent's note file (note_source), or a transcript."""
+    source = note_source(path)
+    return process_notes(index, path, source, opts) if source else process_file(index, path, opts, walked)
+
+
+def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any]:
+    """process_file for each (index, path, walked) of a task, in a worker: its FileResult,
+    or the exception it raised, to be raised in input order."""
+    results: list[Any] = []
+    for index, path, walked in files:
+        try:
+            results.append(process_input(index, path, opts, walked))
+        except Exception as exc:  # noqa: BLE001 - raised in the parent
+            results.append(exc)
+    return results
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    """`size` bytes from a file, fewer only where it ends."""
+    parts, left = [], size
+    while left:
+        part = os.read(fd, min(left, READ_BUFFER))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
+                   cache: CacheIndex | None) -> tuple[list[FileResult], int]:
+    """process_all, with the result of each transcript that is certainly unchanged taken
+    from the cache, and how many were. A result read is kept only where the file's
+    identity was the same before and after reading it and the result comes back from
+    its kept bytes equal to what was read: on reuse the output is that of a run without
+    the cache."""
+    if cache is None:
+        return process_all(paths, walked, opts, jobs), 0
+    results: dict[int, FileResult] = {}
+    for index, path in enumerate(paths):
+        absolute = os.path.abspath(path)
+        found, plain = cache.get(absolute, path, path in walked, absolute) if path != "-" else (False, None)
+        if found:
+            with contextlib.suppress(ValueError, TypeError):
+                results[index] = rebuilt(plain, index, path, opts.root)
+    reused = len(results)
+    misses = [i for i in range(len(paths)) if i not in results]
+    before = {i: file_identity(paths[i]) for i in misses if paths[i] != "-"}
+    for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
+        results[index] = result
+        path, ident, plain = paths[index], before.get(index), plain_result(result, paths[index])
+        if ident is None or plain is None or file_identity(path) != ident:
+            continue
+        with contextlib.suppress(ValueError, TypeError):
+            again = rebuilt(cache_value(cache_bytes(plain)), index, path, opts.root)
+            if again == result and list(again.stats.items()) == list(result.stats.items()):
+                cache.put(os.path.abspath(path), path, ident, path in walked, plain)
+    return [results[i] for i in range(len(paths))], reused
+
+
+# -- the memory file ----------------------------------------------------------------------
+
 def patch_target(path: str) -> tuple[str, str, str | None]:
     """(real path to read, path for the diff header, folder to apply the patch in when
     that is not where the user would: the current repository's root, or the current
@@ -4264,12 +4405,7 @@ def baseline_record(key: str, through: int) -> str:
     return f"<!-- memory-diff baseline: {key} through {through} -->"
 
 
-def home_display(path: str) -> str:
-    home = os.path.expanduser("~")
-    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
-        return "~" + path[len(home):]
-    return path
-
+# -- inputs and discovery: which transcripts are read ------------------------------------
 
 def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set[str]]:
     """Files as given; a directory means every transcript inside it, sorted. Returns
@@ -4421,13 +4557,6 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
     if not enabled and off not in ("0", "false", "no", "off"):
         return None
     return folder or os.path.join(claude, "projects", claude_project_dir(main_checkout(root)), "memory")
-
-
-def inside(path: Any, root: str) -> bool:
-    if not isinstance(path, str) or not path:
-        return False
-    path = os.path.normpath(path)
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) -> Any:
@@ -4637,48 +4766,6 @@ def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str
     where = "modified since --since " if since else ""
     return (f"{PROG}: no sessions {where}found for {home_display(root)} (Claude Code, Codex, Gemini CLI, "
             f"Copilot CLI, OpenCode, SpecStory; see --list-sources)" + (f"; {outside}" if outside else ""))
-
-
-def _stat(path: str) -> os.stat_result | None:
-    """A file's metadata, or None when there is none: reading the file will say why."""
-    try:
-        return os.stat(path)
-    except OSError:
-        return None
-
-
-
-def parse_since(value: str) -> float:
-    """`7d`, `12h`, `30m`, `2w` ago, or an ISO date, as an epoch time."""
-    match = re.fullmatch(r"(\d+)\s*([smhdw])", value.strip())
-    if match:
-        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[match.group(2)]
-        return datetime.datetime.now().timestamp() - min(int(match.group(1)) * unit, 1 << 40)
-    try:
-        moment = datetime.datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a duration (7d, 12h) or a date: {value!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    return moment.timestamp()
-
-
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1: {value!r}")
-    return number
-
-
-def parse_roles(value: str) -> frozenset[str]:
-    roles = frozenset(r.strip() for r in value.split(",") if r.strip())
-    unknown = roles - {"user", "assistant"}
-    if not roles or unknown:
-        raise argparse.ArgumentTypeError(f"roles are user and assistant: {value!r}")
-    return roles
 
 
 # --------------------------------------------------------------------------------------
@@ -5314,6 +5401,39 @@ def stale_note(real: str, rel: str, seen: str | None) -> list[str]:
 # The command line.
 # --------------------------------------------------------------------------------------
 
+def parse_since(value: str) -> float:
+    """`7d`, `12h`, `30m`, `2w` ago, or an ISO date, as an epoch time."""
+    match = re.fullmatch(r"(\d+)\s*([smhdw])", value.strip())
+    if match:
+        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[match.group(2)]
+        return datetime.datetime.now().timestamp() - min(int(match.group(1)) * unit, 1 << 40)
+    try:
+        moment = datetime.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration (7d, 12h) or a date: {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1: {value!r}")
+    return number
+
+
+def parse_roles(value: str) -> frozenset[str]:
+    roles = frozenset(r.strip() for r in value.split(",") if r.strip())
+    unknown = roles - {"user", "assistant"}
+    if not roles or unknown:
+        raise argparse.ArgumentTypeError(f"roles are user and assistant: {value!r}")
+    return roles
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, with usage errors in the tool's one-line form (exit 2 from main)."""
 
@@ -5453,19 +5573,7 @@ def _run_build(args: argparse.Namespace) -> int:
     # discovery's reads; the results' index is opened below, with the baseline
     known_cwds = CacheIndex(opened[0], "discovery", {"build": opened[1]}) if opened else None
     memo = known_cwds.memo if known_cwds else no_memo
-    if args.transcripts:
-        paths, walked = expand_inputs(args.transcripts)
-        tools: set[str] = set()
-    else:
-        passed: list[str] = []
-        found = discover(root, conf.since, passed, memo)
-        note = discovery_note(root, len(found), passed, conf.since is not None)
-        if note:
-            sys.stderr.write(one_line(note) + "\n")
-        # Discovered sessions are lenient as files in a folder are: one being written,
-        # or holding only snapshots, is passed over (skipped_files), never an error.
-        paths, tools = [p for p, _ in found], {t for _, t in found}
-        walked = set(paths)
+    paths, walked, tools = build_inputs(args, conf, root, memo)
     memory = conf.memory if conf.memory is not None else default_memory(root, tools)
     conf = conf._replace(memory=memory)
     paths, same_session = one_reading(paths, memo)
@@ -5473,13 +5581,7 @@ def _run_build(args: argparse.Namespace) -> int:
         known_cwds.save()
     check_targets(conf)
     if args.list_sources:
-        listed = [(home_display(p), conf.opts.fmt or source_format(p)) for p in paths]
-        if args.json:
-            out = json.dumps([{"file": p, "format": f} for p, f in listed], ensure_ascii=False, indent=2) + "\n"
-        else:
-            out = "".join(f"{one_line(p)}\t{f}\n" for p, f in listed)
-        write(out.encode("utf-8", "replace"))
-        return EXIT_OK
+        return print_sources(args, conf, paths)
     seen_real, seen_rel, _ = patch_target(conf.seen) if conf.seen else ("", "", None)
     seen = read_memory(seen_real, conf.seen) if conf.seen else None
     record = read_seen(seen)
@@ -5494,8 +5596,8 @@ def _run_build(args: argparse.Namespace) -> int:
     stats["skipped_same_session"] += same_session
     stats["cached_files"] += cached
     candidates = [c for result in results for c in result.candidates]
-    real, rel, folder = patch_target(memory)
-    current = read_memory(real, memory)
+    target = patch_target(memory)
+    current = read_memory(target[0], memory)
     known = memory_keys(current)
     proposed, dropped = select(candidates, known, record.shown, rejected(record, known), conf.max_add,
                                conf.opts.min_score, stats)
@@ -5503,16 +5605,62 @@ def _run_build(args: argparse.Namespace) -> int:
         cache.save()
     if args.baseline:
         return print_baseline(args, stats, results, record, seen_rel, seen, len(paths))
-    writes = [(path, write) for result in results for path, write in result.writes]
     if args.explain:
-        rows = [(order, text) for result in results for order, text in result.explain]
-        rows += [(c.order, explain_line(stage, detail or (explain_score(c) if stage in ("dropped_over_cap", "dropped_weak")
-                                                          else ""), c.file, c.line, c.role, c.text))
-                 for c, stage, detail in dropped]
-        rows += [(c.order, explain_line("proposed", explain_score(c), c.file, c.line, c.role, c.text))
-                 for c in proposed]
-        write("".join(text + "\n" for _, text in sorted(rows)).encode("utf-8", "replace"))
-        return finish(args, stats, proposed)
+        print_explain(results, proposed, dropped)
+    else:
+        print_build(args, conf, results, proposed, stats, (target, current), (seen_rel, seen), len(paths))
+    return finish(args, stats, proposed)
+
+
+def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
+                 ) -> tuple[list[str], set[str], set[str]]:
+    """The transcripts to read, named or discovered; those read leniently (a file that is
+    no transcript is passed over); the agents discovery found."""
+    if args.transcripts:
+        paths, walked = expand_inputs(args.transcripts)
+        return paths, walked, set()
+    passed: list[str] = []
+    found = discover(root, conf.since, passed, memo)
+    note = discovery_note(root, len(found), passed, conf.since is not None)
+    if note:
+        sys.stderr.write(one_line(note) + "\n")
+    # Discovered sessions are lenient as files in a folder are: one being written, or
+    # holding only snapshots, is passed over (skipped_files), never an error.
+    paths = [p for p, _ in found]
+    return paths, set(paths), {t for _, t in found}
+
+
+def print_sources(args: argparse.Namespace, conf: Settings, paths: list[str]) -> int:
+    listed = [(home_display(p), conf.opts.fmt or source_format(p)) for p in paths]
+    if args.json:
+        out = json.dumps([{"file": p, "format": f} for p, f in listed], ensure_ascii=False, indent=2) + "\n"
+    else:
+        out = "".join(f"{one_line(p)}\t{f}\n" for p, f in listed)
+    write(out.encode("utf-8", "replace"))
+    return EXIT_OK
+
+
+def print_explain(results: list[FileResult], proposed: list[Candidate],
+                  dropped: list[tuple[Candidate, str, str]]) -> None:
+    """--explain: every sentence's row, in reading order."""
+    rows = [(order, text) for result in results for order, text in result.explain]
+    rows += [(c.order, explain_line(stage, detail or (explain_score(c) if stage in ("dropped_over_cap", "dropped_weak")
+                                                      else ""), c.file, c.line, c.role, c.text))
+             for c, stage, detail in dropped]
+    rows += [(c.order, explain_line("proposed", explain_score(c), c.file, c.line, c.role, c.text))
+             for c in proposed]
+    write("".join(text + "\n" for _, text in sorted(rows)).encode("utf-8", "replace"))
+
+
+def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResult], proposed: list[Candidate],
+                stats: Counter[str], memory_file: tuple[tuple[str, str, str | None], bytes | None],
+                seen_file: tuple[str, bytes | None], inputs: int) -> None:
+    """The patch (or --json) and what the reviewer is told with it: the memory file's
+    (real path, path in the patch, folder to apply in) and bytes, the seen file's."""
+    (real, rel, folder), current = memory_file
+    seen_rel, seen = seen_file
+    assert conf.memory is not None  # chosen by _run_build
+    writes = [(path, write) for result in results for path, write in result.writes]
     bullets = [c.text for c in proposed]
     section = conf.section if conf.section is not None else default_section(current)
     notes: list[str] = []
@@ -5520,7 +5668,7 @@ def _run_build(args: argparse.Namespace) -> int:
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
         notes += write_notes(proposed, writes)
-        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(memory))
+        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(conf.memory))
         notes += stale_note(real, rel, conf.seen)
         notes += pending_note(stats, conf.max_add)
     if args.json:
@@ -5536,12 +5684,11 @@ def _run_build(args: argparse.Namespace) -> int:
         if folder:
             notes.append(f"apply this patch in {home_display(folder)}")
         notes.append(reject_note(rel, seen_rel if conf.seen else None))
-        patch = render_preamble(proposed, stats, len(paths) - stats["skipped_files"], notes)
+        patch = render_preamble(proposed, stats, inputs - stats["skipped_files"], notes)
         patch += render_file_patch(rel, current, bullets, section)
         if conf.seen:
             patch += render_file_patch(seen_rel, seen, bullets, None)
         write(patch)
-    return finish(args, stats, proposed)
 
 
 def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candidate]) -> int:
@@ -5614,120 +5761,6 @@ def json_text(doc: Any) -> str:
 def stats_dict(stats: Counter[str]) -> dict[str, int]:
     keys = list(STAT_KEYS) + sorted(k for k in stats if k not in STAT_KEYS)
     return {k: stats.get(k, 0) for k in keys}
-
-
-def source_format(path: str) -> str:
-    if path == "-":
-        return "detected on read"
-    source = note_source(path)
-    if source:
-        return source
-    try:
-        with open(path, "rb") as handle:
-            fmt = detect_format(path, read_head(handle))
-            if fmt == "document":
-                handle.seek(0)
-                doc = _load_document(path, handle.read())
-                fmt = sniff_document(doc) or "unrecognised"
-            if fmt == "sqlite":
-                handle.seek(0)
-                fmt = sqlite_kind(path, read_head(handle))
-            return f"not read ({fmt})" if fmt in NOT_READ else fmt
-    except OSError as exc:
-        raise UserError(path, exc.strerror or str(exc)) from None
-
-
-def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
-                indices: list[int] | None = None) -> list[FileResult]:
-    """Process every transcript (each one's input index is `indices`', by default its
-    place), in forked processes when there are several (where the platform cannot fork,
-    in this one); results come back in input order, so the output bytes do not depend on
-    the number of jobs. A worker's error is raised here as one process would raise it:
-    the first in input order."""
-    workers = min(jobs or os.cpu_count() or 1, len(paths)) if hasattr(os, "fork") else 1
-    lenient = [p in walked for p in paths]
-    number = indices if indices is not None else list(range(len(paths)))
-    if workers <= 1 or "-" in paths:
-        return [process_file(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
-    # The files of one conversation (checkpoint copies, which repeat its messages) are one
-    # task, so that the worker that judged a message judges its copies by memory (see
-    # _JUDGED); the largest go first, so that the workers finish together.
-    size = [getattr(_stat(path), "st_size", 0) for path in paths]
-    together: dict[Any, list[int]] = {}
-    for i in sorted(range(len(paths)), key=lambda i: -size[i]):
-        together.setdefault(conversation_id(paths[i]) or i, []).append(i)
-    tasks = [[(number[i], paths[i], lenient[i]) for i in files] for files in together.values()]
-    import multiprocessing  # here, not at the top: a run in one process never needs them
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-    pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
-    try:
-        answers = itertools.chain.from_iterable(pool.map(process_files, tasks, itertools.repeat(opts)))
-        done = dict(zip(itertools.chain.from_iterable(together.values()), answers))
-    except BrokenProcessPool:  # a worker killed (out of memory, a signal): the run cannot be whole
-        raise UserError("", "a worker process ended before it answered; --jobs 1 reads in one process") from None
-    finally:
-        pool.shutdown(cancel_futures=True)
-    results = [done[i] for i in range(len(paths))]
-    error = next((r for r in results if isinstance(r, Exception)), None)
-    if error:
-        raise error
-    return results
-
-
-def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any]:
-    """process_file for each (index, path, walked) of a task, in a worker: its FileResult,
-    or the exception it raised, to be raised in input order."""
-    results: list[Any] = []
-    for index, path, walked in files:
-        try:
-            results.append(process_file(index, path, opts, walked))
-        except Exception as exc:  # noqa: BLE001 - raised in the parent
-            results.append(exc)
-    return results
-
-
-def _read_exactly(fd: int, size: int) -> bytes:
-    """`size` bytes from a file, fewer only where it ends."""
-    parts, left = [], size
-    while left:
-        part = os.read(fd, min(left, READ_BUFFER))
-        if not part:
-            break
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
-
-
-def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
-                   cache: CacheIndex | None) -> tuple[list[FileResult], int]:
-    """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache, and how many were. A result read is kept only where the file's
-    identity was the same before and after reading it and the result comes back from
-    its kept bytes equal to what was read: on reuse the output is that of a run without
-    the cache."""
-    if cache is None:
-        return process_all(paths, walked, opts, jobs), 0
-    results: dict[int, FileResult] = {}
-    for index, path in enumerate(paths):
-        absolute = os.path.abspath(path)
-        found, plain = cache.get(absolute, path, path in walked, absolute) if path != "-" else (False, None)
-        if found:
-            with contextlib.suppress(ValueError, TypeError):
-                results[index] = rebuilt(plain, index, path, opts.root)
-    reused = len(results)
-    misses = [i for i in range(len(paths)) if i not in results]
-    before = {i: file_identity(paths[i]) for i in misses if paths[i] != "-"}
-    for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
-        results[index] = result
-        path, ident, plain = paths[index], before.get(index), plain_result(result, paths[index])
-        if ident is None or plain is None or file_identity(path) != ident:
-            continue
-        with contextlib.suppress(ValueError, TypeError):
-            again = rebuilt(cache_value(cache_bytes(plain)), index, path, opts.root)
-            if again == result and list(again.stats.items()) == list(result.stats.items()):
-                cache.put(os.path.abspath(path), path, ident, path in walked, plain)
-    return [results[i] for i in range(len(paths))], reused
 
 
 def write(data: bytes) -> None:

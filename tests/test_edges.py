@@ -303,7 +303,7 @@ def test_a_message_judged_before_gives_what_judging_it_again_gives(tmp_path: Pat
 
 
 def _square_or_fail(index: int, path: str, opts: md.Options, walked: bool) -> Any:
-    # Stands in for process_file in the workers (they are forked, so they see it).
+    # Stands in for process_input in the workers (they are forked, so they see it).
     if path == "fails":
         raise ValueError("five")
     if path == "bad":
@@ -321,7 +321,7 @@ def _square_or_fail(index: int, path: str, opts: md.Options, walked: bool) -> An
     pytest.param(5, 1, id="one-process"),
 ])
 def test_process_all_answers_in_input_order(monkeypatch: pytest.MonkeyPatch, count: int, jobs: int) -> None:
-    monkeypatch.setattr(md, "process_file", _square_or_fail)
+    monkeypatch.setattr(md, "process_input", _square_or_fail)
     paths = [f"f{i}" for i in range(count)]
     expected = [(i * i, i % 2 == 1) for i in range(count)]
     assert md.process_all(paths, set(paths[1::2]), md.Options(), jobs) == expected
@@ -338,7 +338,7 @@ def test_process_all_answers_in_input_order(monkeypatch: pytest.MonkeyPatch, cou
 ])
 def test_process_all_fails_as_one_process_would(monkeypatch: pytest.MonkeyPatch, failing: list[str],
                                                 raised: type[BaseException], says: str) -> None:
-    monkeypatch.setattr(md, "process_file", _square_or_fail)
+    monkeypatch.setattr(md, "process_input", _square_or_fail)
     paths = ["f0", "f1", *failing, "f2", "f3", "f4"]
     with pytest.raises(raised, match=says):
         md.process_all(paths, set(), md.Options(), 2)
@@ -354,7 +354,7 @@ def test_the_files_of_one_conversation_are_read_by_one_worker(monkeypatch: pytes
                                                                 tmp_path: Path) -> None:
     # Checkpoint copies repeat their conversation's messages: one worker judges the
     # repeats by memory (_JUDGED) only if it reads every copy.
-    monkeypatch.setattr(md, "process_file", _where)
+    monkeypatch.setattr(md, "process_input", _where)
     paths = []
     for copy in range(2):
         for conversation in range(6):
