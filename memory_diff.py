@@ -16,7 +16,7 @@ with: SIGNAL, NOISE, MEMORY REQUESTS, SCORE, the cap, SECRET_RULES and the other
 gates; Lazy and WordStart say how their patterns are compiled and searched), records,
 readers (records in, visible prose and a session's own memory-file writes out; what a
 baseline reviewed passed over), format sniffing, sentences, gates
-(secrets: scan_secrets; a credential of no named kind: unknown_credential) and the
+(secrets: scan_secrets, by the value and by named kinds) and the
 verdict on each sentence (judge; memory_request; judge_message judges a message
 repeated in checkpoint copies once: _JUDGED), one transcript (process_file: the
 assistant's turn held for a request that points back, pull_in; is it a transcript at
@@ -509,7 +509,7 @@ _E = r"(?![A-Za-z0-9])"  # end edge
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key", "access-key",
                 "accesskey", "access key", "private_key", "private-key", "privatekey", "private key", "key")
-SECRET_WORDS_ZH = "密码|密钥|秘钥|私钥|令牌|口令|凭证|凭据"
+SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 
 
 def issued(*forms: str) -> str:
@@ -652,6 +652,24 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature)=([^\s&#\"'<>`]{6,})",
      "password"),
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
+    # Passwords by position (check "position": whatever the value looks like): a password
+    # option's value, `-p` glued to it where a database client reads it so (not `ssh -p
+    # 2222`, `mkdir -p`), sshpass and htpasswd's password argument, a password variable
+    # assigned in a shell, and the password of an Oracle `user/password@host`.
+    ("password_option", "password|passwd",
+     r"(?i)(?<![a-z0-9-])--(?:[a-z]+-)?(?:password|passwd)(?:=|\s+)(?!-)[\"']?([^\s\"'`]+)", "position"),
+    ("password_option", "mysql|mariadb",
+     r"(?<![A-Za-z0-9_.-])(?:mysql|mariadb)[a-z]*[^\n|;&]*?(?<=\s)-p[\"']?([^\s\"'`]+)",
+     "position"),
+    ("password_option", "sshpass", r"sshpass\s+-p\s*[\"']?([^\s\"'`]+)", "position"),
+    ("password_option", "htpasswd",
+     r"htpasswd\s+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*\s+\S+\s+[\"']?([^\s\"'`]+)|"
+     r"htpasswd\s+-[A-Za-z]*b[A-Za-z]*\s+\S+\s+\S+\s+[\"']?([^\s\"'`]+)", "position"),
+    ("password_variable", "password|passwd|pwd|pass",
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|[a-z0-9_]*_(?:password|passwd|pwd|pass)|password|passwd)=[\"']?"
+     r"([^\s\"'`,;&]+)", "position"),
+    ("connection_password", "jdbc:|sqlplus|connect",
+     r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*|conn(?:ect)?\s+)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     ("bearer_token", "bearer", r"(?i)bearer\s+([a-z0-9._~+/-]{16,}=*)", "random"),
     # HTTP Basic credentials: base64 of `user:password` after `Basic` (check "basic"), and
     # curl's `-u user:password` (admitted by `curl`, as gitleaks matches it).
@@ -687,8 +705,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password quoted after its word, with no `=` or `:` ("the password "a,b;c""): up to
     # 16 characters between, which is room for "for staging is" and no more.
     ("generic_secret", "pass|pwd|secret",
-     r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[]{0,16}?[\"'“]"
-     r"([^\"'”\n]{6,100})[\"'”]", "password"),
+     r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
+     r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
 )
@@ -718,17 +736,42 @@ INNER_DIGIT_RUNS = 3
 # lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`).
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])")
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
-# A credential of a kind no rule names (unknown_credential): a candidate holding a token
-# that looks generated is dropped, whatever words stand around it, where a named kind
-# needs its prefix and a generic rule its keyword. The token is judged by its pieces
-# between separators: the random half of `<id>-<secret>` is found, and kebab or snake
-# case (`ent-108-add-summaries`) is not random. Passed over, as public or a checksum by
-# design: a run of hex (a commit, a hash, an id, a UUID's groups), a digest labelled as
-# one (`sha512-...`, as SRI writes it), base64 of plain text without a `:` (what it holds
-# is scanned: base64_secret; with one it may be `user:password`), a Stripe publishable
-# key (PUBLIC_VALUE).
+# The value decides (credential_shaped, kind random_token): a token that looks generated
+# is withheld whatever word stands before it, where a named kind needs its prefix and a
+# generic rule its keyword, so that an issuer nobody listed is withheld too. The token is
+# judged by its pieces between separators, and by its pieces that are no word joined (a
+# random value cut by `-` or `_`): the random body of `lsv2_pt_<hex>` is found, and kebab
+# or snake case (`ent-108-add-summaries`, `IS_WEBPACK_TEST=1`) is not random. A UUID is a
+# token. Passed over by its form: a digest labelled as one (`sha512-...`, as SRI writes
+# it), base64 of plain text without a `:` (what it holds is scanned: base64_secret; with
+# one it may be `user:password`), a publishable key (PUBLIC_VALUE).
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
+WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,6}")
+UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
+# Passed over by its context (harmless_context): a kind that is harmless where it is
+# named as what it is. The naming word nearest the token, before or after it in the same
+# clause, decides ("the signing key fix from commit <sha>": commit): a commit, revision
+# or SHA names a run of hex; an id a UUID, a ULID or hex; a checksum, hash, digest or
+# fingerprint any digest (hex or base64); a public key anything. This list is the residual
+# risk: a credential written right after "commit" or "checksum" in its form is printed.
+# The groups, in order: commit, id, digest, public, a credential's word.
+NAMING_WORD = Lazy(
+    r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas)|(ids?|uuids?|ulids?|guids?|identifiers?)|"
+    r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|sha(?:224|256|384|512)|md5|integrity)|"
+    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?)|"
+    r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig))s?(?![a-z0-9])|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)"
+    r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
+NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
+NAMING_REACH = 40  # characters between a naming word and its token, at most
+CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
+# What the scan reads of a text (secret_view): NFKC (full-width forms fold to ASCII),
+# invisible and format characters (U+FFF9 to U+FFFB among them) removed, percent-escapes
+# decoded. Only where a text holds a character outside ASCII or a `%`.
+VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}")
+# A token cut by a line break inside a message, its halves rejoined (see scan_secrets).
+WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded, and scanned once more for the
 # named kinds (a base64 run of random bytes is the generic rules', through their keyword).
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
@@ -2425,7 +2468,10 @@ def normalize(text: str) -> str:
 
 # -- gates -----------------------------------------------------------------------------
 
-SECRET_MARK = "\ue000"  # private-use character standing for a withheld secret
+SECRET_MARK = "\ue000"  # private-use character standing for a withheld credential of a named kind
+RANDOM_MARK = "\ue001"  # the same for a token withheld by its value alone (random_token)
+NO_MARKS = {ord(SECRET_MARK): None, ord(RANDOM_MARK): None}
+RANDOM_KIND = "random_token"
 
 
 class Finding(NamedTuple):
@@ -2455,42 +2501,113 @@ def folded_lower(text: str) -> str:
     return (text.translate(FOLD_LIKE_IGNORECASE) if LIKE_IGNORECASE.search(text) else text).lower()
 
 
+def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
+    """What the scan reads (see VIEW_CHANGE), and its pieces (view start, original start,
+    original end, same length) to tell where a view's span stands in the original."""
+    pieces: list[tuple[int, int, int, bool]] = []
+    out: list[str] = []
+    at = size = 0
+    for match in VIEW_CHANGE.finditer(text):
+        if match.start() > at:
+            pieces.append((size, at, match.start(), True))
+            out.append(text[at:match.start()])
+            size += match.start() - at
+        run = match.group()
+        if run[0] == "%":
+            code = int(run[1:], 16)
+            changed = [(chr(code) if 0x20 < code < 0x7f else run, match.start(), match.end())]
+        elif unicodedata.is_normalized("NFKC", run) and not any(unicodedata.category(c) == "Cf" for c in run):
+            changed = [(run, match.start(), match.end())]
+        else:
+            changed = [("" if unicodedata.category(c) == "Cf" else unicodedata.normalize("NFKC", c),
+                        match.start() + n, match.start() + n + 1) for n, c in enumerate(run)]
+        for piece, first, last in changed:
+            if piece:
+                pieces.append((size, first, last, len(piece) == last - first))
+                out.append(piece)
+                size += len(piece)
+        at = match.end()
+    if at < len(text):
+        pieces.append((size, at, len(text), True))
+        out.append(text[at:])
+    return "".join(out), pieces
+
+
+def in_original(finding: Finding, pieces: list[tuple[int, int, int, bool]]) -> Finding:
+    """A finding in secret_view's text, placed in the original."""
+    starts = [piece[0] for piece in pieces]
+    first = pieces[bisect.bisect_right(starts, finding.start) - 1]
+    last = pieces[bisect.bisect_right(starts, finding.end - 1) - 1]
+    start = first[1] + finding.start - first[0] if first[3] else first[1]
+    end = last[1] + finding.end - last[0] if last[3] else last[2]
+    return finding._replace(start=start, end=end)
+
+
 def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
-    """Credentials in text, by kind, in order; where two kinds overlap, the earlier rule
-    wins. Placeholders and values that fail their kind's check are not credentials. A
-    base64 run that decodes to text holding a named kind is `base64_secret`."""
-    found: list[Finding] = []
-    lowered = folded_lower(text)
-    admitted = {i for literal in secret_hints(lowered) for i in SECRET_KINDS_OF[literal]}
-    if admitted:
-        same_places = len(lowered) == len(text)
-        for index in sorted(admitted):
-            kind, _, source, check = SECRET_RULES[index]
-            # A (?i) rule reads the lower-cased text, unless a character's lower case
-            # is longer than it (then the places differ): then the original, with re.I.
-            folded = source.startswith("(?i)") and same_places
-            pattern = SECRET_PATTERNS[index][folded]
-            target = lowered if folded else text
-            match = pattern.search(target)
-            while match:
-                group = next((g for g in range(1, match.re.groups + 1) if match.start(g) >= 0), 0)
-                value = text[match.start(group):match.end(group)].strip("\"'`")
-                # A placeholder's word before a random-looking rest is a value (`myQ8zr4...`).
-                if group and PLACEHOLDER.match(value) and not looks_random(value) \
-                        or not credible(value, check, text[match.start():match.end()]):
-                    # Not this one; a match starting inside it may be (`key: NAME_TOKEN=value`).
-                    match = pattern.search(target, match.start() + 1)
-                    continue
-                if not any(f.start < match.end() and match.start() < f.end for f in found):
-                    found.append(Finding(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(value))))
-                match = pattern.search(target, match.end())
+    """Credentials in text, in order: the one decision of what is withheld, for every
+    output. Read in secret_view's form. Named kinds first (where two overlap, the earlier
+    rule wins; placeholders and values that fail their kind's check are not credentials),
+    then any token that looks generated (credential_shaped) and is not a harmless kind in
+    its context, a token cut by a line break among them; a base64 run that decodes to
+    text holding a named kind is `base64_secret`."""
+    if not text.isascii() or "%" in text:
+        view, pieces = secret_view(text)
+        if view != text:
+            return [in_original(f, pieces) for f in scan_secrets(view, decode)]
+    found = named_secrets(text)
+    if len(text) >= RANDOM_MIN:
+        lowered = None
+        for match in RANDOM_TOKEN.finditer(text):
+            if credential_shaped(match.group()) and not any(f.start < match.end() and match.start() < f.end
+                                                            for f in found):
+                lowered = lowered or folded_lower(text)
+                if not harmless_context(lowered, match.start(), match.end(), match.group()):
+                    found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
+        if "\n" in text:
+            for match in WRAPPED.finditer(text):
+                joined = match.group().replace("\n", "")
+                if len(joined) >= RANDOM_MIN and credential_shaped(joined) \
+                        and not any(f.start < match.end() and match.start() < f.end for f in found):
+                    found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
-            if inner and any(not f.kind.startswith("generic") for f in scan_secrets(inner, False)) \
+            if inner and any(not f.kind.startswith("generic") and f.kind != RANDOM_KIND
+                             for f in scan_secrets(inner, False)) \
                     and not any(f.start < run.end() and run.start() < f.end for f in found):
                 found.append(Finding("base64_secret", run.start(), run.end(), False))
     return sorted(found, key=lambda f: f.start)
+
+
+def named_secrets(text: str) -> list[Finding]:
+    """The named kinds of SECRET_RULES in text (see scan_secrets)."""
+    found: list[Finding] = []
+    lowered = folded_lower(text)
+    admitted = {i for literal in secret_hints(lowered) for i in SECRET_KINDS_OF[literal]}
+    same_places = len(lowered) == len(text)
+    for index in sorted(admitted):
+        kind, _, source, check = SECRET_RULES[index]
+        # A (?i) rule reads the lower-cased text, unless a character's lower case
+        # is longer than it (then the places differ): then the original, with re.I.
+        folded = source.startswith("(?i)") and same_places
+        pattern = SECRET_PATTERNS[index][folded]
+        target = lowered if folded else text
+        match = pattern.search(target)
+        while match:
+            group = next((g for g in range(1, match.re.groups + 1) if match.start(g) >= 0), 0)
+            value = text[match.start(group):match.end(group)].strip("\"'`")
+            # A placeholder's word before a random-looking rest is a value (`myQ8zr4...`).
+            if group and PLACEHOLDER.match(value) and not looks_random(value) \
+                    or not credible(value, check, text[match.start():match.end()]) \
+                    or check == "random" and same_places \
+                    and harmless_context(lowered, match.start(group), match.end(group), value):
+                # Not this one; a match starting inside it may be (`key: NAME_TOKEN=value`).
+                match = pattern.search(target, match.start() + 1)
+                continue
+            if not any(f.start < match.end() and match.start() < f.end for f in found):
+                found.append(Finding(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(value))))
+            match = pattern.search(target, match.end())
+    return found
 
 
 def credible(value: str, check: str, whole: str) -> bool:
@@ -2498,10 +2615,15 @@ def credible(value: str, check: str, whole: str) -> bool:
     if PUBLIC_VALUE.match(value):
         return False
     if check == "random":
-        return looks_random(value)
+        return credential_shaped(value)
     if check == "basic":  # base64 of `user:password`, or a value that looks generated
         return ":" in (base64_text(value) or "") or looks_random(value)
-    if check == "password":
+    if check == "position":  # the place says password: any value, but a word of prose after a space
+        spaced = whole[:whole.rfind(value)].rstrip("\"'")[-1:].isspace()
+        return len(value) >= 3 and not (spaced and value.isalpha() and value.islower())
+    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c == " " for c in value):
+        return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
+    if check in ("password", "phrase"):
         return shannon(value) >= MIN_ENTROPY and (
             any(c.isdigit() for c in value) or bool(PASSWORD_WORD.search(whole)) or not value.isascii())
     return True
@@ -2509,7 +2631,7 @@ def credible(value: str, check: str, whole: str) -> bool:
 
 def looks_random(value: str, words: bool = False) -> bool:
     """A generated token rather than a word or a name (see RANDOM_MIN). With `words`,
-    where no keyword backs the token (unknown_credential), a word inside it
+    where no keyword backs the token (credential_shaped), a word inside it
     (CAPITAL_WORD: `getUserByIdV2Async`) opens with no change."""
     if len(value) < RANDOM_MIN or shannon(value) < MIN_ENTROPY:
         return False
@@ -2526,18 +2648,38 @@ def looks_random(value: str, words: bool = False) -> bool:
     return changes * RANDOM_MIX >= len(value)
 
 
-def unknown_credential(text: str) -> bool:
-    """Whether text holds a token shaped like a credential of no named kind (see
-    TOKEN_PIECES)."""
-    return any(map(credential_shaped, RANDOM_TOKEN.findall(text)))
-
-
 def credential_shaped(token: str) -> bool:
-    """Whether one RANDOM_TOKEN token is shaped like a credential (see TOKEN_PIECES)."""
+    """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
     if PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token) or ":" not in (base64_text(token) or ":"):
         return False
-    return any(len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece) and looks_random(piece, words=True)
-               for piece in TOKEN_PIECES.split(token))
+    if UUID.search(token):
+        return True
+    pieces = TOKEN_PIECES.split(token)
+    if any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
+        return True
+    rest = "".join(piece for piece in pieces if not WORD_PIECE.fullmatch(piece))
+    return len(rest) >= RANDOM_MIN and len(pieces) > 1 and looks_random(rest, words=True)
+
+
+def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
+    """Whether the naming word nearest the token (NAMING_WORD) names a kind that is
+    harmless in its form: the word before it wins a tie."""
+    best, family = NAMING_REACH + 1, ""
+    for match in NAMING_WORD.finditer(lowered, max(0, start - NAMING_REACH), min(len(lowered), end + NAMING_REACH)):
+        if match.end() <= start:
+            gap, between = start - match.end(), lowered[match.end():start]
+        elif match.start() >= end:
+            gap, between = match.start() - end, lowered[end:match.start()]
+        else:
+            continue  # the word is inside the token (`sk_live_...`, `sha256-...`)
+        if gap < best and not CLAUSE_BREAK.search(between):
+            best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+    body = token.strip("-_/+=")
+    if family == "commit":
+        return bool(HEX.fullmatch(body))
+    if family == "id":
+        return bool(HEX.fullmatch(body) or UUID.fullmatch(body) or ULID.fullmatch(body))
+    return family in ("digest", "public")
 
 
 def _char_class(c: str) -> int:
@@ -2563,23 +2705,33 @@ def shannon(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-def mask_secrets(text: str, stats: Counter[str]) -> str:
-    """Replace each credential with SECRET_MARK, counting it by kind. Runs on a
-    message's whole text, so a PEM block spanning lines is one span."""
-    if SECRET_MARK in text:
-        text = text.replace(SECRET_MARK, "")
+def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) -> str:
+    """Text with each credential scan_secrets finds replaced by shown(finding): the one
+    mechanism that hides a value, for a message (mask_secrets) and for what is printed
+    outside a bullet (withhold)."""
     findings = scan_secrets(text)
     if not findings:
         return text
     out = []
     pos = 0
     for finding in findings:
-        stats[f"secret_{finding.kind}"] += 1
+        if stats is not None:
+            stats[f"secret_{finding.kind}"] += 1
         out.append(text[pos:finding.start])
-        out.append(SECRET_MARK)
+        out.append(shown(finding))
         pos = finding.end
     out.append(text[pos:])
     return "".join(out)
+
+
+def mask_secrets(text: str, stats: Counter[str]) -> str:
+    """Replace each credential with a mark (RANDOM_MARK for a token withheld by its value,
+    SECRET_MARK for the rest), counting it by kind; a sentence holding a mark is dropped
+    whole. Runs on a message's whole text, so a PEM block or a token spanning lines is one
+    span."""
+    if SECRET_MARK in text or RANDOM_MARK in text:
+        text = text.translate(NO_MARKS)
+    return replace_secrets(text, lambda f: RANDOM_MARK if f.kind == RANDOM_KIND else SECRET_MARK, stats)
 
 
 def find_pii(text: str) -> list[tuple[str, int, int]]:
@@ -2646,8 +2798,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     be proposed is not "withheld", so the patch's summary does not depend on scanning
     messages that hold no SIGNAL phrase (judge_message leaves them unscanned). Its
     secret was withheld from the message as a whole, cleaned of invisible characters,
-    before it was split; a token of no named kind that looks generated is told in the
-    sentence (unknown_credential). `phrases`, when given, are the SIGNAL phrases of the
+    before it was split (mask_secrets): a mark stands for it. `phrases`, when given, are the SIGNAL phrases of the
     sentence's message (see signal_phrases)."""
     text = sentence.strip()
     lowered = text.lower()
@@ -2658,7 +2809,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
         return NO_SIGNAL
     if SECRET_MARK in sentence:
         return Verdict("dropped_secret", "secret", "", 0)
-    if unknown_credential(text):
+    if RANDOM_MARK in sentence:
         return Verdict("dropped_secret", "random-looking token", "", 0)
     gated = gate(text, opts, role)
     if gated:
@@ -3163,7 +3314,7 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
-    text = strip_emphasis(text).replace(SECRET_MARK, "")  # as mask_secrets does, before phrases are looked for
+    text = strip_emphasis(text).translate(NO_MARKS)  # as mask_secrets does, before phrases are looked for
     # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
     # Phrases are looked for with every `*` out of the way: splitting strips bold markers
     # line by line, and a home path rewritten below can change which `**` a code span
@@ -3241,8 +3392,8 @@ def phrases_in(lowered: str, phrase_groups: tuple[tuple[str, ...], tuple[tuple[r
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
     """What --explain may print of a dropped sentence: never a secret, personal data,
     deceptive or injection-shaped text."""
-    if SECRET_MARK in sentence:
-        return "<withheld: secret>"
+    if SECRET_MARK in sentence or RANDOM_MARK in sentence:
+        return f"<withheld: {'secret' if SECRET_MARK in sentence else 'random-looking token'}>"
     if verdict.stage == "dropped_no_signal":
         text = sentence.strip()
         gated = gate(text, opts)
@@ -3253,12 +3404,8 @@ def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
 
 
 def explain_line(stage: str, reason: str, path: str, line: int, role: str, text: str) -> str:
-    """One --explain row. Besides what the rules withheld, a sentence holding a token that
-    looks random is withheld whatever its stage: an unknown kind of credential must not
-    come out verbatim in the one mode that prints every sentence."""
+    """One --explain row. Its text withholds what the patch withholds (one_line)."""
     label = f"{stage}({reason})" if reason else stage
-    if any(looks_random(token) or credential_shaped(token) for token in RANDOM_TOKEN.findall(text)):
-        text = "<withheld: random-looking token>"
     return f"{label}\t{one_line(path)}:{line}\t{role}\t{one_line(text)}"
 
 
@@ -4112,18 +4259,15 @@ def one_line(text: str) -> str:
 
 
 def withhold(text: str) -> str:
-    """Text with each credential in it replaced by `<withheld: KIND>`. The scan runs on
-    the text cleaned as a message is (a zero-width space or a soft hyphen cannot hide a
-    token); when it finds one, the cleaned text is what is shown."""
+    """Text with each credential in it replaced by `<withheld: KIND>`, by the decision
+    that withholds a sentence from a bullet (scan_secrets). The scan runs on the text
+    cleaned as a message is (a zero-width space or a soft hyphen cannot hide a token);
+    when it finds one, the cleaned text is what is shown. A documentation example key is
+    shown: a memory file quoting the docs is not a leak."""
     cleaned = INVISIBLE.sub("", text) if INVISIBLE.search(text) else text
-    findings = [f for f in scan_secrets(cleaned) if not f.example]
-    if not findings:
-        return text
-    out, pos = [], 0
-    for finding in findings:
-        out += [cleaned[pos:finding.start], f"<withheld: {finding.kind}>"]
-        pos = finding.end
-    return "".join(out) + cleaned[pos:]
+    shown = replace_secrets(cleaned, lambda f: cleaned[f.start:f.end] if f.example else
+                            f"<withheld: {'random-looking token' if f.kind == RANDOM_KIND else f.kind}>")
+    return text if shown == cleaned else shown
 
 
 # --------------------------------------------------------------------------------------
@@ -5517,7 +5661,8 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> l
             findings.append((line_of(secret.start), "note",
                              f"documentation example {secret.kind} (not a leak; value withheld)"))
         else:
-            findings.append((line_of(secret.start), "secret", f"{secret.kind} (value withheld)"))
+            kind = "random-looking token of no named kind" if secret.kind == RANDOM_KIND else secret.kind
+            findings.append((line_of(secret.start), "secret", f"{kind} (value withheld)"))
     for secret in reversed(secrets):  # blank them out, keeping offsets: reported once
         text = text[:secret.start] + re.sub(r"[^\n]", " ", text[secret.start:secret.end]) + text[secret.end:]
     first_line: dict[tuple[int, str], int] = {}
@@ -5527,8 +5672,6 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> l
     for number, (line, raw) in enumerate(zip(lines, raw_lines), 1):
         if number - 1 in heading_at:
             section = number
-        if unknown_credential(line):  # what judge drops from a proposal (named kinds are blanked out above)
-            findings.append((number, "secret", "random-looking token of no named kind (value withheld)"))
         for kind, _, _ in find_pii(line):
             findings.append((number, "pii", f"{'e-mail address' if kind == 'email' else 'phone number'} (withheld)"))
         if HOME_PATH.search(line):
