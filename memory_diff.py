@@ -735,6 +735,18 @@ INNER_DIGIT_RUNS = 3
 # A word inside a camelCase name, as looks_random reads one: a capital and three
 # lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`).
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])")
+# Where no keyword backs a mixed-case token, it is judged two more ways (looks_random):
+# with the words of a name taken out (NAME_WORD: `get`, `User`, `Async`, a vowel in each),
+# what is left changes the kind of character at nearly every other place in a random
+# token, and where a name's words meet digits in a name; and a long token whose
+# characters are as varied as LONG_ENTROPY bits each is random (a long name repeats its
+# letters: `ComputeEngineInstanceGroupManagerV2Beta1` has 4.2).
+NAME_WORD = Lazy(r"(?<![A-Za-z])[a-z]{3,}|[A-Z][a-z]{2,}")
+VOWEL = Lazy(r"[AEIOUYaeiouy]")
+LONG_TOKEN = 32
+LONG_ENTROPY = 4.45
+NAME_REST = 12  # the shortest run of a token's pieces that are no word judged (credential_shaped)
+HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # The value decides (credential_shaped, kind random_token): a token that looks generated
 # is withheld whatever word stands before it, where a named kind needs its prefix and a
@@ -746,7 +758,7 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # it), base64 of plain text without a `:` (what it holds is scanned: base64_secret; with
 # one it may be `user:password`), a publishable key (PUBLIC_VALUE).
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
-WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]{1,6}")
+WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")  # a word when short or holding a vowel
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
@@ -2565,9 +2577,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
                     found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
             for match in WRAPPED.finditer(text):
+                # A wrapped value a named kind took in part is withheld to its end.
                 joined = match.group().replace("\n", "")
-                if len(joined) >= RANDOM_MIN and credential_shaped(joined) \
-                        and not any(f.start < match.end() and match.start() < f.end for f in found):
+                if len(joined) >= RANDOM_MIN and credential_shaped(joined):
                     found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
@@ -2576,7 +2588,13 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
                              for f in scan_secrets(inner, False)) \
                     and not any(f.start < run.end() and run.start() < f.end for f in found):
                 found.append(Finding("base64_secret", run.start(), run.end(), False))
-    return sorted(found, key=lambda f: f.start)
+    merged: list[Finding] = []
+    for finding in sorted(found, key=lambda f: f.start):
+        if merged and finding.start < merged[-1].end:
+            merged[-1] = merged[-1]._replace(end=max(merged[-1].end, finding.end))
+        else:
+            merged.append(finding)
+    return merged
 
 
 def named_secrets(text: str) -> list[Finding]:
@@ -2629,15 +2647,17 @@ def credible(value: str, check: str, whole: str) -> bool:
     return True
 
 
-def looks_random(value: str, words: bool = False) -> bool:
+def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bool:
     """A generated token rather than a word or a name (see RANDOM_MIN). With `words`,
     where no keyword backs the token (credential_shaped), a word inside it
-    (CAPITAL_WORD: `getUserByIdV2Async`) opens with no change."""
-    if len(value) < RANDOM_MIN or shannon(value) < MIN_ENTROPY:
+    (CAPITAL_WORD: `getUserByIdV2Async`) opens with no change, and a mixed-case token is
+    judged two more ways (NAME_WORD). `least`: the shortest value judged."""
+    hexed = HEX.fullmatch(value)
+    if len(value) < least or shannon(value) < (HEX_ENTROPY if hexed else MIN_ENTROPY):
         return False
     if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
         return False
-    if HEX.fullmatch(value):
+    if hexed:
         return True  # a run of 16 hex characters or more is a hash, an id or a key, not a word
     if not any(c.isupper() for c in value) and len(INNER_DIGITS.findall(value)) >= INNER_DIGIT_RUNS:
         return True
@@ -2645,7 +2665,16 @@ def looks_random(value: str, words: bool = False) -> bool:
     changes = sum(1 for at, (a, b) in enumerate(zip(value, value[1:]))
                   if _char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
                   and not (words and a.islower() and b.isupper() and CAPITAL_WORD.match(value, at + 1)))
-    return changes * RANDOM_MIX >= len(value)
+    if changes * RANDOM_MIX >= len(value):
+        return True
+    if not words or value.islower() or value.isupper():
+        return False
+    if len(value) >= LONG_TOKEN and shannon(value) >= LONG_ENTROPY:
+        return True
+    rest = NAME_WORD.sub(lambda m: " " if VOWEL.search(m.group()) else m.group(), value).split()
+    changes = sum(_char_class(a) != _char_class(b) for piece in rest for a, b in zip(piece, piece[1:]))
+    size = sum(map(len, rest))
+    return size >= NAME_REST and changes * RANDOM_MIX >= size
 
 
 def credential_shaped(token: str) -> bool:
@@ -2657,8 +2686,9 @@ def credential_shaped(token: str) -> bool:
     pieces = TOKEN_PIECES.split(token)
     if any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
         return True
-    rest = "".join(piece for piece in pieces if not WORD_PIECE.fullmatch(piece))
-    return len(rest) >= RANDOM_MIN and len(pieces) > 1 and looks_random(rest, words=True)
+    rest = "".join(piece for piece in pieces
+                   if not (WORD_PIECE.fullmatch(piece) and (len(piece) <= 3 or VOWEL.search(piece))))
+    return len(pieces) > 1 and looks_random(rest, words=True, least=NAME_REST)
 
 
 def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
