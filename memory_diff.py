@@ -654,8 +654,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
     # Passwords by position (check "position": whatever the value looks like): a password
     # option's value, `-p` glued to it where a database client reads it so (not `ssh -p
-    # 2222`, `mkdir -p`), sshpass and htpasswd's password argument, a password variable
-    # assigned in a shell, and the password of an Oracle `user/password@host`.
+    # 2222`, `mkdir -p`), sshpass and htpasswd's password argument, the password of an
+    # Oracle `user/password@host`, and (below) a password variable assigned in a shell.
     ("password_option", "password|passwd",
      r"(?i)(?<![a-z0-9-])--(?:[a-z]+-)?(?:password|passwd)(?:=|\s+)(?!-)[\"']?([^\s\"'`]+)", "position"),
     ("password_option", "mysql|mariadb",
@@ -665,9 +665,6 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "htpasswd",
      r"htpasswd\s+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*\s+\S+\s+[\"']?([^\s\"'`]+)|"
      r"htpasswd\s+-[A-Za-z]*b[A-Za-z]*\s+\S+\s+\S+\s+[\"']?([^\s\"'`]+)", "position"),
-    ("password_variable", "password|passwd|pwd|pass",
-     r"(?i)(?<![a-z0-9_])(?:pgpassword|[a-z0-9_]*_(?:password|passwd|pwd|pass)|password|passwd)=[\"']?"
-     r"([^\s\"'`,;&]+)", "position"),
     ("connection_password", "jdbc:|sqlplus|connect",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*|conn(?:ect)?\s+)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     ("bearer_token", "bearer", r"(?i)bearer\s+([a-z0-9._~+/-]{16,}=*)", "random"),
@@ -707,6 +704,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret",
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
+    # After the generic rules, which name the kind where both match (`DB_PASSWORD=...`).
+    ("password_variable", "password|passwd|pwd|pass",
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|[a-z0-9_]*_(?:password|passwd|pwd|pass)|password|passwd)=[\"']?"
+     r"([^\s\"'`,;&]+)", "position"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
 )
@@ -763,15 +764,23 @@ UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # Passed over by its context (harmless_context): a kind that is harmless where it is
-# named as what it is. The naming word nearest the token, before or after it in the same
-# clause, decides ("the signing key fix from commit <sha>": commit): a commit, revision
-# or SHA names a run of hex; an id a UUID, a ULID or hex; a checksum, hash, digest or
-# fingerprint any digest (hex or base64); a public key anything. This list is the residual
-# risk: a credential written right after "commit" or "checksum" in its form is printed.
+# named as what it is. The naming word nearest the token's body, before or after it in
+# the same clause, decides ("the signing key fix from commit <sha>": commit): a commit, a
+# revision, a SHA or a git command that takes one names a run of hex; an id (or a thing
+# a UUID identifies: a row, a session, a COM class) a UUID, a ULID or hex; a checksum,
+# hash, digest or fingerprint, or verifying against one, any digest (hex or base64); a
+# public key anything. This list is the residual risk: a credential written right after
+# such a word, in the form it names, is printed.
 # The groups, in order: commit, id, digest, public, a credential's word.
 NAMING_WORD = Lazy(
-    r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas)|(ids?|uuids?|ulids?|guids?|identifiers?)|"
-    r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|sha(?:224|256|384|512)|md5|integrity)|"
+    r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
+    r"reset|checkout|bisect|squash(?:ed)?|blame|git show)|"
+    r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
+    r"requests?|traces?|spans?|jobs?|runs?|events?|messages?|orders?|devices?|instances?|resources?|objects?|"
+    r"entit(?:y|ies)|nodes?|workspaces?|projects?|organi[sz]ations?|orgs?|teams?|customers?|users?|documents?|"
+    r"items?|files?|checkpoints?|conversations?|threads?|chats?)|"
+    r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|sha(?:224|256|384|512)|md5|integrity|"
+    r"verif(?:y|ies|ied|ication))|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig))s?(?![a-z0-9])|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)"
     r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
@@ -2692,8 +2701,16 @@ def credential_shaped(token: str) -> bool:
 
 
 def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
-    """Whether the naming word nearest the token (NAMING_WORD) names a kind that is
-    harmless in its form: the word before it wins a tie."""
+    """Whether the naming word nearest the token's body (NAMING_WORD) names a kind that
+    is harmless in its form: the word before it wins a tie. The body is a UUID in it, or
+    its longest piece; a word in the token outside it counts (`.../commit/<sha>`)."""
+    uuid = UUID.search(token)
+    if uuid:
+        body, at = uuid.group(), uuid.start()
+    else:
+        body = max(TOKEN_PIECES.split(token), key=len)
+        at = token.index(body)
+    start, end = start + at, start + at + len(body)
     best, family = NAMING_REACH + 1, ""
     for match in NAMING_WORD.finditer(lowered, max(0, start - NAMING_REACH), min(len(lowered), end + NAMING_REACH)):
         if match.end() <= start:
@@ -2701,10 +2718,9 @@ def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
         elif match.start() >= end:
             gap, between = match.start() - end, lowered[end:match.start()]
         else:
-            continue  # the word is inside the token (`sk_live_...`, `sha256-...`)
+            continue  # the word is inside the body (`sha256` of a base64 digest is the digest's)
         if gap < best and not CLAUSE_BREAK.search(between):
             best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
-    body = token.strip("-_/+=")
     if family == "commit":
         return bool(HEX.fullmatch(body))
     if family == "id":
