@@ -766,15 +766,16 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # Passed over by its context (harmless_context): a kind that is harmless where it is
 # named as what it is. The naming word nearest the token's body, before or after it in
 # the same clause, decides ("the signing key fix from commit <sha>": commit): a commit, a
-# revision, a SHA or a git command that takes one names a run of hex; an id (or a thing
-# a UUID identifies: a row, a session, a COM class) a UUID, a ULID or hex; a checksum,
+# revision, a SHA, a git command that takes one or a forge URL's `blob/` names a run of
+# hex; an id (or a thing a UUID identifies: a row, a session, a COM class, a file named
+# by it, `<uuid>.jsonl`) a UUID, a ULID or hex; a checksum,
 # hash, digest or fingerprint, or verifying against one, any digest (hex or base64); a
 # public key anything. This list is the residual risk: a credential written right after
 # such a word, in the form it names, is printed.
 # The groups, in order: commit, id, digest, public, a credential's word.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|blame|git show)|"
+    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|spans?|jobs?|runs?|events?|messages?|orders?|devices?|instances?|resources?|objects?|"
     r"entit(?:y|ies)|nodes?|workspaces?|projects?|organi[sz]ations?|orgs?|teams?|customers?|users?|documents?|"
@@ -786,6 +787,7 @@ NAMING_WORD = Lazy(
     r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
+FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # What the scan reads of a text (secret_view): NFKC (full-width forms fold to ASCII),
 # invisible and format characters (U+FFF9 to U+FFFB among them) removed, percent-escapes
@@ -2586,9 +2588,16 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
                     found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
             for match in WRAPPED.finditer(text):
+                # Where a word ends a line or opens the next, a line ended and another began.
+                left, right = match.group().split("\n")
+                if any(len(piece) > 3 and WORD_PIECE.fullmatch(piece) and VOWEL.search(piece)
+                       for piece in (TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0])):
+                    continue
+                joined = left + right
                 # A wrapped value a named kind took in part is withheld to its end.
-                joined = match.group().replace("\n", "")
-                if len(joined) >= RANDOM_MIN and credential_shaped(joined):
+                if len(joined) >= RANDOM_MIN and credential_shaped(joined) and not harmless_context(
+                        folded_lower(text[:match.start()] + joined + text[match.end():]), match.start(),
+                        match.start() + len(joined), joined):
                     found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
@@ -2648,7 +2657,7 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "position":  # the place says password: any value, but a word of prose after a space
         spaced = whole[:whole.rfind(value)].rstrip("\"'")[-1:].isspace()
         return len(value) >= 3 and not (spaced and value.isalpha() and value.islower())
-    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c == " " for c in value):
+    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
     if check in ("password", "phrase"):
         return shannon(value) >= MIN_ENTROPY and (
@@ -2695,9 +2704,9 @@ def credential_shaped(token: str) -> bool:
     pieces = TOKEN_PIECES.split(token)
     if any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
         return True
-    rest = "".join(piece for piece in pieces
-                   if not (WORD_PIECE.fullmatch(piece) and (len(piece) <= 3 or VOWEL.search(piece))))
-    return len(pieces) > 1 and looks_random(rest, words=True, least=NAME_REST)
+    rest = "".join(piece for piece in pieces if not piece.isdigit()
+                   and not (WORD_PIECE.fullmatch(piece) and (len(piece) <= 3 or VOWEL.search(piece))))
+    return len(pieces) > 1 and looks_random(rest, words=True, least=RANDOM_MIN if HEX.fullmatch(rest) else NAME_REST)
 
 
 def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
@@ -2710,8 +2719,9 @@ def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
     else:
         body = max(TOKEN_PIECES.split(token), key=len)
         at = token.index(body)
+    named_file = bool(FILE_EXTENSION.match(lowered, end)) and end == start + at + len(body)
     start, end = start + at, start + at + len(body)
-    best, family = NAMING_REACH + 1, ""
+    best, family = NAMING_REACH + 1, "id" if named_file else ""
     for match in NAMING_WORD.finditer(lowered, max(0, start - NAMING_REACH), min(len(lowered), end + NAMING_REACH)):
         if match.end() <= start:
             gap, between = start - match.end(), lowered[match.end():start]
