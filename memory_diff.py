@@ -665,8 +665,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "htpasswd",
      r"htpasswd\s+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*\s+\S+\s+[\"']?([^\s\"'`]+)|"
      r"htpasswd\s+-[A-Za-z]*b[A-Za-z]*\s+\S+\s+\S+\s+[\"']?([^\s\"'`]+)", "position"),
-    ("connection_password", "jdbc:|sqlplus|connect",
-     r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*|conn(?:ect)?\s+)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
+    ("connection_password", "jdbc:oracle:|sqlplus",
+     r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     ("bearer_token", "bearer", r"(?i)bearer\s+([a-z0-9._~+/-]{16,}=*)", "random"),
     # HTTP Basic credentials: base64 of `user:password` after `Basic` (check "basic"), and
     # curl's `-u user:password` (admitted by `curl`, as gitleaks matches it).
@@ -744,6 +744,7 @@ CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])")
 # letters: `ComputeEngineInstanceGroupManagerV2Beta1` has 4.2).
 NAME_WORD = Lazy(r"(?<![A-Za-z])[a-z]{3,}|[A-Z][a-z]{2,}")
 VOWEL = Lazy(r"[AEIOUYaeiouy]")
+DIGIT = Lazy(r"[0-9]")
 LONG_TOKEN = 32
 LONG_ENTROPY = 4.45
 NAME_REST = 12  # the shortest run of a token's pieces that are no word judged (credential_shaped)
@@ -2493,7 +2494,6 @@ def normalize(text: str) -> str:
 
 SECRET_MARK = "\ue000"  # private-use character standing for a withheld credential of a named kind
 RANDOM_MARK = "\ue001"  # the same for a token withheld by its value alone (random_token)
-NO_MARKS = {ord(SECRET_MARK): None, ord(RANDOM_MARK): None}
 RANDOM_KIND = "random_token"
 
 
@@ -2588,6 +2588,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
                     found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
             for match in WRAPPED.finditer(text):
+                if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
+                    continue
                 # Where a word ends a line or opens the next, a line ended and another began.
                 left, right = match.group().split("\n")
                 if any(len(piece) > 3 and WORD_PIECE.fullmatch(piece) and VOWEL.search(piece)
@@ -2697,16 +2699,17 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
 
 def credential_shaped(token: str) -> bool:
     """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
-    if PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token) or ":" not in (base64_text(token) or ":"):
-        return False
-    if UUID.search(token):
-        return True
-    pieces = TOKEN_PIECES.split(token)
-    if any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
-        return True
-    rest = "".join(piece for piece in pieces if not piece.isdigit()
-                   and not (WORD_PIECE.fullmatch(piece) and (len(piece) <= 3 or VOWEL.search(piece))))
-    return len(pieces) > 1 and looks_random(rest, words=True, least=RANDOM_MIN if HEX.fullmatch(rest) else NAME_REST)
+    if not DIGIT.search(token) or PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token):
+        return False  # every generated kind holds a digit (looks_random)
+    if not UUID.search(token):
+        pieces = TOKEN_PIECES.split(token)
+        if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
+            rest = "".join(piece for piece in pieces if not piece.isdigit()
+                           and not (WORD_PIECE.fullmatch(piece) and (len(piece) <= 3 or VOWEL.search(piece))))
+            if len(pieces) == 1 or not looks_random(rest, words=True, least=RANDOM_MIN if HEX.fullmatch(rest)
+                                                    else NAME_REST):
+                return False
+    return ":" in (base64_text(token) or ":")
 
 
 def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
@@ -2786,7 +2789,7 @@ def mask_secrets(text: str, stats: Counter[str]) -> str:
     whole. Runs on a message's whole text, so a PEM block or a token spanning lines is one
     span."""
     if SECRET_MARK in text or RANDOM_MARK in text:
-        text = text.translate(NO_MARKS)
+        text = text.replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
     return replace_secrets(text, lambda f: RANDOM_MARK if f.kind == RANDOM_KIND else SECRET_MARK, stats)
 
 
@@ -3370,7 +3373,7 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
-    text = strip_emphasis(text).translate(NO_MARKS)  # as mask_secrets does, before phrases are looked for
+    text = strip_emphasis(text).replace(SECRET_MARK, "").replace(RANDOM_MARK, "")  # as mask_secrets does, before phrases are looked for
     # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
     # Phrases are looked for with every `*` out of the way: splitting strips bold markers
     # line by line, and a home path rewritten below can change which `**` a code span
