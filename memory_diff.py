@@ -813,9 +813,9 @@ PLACEHOLDER = Lazy(
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
-# A password or secret may be letters only (a passphrase); a token or key without a digit
-# is more often a name than a value.
-PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令")
+# A password or secret may be letters only (a passphrase, a mail provider's SMTP 授权码 of
+# sixteen letters); a token or key without a digit is more often a name than a value.
+PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
 
 # Personal data. E-mail addresses, except git remotes, noreply addresses and reserved
 # example domains (RFC 2606); phone numbers in international (+CC) and mainland-China

@@ -383,3 +383,89 @@ def test_harmless_token_passes(token: str, lead: str, role: str) -> None:
     sentence = FRAMES["en"].replace("{s}", value)
     stage = stage_of(sentence, token, role)
     assert not stage.startswith(("dropped_secret", "withheld")), (sentence, stage)
+
+
+# -- the classes issue 26 names, one row each, values made at test time ---------------------------
+
+def _rng(name: str) -> random.Random:
+    return random.Random(f"issue-26:{name}")
+
+
+def _chars(name: str, n: int, alphabet: str = "base62") -> str:
+    return make_body(_rng(name).getrandbits(32), alphabet, n)
+
+
+RULE = "Never change {s} in `deploy.sh` because the nightly release job reads it at start."
+RULE_ZH = "必须在 `deploy.sh` 里使用{s}，因为夜间发布任务启动时会读取它。"
+
+
+def _row(name: str, slot: str, value: str, frame: str = RULE):
+    return pytest.param(frame.replace("{s}", slot), value, id=name)
+
+
+_HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 14)
+_SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
+_UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
+CLASSES = [
+    # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
+    _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
+    _row("issuer-prefix-short", f"squv_{_chars('squ', 28)}", _chars("squ", 28)),
+    _row("issuer-snake-hex", f"lsq2_pt_{_HEX32}_{_chars('lsq', 10, 'hex')}", _HEX32),
+    _row("issuer-region-suffix", f"the mail API key {_HEX32}-us21", _HEX32),
+    _row("bare-hex-32", f"`{_HEX32}`", _HEX32),
+    _row("uuid-token", f"the monitoring API key {_UUID}", _UUID),
+    _row("webhook-path", f"https://hooks.example.net/services/T0{_chars('t', 8)}/B0{_chars('b', 8)}/{_B62[:24]}",
+         _B62[:24]),
+    _row("webhook-query", f"https://ci.example.net/trigger?build=7&token={_B62}", _B62),
+    # Passwords by position, whatever they look like.
+    _row("pgpassword", f"`PGPASSWORD={_PW} psql -h db`", _PW),
+    _row("mysql-p-glued", f"`mysql -u root -p{_PW} app`", _PW),
+    _row("sshpass", f"`sshpass -p {_PW} ssh deploy@host`", _PW),
+    _row("htpasswd", f"`htpasswd -b .htpasswd admin {_PW}`", _PW),
+    _row("jdbc-oracle", f"`jdbc:oracle:thin:scott/{_PW}@db.example.net:1521:orcl`", _PW),
+    _row("connection-string", f"`postgres://app:{_PW}@db.example.net/app`", _PW),
+    _row("password-option", f"`deploy --password={_PW}`", _PW),
+    # Where the scan lost the value before: a wrap, an invisible glue, %3D, full width, format characters.
+    _row("wrapped", f"the token {_B62[:20]}\n{_B62[20:]}", _B62),
+    _row("invisible-glue", f"the key\u200b{_B62}", _B62),
+    _row("percent-separator", f"token%3D{_B62}", _B62),
+    _row("full-width", full_width(f"sk_live_{_B62}"), _B62),
+    _row("format-characters", f"the key {_B62[:12]}\ufff9{_B62[12:25]}\ufffb{_B62[25:]}", _B62),
+    # Chinese wording: an SMTP 授权码 (sixteen letters), the misspelling 密匙, 密钥 a few words before.
+    _row("zh-smtp-code", f"SMTP 授权码：{_SMTP}", _SMTP, RULE_ZH),
+    _row("zh-misspelling", f"密匙是{_B62}", _B62, RULE_ZH),
+    _row("zh-key-words-before", f"密钥在部署时要用到：{_B62}", _B62, RULE_ZH),
+]
+
+
+@pytest.mark.parametrize(("message", "value"), CLASSES)
+def test_class_prints_no_window(message: str, value: str) -> None:
+    for role in ("user", "assistant"):
+        outputs = all_outputs([(role, message)])
+        assert not leaks(outputs, value), (ascii(message), role, leaks(outputs, value))
+
+
+SHA = _chars("sha", 40, "hex")
+ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
+FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
+LOOKALIKES = [
+    _row("commit-nearest-word", f"the signing key fix from commit {SHA}", SHA),
+    _row("ssh-host-key-fingerprint", f"the SSH host key fingerprint {FINGERPRINT}", FINGERPRINT),
+    _row("ulid", f"the job id {ULID_VALUE}", ULID_VALUE),
+    _row("uuid-as-id", f"checkpoint ids are UUIDs such as {_UUID}", _UUID),
+    _row("kubernetes-secret-name", "the Kubernetes secret `payments-api-credentials-prod`", "payments-api-credentials-prod"),
+    _row("env-name-with-value", "`IS_WEBPACK_TEST=1` in the key env", "IS_WEBPACK_TEST=1"),
+    _row("port", "`ssh -p 2222 deploy@host`", "ssh -p 2222"),
+    _row("mkdir-p", "`mkdir -p build/out`", "mkdir -p build/out"),
+    _row("package-spec", "`npm i @angular/core@17`", "@angular/core@17"),
+    _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
+]
+
+
+@pytest.mark.parametrize(("message", "value"), LOOKALIKES)
+def test_lookalike_passes_the_gate(message: str, value: str) -> None:
+    """--explain shows it (the patch and --explain decide alike), and lint finds no secret."""
+    stage = stage_of(message, value)
+    assert not stage.startswith(("dropped_secret", "withheld")), (message, stage)
+    lint = md.lint_text(MEMORY + f"- {message}\n")
+    assert not [f for f in lint if f[1] == "secret"], lint
