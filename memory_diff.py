@@ -778,9 +778,7 @@ NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
-    r"requests?|traces?|spans?|jobs?|runs?|events?|messages?|orders?|devices?|instances?|resources?|objects?|"
-    r"entit(?:y|ies)|nodes?|workspaces?|projects?|organi[sz]ations?|orgs?|teams?|customers?|users?|documents?|"
-    r"items?|files?|checkpoints?|conversations?|threads?|chats?)|"
+    r"requests?|traces?|checkpoints?|conversations?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|sha(?:224|256|384|512)|md5|integrity|"
     r"verif(?:y|ies|ied|ication))|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?)|"
@@ -789,6 +787,9 @@ NAMING_WORD = Lazy(
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
+# A URL query's value is named by its parameter alone (`?session_id=` names an id, `?t=`
+# nothing), whatever the URL's path says.
+QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # What the scan reads of a text (secret_view): NFKC (full-width forms fold to ASCII),
 # invisible and format characters (U+FFF9 to U+FFFB among them) removed, percent-escapes
@@ -2725,7 +2726,12 @@ def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
     named_file = bool(FILE_EXTENSION.match(lowered, end)) and end == start + at + len(body)
     start, end = start + at, start + at + len(body)
     best, family = NAMING_REACH + 1, "id" if named_file else ""
-    for match in NAMING_WORD.finditer(lowered, max(0, start - NAMING_REACH), min(len(lowered), end + NAMING_REACH)):
+    query = QUERY_NAME.search(lowered, max(0, start - NAMING_REACH - 2), start)
+    if query:
+        named = NAMING_WORD.search(query.group(1).replace("_", " ").replace("-", " "))
+        family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
+    for match in () if query else NAMING_WORD.finditer(lowered, max(0, start - NAMING_REACH),
+                                                          min(len(lowered), end + NAMING_REACH)):
         if match.end() <= start:
             gap, between = start - match.end(), lowered[match.end():start]
         elif match.start() >= end:
