@@ -782,8 +782,8 @@ NAMING_WORD = Lazy(
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|sha(?:224|256|384|512)|md5|integrity|"
     r"verif(?:y|ies|ied|ication))|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?)|"
-    r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig))s?(?![a-z0-9])|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)"
-    r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
+    r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig))s?(?![a-z0-9])"
+    r"|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
@@ -2525,6 +2525,11 @@ def folded_lower(text: str) -> str:
     return (text.translate(FOLD_LIKE_IGNORECASE) if LIKE_IGNORECASE.search(text) else text).lower()
 
 
+def format_char(char: str) -> bool:
+    """A format character (Unicode Cf: zero-width, U+FFF9 to U+FFFB, ...)."""
+    return unicodedata.category(char) == "Cf"
+
+
 def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
     """What the scan reads (see VIEW_CHANGE), and its pieces (view start, original start,
     original end, same length) to tell where a view's span stands in the original."""
@@ -2540,10 +2545,10 @@ def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
         if run[0] == "%":
             code = int(run[1:], 16)
             changed = [(chr(code) if 0x20 < code < 0x7f else run, match.start(), match.end())]
-        elif unicodedata.is_normalized("NFKC", run) and not any(unicodedata.category(c) == "Cf" for c in run):
+        elif unicodedata.is_normalized("NFKC", run) and not any(map(format_char, run)):
             changed = [(run, match.start(), match.end())]
         else:
-            changed = [("" if unicodedata.category(c) == "Cf" else unicodedata.normalize("NFKC", c),
+            changed = [("" if format_char(c) else unicodedata.normalize("NFKC", c),
                         match.start() + n, match.start() + n + 1) for n, c in enumerate(run)]
         for piece, first, last in changed:
             if piece:
@@ -2693,7 +2698,7 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
     if len(value) >= LONG_TOKEN and shannon(value) >= LONG_ENTROPY:
         return True
     rest = NAME_WORD.sub(lambda m: " " if VOWEL.search(m.group()) else m.group(), value).split()
-    changes = sum(_char_class(a) != _char_class(b) for piece in rest for a, b in zip(piece, piece[1:]))
+    changes = sum(_char_class(a) != _char_class(b) for part in rest for a, b in zip(part, part[1:]))
     size = sum(map(len, rest))
     return size >= NAME_REST and changes * RANDOM_MIX >= size
 
@@ -3379,7 +3384,8 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
-    text = strip_emphasis(text).replace(SECRET_MARK, "").replace(RANDOM_MARK, "")  # as mask_secrets does, before phrases are looked for
+    # As mask_secrets does, before phrases are looked for.
+    text = strip_emphasis(text).replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
     # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
     # Phrases are looked for with every `*` out of the way: splitting strips bold markers
     # line by line, and a home path rewritten below can change which `**` a code span
