@@ -331,10 +331,19 @@ def lookalikes(draw: st.DrawFn) -> tuple[str, str]:
     return sentence, value
 
 
+OTHER_GATES = ("dropped_pii", "dropped_invisible", "dropped_injection")  # they withhold the text for their own reason
+
+
 def stage_of(sentence: str, value: str, role: str = "user") -> str:
+    """The --explain stage of the row showing the value; "withheld: ..." when no row shows it
+    and no gate but the secret gate withheld a row's text."""
     explain = all_outputs([(role, sentence)])["explain"]
     row = explain_row(explain, value)
-    return row.split("\t", 1)[0] if row else "withheld: " + ascii(explain)
+    if row:
+        return row.split("\t", 1)[0]
+    if any(line.startswith(OTHER_GATES) for line in explain.splitlines()):
+        return "other gate: " + ascii(explain)
+    return "withheld: " + ascii(explain)
 
 
 @SETTINGS
