@@ -747,16 +747,16 @@ VOWEL = Lazy(r"[AEIOUYaeiouy]")
 DIGIT = Lazy(r"[0-9]")
 LONG_TOKEN = 32
 LONG_ENTROPY = 4.45
-NAME_REST = 12  # the shortest run of a token's pieces that are no word judged (credential_shaped)
+NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # The value decides (credential_shaped, kind random_token): a token that looks generated
 # is withheld whatever word stands before it, where a named kind needs its prefix and a
 # generic rule its keyword, so that an issuer nobody listed is withheld too. The token is
-# judged by its pieces between separators, and by its pieces that are no word joined (a
-# random value cut by `-` or `_`): the random body of `lsv2_pt_<hex>` is found, and kebab
-# or snake case (`ent-108-add-summaries`, `IS_WEBPACK_TEST=1`) is not random. A UUID is a
-# token. Passed over by its form: a digest labelled as one (`sha512-...`, as SRI writes
+# judged by its pieces between separators, and by runs of neighbouring pieces that are
+# neither a word nor a number, joined (a random value cut by `-` or `_`): the random body
+# of `lsv2_pt_<hex>` is found, and kebab or snake case (`ent-108-add-summaries`,
+# `IS_WEBPACK_TEST=1`) is not random. A UUID is a token. Passed over by its form: a digest labelled as one (`sha512-...`, as SRI writes
 # it), base64 of plain text without a `:` (what it holds is scanned: base64_secret; with
 # one it may be `user:password`), a publishable key (PUBLIC_VALUE).
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
@@ -2710,10 +2710,11 @@ def credential_shaped(token: str) -> bool:
     if not UUID.search(token):
         pieces = TOKEN_PIECES.split(token)
         if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
-            rest = "".join(piece for piece in pieces if not piece.isdigit()
-                           and not (WORD_PIECE.fullmatch(piece) and (len(piece) <= 3 or VOWEL.search(piece))))
-            if len(pieces) == 1 or not looks_random(rest, words=True, least=RANDOM_MIN if HEX.fullmatch(rest)
-                                                    else NAME_REST):
+            # Pieces next to each other that are neither a word nor a number, joined.
+            runs = "".join(" " if piece.isdigit() or WORD_PIECE.fullmatch(piece)
+                           and (len(piece) <= 3 or VOWEL.search(piece)) else piece for piece in pieces).split()
+            if len(pieces) == 1 or not any(looks_random(run, words=True, least=RANDOM_MIN if HEX.fullmatch(run)
+                                                        else NAME_REST) for run in runs):
                 return False
     return ":" in (base64_text(token) or ":")
 
