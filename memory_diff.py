@@ -656,7 +656,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # option's value, `-p` glued to it where a database client reads it so (not `ssh -p
     # 2222`, `mkdir -p`), sshpass and htpasswd's password argument, the password of an
     # Oracle `user/password@host`, and (below) a password variable assigned in a shell.
-    ("password_option", "password|passwd",
+    ("password_option", "-password|-passwd",
      r"(?i)(?<![a-z0-9-])--(?:[a-z]+-)?(?:password|passwd)(?:=|\s+)(?!-)[\"']?([^\s\"'`]+)", "position"),
     ("password_option", "mysql|mariadb",
      r"(?<![A-Za-z0-9_.-])(?:mysql|mariadb)[a-z]*[^\n|;&]*?(?<=\s)-p[\"']?([^\s\"'`]+)",
@@ -705,7 +705,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
     # After the generic rules, which name the kind where both match (`DB_PASSWORD=...`).
-    ("password_variable", "password|passwd|pwd|pass",
+    ("password_variable", "password=|passwd=|pwd=|pass=",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|[a-z0-9_]*_(?:password|passwd|pwd|pass)|password|passwd)=[\"']?"
      r"([^\s\"'`,;&]+)", "position"),
     ("generic_secret", SECRET_WORDS_ZH,
@@ -795,6 +795,10 @@ CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # invisible and format characters (U+FFF9 to U+FFFB among them) removed, percent-escapes
 # decoded. Only where a text holds a character outside ASCII or a `%`.
 VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}")
+# Unicode's format characters (category Cf), as of Unicode 15.
+FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+                   "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+                   "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 # A token cut by a line break inside a message, its halves rejoined (see scan_secrets).
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded, and scanned once more for the
@@ -2525,11 +2529,6 @@ def folded_lower(text: str) -> str:
     return (text.translate(FOLD_LIKE_IGNORECASE) if LIKE_IGNORECASE.search(text) else text).lower()
 
 
-def format_char(char: str) -> bool:
-    """A format character (Unicode Cf: zero-width, U+FFF9 to U+FFFB, ...)."""
-    return unicodedata.category(char) == "Cf"
-
-
 def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
     """What the scan reads (see VIEW_CHANGE), and its pieces (view start, original start,
     original end, same length) to tell where a view's span stands in the original."""
@@ -2545,10 +2544,10 @@ def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
         if run[0] == "%":
             code = int(run[1:], 16)
             changed = [(chr(code) if 0x20 < code < 0x7f else run, match.start(), match.end())]
-        elif unicodedata.is_normalized("NFKC", run) and not any(map(format_char, run)):
+        elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed = [(run, match.start(), match.end())]
         else:
-            changed = [("" if format_char(c) else unicodedata.normalize("NFKC", c),
+            changed = [("" if FORMAT_CHAR.match(c) else unicodedata.normalize("NFKC", c),
                         match.start() + n, match.start() + n + 1) for n, c in enumerate(run)]
         for piece, first, last in changed:
             if piece:
