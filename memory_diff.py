@@ -2589,6 +2589,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
             if credential_shaped(match.group()) and not any(f.start < match.end() and match.start() < f.end
                                                             for f in found):
                 lowered = lowered or folded_lower(text)
+                if len(lowered) != len(text):  # a letter whose lower case is longer: places differ
+                    lowered = text
                 if not harmless_context(lowered, match.start(), match.end(), match.group()):
                     found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
