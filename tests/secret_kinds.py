@@ -734,7 +734,7 @@ KINDS = [
        soft="cur", url="query", param="password"),
     _k("placeholder-word-first", "secret", "DB_PASSWORD=my + 18 alnum (not a placeholder)",
        placeholder_word_first, url="query", param="password"),
-    # -- no kind, no keyword: a token that looks generated (unknown_credential)
+    # -- no kind, no keyword: a token that looks generated (credential_shaped)
     _k("unknown-base62", "secret", "24 alnum, no prefix, no keyword", plain(24)),
     _k("unknown-id-dash-secret", "secret", "15 digits - 25 alnum, no keyword", id_dash_secret),
     # -- personal data

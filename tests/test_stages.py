@@ -315,9 +315,17 @@ UNKNOWN_CREDENTIAL = [
     pytest.param("Use abcd1efgh2ijkl3mnop for staging.", True, id="lower-case-digits-in-three-places"),
     pytest.param("Use " + md.base64.b64encode(b"deploy:hunter2x9").decode() + " there.", True,
                  id="base64-of-user-password"),
+    # Issue 26: the value decides. A run of hex or a UUID is withheld unless a naming word
+    # next to it says it is a commit, an id or a digest (these two passed before, unnamed).
+    pytest.param(f"Pin {_generated(5, 40, '0123456789abcdef')} in the release.", True, id="hex-unnamed"),
+    pytest.param("Reuse 3f2b8c1e-9d4a-4b7e-8f61-2c5d9e0a7b34 in the fixture.", True, id="uuid-unnamed"),
+    pytest.param(f"Issuer-like prefix bkqz_{_generated(7, 32, BASE62)} there.", True, id="unknown-issuer"),
+    pytest.param(f"Use lsvq_pt_{_generated(8, 40, '0123456789abcdef')} there.", True, id="snake-with-hex-piece"),
     # Public or a checksum by design, or a name.
-    pytest.param(f"Pin {_generated(5, 40, '0123456789abcdef')} in the release.", False, id="commit-hash"),
-    pytest.param("Reuse 3f2b8c1e-9d4a-4b7e-8f61-2c5d9e0a7b34 in the fixture.", False, id="uuid"),
+    pytest.param(f"Pin commit {_generated(5, 40, '0123456789abcdef')} in the release.", False, id="commit-hash"),
+    pytest.param(f"The signing key fix from commit {_generated(9, 40, '0123456789abcdef')} stays.", False,
+                 id="commit-nearest-word"),
+    pytest.param("Reuse the fixture id 3f2b8c1e-9d4a-4b7e-8f61-2c5d9e0a7b34 there.", False, id="uuid-named-id"),
     pytest.param("Keep sha512-" + md.base64.b64encode(bytes(range(64))).decode() + " as the integrity.", False,
                  id="sri-digest"),
     pytest.param("Keep " + md.base64.b64encode(b"hello world from the onboarding docs").decode() + " there.", False,
@@ -328,14 +336,19 @@ UNKNOWN_CREDENTIAL = [
                  id="names-with-digits"),
     pytest.param("See docs/requirements/ent-108-add-ai-summaries/review-01 first.", False, id="kebab-path"),
     pytest.param("Keep checkpoint_manager_v2 and TestResumeLargeFiles2 apart.", False, id="snake-and-camel"),
+    pytest.param("Set IS_WEBPACK_TEST=1 and NEXT_PUBLIC_API_BASE_URL in the key env.", False, id="env-names"),
 ]
 
 
 @pytest.mark.parametrize(("text", "expected"), UNKNOWN_CREDENTIAL)
 def test_unknown_credential(text: str, expected: bool) -> None:
-    assert md.unknown_credential(text) is expected
+    """The one decision (scan_secrets, through mask_secrets) drops the sentence as a
+    random-looking token, or lets it pass the secret gate."""
     sentence = f"We decided to always pass it because the deploy needs it: {text}"
-    verdict = md.judge(sentence, "user", md.Options(), md.SIGNAL, md.NOISE)
+    found = [f.kind for f in md.scan_secrets(sentence)]
+    assert (found == [md.RANDOM_KIND]) is expected, found
+    masked = md.mask_secrets(sentence, Counter())
+    verdict = md.judge(masked, "user", md.Options(), md.SIGNAL, md.NOISE)
     assert (verdict.reason == "random-looking token") is expected, verdict
 
 

@@ -1,0 +1,480 @@
+"""Issue 26: the secret gate judged by properties, over values nobody listed.
+
+Generated token bodies (hex, base62, base64, base64url, UUID-shaped; with or without an
+issuer-like prefix made up here, never a real issuer's) are put into generated sentence
+shapes (plain, code span, link, URL query, quotes, `NAME = value`, JSON, table row, a line
+wrap inside the message, invisible and format characters, percent-encoding, full-width
+forms, Chinese with full-width punctuation), said by the user or the assistant, in a frame
+that is proposed when it holds a harmless phrase instead (test_frame_control_is_proposed).
+
+1. No 12-character window of the body appears in any output of any mode (the patch and its
+   `--stats` stderr, `--json --stats`, `--explain`, `lint` of the sentence as a bullet),
+   under any view of that output: as printed, invisible characters (and their printed
+   escapes) and line breaks removed, NFKC, JSON strings decoded, percent-decoded, and any
+   base64 run decoded.
+2. A look-alike in its named context passes the gate (a commit SHA named as a commit, a
+   UUID or ULID named as an id, a digest named as a checksum or fingerprint, a public key),
+   judged by `--explain`'s verdict, not by the score.
+3. A harmless token (words, paths, versions, identifiers, numbers) passes the gate.
+
+The tool runs in-process (main(argv), standard streams captured) for speed, and a few cases
+through the CLI. In CI the examples are few and derandomized; MEMORY_DIFF_EXAMPLES raises
+the count by hand (each property then runs that many).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import io
+import json
+import os
+import random
+import re
+import string
+import subprocess
+import sys
+import tempfile
+import unicodedata
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import memory_diff as md  # noqa: E402
+
+EXAMPLES = int(os.environ.get("MEMORY_DIFF_EXAMPLES", "0")) or None
+WINDOW = 12
+# No example database and no explain phase: a run writes nothing into the repository.
+SETTINGS = settings(max_examples=EXAMPLES or 60, derandomize=not EXAMPLES, deadline=None, database=None,
+                    phases=(Phase.explicit, Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
+MEMORY = "# Agents\n\n- Use make for builds.\n"
+
+# -- token bodies --------------------------------------------------------------------------
+
+ALPHABETS = {
+    "hex": "0123456789abcdef",
+    "HEX": "0123456789ABCDEF",
+    "base62": string.ascii_letters + string.digits,
+    "base64": string.ascii_letters + string.digits + "+/",
+    "base64url": string.ascii_letters + string.digits + "-_",
+}
+
+
+def make_body(seed: int, alphabet: str, length: int) -> str:
+    """A value as a generator of credentials writes one: random over its alphabet, holding
+    every class the alphabet has (a token with no digit reads as a word)."""
+    rng = random.Random(seed)
+    if alphabet == "uuid":
+        return "-".join("".join(rng.choice("0123456789abcdef") for _ in range(n)) for n in (8, 4, 4, 4, 12))
+    chars = ALPHABETS[alphabet]
+    need = [cls for cls in (str.isupper, str.islower, str.isdigit) if any(cls(c) for c in chars)]
+    while True:
+        body = "".join(rng.choice(chars) for _ in range(length))
+        # An edge of `-`, `_` or `/` is a separator, not part of the token.
+        if all(any(cls(c) for c in body) for cls in need) and body[0].isalnum() and body[-1].isalnum():
+            return body
+
+
+@st.composite
+def tokens(draw: st.DrawFn) -> tuple[str, str]:
+    """(token as written, its random body)."""
+    alphabet = draw(st.sampled_from(["hex", "HEX", "base62", "base64", "base64url", "uuid"]))
+    low = 32 if alphabet in ("hex", "HEX") else 20
+    body = make_body(draw(st.integers(0, 2**32)), alphabet, draw(st.integers(low, 64)))
+    prefix = ""
+    if draw(st.booleans()):
+        # Made up here: two to five letters and a separator, sometimes a second part.
+        prefix = draw(st.text("bcdfghjklmnpqrstvwxz", min_size=2, max_size=5)) + draw(st.sampled_from("_-"))
+        if draw(st.booleans()):
+            prefix += draw(st.sampled_from(["pt_", "v2_", "sk_", "live-"]))
+    suffix = draw(st.sampled_from(["", "", "", "-us21", "-eu3"]))
+    return prefix + body + suffix, body
+
+
+# -- sentence shapes -----------------------------------------------------------------------
+
+NEUTRAL = "the vault entry"
+NEUTRAL_ZH = "保险库里的条目"
+# Each is proposed with NEUTRAL in {s} (test_frame_control_is_proposed).
+FRAMES = {
+    "en": "Never rotate {s} by hand in `deploy.sh` because the nightly release job fails closed when it changes.",
+    "en2": "We decided to keep {s} in `staging.toml` because the vault sidecar cannot reach the build network.",
+    "zh": "必须在 `deploy.sh` 里使用{s}，因为旧的凭据上周已被吊销，夜间发布任务启动时会读取它。",
+}
+LEADS = ["", "the key ", "the token ", "the build agent secret ", "api key: ", "credential ", "the value ",
+         "the signing key fix from ", "BKQZ_AGENT_TOKEN=", "export QWPX_API_KEY=", "key=", "token%3D",
+         "the password ", "auth: "]
+LEADS_ZH = ["", "密钥", "授权码", "密匙", "令牌是", "SMTP 授权码：", "密钥在部署时要用到："]
+INVISIBLES = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\ufff9", "\ufffa", "\ufffb", "\u180e"]
+SHAPES = ["plain", "code", "link", "query", "quotes", "assign", "json", "table", "wrap", "invisible", "percent", "fullwidth"]
+
+
+def full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else "\u3000" if c == " " else c for c in text)
+
+
+@st.composite
+def placed(draw: st.DrawFn) -> tuple[str, str, str, str]:
+    """(role, message, body, shape): a token in a shaped slot of a frame."""
+    token, body = draw(tokens())
+    frame = draw(st.sampled_from(sorted(FRAMES)))
+    shape = draw(st.sampled_from(SHAPES))
+    lead = draw(st.sampled_from(LEADS_ZH if frame == "zh" else LEADS))
+    if shape == "code":
+        slot = f"{lead}`{token}`"
+    elif shape == "link":
+        slot = f"{lead}[the hook](https://ci.example.com/hooks/{token})"
+    elif shape == "query":
+        param = draw(st.sampled_from(["sig", "k", "t", "code", "apikey", "access_token", "x"]))
+        slot = f"{lead}https://hooks.example.com/run?{param}={token}&retry=1"
+    elif shape == "quotes":
+        left, right = draw(st.sampled_from(['""', "''", "“”", "「」", "‘’"]))
+        slot = f"{lead}{left}{token}{right}"
+    elif shape == "assign":
+        name = draw(st.sampled_from(["BKQZ_AGENT_TOKEN", "PLVX_KEY", "WEBHOOK_URL_PART", "agentConf", "build.conf"]))
+        slot = f"{lead}`{name} {draw(st.sampled_from(['=', ' = ', ': ', ':=']))}{token}`"
+    elif shape == "json":
+        slot = f'{lead}`{{"agent": "{token}", "region": "eu"}}`'
+    elif shape == "table":
+        slot = f"| staging | {lead}{token} |"
+    elif shape == "wrap":
+        cut = draw(st.integers(1, len(token) - 1))
+        slot = f"{lead}{token[:cut]}\n{token[cut:]}"
+    elif shape == "invisible":
+        chars = list(token)
+        for _ in range(draw(st.integers(1, 3))):
+            chars.insert(draw(st.integers(0, len(chars))), draw(st.sampled_from(INVISIBLES)))
+        slot = lead + draw(st.sampled_from(INVISIBLES)) * draw(st.integers(0, 1)) + "".join(chars)
+    elif shape == "percent":
+        cut = draw(st.integers(0, len(token)))
+        escaped = "".join(f"%{ord(c):02X}" if i % 3 == 0 else c for i, c in enumerate(token[cut:]))
+        slot = f"{lead.replace('=', '%3D')}{token[:cut]}{escaped}"
+    elif shape == "fullwidth":
+        slot = full_width(lead + token) if draw(st.booleans()) else lead + full_width(token)
+    else:
+        slot = lead + token
+    return draw(st.sampled_from(["user", "assistant"])), FRAMES[frame].replace("{s}", slot), body, shape
+
+
+# -- running the tool ----------------------------------------------------------------------
+
+@contextlib.contextmanager
+def workspace():
+    with tempfile.TemporaryDirectory() as tmp:
+        here = os.getcwd()
+        os.chdir(tmp)
+        try:
+            Path("AGENTS.md").write_text(MEMORY, encoding="utf-8")
+            yield Path(tmp)
+        finally:
+            os.chdir(here)
+
+
+def write_transcript(folder: Path, messages: list[tuple[str, str]]) -> str:
+    path = folder / "session.jsonl"
+    path.write_text("".join(json.dumps({"role": role, "text": text}) + "\n" for role, text in messages),
+                    encoding="utf-8")
+    return str(path)
+
+
+def run(argv: list[str]) -> tuple[str, str]:
+    """main(argv) in this process: (stdout, stderr)."""
+    out, err = io.BytesIO(), io.StringIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8")
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(err):
+        status = md.main(argv)
+        stdout.flush()
+    assert status in (0, 1), err.getvalue()
+    return out.getvalue().decode("utf-8", "surrogateescape"), err.getvalue()
+
+
+BUILD = ["build", "--memory", "AGENTS.md", "--no-cache", "--jobs", "1"]
+MODES = {"patch": ["--stats"], "json": ["--json", "--stats"], "explain": ["--explain"]}
+
+
+def all_outputs(messages: list[tuple[str, str]], runner=run) -> dict[str, str]:
+    """Every mode's stdout and stderr, and lint's of each message as a bullet."""
+    outputs = {}
+    with workspace() as folder:
+        path = write_transcript(folder, messages)
+        for mode, flags in MODES.items():
+            outputs[mode], outputs[mode + " stderr"] = runner(BUILD + flags + [path])
+        Path("notes.md").write_text(MEMORY + "".join(f"- {text}\n" for _, text in messages), encoding="utf-8")
+        outputs["lint"], outputs["lint stderr"] = runner(["lint", "notes.md"])
+    return outputs
+
+
+def run_cli(argv: list[str]) -> tuple[str, str]:
+    proc = subprocess.run([sys.executable, str(ROOT / "memory_diff.py"), *argv], capture_output=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout.decode("utf-8", "surrogateescape"), proc.stderr.decode("utf-8", "surrogateescape")
+
+
+# -- views of an output --------------------------------------------------------------------
+
+ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|n|r|t)")
+BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+
+
+def invisible(c: str) -> bool:
+    return unicodedata.category(c) in ("Cf", "Cc", "Zl", "Zp") or c in "\u180e\u3164\u115f\u1160"
+
+
+def views(text: str, as_json: bool = False) -> list[str]:
+    found = [text]
+    if as_json and text.strip():
+        found.append("\n".join(json_strings(json.loads(text))))
+    found += [ESCAPE.sub("", "".join(c for c in v if not invisible(c))) for v in found]
+    found += [unicodedata.normalize("NFKC", v) for v in found]
+    found += [urllib.parse.unquote(v) for v in found]
+    decoded = []
+    for v in found:
+        for run_ in BASE64_RUN.findall(v):
+            for alt in (None, b"-_"):
+                try:
+                    raw = base64.b64decode(run_.rstrip("=") + "=" * (-len(run_.rstrip("=")) % 4), altchars=alt)
+                    decoded.append(raw.decode("utf-8"))
+                except (binascii.Error, ValueError):
+                    pass
+    return found + decoded
+
+
+def json_strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [k, *json_strings(v)]]
+    if isinstance(value, list):
+        return [s for v in value for s in json_strings(v)]
+    return []
+
+
+def leaks(outputs: dict[str, str], body: str) -> list[str]:
+    windows = {body[i:i + WINDOW] for i in range(len(body) - WINDOW + 1)}
+    return [mode for mode, text in outputs.items()
+            if any(w in v for v in views(text, mode == "json") for w in windows)]
+
+
+def explain_row(explain: str, needle: str) -> str:
+    rows = [row for row in explain.splitlines() if needle in row.split("\t", 3)[-1]]
+    return rows[0] if rows else ""
+
+
+# -- property 1: no credential in any output ---------------------------------------------------
+
+@SETTINGS
+@given(placed())
+def test_no_window_of_a_generated_credential_is_printed(case: tuple[str, str, str, str]) -> None:
+    role, message, body, _ = case
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, body), (ascii(message), {k: v for k, v in outputs.items() if k in leaks(outputs, body)})
+
+
+@settings(SETTINGS, max_examples=EXAMPLES or 4)
+@given(placed())
+def test_no_window_is_printed_through_the_cli(case: tuple[str, str, str, str]) -> None:
+    role, message, body, _ = case
+    outputs = all_outputs([(role, message)], run_cli)
+    assert not leaks(outputs, body), ascii(message)
+
+
+@pytest.mark.parametrize("frame", sorted(FRAMES))
+def test_frame_control_is_proposed(frame: str) -> None:
+    """Without a value in it, each frame is proposed: property 1 cannot pass by a frame that
+    is never proposed."""
+    text = FRAMES[frame].replace("{s}", NEUTRAL_ZH if frame == "zh" else NEUTRAL)
+    for role in ("user", "assistant"):
+        patch = all_outputs([(role, text)])["patch"]
+        assert "+- " in patch, (frame, role)
+
+
+# -- property 2: look-alikes in their named context ----------------------------------------------
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+@st.composite
+def lookalikes(draw: st.DrawFn) -> tuple[str, str]:
+    """(sentence, the value): a value a credential rule could take, named as what it is."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    hexed = lambda n: "".join(rng.choice("0123456789abcdef") for _ in range(n))  # noqa: E731
+    kind = draw(st.sampled_from(["commit", "uuid", "ulid", "digest", "fingerprint", "public"]))
+    if kind == "commit":
+        value = hexed(draw(st.sampled_from([7, 8, 10, 12, 40])))
+        named = draw(st.sampled_from(["the signing key fix from commit {v}", "commit {v}", "the fix landed in {v} (the commit)",
+                                      "revert SHA {v}", "the token refresh change in commit `{v}`"]))
+    elif kind == "uuid":
+        value = make_body(rng.getrandbits(32), "uuid", 36)
+        named = draw(st.sampled_from(["checkpoint ids are UUIDs such as {v}", "the session id {v}",
+                                      "request ID `{v}`", "the tenant UUID {v}"]))
+    elif kind == "ulid":
+        value = "01" + "".join(rng.choice(CROCKFORD) for _ in range(24))
+        named = draw(st.sampled_from(["the job id {v}", "the event ULID {v}", "run id `{v}`"]))
+    elif kind == "digest":
+        value = hexed(64)
+        named = draw(st.sampled_from(["the sha256 checksum {v}", "checksum `{v}`", "its digest is {v}",
+                                      "the SHA-256 hash {v}"]))
+    elif kind == "fingerprint":
+        value = "SHA256:" + base64.b64encode(rng.randbytes(32)).decode().rstrip("=")
+        named = draw(st.sampled_from(["the SSH host key fingerprint {v}", "the host key fingerprint is `{v}`"]))
+    else:
+        value = draw(st.sampled_from(["pk_live_", "pk_test_"])) + make_body(rng.getrandbits(32), "base62", 24)
+        named = draw(st.sampled_from(["the publishable key {v}", "the public key `{v}` in checkout.js"]))
+    sentence = "Never change {s} in `deploy.sh` because the nightly release job pins it.".replace(
+        "{s}", named.replace("{v}", value))
+    return sentence, value
+
+
+OTHER_GATES = ("dropped_pii", "dropped_invisible", "dropped_injection")  # they withhold the text for their own reason
+
+
+def stage_of(sentence: str, value: str, role: str = "user") -> str:
+    """The --explain stage of the row showing the value; "withheld: ..." when no row shows it
+    and no gate but the secret gate withheld a row's text."""
+    explain = all_outputs([(role, sentence)])["explain"]
+    row = explain_row(explain, value)
+    if row:
+        return row.split("\t", 1)[0]
+    if any(line.startswith(OTHER_GATES) for line in explain.splitlines()):
+        return "other gate: " + ascii(explain)
+    return "withheld: " + ascii(explain)
+
+
+@SETTINGS
+@given(lookalikes(), st.sampled_from(["user", "assistant"]))
+def test_lookalike_in_its_named_context_passes(case: tuple[str, str], role: str) -> None:
+    sentence, value = case
+    stage = stage_of(sentence, value, role)
+    assert not stage.startswith(("dropped_secret", "withheld")), (sentence, stage)
+
+
+# -- property 3: harmless tokens ---------------------------------------------------------------
+
+WORDS = ["cache", "build", "release", "worker", "session", "manager", "retry", "upload", "config", "parser",
+         "handler", "queue", "token", "client", "server", "index", "schema", "migration", "deploy", "user",
+         "async", "request", "response", "backend", "frontend", "loader", "timeout", "buffer", "stream", "v2"]
+
+
+@st.composite
+def harmless(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.sampled_from(WORDS), min_size=2, max_size=5))
+    kind = draw(st.sampled_from(["snake", "camel", "pascal", "upper", "kebab", "path", "version", "number", "dotted"]))
+    if kind == "snake":
+        return "_".join(parts)
+    if kind == "camel":
+        return parts[0] + "".join(p.capitalize() for p in parts[1:])
+    if kind == "pascal":
+        return "".join(p.capitalize() for p in parts) + draw(st.sampled_from(["", "2", "V3", "Impl"]))
+    if kind == "upper":
+        return "_".join(parts).upper() + draw(st.sampled_from(["", "=1", "=true"]))
+    if kind == "kebab":
+        return "-".join(parts) + draw(st.sampled_from(["", "-v2", "-2024-06-01"]))
+    if kind == "path":
+        return "src/" + "/".join(parts) + draw(st.sampled_from([".py", ".ts", "_test.go", "/"]))
+    if kind == "version":
+        nums = draw(st.lists(st.integers(0, 120), min_size=3, max_size=4))
+        return "v" + ".".join(map(str, nums)) + draw(st.sampled_from(["", "-rc1", "-beta.2", "+build.17"]))
+    if kind == "number":
+        return str(draw(st.integers(10**5, 10**18)))
+    return ".".join(parts) + "()"
+
+
+@SETTINGS
+@given(harmless(), st.sampled_from(["", "the key ", "the token ", "`"]), st.sampled_from(["user", "assistant"]))
+def test_harmless_token_passes(token: str, lead: str, role: str) -> None:
+    value = f"`{token}`" if lead == "`" else lead + token
+    sentence = FRAMES["en"].replace("{s}", value)
+    stage = stage_of(sentence, token, role)
+    assert not stage.startswith(("dropped_secret", "withheld")), (sentence, stage)
+
+
+# -- the classes issue 26 names, one row each, values made at test time ---------------------------
+
+def _rng(name: str) -> random.Random:
+    return random.Random(f"issue-26:{name}")
+
+
+def _chars(name: str, n: int, alphabet: str = "base62") -> str:
+    return make_body(_rng(name).getrandbits(32), alphabet, n)
+
+
+RULE = "Never change {s} in `deploy.sh` because the nightly release job reads it at start."
+RULE_ZH = "必须在 `deploy.sh` 里使用{s}，因为夜间发布任务启动时会读取它。"
+
+
+def _row(name: str, slot: str, value: str, frame: str = RULE):
+    return pytest.param(frame.replace("{s}", slot), value, id=name)
+
+
+_HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 14)
+_SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
+_UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
+CLASSES = [
+    # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
+    _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
+    _row("issuer-prefix-short", f"squv_{_chars('squ', 28)}", _chars("squ", 28)),
+    _row("issuer-snake-hex", f"lsq2_pt_{_HEX32}_{_chars('lsq', 10, 'hex')}", _HEX32),
+    _row("issuer-region-suffix", f"the mail API key {_HEX32}-us21", _HEX32),
+    _row("bare-hex-32", f"`{_HEX32}`", _HEX32),
+    _row("uuid-token", f"the monitoring API key {_UUID}", _UUID),
+    _row("webhook-path", f"https://hooks.example.net/services/T0{_chars('t', 8)}/B0{_chars('b', 8)}/{_B62[:24]}",
+         _B62[:24]),
+    _row("webhook-query", f"https://ci.example.net/trigger?build=7&token={_B62}", _B62),
+    # Passwords by position, whatever they look like.
+    _row("pgpassword", f"`PGPASSWORD={_PW} psql -h db`", _PW),
+    _row("mysql-p-glued", f"`mysql -u root -p{_PW} app`", _PW),
+    _row("sshpass", f"`sshpass -p {_PW} ssh deploy@host`", _PW),
+    _row("htpasswd", f"`htpasswd -b .htpasswd admin {_PW}`", _PW),
+    _row("jdbc-oracle", f"`jdbc:oracle:thin:scott/{_PW}@db.example.net:1521:orcl`", _PW),
+    _row("connection-string", f"`postgres://app:{_PW}@db.example.net/app`", _PW),
+    _row("password-option", f"`deploy --password={_PW}`", _PW),
+    # Where the scan lost the value before: a wrap, an invisible glue, %3D, full width, format characters.
+    _row("wrapped", f"the token {_B62[:20]}\n{_B62[20:]}", _B62),
+    _row("invisible-glue", f"the key\u200b{_B62}", _B62),
+    _row("percent-separator", f"token%3D{_B62}", _B62),
+    _row("full-width", full_width(f"sk_live_{_B62}"), _B62),
+    _row("format-characters", f"the key {_B62[:12]}\ufff9{_B62[12:25]}\ufffb{_B62[25:]}", _B62),
+    # Chinese wording: an SMTP 授权码 (sixteen letters), the misspelling 密匙, 密钥 a few words before.
+    _row("zh-smtp-code", f"SMTP 授权码：{_SMTP}", _SMTP, RULE_ZH),
+    _row("zh-misspelling", f"密匙是{_B62}", _B62, RULE_ZH),
+    _row("zh-key-words-before", f"密钥在部署时要用到：{_B62}", _B62, RULE_ZH),
+]
+
+
+@pytest.mark.parametrize(("message", "value"), CLASSES)
+def test_class_prints_no_window(message: str, value: str) -> None:
+    for role in ("user", "assistant"):
+        outputs = all_outputs([(role, message)])
+        assert not leaks(outputs, value), (ascii(message), role, leaks(outputs, value))
+
+
+SHA = _chars("sha", 40, "hex")
+ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
+FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
+LOOKALIKES = [
+    _row("commit-nearest-word", f"the signing key fix from commit {SHA}", SHA),
+    _row("ssh-host-key-fingerprint", f"the SSH host key fingerprint {FINGERPRINT}", FINGERPRINT),
+    _row("ulid", f"the job id {ULID_VALUE}", ULID_VALUE),
+    _row("uuid-as-id", f"checkpoint ids are UUIDs such as {_UUID}", _UUID),
+    _row("kubernetes-secret-name", "the Kubernetes secret `payments-api-credentials-prod`", "payments-api-credentials-prod"),
+    _row("env-name-with-value", "`IS_WEBPACK_TEST=1` in the key env", "IS_WEBPACK_TEST=1"),
+    _row("port", "`ssh -p 2222 deploy@host`", "ssh -p 2222"),
+    _row("mkdir-p", "`mkdir -p build/out`", "mkdir -p build/out"),
+    _row("package-spec", "`npm i @angular/core@17`", "@angular/core@17"),
+    _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
+]
+
+
+@pytest.mark.parametrize(("message", "value"), LOOKALIKES)
+def test_lookalike_passes_the_gate(message: str, value: str) -> None:
+    """--explain shows it (the patch and --explain decide alike), and lint finds no secret."""
+    stage = stage_of(message, value)
+    assert not stage.startswith(("dropped_secret", "withheld")), (message, stage)
+    lint = md.lint_text(MEMORY + f"- {message}\n")
+    assert not [f for f in lint if f[1] == "secret"], lint
