@@ -184,6 +184,24 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("question", r"^(?:(?:just )?(?:to be sure|to double[- ]check)\s*[,，]|just (?:to confirm|checking)\s*[,，:]|"
                  r"correct me if\b|if i understand (?:correctly|right)\b|我?[想再]?确认一下\s*[，,：:]|"
                  r"如果我没(?:理解|记)错)"),
+    # Text neither speaker wrote: a compiler's, linter's or logger's output pasted into a
+    # message. Its marks are a `line:col` position ("Foo.kt:92:13", "1:8  warning"), a
+    # log level opening the line ("WARNING:", "e: file://"), a stack frame, or columns
+    # aligned by runs of spaces; no sentence of prose has them.
+    ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
+                      r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
+                      r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
+                      r"\S {2,}\S+(?: \S+)* {2,}\S"),
+    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): words in
+    # brackets that are no link, no checkbox and no citation stand for text to be written.
+    ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
+    # A clause cut from its sentence ("for future test creation if ...", "to reflect the
+    # new storage", "is that it only applies to helpers"): it opens where a sentence
+    # cannot, so its subject or its main clause is in the sentence it was cut from. An
+    # opening "to", "for", "if", "with", "by" or "from" is a whole sentence when a comma,
+    # colon or dash closes the opening phrase ("If the build fails, run ...").
+    ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
+                 r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )"),
 )
 
 # MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
