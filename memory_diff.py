@@ -291,7 +291,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # Chinese rule opens with 不要 where an English one opens with "never"). "Don't ..."
     # and "Make sure ..." only with a word that makes them hold beyond the task at hand,
     # or a reason: "don't change anything, just let me know" is an instruction for now.
-    ("user-rule", "user", r"^(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
+    # An opening condition leaves it a rule: "If the schema changes, always regenerate ...".
+    ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
+                          r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
                           r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
                           r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
