@@ -253,6 +253,14 @@ REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
     r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
     r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
+# What a request's content is when it names a topic to write about rather than a rule:
+# "update CLAUDE.md to reflect the new storage", "add guidance to CLAUDE.md for future
+# tests", "add to AGENTS.md how the cache works". It carries no rule of its own and
+# points back, as "this" does; "to say/mention/note/state that ..." is the rule itself.
+REQUEST_TOPIC = Lazy(
+    r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
+    r"with (?:the|our|this|these|those|a|an|any|all|some|more|info|information|details|notes|guidance)\b|"
+    r"(?:how|what|why|which)\s|关于|有关)")
 # Lines that are list items or steps of a plan: their sentences are never requests.
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # How many statements one request pulls in, at most: the strongest by score. A reviewer
@@ -2724,7 +2732,7 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         match = pattern.match(sentence)
         if match:
             content = match.group("content").strip()
-            if REQUEST_POINTER.match(content):
+            if REQUEST_POINTER.match(content) or REQUEST_TOPIC.match(content):
                 return name, ""
             # A question mark ends the asking ("can you add ... ?"), not the rule.
             return name, content.rstrip("?？ ") if content.endswith(("?", "？")) else content
