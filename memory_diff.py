@@ -4054,11 +4054,63 @@ def rejected(seen: SeenFile, known: set[str]) -> list[str]:
     return [line for line in seen.bullets if normalize(line) not in known]
 
 
-def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]) -> list[str]:
-    """What the sessions wrote to memory files themselves, unreviewed, and the proposals
-    that restate one of those lines."""
-    notes = [f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
-             f"{home_display(path)}:{w.line}, unreviewed: see git diff" for path, w in writes]
+def memory_git_state(real: str) -> tuple[bool, float] | None:
+    """Whether the memory file differs from what git has, and the time of its last commit
+    (0.0 when it has none), by running git read-only (no optional locks: `git status`
+    does not refresh the index); None where git is not on PATH, the file is outside a
+    work tree or git fails: then nothing is known of what was reviewed."""
+    import subprocess  # only here: the one place the tool runs another program
+    git = "git"  # looked up on PATH; not found is an OSError
+    if not real:
+        return None
+    folder, name = os.path.split(real)
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        status = subprocess.run([git, "-C", folder or ".", "status", "--porcelain", "--", name], env=env,
+                                stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+        log = subprocess.run([git, "-C", folder or ".", "log", "-1", "--format=%ct", "--", name], env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if status.returncode != 0 or log.returncode != 0:
+        return None
+    stamp = log.stdout.decode("ascii", "replace").strip()
+    return bool(status.stdout.strip()), float(stamp) if stamp.isdigit() else 0.0
+
+
+def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]], real: str = "") -> list[str]:
+    """What the sessions wrote to memory files themselves and may still be unreviewed,
+    and the proposals that restate one of those lines. A write is told on its own line
+    where it can still be unreviewed: it is newer than the memory file's last commit (its
+    transcript changed after it), or the file differs from git's and no commit is older
+    than the write. Writes already committed, or whose state git cannot tell, are one
+    summary line: a hook run over an archive must not open with months of old writes."""
+    def one(path: str, w: MemoryWrite) -> str:
+        return (f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
+                f"{home_display(path)}:{w.line}, unreviewed: see git diff")
+
+    state = memory_git_state(real) if writes else None
+    if state is None:
+        shown, rest = (writes, []) if len(writes) == 1 else ([], writes)
+    else:
+        differs, last = state
+        shown, rest = [], []
+        for path, w in writes:
+            try:
+                changed = os.stat(path).st_mtime
+            except OSError:
+                changed = math.inf  # not a file (stdin): nothing says it is old
+            newer = w.target == os.path.basename(real) and changed > last
+            (shown if newer or differs and not last else rest).append((path, w))
+    notes = [one(path, w) for path, w in shown]
+    if rest:
+        lines = sum(len(w.added) for _, w in rest)
+        targets = ", ".join(sorted({w.target for _, w in rest}))
+        sessions = len({path for path, _ in rest})
+        notes.append(f"{len(rest)} write{'s' if len(rest) != 1 else ''} of {lines} line{'s' if lines != 1 else ''} "
+                     f"to {targets} by {sessions} session{'s' if sessions != 1 else ''} "
+                     + (f"made before {os.path.basename(real)}'s last commit: see git log" if state is not None
+                        else "(git cannot tell which are reviewed: see git log and git diff)"))
     lines = [(path, w, text) for path, w in writes for text in w.added]
     index = MemoryIndex([text for _, _, text in lines])
     for number, cand in enumerate(proposed, 1):
@@ -5839,7 +5891,7 @@ def _run_build(args: argparse.Namespace) -> int:
     if proposed:  # what the reviewer is told, in the preamble or the JSON alike
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
-        notes += write_notes(proposed, writes)
+        notes += write_notes(proposed, writes, real)
         notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(memory))
         notes += pending_note(stats, conf.max_add)
     if args.json:
