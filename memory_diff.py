@@ -201,7 +201,11 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     # opening "to", "for", "if", "with", "by" or "from" is a whole sentence when a comma,
     # colon or dash closes the opening phrase ("If the build fails, run ...").
     ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
-                 r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )"),
+                 r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
+                 # ... or it ends where no sentence ends, on an article, a preposition or
+                 # a conjunction: a line cut from a wrapped paste ("... must be called as
+                 # the first command in").
+                 r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at)$"),
 )
 
 # MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
