@@ -350,8 +350,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("works-now", "", r"\bnow (?:passes|pass|works|work|returns|handles|shows|succeeds|compiles|correctly)\b|"
                       r"\b(?:is|are) now\b|现在(?:通过|可以|能|正常)|已经(?:通过|修复|解决)", -2),
     # A status report: "Added ...", "Updated ...".
-    ("status", "", r"^(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
-                   r"moved|replaced|extracted|refactored|reverted)\b|^(?:已经?|刚刚?)(?:更新|添加|"
+    # ... also after a label: "Dependencies: Verified that ...".
+    ("status", "", r"^(?:[^:\n`]{1,30}: )?(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
+                   r"moved|replaced|extracted|refactored|reverted|verified|confirmed)\b|^(?:已经?|刚刚?)(?:更新|添加|"
                    r"修复|删除|修改|创建|实现|重命名|移动|替换|提取|重构|回滚)", -3),
     # An instruction for one task, in a plan or a request: "Add a test ...".
     ("task", "", r"^(?:[^:\n]{1,60}(?::| - | — ) *)?(?:add|update|remove|change|fix|use|revert|reduce|create|move|"

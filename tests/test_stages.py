@@ -214,6 +214,8 @@ JUDGE = [
                  id="keep-if-with-its-main-clause"),
     pytest.param("See [the guide](https://example.com/guide) because the setup must match.", "candidate", None,
                  id="keep-markdown-link"),
+    pytest.param("Build: Verified that the client components never import server modules.", "dropped_weak", None,
+                 id="drop-status-after-a-label"),
     # weak: a marker, but not worth a reviewer's time
     pytest.param(WEAK, "dropped_weak", None, id="drop-weak"),
     # length
