@@ -231,6 +231,15 @@ JUDGE = [
 
 # SIGNAL phrases and score rules of the last measurement (bench/quality.py, both halves).
 SCORED = [
+    # The agent's rule as a whole imperative sentence, with or without its condition.
+    pytest.param("Never delete rows referenced by `audit.entry_ids`, the nightly report reads them.", "assistant",
+                 "imperative", True, id="imperative-never"),
+    pytest.param("In a worker process, do not call `app.run()` because the pool already runs the loop.", "assistant",
+                 "imperative", True, id="imperative-after-its-condition"),
+    pytest.param("Don't worry, the migration must only run once and it already did.", "assistant",
+                 "imperative", False, id="reassurance-is-no-imperative"),
+    pytest.param("The loader must never read the cache twice because it is not thread-safe.", "assistant",
+                 "imperative", False, id="statement-is-no-imperative"),
     # The day's diagnosis is one incident; the mechanism said of the code stays.
     pytest.param("The error occurs because `retry_count` is not defined in the `upload_batch` function.",
                  "assistant", "incident", True, id="incident-error-occurs-because"),
