@@ -346,7 +346,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
                   r"i guess)\b|可能|也许", -1),
     # First and second person: conversation, not a fact about the project.
-    ("conversation", "", r"\b(?:i|i'm|i've|you|your|let's|let me|we'll|we're|our)\b|"
+    ("conversation", "", r"\b(?:i|i'm|i've|my|me|you|your|let's|let me|we'll|we're|our)\b|"
                          r"我(?!们)|你|我们的", -2),
     # What was done in this session: "I changed ...", "We've updated ...", 我修改了 ...
     ("did-this-session", "", r"^(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+)?(?:updated|changed|added|"

@@ -240,6 +240,8 @@ SCORED = [
                  "imperative", False, id="reassurance-is-no-imperative"),
     pytest.param("The loader must never read the cache twice because it is not thread-safe.", "assistant",
                  "imperative", False, id="statement-is-no-imperative"),
+    pytest.param("My earlier attempts, even though reverted, must have left the dev server in a broken state.",
+                 "assistant", "conversation", True, id="my-is-conversation"),
     # The day's diagnosis is one incident; the mechanism said of the code stays.
     pytest.param("The error occurs because `retry_count` is not defined in the `upload_batch` function.",
                  "assistant", "incident", True, id="incident-error-occurs-because"),
