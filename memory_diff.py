@@ -429,9 +429,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # code ("X only reads the local config", "the issue is that X ignores Y").
     ("incident", "", r"^(?:so:?\s+)?(?:the|this|that) (?:[\w-]+ )?(?:error|errors|build|test|tests|crash|failure|"
                      r"exception|warning)s? (?:occurs|occurred|is occurring|happens|happened|is happening|is failing|"
-                     r"are failing|keeps failing|fails|failed|was|were|is caused|is on|shows|showed|means)\b|"
-                     r"\b(?:failed|fails|failing) (?:because|with|due)\b|\bdidn'?t take effect\b|"
-                     r"(?:提交|推送|构建|编译|测试)[^。]{0,20}失败了", -1),
+                     r"are failing|keeps failing|fails|failed|was|were|is caused|is on|shows|showed|means)\b|\b(?:failed|fails|failing) (?:because|with|due)\b|"
+                     r"\bdidn'?t take effect\b|(?:提交|推送|构建|编译|测试)[^。]{0,20}失败了", -1),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.
