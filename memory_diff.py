@@ -328,11 +328,6 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                                   r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),
-    # The agent's rule said as an imperative, a whole sentence: "Never delete messages
-    # referenced by ...", "Do not call `app.exec()` in the notebook". The user's are
-    # user-rule's.
-    ("imperative", "assistant", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
-                                r"(?:always|never|do not|don't|avoid)\b(?! worry)|^(?:不要|禁止|务必|必须|永远不要)", 1),
     # The user's words outrank the agent's summaries of them.
     ("from-user", "user", r"", 1),
     # "X should be Y" is mostly a plan for one change, not a rule.

@@ -231,15 +231,6 @@ JUDGE = [
 
 # SIGNAL phrases and score rules of the last measurement (bench/quality.py, both halves).
 SCORED = [
-    # The agent's rule as a whole imperative sentence, with or without its condition.
-    pytest.param("Never delete rows referenced by `audit.entry_ids`, the nightly report reads them.", "assistant",
-                 "imperative", True, id="imperative-never"),
-    pytest.param("In a worker process, do not call `app.run()` because the pool already runs the loop.", "assistant",
-                 "imperative", True, id="imperative-after-its-condition"),
-    pytest.param("Don't worry, the migration must only run once and it already did.", "assistant",
-                 "imperative", False, id="reassurance-is-no-imperative"),
-    pytest.param("The loader must never read the cache twice because it is not thread-safe.", "assistant",
-                 "imperative", False, id="statement-is-no-imperative"),
     pytest.param("My earlier attempts, even though reverted, must have left the dev server in a broken state.",
                  "assistant", "conversation", True, id="my-is-conversation"),
     # The day's diagnosis is one incident; the mechanism said of the code stays.
