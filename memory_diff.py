@@ -170,10 +170,8 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                r"sounds good|got it)"),
     # A sentence that leans on context it does not carry.
     # ("This repo ..." names the project every reader of the memory file is in: kept.)
-    # ("There must be no ..." states a rule; "there" points only where it is a place.)
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
-                r"they|both|here|there(?! (?:must|should|shall|needs? to|has to|have to|is no|are no|can be no)\b)|"
-                r"the above|the following|above|below)\b"),
+                r"they|both|here|there|the above|the following|above|below)\b"),
     # ... and so does one that opens with a connective pointing back: "Since that is the
     # stable link.", or with an ellipsis, the end of a sentence said before it: "...poisons
     # the cache". (One group: each rule is tried at every position of the sentence.)
