@@ -416,14 +416,6 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("no-test-needed", "", r"need(?:(?<=doesn't need)|(?<=does not need)|(?<=didn't need)|(?<=did not need)) "
                            r"(?:a|its own|a new|an extra|an additional) (?:unit )?test\b|"
                            r"(?:改动|修改|变更|修复)(?:也|就)?(?:不需要|不用)(?:写|加|新的?)?测试", -2),
-    # One incident told: "The error occurs because X is undefined", "The build is failing
-    # because ...", "`pip install` failed because ...". The day's diagnosis names this
-    # error, this build, this failure; a mechanism that will bite again is said of the
-    # code ("X only reads the local config", "the issue is that X ignores Y").
-    ("incident", "", r"^(?:so:?\s+)?(?:the|this|that) (?:[\w-]+ )?(?:error|errors|build|test|tests|crash|failure|"
-                     r"exception|warning)s? (?:occurs|occurred|is occurring|happens|happened|is happening|is failing|"
-                     r"are failing|keeps failing|fails|failed|was|were|is caused|is on|shows|showed|means)\b|\b(?:failed|fails|failing) (?:because|with|due)\b|"
-                     r"\bdidn'?t take effect\b|(?:提交|推送|构建|编译|测试)[^。]{0,20}失败了", -1),
     # "instead of" is mostly a description of an edit.
     ("instead", "", r"\binstead of\b|代替|取代", -1),
     # A sentence that opens with a connective leans on the one before.

@@ -229,17 +229,6 @@ JUDGE = [
 SCORED = [
     pytest.param("My earlier attempts, even though reverted, must have left the dev server in a broken state.",
                  "assistant", "conversation", True, id="my-is-conversation"),
-    # The day's diagnosis is one incident; the mechanism said of the code stays.
-    pytest.param("The error occurs because `retry_count` is not defined in the `upload_batch` function.",
-                 "assistant", "incident", True, id="incident-error-occurs-because"),
-    pytest.param("The build is failing because it cannot find the generated `schema.ts` file.", "assistant",
-                 "incident", True, id="incident-build-is-failing"),
-    pytest.param("`npm ci` failed because the lock file was written by a newer npm.", "assistant",
-                 "incident", True, id="incident-command-failed-because"),
-    pytest.param("The issue is that `load_config` only reads the local config, never the global one.", "assistant",
-                 "incident", False, id="mechanism-of-the-code-is-no-incident"),
-    pytest.param("Always pin the node version because a new npm rewrites the lock file.", "user",
-                 "incident", False, id="rule-with-its-reason-is-no-incident"),
     # The narration rules leave durable statements of the same shapes alone.
     pytest.param("The root cause was not escaping the path before passing it to the shell.", "assistant",
                  "not-a-cause", False, id="cause-as-a-thing-not-done-is-a-cause"),
