@@ -292,9 +292,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A reason or mechanism joined to the claim: "because", "since", "which means".
-    # ... or its consequence: "Always run the migrations first, otherwise old code reads ...".
     ("reason", "", r"\b(?:because|since|so that|which means|caused by|causing|so|which|"
-                   r"without|even though|even in|otherwise)\b|因为|由于|导致|所以|否则|不然", 1),
+                   r"without|even though|even in)\b|因为|由于|导致|所以", 1),
     # Names a concrete thing in the code: `load_config()`.
     ("names-code", "", r"`[^`]+`", 1),
     # A decision stated as made, the archetype of a memory line: "We chose X over Y".

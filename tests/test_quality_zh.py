@@ -83,11 +83,9 @@ JUDGE = [
     p(EN_CONSTRAINT_LONG, A, "candidate", "constraint", "en-never-kept-assistant"),
     p(ZH_MUST, U, "candidate", "constraint", "zh-must-kept-user"),
     p(EN_MUST, U, "candidate", "constraint", "en-must-kept-user"),
-    # The same rule said by the agent as an imperative, with its consequence, is a rule too
-    # (imperative, and "otherwise" / 否则 as a reason): the agent states most of a
-    # project's constraints, and other teams keep them.
-    p(ZH_MUST, A, "candidate", "constraint", "zh-must-kept-assistant"),
-    p(EN_MUST, A, "candidate", "constraint", "en-must-kept-assistant"),
+    # The same rule said by the agent is a plan, not a rule the user set.
+    p(ZH_MUST, A, "dropped_weak", "score 2", "zh-must-dropped-weak-assistant"),
+    p(EN_MUST, A, "dropped_weak", "score 3", "en-must-dropped-weak-assistant"),
     p("让我检查一下为什么必须先运行迁移。", U, "dropped_noise", "narration", "zh-must-dropped-narration"),
     p("Let me check why the migrations must run first.", U, "dropped_noise", "narration",
       "en-must-dropped-narration"),
@@ -108,7 +106,7 @@ JUDGE = [
     p("现在我来修复这个问题，因为测试失败了。", A, "dropped_noise", "narration", "zh-root-cause-dropped-narration"),
     p("Now I'll fix it, because the test fails.", A, "dropped_noise", "narration",
       "en-root-cause-dropped-narration"),
-    p("因为网络问题，构建失败了。", U, "dropped_weak", "score 1", "zh-root-cause-dropped-weak"),  # incident -1
+    p("因为网络问题，构建失败了。", U, "dropped_weak", "score 2", "zh-root-cause-dropped-weak"),
     p("Because of a network problem, the build failed.", U, "dropped_weak", "score 2",
       "en-root-cause-dropped-weak"),
     p("原因是超时。", U, "dropped_length", "12 columns", "zh-root-cause-dropped-length"),
