@@ -173,6 +173,28 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("question", r"^(?:(?:just )?(?:to be sure|to double[- ]check)\s*[,，]|just (?:to confirm|checking)\s*[,，:]|"
                  r"correct me if\b|if i understand (?:correctly|right)\b|我?[想再]?确认一下\s*[，,：:]|"
                  r"如果我没(?:理解|记)错)"),
+    # Text neither speaker wrote: a compiler's, linter's or logger's output pasted into a
+    # message. Its marks are a `line:col` position ("Foo.kt:92:13", "1:8  warning"), a
+    # log level opening the line ("WARNING:", "e: file://"), a stack frame, or columns
+    # aligned by runs of spaces; no sentence of prose has them.
+    ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
+                      r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
+                      r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
+                      r"\S {2,}\S+(?: \S+)* {2,}\S"),
+    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): words in
+    # brackets that are no link, no checkbox and no citation stand for text to be written.
+    ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
+    # A clause cut from its sentence ("for future test creation if ...", "to reflect the
+    # new storage", "is that it only applies to helpers"): it opens where a sentence
+    # cannot, so its subject or its main clause is in the sentence it was cut from. An
+    # opening "to", "for", "if", "with", "by" or "from" is a whole sentence when a comma,
+    # colon or dash closes the opening phrase ("If the build fails, run ...").
+    ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
+                 r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
+                 # ... or it ends where no sentence ends, on an article, a preposition or
+                 # a conjunction: a line cut from a wrapped paste ("... must be called as
+                 # the first command in").
+                 r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at)$"),
 )
 
 # MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
@@ -234,6 +256,14 @@ REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
     r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
     r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
+# What a request's content is when it names a topic to write about rather than a rule:
+# "update CLAUDE.md to reflect the new storage", "add guidance to CLAUDE.md for future
+# tests", "add to AGENTS.md how the cache works". It carries no rule of its own and
+# points back, as "this" does; "to say/mention/note/state that ..." is the rule itself.
+REQUEST_TOPIC = Lazy(
+    r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
+    r"with (?:the|our|this|these|those|a|an|any|all|some|more|info|information|details|notes|guidance)\b|"
+    r"(?:how|what|why|which)\s|关于|有关)")
 # Lines that are list items or steps of a plan: their sentences are never requests.
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # How many statements one request pulls in, at most: the strongest by score. A reviewer
@@ -272,7 +302,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # Chinese rule opens with 不要 where an English one opens with "never"). "Don't ..."
     # and "Make sure ..." only with a word that makes them hold beyond the task at hand,
     # or a reason: "don't change anything, just let me know" is an instruction for now.
-    ("user-rule", "user", r"^(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
+    # An opening condition leaves it a rule: "If the schema changes, always regenerate ...".
+    ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
+                          r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
                           r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
                           r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
@@ -306,7 +338,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
                   r"i guess)\b|可能|也许", -1),
     # First and second person: conversation, not a fact about the project.
-    ("conversation", "", r"\b(?:i|i'm|i've|you|your|let's|let me|we'll|we're|our)\b|"
+    ("conversation", "", r"\b(?:i|i'm|i've|my|me|you|your|let's|let me|we'll|we're|our)\b|"
                          r"我(?!们)|你|我们的", -2),
     # What was done in this session: "I changed ...", "We've updated ...", 我修改了 ...
     ("did-this-session", "", r"^(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+)?(?:updated|changed|added|"
@@ -317,8 +349,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("works-now", "", r"\bnow (?:passes|pass|works|work|returns|handles|shows|succeeds|compiles|correctly)\b|"
                       r"\b(?:is|are) now\b|现在(?:通过|可以|能|正常)|已经(?:通过|修复|解决)", -2),
     # A status report: "Added ...", "Updated ...".
-    ("status", "", r"^(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
-                   r"moved|replaced|extracted|refactored|reverted)\b|^(?:已经?|刚刚?)(?:更新|添加|"
+    # ... also after a label: "Dependencies: Verified that ...".
+    ("status", "", r"^(?:[^:\n`]{1,30}: )?(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
+                   r"moved|replaced|extracted|refactored|reverted|verified|confirmed)\b|^(?:已经?|刚刚?)(?:更新|添加|"
                    r"修复|删除|修改|创建|实现|重命名|移动|替换|提取|重构|回滚)", -3),
     # An instruction for one task, in a plan or a request: "Add a test ...".
     ("task", "", r"^(?:[^:\n]{1,60}(?::| - | — ) *)?(?:add|update|remove|change|fix|use|revert|reduce|create|move|"
@@ -2824,7 +2857,7 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         match = pattern.match(sentence)
         if match:
             content = match.group("content").strip()
-            if REQUEST_POINTER.match(content):
+            if REQUEST_POINTER.match(content) or REQUEST_TOPIC.match(content):
                 return name, ""
             # A question mark ends the asking ("can you add ... ?"), not the rule.
             return name, content.rstrip("?？ ") if content.endswith(("?", "？")) else content
@@ -3689,11 +3722,37 @@ def rejected(seen: SeenFile, known: set[str]) -> list[str]:
     return [line for line in seen.bullets if normalize(line) not in known]
 
 
-def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]) -> list[str]:
-    """What the sessions wrote to memory files themselves, unreviewed, and the proposals
-    that restate one of those lines."""
-    notes = [f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
-             f"{home_display(path)}:{w.line}, unreviewed: see git diff" for path, w in writes]
+def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]], memory: str,
+                state: tuple[bool, float] | None, changed: dict[str, float]) -> list[str]:
+    """What the sessions wrote to memory files themselves and may still be unreviewed,
+    and the proposals that restate one of those lines. A write is told on its own line
+    where it can still be unreviewed: it is newer than the memory file's last commit (its
+    transcript changed after it), or the file differs from git's and no commit is older
+    than the write. Writes already committed, or whose state git cannot tell, are one
+    summary line: a hook run over an archive must not open with months of old writes.
+    `memory` is the memory file's name, `state` its memory_git_state, `changed` when each
+    transcript last changed."""
+    def one(path: str, w: MemoryWrite) -> str:
+        return (f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
+                f"{home_display(path)}:{w.line}, unreviewed: see git diff")
+
+    if state is None:
+        shown, rest = (writes, []) if len(writes) == 1 else ([], writes)
+    else:
+        differs, last = state
+        shown, rest = [], []
+        for path, w in writes:
+            newer = w.target == memory and changed[path] > last
+            (shown if newer or differs and not last else rest).append((path, w))
+    notes = [one(path, w) for path, w in shown]
+    if rest:
+        lines = sum(len(w.added) for _, w in rest)
+        targets = ", ".join(sorted({w.target for _, w in rest}))
+        sessions = len({path for path, _ in rest})
+        notes.append(f"{len(rest)} write{'s' if len(rest) != 1 else ''} of {lines} line{'s' if lines != 1 else ''} "
+                     f"to {targets} by {sessions} session{'s' if sessions != 1 else ''} "
+                     + (f"made before {memory}'s last commit: see git log" if state is not None
+                        else "(git cannot tell which are reviewed: see git log and git diff)"))
     lines = [(path, w, text) for path, w in writes for text in w.added]
     index = MemoryIndex([text for _, _, text in lines])
     for number, cand in enumerate(proposed, 1):
@@ -4031,6 +4090,31 @@ def cwd_root() -> str:
     """The current repository's real root, or the current folder outside any (not cached:
     main() may run in several folders in one process)."""
     return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
+
+
+def git_output(folder: str, *args: str) -> bytes | None:
+    """What a read-only git command prints, or None where git is not on PATH or fails. No
+    optional locks (`git status` does not refresh the index), no prompt."""
+    import subprocess  # here, not at the top: only lint and a build that proposes run git
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        done = subprocess.run(["git", "-C", folder or ".", *args], stdin=subprocess.DEVNULL, capture_output=True,
+                              env=env, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def memory_git_state(real: str) -> tuple[bool, float] | None:
+    """Whether the memory file differs from what git has, and the time of its last commit
+    (0.0 when it has none); None where git cannot tell (see write_notes)."""
+    folder, name = os.path.split(real)
+    status = git_output(folder, "status", "--porcelain", "--", name) if real else None
+    log = git_output(folder, "log", "-1", "--format=%ct", "--", name) if status is not None else None
+    if log is None:
+        return None
+    stamp = log.decode("ascii", "replace").strip()
+    return bool(status.strip()), float(stamp) if stamp.isdigit() else 0.0
 
 
 def repo_root(start: str) -> str | None:
@@ -5293,17 +5377,6 @@ def committed_text(real: str) -> str | None:
     return data.decode("utf-8", "replace") if data is not None else ""
 
 
-def git_output(folder: str, *args: str) -> bytes | None:
-    """What a read-only git command prints, or None when git is missing or fails."""
-    import subprocess  # here, not at the top: only lint and a build that proposes run git
-    try:
-        done = subprocess.run(["git", "-C", folder, *args], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
 def run_lint(paths: list[str]) -> int:
     """Lint the files named, or the memory file build would patch. A finding the team's
     config silences (lint-ignore) is reported as a note; stale bullets and notes never
@@ -5882,7 +5955,9 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
     if proposed:  # what the reviewer is told, in the preamble or the JSON alike
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
-        notes += write_notes(proposed, writes)
+        changed = {path: getattr(_stat(path), "st_mtime", math.inf) for path, _ in writes}  # stdin: not old
+        notes += write_notes(proposed, writes, os.path.basename(real), memory_git_state(real) if writes else None,
+                             changed)
         notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(conf.memory))
         notes += stale_note(real, rel, conf.seen)
         notes += pending_note(stats, conf.max_add)

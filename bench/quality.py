@@ -57,6 +57,17 @@ After the per-session table, in order:
   when the whole session, built with the default cap, proposes its own line or
   a line of the assistant turn just before it.
 
+Other teams (corpus/teams, when present): one ``build`` a transcript, default cap, as
+the session runs are. A proposal is matched to the labels of its own file first, then to
+those of its team (never to another team's). Figures per team: proposals per file, strict
+and lenient precision over matched proposals (teams the tool proposes for), recall of keep
+(teams that have keep labels); for each half the median and the worst team of each, and
+the pooled figures, so that a team the tool is silent on shows as lost recall. Halves:
+"write" when the first byte of sha256(team name) is even, otherwise "check": write rules
+while reading the write half only, and read the check half's figures as the honest ones.
+Extra labels for team proposals come from bench/quality_labels_teams.jsonl when it exists
+(--team-labels; ids only, as above). --parts runs only some sections.
+
 It reads the corpus from ../shared/corpus (override with --corpus) and exits 0
 with one line when it is absent. Nothing is asserted about the figures; the
 exit status is 1 only when a run of the tool fails. The default output holds
@@ -87,6 +98,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 DEFAULT_TOOL = REPO_ROOT / "memory_diff.py"
 DEFAULT_EXTRA_LABELS = REPO_ROOT / "bench" / "quality_labels.jsonl"
+DEFAULT_TEAM_LABELS = REPO_ROOT / "bench" / "quality_labels_teams.jsonl"
+PARTS = ("sessions", "union", "edits", "requests", "teams")
+TEAM_HALVES = ("write", "check")
 
 MIN_CONTAINED = 20
 MIN_JACCARD = 0.6
@@ -594,6 +608,14 @@ def outside_repo(value: str) -> Path:
     return path
 
 
+def parts_list(value: str) -> list[str]:
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        raise argparse.ArgumentTypeError(f"{value!r}: parts are {', '.join(PARTS)}")
+    return parts
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description="Match `memory-diff build --json` proposals to the labelled corpus.")
@@ -614,6 +636,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--dump-unmatched", type=outside_repo, default=None, metavar="PATH",
                    help="write the unmatched proposals (id, session, text) as JSON lines to "
                         "PATH, outside this repository, for blind labelling")
+    p.add_argument("--team-labels", type=Path, default=None,
+                   help="extra labels, as --extra-labels, for the other teams' proposals "
+                        f"(default: {DEFAULT_TEAM_LABELS.relative_to(REPO_ROOT)} if present)")
+    p.add_argument("--parts", type=parts_list, default=list(PARTS),
+                   help=f"sections to run, comma-separated (default: all: {','.join(PARTS)})")
+    p.add_argument("--show-teams", action="append", default=[],
+                   choices=("unmatched", "drop", "maybe", "keep", "keep-missed"),
+                   help="print sample proposals of the other teams' write half; repeatable")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     p.add_argument("--show", action="append", default=[], choices=SHOW_KINDS,
                    help="print sample proposals (unmatched / matched to drop / maybe / keep), "
@@ -780,16 +810,150 @@ def print_requests(every: list[MemoryRequest], requests: list[MemoryRequest],
         print(f"  pattern hits left out, not typed by the user: {', '.join(not_typed)}")
 
 
-def dump_unmatched(path: Path, runs: list[list[SessionResult]]) -> int:
+# -- other teams (corpus/teams) --
+
+def team_half(team: str) -> str:
+    return "write" if hashlib.sha256(team.encode("utf-8")).digest()[0] % 2 == 0 else "check"
+
+
+def load_team_labels(path: Path) -> dict[str, list[tuple[str, Label]]]:
+    """Labels by transcript file (relative to teams/), each with its team."""
+    by_file: dict[str, list[tuple[str, Label]]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            norm = normalise(row["text"])
+            by_file.setdefault(row["file"], []).append(
+                (row["team"], Label(row["id"], row["text"], row["label"], row.get("kind", "-"),
+                                    norm, trigrams(norm))))
+    return by_file
+
+
+def team_files(teams_dir: Path, by_file: dict[str, list[tuple[str, Label]]]) -> list[tuple[str, str]]:
+    """(file relative to teams/, team) of every labelled transcript present, sorted."""
+    out = []
+    for rel in sorted(by_file):
+        if (teams_dir / rel).is_file():
+            out.append((rel, by_file[rel][0][0]))
+    return out
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+@dataclass
+class TeamFigures:
+    team: str
+    half: str
+    files: int
+    proposals: int
+    matched: int
+    keep: int
+    maybe: int
+    keep_total: int
+    keep_hit: int
+
+    @property
+    def per_file(self) -> float:
+        return self.proposals / self.files if self.files else 0.0
+
+
+def team_figures(team: str, results: list[SessionResult]) -> TeamFigures:
+    ok = [r for r in results if r.error is None]
+    props = [p for r in ok for p in r.proposals]
+    matched = [p for p in props if p.verdict is not None]
+    recalled = {uid for r in ok for uid in r.recalled}
+    keeps = {lab.uid for r in ok for lab in r.labels if lab.label == "keep"}
+    return TeamFigures(team, team_half(team), len(ok), len(props), len(matched),
+                       sum(1 for p in matched if p.verdict == "keep"),
+                       sum(1 for p in matched if p.verdict == "maybe"),
+                       len(keeps), len(keeps & recalled))
+
+
+def print_team_tables(figures: list[TeamFigures]) -> None:
+    header = ["team", "half", "files", "proposals", "per file", "strict P", "lenient P",
+              "recall(keep)", "unmatched"]
+    rows = []
+    for f in sorted(figures, key=lambda f: (f.half, f.team.lower())):
+        rows.append([f.team, f.half, str(f.files), str(f.proposals), f"{f.per_file:.2f}",
+                     ratio(f.keep, f.matched), ratio(f.keep + f.maybe, f.matched),
+                     ratio(f.keep_hit, f.keep_total), str(f.proposals - f.matched)])
+    print_table(rows, header)
+    print("\nteams by half: median and worst team of each figure (precision over teams the tool "
+          "proposes for and a label matched; recall over teams with keep labels), then pooled")
+    header = ["half", "teams", "per file med/worst", "strict med/worst", "lenient med/worst",
+              "recall med/worst", "pooled per file", "pooled strict", "pooled lenient",
+              "pooled recall", "unmatched"]
+    rows = []
+    for half in (*TEAM_HALVES, "all"):
+        fs = [f for f in figures if half == "all" or f.half == half]
+        if not fs:
+            continue
+        per = [f.per_file for f in fs]
+        strict = [f.keep / f.matched for f in fs if f.matched]
+        lenient = [(f.keep + f.maybe) / f.matched for f in fs if f.matched]
+        recall = [f.keep_hit / f.keep_total for f in fs if f.keep_total]
+
+        def mw(values: list[float], worst: Callable[[list[float]], float]) -> str:
+            return f"{median(values):.2f}/{worst(values):.2f} (n={len(values)})" if values else "-"
+
+        files = sum(f.files for f in fs)
+        props = sum(f.proposals for f in fs)
+        matched = sum(f.matched for f in fs)
+        keep = sum(f.keep for f in fs)
+        maybe = sum(f.maybe for f in fs)
+        rows.append([half, str(len(fs)), mw(per, max), mw(strict, min), mw(lenient, min),
+                     mw(recall, min), f"{props / files:.2f}" if files else "-",
+                     ratio(keep, matched), ratio(keep + maybe, matched),
+                     ratio(sum(f.keep_hit for f in fs), sum(f.keep_total for f in fs)),
+                     ratio(props - matched, props)])
+    print_table(rows, header)
+
+
+def team_runs(tool: Path, teams_dir: Path, extra: dict[str, str], extra_args: list[str],
+              memory: Path, tmp: Path, timeout: float, jobs: int,
+              ) -> tuple[dict[str, list[SessionResult]], list[str]]:
+    """One build a transcript; results by team."""
+    by_file = load_team_labels(teams_dir / "labels.jsonl")
+    files = team_files(teams_dir, by_file)
+    team_labels: dict[str, list[Label]] = {}
+    for rel, team in files:
+        team_labels.setdefault(team, []).extend(lab for _, lab in by_file[rel])
+    results = [SessionResult(rel, team_half(team), [lab for _, lab in by_file[rel]])
+               for rel, team in files]
+
+    def work(pair: tuple[tuple[str, str], SessionResult]) -> None:
+        (rel, team), result = pair
+        built, result.error = run_build(tool, [(teams_dir / rel).resolve()], memory, extra_args,
+                                        tmp, timeout)
+        evaluate(result, built, team_labels[team], extra)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(work, zip(files, results)))
+    by_team: dict[str, list[SessionResult]] = {}
+    for (rel, team), result in zip(files, results):
+        by_team.setdefault(team, []).append(result)
+    errors = [f"teams/{r.name}: {r.error}" for r in results if r.error is not None]
+    return by_team, errors
+
+
+def dump_unmatched(path: Path, runs: list[list[SessionResult]], corpus: str = "sessions") -> int:
+    """Append the unmatched proposals of RUNS to PATH (created empty by main)."""
     rows: dict[str, dict[str, str]] = {}
     for results in runs:
         for r in results:
             for p in r.proposals:
                 if p.verdict is None:
-                    rows.setdefault(text_id(p.text), {"id": text_id(p.text), "session": r.name,
+                    rows.setdefault(text_id(p.text), {"id": text_id(p.text), "corpus": corpus,
+                                                      "half": r.half, "session": r.name,
                                                       "text": p.text})
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
+    with path.open("a", encoding="utf-8") as handle:
         for uid in sorted(rows):  # by id, so the order says nothing about the tool
             handle.write(json.dumps(rows[uid], ensure_ascii=False) + "\n")
     return len(rows)
@@ -797,8 +961,10 @@ def dump_unmatched(path: Path, runs: list[list[SessionResult]]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    parts = set(args.parts)
     sessions_dir: Path = args.corpus / "sessions"
     labels_path: Path = args.corpus / "labels.jsonl"
+    teams_dir: Path = args.corpus / "teams"
     if not sessions_dir.is_dir() or not labels_path.is_file():
         print(f"quality: corpus not found at {args.corpus}; nothing to measure")
         return 0
@@ -809,8 +975,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra_path: Path | None = args.extra_labels
     if extra_path is None and DEFAULT_EXTRA_LABELS.is_file():
         extra_path = DEFAULT_EXTRA_LABELS
+    team_labels_path: Path | None = args.team_labels
+    if team_labels_path is None and DEFAULT_TEAM_LABELS.is_file():
+        team_labels_path = DEFAULT_TEAM_LABELS
     try:
         extra = load_extra_labels(extra_path) if extra_path is not None else {}
+        team_extra = load_extra_labels(team_labels_path) if team_labels_path is not None else {}
     except (OSError, ValueError) as exc:
         print(f"quality: error: {exc}", file=sys.stderr)
         return 2
@@ -832,9 +1002,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"quality: {len(sessions)} sessions, {sum(map(len, labels.values()))} labels | "
           f"{tool.name} sha256 {digest} | {cap}"
           + (f" | extra: {shlex.join(extra_args)}" if extra_args else "")
-          + (f" | extra labels: {len(extra)} from {extra_path}" if extra_path else ""), flush=True)
+          + (f" | extra labels: {len(extra)} from {extra_path}" if extra_path else "")
+          + (f" | parts: {','.join(p for p in PARTS if p in parts)}" if parts != set(PARTS) else ""),
+          flush=True)
 
-    started = time.perf_counter()
+    elapsed = union_s = edits_s = teams_s = 0.0
+    union: dict[tuple[str, str], list[SessionResult]] = {}
+    union_errors: list[str] = []
+    edit_results: list[EditResult] = []
+    all_edits: list[MemoryEdit] = []
+    all_requests: list[MemoryRequest] = []
+    requests: list[MemoryRequest] = []
+    proposed_lines: dict[str, list[int]] = {}
+    request_errors: list[str] = []
+    team_results: dict[str, list[SessionResult]] = {}
+    team_errors: list[str] = []
+    per_session_built: list[list[Built]] = []
     with tempfile.TemporaryDirectory(prefix="memory-diff-quality-") as tmp_name:
         tmp = Path(tmp_name)
         memory = tmp / "memory.md"
@@ -847,76 +1030,102 @@ def main(argv: Sequence[str] | None = None) -> int:
             evaluate(result, built, everywhere, extra)
             return built
 
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            per_session_built = list(pool.map(work, zip(sessions, results)))
-        elapsed = time.perf_counter() - started
+        if "sessions" in parts:
+            started = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                per_session_built = list(pool.map(work, zip(sessions, results)))
+            elapsed = time.perf_counter() - started
 
-        started = time.perf_counter()
-        union, union_errors = union_runs(tool, sessions_dir, scans, halves, labels, everywhere,
-                                         extra, extra_args, memory, tmp, args.timeout)
-        union_s = time.perf_counter() - started
-        started = time.perf_counter()
-        all_edits = [e for s in scans for e in s.edits]
-        edits = merge_copies(all_edits, edit_keys)
-        by_name = {s.path.name: s for s in scans}
-        edit_results = edit_runs(tool, by_name, edits, extra_args, memory, tmp, args.timeout)
-        edits_s = time.perf_counter() - started
-        all_requests = [r for s in scans for r in s.requests]
-        requests = merge_copies(all_requests, request_keys)
-        # Requests are judged on the whole session with the default cap: reuse the
-        # per-session runs when they were that, else build those sessions again.
-        proposed_lines: dict[str, list[int]] = {}
-        request_errors = []
-        names = [s.name for s in sessions]
-        for name in sorted({c.rsplit(":", 1)[0] for r in requests for c in r.copies}):
-            if args.max_add is None:
-                built = per_session_built[names.index(name)]
-            else:
-                built, error = run_build(tool, [(sessions_dir / name).resolve()], memory,
-                                         extra_args, tmp, args.timeout)
-                if error is not None:
-                    request_errors.append(f"{name}: {error}")
-            proposed_lines[name] = [item.line for item in built]
+        if "union" in parts:
+            started = time.perf_counter()
+            union, union_errors = union_runs(tool, sessions_dir, scans, halves, labels, everywhere,
+                                             extra, extra_args, memory, tmp, args.timeout)
+            union_s = time.perf_counter() - started
+        if "edits" in parts:
+            started = time.perf_counter()
+            all_edits = [e for s in scans for e in s.edits]
+            edits = merge_copies(all_edits, edit_keys)
+            by_name = {s.path.name: s for s in scans}
+            edit_results = edit_runs(tool, by_name, edits, extra_args, memory, tmp, args.timeout)
+            edits_s = time.perf_counter() - started
+        if "requests" in parts:
+            all_requests = [r for s in scans for r in s.requests]
+            requests = merge_copies(all_requests, request_keys)
+            # Requests are judged on the whole session with the default cap: reuse the
+            # per-session runs when they were that, else build those sessions again.
+            names = [s.name for s in sessions]
+            for name in sorted({c.rsplit(":", 1)[0] for r in requests for c in r.copies}):
+                if args.max_add is None and per_session_built:
+                    built = per_session_built[names.index(name)]
+                else:
+                    built, error = run_build(tool, [(sessions_dir / name).resolve()], memory,
+                                             extra_args, tmp, args.timeout)
+                    if error is not None:
+                        request_errors.append(f"{name}: {error}")
+                proposed_lines[name] = [item.line for item in built]
+        if "teams" in parts and (teams_dir / "labels.jsonl").is_file():
+            started = time.perf_counter()
+            team_results, team_errors = team_runs(tool, teams_dir, team_extra, per_session_extra,
+                                                  memory, tmp, args.timeout, args.jobs)
+            teams_s = time.perf_counter() - started
 
     failed = [r for r in results if r.error is not None]
     for r in failed:
         print(f"quality: error: {r.name}: {r.error}", file=sys.stderr)
-    rows = [table_row(half, [r for r in results if r.half == half])
-            for half in ("tune", "holdout")]
-    rows.append(table_row("all", results))
-    conversations = {s.conversation for s in scans}
-    tune_conversations = sum(1 for c in conversations if half_of(c) == "tune")
-    print(f"halves: tune = sha256(conversation id) first byte even, holdout = odd | "
-          f"{len(conversations)} conversations ({tune_conversations} tune, "
-          f"{len(conversations) - tune_conversations} holdout) | {elapsed:.0f} s, --jobs {args.jobs}"
-          + (f" | {len(failed)} session(s) failed, left out" if failed else ""))
-    print_table(rows)
+    if "sessions" in parts:
+        rows = [table_row(half, [r for r in results if r.half == half])
+                for half in ("tune", "holdout")]
+        rows.append(table_row("all", results))
+        conversations = {s.conversation for s in scans}
+        tune_conversations = sum(1 for c in conversations if half_of(c) == "tune")
+        print(f"halves: tune = sha256(conversation id) first byte even, holdout = odd | "
+              f"{len(conversations)} conversations ({tune_conversations} tune, "
+              f"{len(conversations) - tune_conversations} holdout) | {elapsed:.0f} s, --jobs {args.jobs}"
+              + (f" | {len(failed)} session(s) failed, left out" if failed else ""))
+        print_table(rows)
 
-    print("\nunion runs: one build over all sessions of the half "
-          "(proposals per session = proposals / sessions in the half)")
-    union_rows = [[cap_name, *table_row(half, union[(cap_name, half)])]
-                  for cap_name in ("default cap", f"--max-add {UNION_CAP}")
-                  for half in ("tune", "holdout", "all")]
-    print_table(union_rows, ["run", *TABLE_HEADER])
-    if extra_path is not None:
+    if "union" in parts:
+        print("\nunion runs: one build over all sessions of the half "
+              "(proposals per session = proposals / sessions in the half)")
+        union_rows = [[cap_name, *table_row(half, union[(cap_name, half)])]
+                      for cap_name in ("default cap", f"--max-add {UNION_CAP}")
+                      for half in ("tune", "holdout", "all")]
+        print_table(union_rows, ["run", *TABLE_HEADER])
+    if extra_path is not None and "sessions" in parts:
         def by_extra(rs: list[SessionResult]) -> str:
             props = [p for r in rs for p in r.proposals]
             return ratio(sum(1 for p in props if p.best is None and p.extra is not None), len(props))
         print(f"extra labels ({extra_path.name}) matched what no corpus label did: per session "
-              f"{by_extra(results)}, union all --max-add {UNION_CAP} "
-              f"{by_extra(union[(f'--max-add {UNION_CAP}', 'all')])}")
+              f"{by_extra(results)}"
+              + (f", union all --max-add {UNION_CAP} {by_extra(union[(f'--max-add {UNION_CAP}', 'all')])}"
+                 if union else ""))
 
     show = set(args.show)
-    print_edits(len(all_edits), edit_results, "edits" in show)
-    print_requests(all_requests, requests, [n for s in scans for n in s.not_typed],
-                   proposed_lines, "requests" in show)
+    if "edits" in parts:
+        print_edits(len(all_edits), edit_results, "edits" in show)
+    if "requests" in parts:
+        print_requests(all_requests, requests, [n for s in scans for n in s.not_typed],
+                       proposed_lines, "requests" in show)
+    if team_results:
+        team_count = len(team_results)
+        print(f"\nother teams (corpus/teams): {team_count} teams, "
+              f"{sum(len(rs) for rs in team_results.values())} transcripts, one build each | "
+              f"halves: write = sha256(team) first byte even, check = odd | {teams_s:.0f} s"
+              + (f" | extra labels: {len(team_extra)} from {team_labels_path}"
+                 if team_labels_path else ""))
+        print_team_tables([team_figures(team, rs) for team, rs in team_results.items()])
 
-    all_errors = union_errors + [r.error for r in edit_results if r.error] + request_errors
+    all_errors = union_errors + [r.error for r in edit_results if r.error] + request_errors \
+        + team_errors
     for error in all_errors:
         print(f"quality: error: {error}", file=sys.stderr)
     if args.dump_unmatched is not None:
+        args.dump_unmatched.parent.mkdir(parents=True, exist_ok=True)
+        args.dump_unmatched.write_text("", encoding="utf-8")
         count = dump_unmatched(args.dump_unmatched, [results, *union.values()])
-        print(f"\nunmatched proposals written for blind labelling: {count} to {args.dump_unmatched}")
+        team_count = dump_unmatched(args.dump_unmatched, list(team_results.values()), "teams")
+        print(f"\nunmatched proposals written for blind labelling: {count} of the sessions, "
+              f"{team_count} of the teams to {args.dump_unmatched}")
     pool_for_show = [r for r in results if r.error is None
                      and (args.show_half == "all" or r.half == args.show_half)]
     try:
@@ -924,7 +1133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if kind in ("edits", "requests"):
                 continue
             show_samples(kind, pool_for_show, args.limit)
-            if kind == "unmatched":
+            if kind == "unmatched" and union:
                 shown = frozenset(text_id(p.text) for r in pool_for_show for p in r.proposals)
                 union_pool = [r for r in union[(f"--max-add {UNION_CAP}", "all")]
                               if r.error is None
@@ -932,9 +1141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 show_samples(kind, union_pool, args.limit,
                              f"unmatched in the union run, --max-add {UNION_CAP}, "
                              "not proposed per session", shown)
+        if args.show_teams:
+            # The write half only: the check half's transcripts and proposals stay unread.
+            write_pool = [r for rs in team_results.values() for r in rs if r.half == "write"]
+            for kind in args.show_teams:
+                show_samples(kind, write_pool, args.limit, f"teams, write half: {kind}")
         print(f"\nquality: {time.perf_counter() - started_all:.0f} s in all (reading the corpus "
               f"{read_s:.0f} s, per-session runs {elapsed:.0f} s, union runs {union_s:.0f} s, "
-              f"edit runs {edits_s:.0f} s)")
+              f"edit runs {edits_s:.0f} s, team runs {teams_s:.0f} s)")
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -379,6 +379,17 @@ REQUESTS = [
     row("req-zh-points-back",
         native((U, "为什么我本地的配置没生效？"), (A, ZH_LAYERING), (U, "把这个写进 CLAUDE.md。")),
         Only(ZH_LAYERING), Proposed(ZH_LAYERING, role=A, line=2), Preamble(f"asked to remember at {T}:3")),
+    # A request whose object is a topic ("to reflect ...", "for ...", "how ...") carries no
+    # rule of its own: it points back like "this", and its frame's tail is never proposed.
+    row("req-en-update-to-reflect-points-back",
+        native((U, "Why does the sync test fail only on CI?"), (A, f"{GOCLI_FLAKE} {GOCLI_TEMPDIR}"),
+               (U, "can you update CLAUDE.md to reflect the new per-test cache folders")),
+        Only(GOCLI_FLAKE, GOCLI_TEMPDIR), NotProposed("to reflect the new per-test cache folders"),
+        Preamble(f"asked to remember at {T}:3")),
+    row("req-en-add-guidance-for-points-back",
+        native((A, GOCLI_TEMPDIR),
+               (U, "add guidance into CLAUDE.md for future test creation if there isn't already something there")),
+        Only(GOCLI_TEMPDIR), NotProposed("for future test creation if there isn't already something there")),
     # --roles user still honours the request, pulling in the statements it points at.
     row("req-en-roles-user-pulls-assistant",
         native((A, f"{GOCLI_FLAKE} {GOCLI_TEMPDIR}"), (U, "Add this to CLAUDE.md."), args=("--roles", "user")),

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -190,6 +191,31 @@ JUDGE = [
     pytest.param("We decided on these three changes:", "dropped_weak", None, id="drop-list-intro"),
     pytest.param("让我检查一下测试是否必须通过。", "dropped_noise", "narration", id="drop-zh-narration"),
     pytest.param("为什么必须使用这个版本？", "dropped_noise", "question", id="drop-zh-question"),
+    # text that is not the speaker's prose, and clauses cut from their sentence
+    pytest.param("src/Main.kt:40:7 error: 'when' must be exhaustive because of the sealed class",
+                 "dropped_noise", "pasted-output", id="drop-file-line-col"),
+    pytest.param("12:5  warning  'client' is assigned a value but never used  no-unused-vars",
+                 "dropped_noise", "pasted-output", id="drop-lint-columns"),
+    pytest.param("WARNING: the cache must be cleared before the next start", "dropped_noise", "pasted-output",
+                 id="drop-log-level"),
+    pytest.param("Root cause: [describe the cause and why it must never recur]", "dropped_noise", "placeholder",
+                 id="drop-template-blank"),
+    pytest.param("for new parsers that must be tested if there isn't a test for them already", "dropped_noise", "fragment",
+                 id="drop-fragment-for"),
+    pytest.param("to reflect that uploads must now go through the queue", "dropped_noise", "fragment",
+                 id="drop-fragment-to"),
+    pytest.param("is that it only applies to workers, and workers that are registered.", "dropped_noise", "fragment",
+                 id="drop-fragment-is-that"),
+    pytest.param("called once per request, and must be called before the first render in", "dropped_noise",
+                 "fragment", id="drop-cut-at-a-preposition"),
+    pytest.param("Never leave the feature flag of the billing service on", "candidate", None,
+                 id="keep-ending-on-a-particle"),
+    pytest.param("If the schema changes, always regenerate the client before pushing.", "candidate", None,
+                 id="keep-if-with-its-main-clause"),
+    pytest.param("See [the guide](https://example.com/guide) because the setup must match.", "candidate", None,
+                 id="keep-markdown-link"),
+    pytest.param("Build: Verified that the client components never import server modules.", "dropped_weak", None,
+                 id="drop-status-after-a-label"),
     # weak: a marker, but not worth a reviewer's time
     pytest.param(WEAK, "dropped_weak", None, id="drop-weak"),
     # length
@@ -201,6 +227,8 @@ JUDGE = [
 
 # SIGNAL phrases and score rules of the last measurement (bench/quality.py, both halves).
 SCORED = [
+    pytest.param("My earlier attempts, even though reverted, must have left the dev server in a broken state.",
+                 "assistant", "conversation", True, id="my-is-conversation"),
     # The narration rules leave durable statements of the same shapes alone.
     pytest.param("The root cause was not escaping the path before passing it to the shell.", "assistant",
                  "not-a-cause", False, id="cause-as-a-thing-not-done-is-a-cause"),
@@ -1110,3 +1138,64 @@ def test_lazy_pattern_is_the_compiled_pattern(method: str, text: str) -> None:
         assert _outcome(method, getattr(lazy, method)(*arguments)) == expected
     with pytest.raises(AttributeError):
         md.Lazy(source).groupindex  # noqa: B018 - only the methods stand in
+
+
+# -- the preamble's note of the sessions' own memory writes --------------------------------
+
+WRITTEN = "- `gocli` reads `GOCLI_HOME` before `XDG_CONFIG_HOME` on every platform."
+
+
+def _writing_session(path: Path) -> Path:
+    edit = {"type": "tool_use", "id": "t1", "name": "Edit",
+            "input": {"file_path": "/repo/CLAUDE.md", "old_string": "# Notes\n", "new_string": f"# Notes\n{WRITTEN}\n"}}
+    return jsonl(path, [
+        {"type": "user", "sessionId": path.stem, "message": {"role": "user", "content": B1}},
+        {"type": "assistant", "sessionId": path.stem, "message": {"role": "assistant", "content": [edit]}},
+    ])
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args], cwd=cwd, check=True,
+                   capture_output=True, env={**os.environ, "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
+                                             "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z"})
+
+
+@pytest.mark.parametrize(("ages", "git", "listed", "summary"), [
+    pytest.param(("new",), True, 1, None, id="newer-than-the-last-commit-listed"),
+    pytest.param(("old",), True, 0, "1 write of 1 line to CLAUDE.md by 1 session made before CLAUDE.md's last commit",
+                 id="older-than-the-last-commit-one-summary"),
+    pytest.param(("old", "old", "new"), True, 1, "2 writes of 2 lines to CLAUDE.md by 2 sessions made before",
+                 id="archive-one-summary-and-the-new-write"),
+    pytest.param(("new",), False, 1, None, id="no-git-one-write-is-its-own-summary"),
+    pytest.param(("old", "new"), False, 0, "2 writes of 2 lines to CLAUDE.md by 2 sessions (git cannot tell",
+                 id="no-git-one-summary"),
+])
+def test_write_notes_tell_only_what_can_be_unreviewed(tmp_path: Path, ages: tuple[str, ...], git: bool, listed: int,
+                                                      summary: str | None) -> None:
+    if git and not shutil.which("git"):
+        pytest.skip("git not on PATH")
+    (tmp_path / "CLAUDE.md").write_text("# Notes\n")
+    if git:
+        _git(tmp_path, "init", "-q")
+        _git(tmp_path, "add", "CLAUDE.md")
+        _git(tmp_path, "commit", "-q", "-m", "notes")
+    names = []
+    for number, age in enumerate(ages):
+        session = _writing_session(tmp_path / f"s{number}.jsonl")
+        stamp = 1_600_000_000 if age == "old" else 1_800_000_000  # before / after the commit of 2024
+        os.utime(session, (stamp, stamp))
+        names.append(session.name)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if not git:
+        env["PATH"] = str(tmp_path / "no-such-folder")
+    proc = subprocess.run([sys.executable, str(SCRIPT), "build", *names, "--memory", "CLAUDE.md"], cwd=tmp_path,
+                          capture_output=True, env=env, timeout=60)
+    preamble = [line for line in proc.stdout.decode().split("\n") if line.startswith("# ")]
+    assert sum("this session wrote" in line for line in preamble) == listed, preamble
+    summaries = [line for line in preamble if " write" in line and " by " in line and "this session" not in line]
+    assert len(summaries) == (summary is not None), preamble
+    if summary is not None:
+        assert summary in summaries[0], preamble
+    if git:
+        status = subprocess.run(["git", "status", "--porcelain", "--", "CLAUDE.md"], cwd=tmp_path, capture_output=True)
+        assert status.stdout == b""  # read only: the memory file and git's state are unchanged
