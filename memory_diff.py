@@ -1018,9 +1018,8 @@ class Options(NamedTuple):
 
 
 # --------------------------------------------------------------------------------------
-# Reading: records in, visible prose out. A reader is a function from one record to
-# (outcome, messages): the outcome is the counter the record lands in ("prose" or a
-# skipped_* reason), so every input record is accounted for exactly once.
+# Reading: records in, visible prose out. A reader maps one record to (outcome, messages),
+# the outcome being its counter ("prose" or a skipped_* reason): each record counts once.
 # --------------------------------------------------------------------------------------
 
 _DECODER = json.JSONDecoder()
@@ -1029,10 +1028,8 @@ Outcome = tuple[str, list[Message]]
 
 
 def parse_jsonl_line(raw: bytes) -> list[Any] | None:
-    """One JSONL line to its records; a line holding glued records yields each one.
-
-    None when the line is not JSON (malformed, or half-written as the last line of a
-    live session is)."""
+    """One JSONL line to its records (glued records yield each), or None when it is not
+    JSON, as the half-written last line of a live session is not."""
     try:  # one record in UTF-8, decoded as json.loads decodes bytes without sniffing
         return [json.loads(raw.decode("utf-8", "surrogatepass").removeprefix("\ufeff"))]
     except (ValueError, RecursionError):
@@ -1047,14 +1044,9 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
         text = raw.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return None
-    records = []
-    pos, end = 0, len(text)
+    records, pos = [], 0
     try:
-        while pos < end:
-            while pos < end and text[pos] in " \t\r\n":
-                pos += 1
-            if pos == end:
-                break
+        while (pos := json.decoder.WHITESPACE.match(text, pos).end()) < len(text):
             obj, pos = _DECODER.raw_decode(text, pos)
             records.append(obj)
     except (ValueError, RecursionError):
@@ -1063,9 +1055,8 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
 
 
 class Position:
-    """Where one transcript stands in its conversation: its key (see conversation_key),
-    the records a baseline has reviewed already (`skip`: passed over unread, counted in
-    skipped_baseline), and the last complete record (`through`: what a baseline records)."""
+    """Where a transcript stands in its conversation: its key (conversation_key), the records
+    a baseline reviewed (`skip`, passed over) and the last complete one (`through`)."""
 
     def __init__(self) -> None:
         self.key: str | None = None
@@ -1075,9 +1066,8 @@ class Position:
 
 def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
                may_hold_prose: Any = None, pos: Position | None = None) -> Iterator[Message]:
-    """Drive a record reader over JSONL lines, streaming: memory holds one line. A line
-    that `may_hold_prose` (a format's byte test) rules out is counted, not parsed; so is
-    a line at or before the baseline's point (`pos.skip`)."""
+    """Drive a record reader over JSONL lines, one in memory at a time. A line that
+    `may_hold_prose` rules out, or that a baseline reviewed, is counted, not parsed."""
     number = blank = unparsed = malformed = skipped = 0  # plain ints: this loop runs once a line
     raw = b"\n"
     if pos is not None and pos.skip:
@@ -1103,15 +1093,9 @@ def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
             # One line, one counter: prose wins over the skip reason of a glued partner.
             stats["prose" if "prose" in outcomes else outcomes[0]] += 1
     number = max(number, skipped)
-    stats["lines"] += number
-    stats["blank"] += blank
-    stats["skipped_unparsed"] += unparsed
-    stats["malformed"] += malformed
-    stats["skipped_baseline"] += skipped
-    stats["parsed"] += number - blank - unparsed - malformed - skipped
-    if pos is not None:
-        # A live session's half-written last line is not reviewed yet: it is read again
-        # once complete.
+    stats.update(lines=number, blank=blank, skipped_unparsed=unparsed, malformed=malformed,
+                 skipped_baseline=skipped, parsed=number - blank - unparsed - malformed - skipped)
+    if pos is not None:  # a half-written last line is read again once complete
         pos.through = number - (not raw.endswith(b"\n") and parse_jsonl_line(raw) is None)
 
 
@@ -1138,12 +1122,8 @@ def read_document(messages: Any, reader: Any, stats: Counter[str],
 
 def strip_injected(text: str) -> str:
     """Remove tag-wrapped injected context; "" when the whole text is boilerplate."""
-    if "<" in text:
-        text = INJECTED_SPAN.sub("", text)
-    text = text.strip()
-    if text.startswith(INJECTED_PREFIXES):
-        return ""
-    return text
+    text = (INJECTED_SPAN.sub("", text) if "<" in text else text).strip()
+    return "" if text.startswith(INJECTED_PREFIXES) else text
 
 
 SKIP_FOR_BLOCK = {
@@ -1220,24 +1200,14 @@ def native_reader(opts: Options) -> Any:
 
 
 def claude_may_hold_prose(raw: bytes) -> bool:
-    """False only for a Claude Code line that cannot hold prose. Decoding the JSON is
-    the cost of reading a transcript, and most of the bytes are tool output.
-
-    Quotes inside JSON strings are escaped, so these byte patterns match only keys and
-    values, nested ones too. Prose is a text block (`"type":"text"`, as Claude Code
-    writes every block) or string content. A text block is a list element, so one right
-    after `"toolUseResult":{` (the Read tool's copy of a file) is none, and so is one in a
-    tool result's content list: right after `{"tool_use_id":"…","type":"tool_result",
-    "content":[{`, or right after such a block's text and `},{` (NEXT_TEXT): whatever else
-    follows a block (a key after the list, `]},{` or `e},{` where the message's own content
-    goes on) has the next one decoded (Claude Code also writes type, content, is_error,
-    tool_use_id: those are decoded). String content beside a tool result, or in a
-    progress record, is tool output as long as the line holds one record: a second user
-    or assistant type beside a tool result means a second record may be glued on; a
-    progress record nests user and assistant messages, so there only a glue point (`}`
-    then `{`) can tell. A progress type is taken for the record's own: in the corpus
-    every line holding one is a progress record. An edit tool's call on a memory file
-    is read whatever else the line holds (MemoryWrite)."""
+    """False only for a Claude Code line that cannot hold prose: decoding JSON is the cost
+    of reading, and most bytes are tool output. Quotes in JSON strings are escaped, so the
+    byte patterns match only keys and values. Prose is a text block or string content; a
+    text block is not prose in the Read tool's copy (`"toolUseResult":{`) nor in a tool
+    result's content list (TOOL_TEXTS, then NEXT_TEXT), and anything else after a block
+    has the line decoded. String content beside a tool result is tool output unless a
+    second record may be glued on (a second speaker type; in a progress record, which
+    nests messages, a GLUE_POINT). An edit of a memory file is always read (MemoryWrite)."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
     spaced = raw[key_end:key_end + 1] == b" "
     types, content, tool_result, tool_copy = CLAUDE_MARKERS[spaced]
@@ -1267,9 +1237,8 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     return speakers > 1 or nested < 0 and tool_result not in raw
 
 
-# The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
-# `": "` separators of a re-serialized copy (rare), told apart by the line's first key.
-# TOOL_TEXTS and NEXT_TEXT (below) tell a text block inside a tool result's content list.
+# claude_may_hold_prose's patterns, compact as Claude Code writes them and with the `": "`
+# of a re-serialized copy, told apart by the line's first key.
 CLAUDE_MARKERS = {
     spaced: (Lazy(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",'
                   rb'\s*"id":\s*"[^"]*",\s*"name":\s*"(?:Edit|MultiEdit|Write)")'),
@@ -1278,10 +1247,9 @@ CLAUDE_MARKERS = {
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
 def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
-    """Whether the text block at `end` follows the one ending at `start` in the same
-    content list: between them lies only the rest of that block, its text, and `},{`
-    (NEXT_TEXT). Byte counts answer where the text holds no `\\` (then a quote is
-    escaped exactly when a backslash stands before it); the pattern answers the rest."""
+    """Whether the text block at `end` follows the one ending at `start` in one content list
+    (NEXT_TEXT). Without `\\\\` in the text a quote is escaped exactly when `\\` precedes it,
+    so byte counts answer without the pattern."""
     head = TEXT_KEY.match(raw, start)
     tail = b'"}, {' if spaced else b'"},{'
     if head and raw.endswith(tail, head.end(), end):
@@ -1293,10 +1261,8 @@ def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
 
 
 def opens_tool_texts(raw: bytes, at: int) -> bool:
-    """Whether the text block at `at` is the first of a tool result's content list: TOOL_TEXTS
-    ends there. Most blocks that follow `"content":[{` are the message's own, and their
-    `tool_result` would lie within TOOL_RESULT_REACH: where it does not, the opening of
-    the tool result is not looked back for."""
+    """Whether the text block at `at` opens a tool result's content list (TOOL_TEXTS ends
+    there); the cheap byte tests first, as most blocks are the message's own."""
     return raw.endswith(CONTENT_LIST, 0, at) and raw.find(b"tool_result", max(at - TOOL_RESULT_REACH, 0), at) >= 0 \
         and bool(TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at))
 
@@ -1304,27 +1270,17 @@ def opens_tool_texts(raw: bytes, at: int) -> bool:
 TEXT_KEY = Lazy(rb',\s?"text":\s?"')
 
 
-# What lies between a text block skipped in a tool result's content list and the next
-# one in that list: the rest of the block (its text, nothing else) and `},{`. Anything
-# else (a key after the list, another kind of block) and the block is decoded.
+# Between two text blocks of a tool result's content list: the first one's text, `},{`.
 NEXT_TEXT = Lazy(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
 TOOL_TEXTS = Lazy(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
-# How TOOL_TEXTS ends (`\s?` being any one of the six), tested first in place: most text
-# blocks are not in a tool result, and looking back for its opening costs the line.
+# How TOOL_TEXTS ends, and how far back its `tool_result` starts at most.
 CONTENT_LIST = (b'"content":[{', *(b'"content":%c[{' % space for space in b" \t\n\r\x0b\x0c"))
-# How far before a text block TOOL_TEXTS's `tool_result` starts at most: `tool_result",`,
-# a space, `"content":`, a space, `[{`.
 TOOL_RESULT_REACH = len(b'tool_result", "content": [{')
-# Where two records glued on one line meet: the end of one, the white space that
-# parse_jsonl_line skips, and the first key of the next (a record without keys holds
-# no prose). Inside a JSON string it is rare, and then the line is only parsed.
+# Where two records glued on one line meet (inside a string it only costs a parse).
 GLUE_POINT = Lazy(rb'\}[ \t\r\n]*\{"')
-# The name of a memory file, on a line holding an edit tool's call (see MEMORY_FILE_NAMES).
 MEMORY_FILE_BYTES = Lazy(("(?:" + "|".join(map(re.escape, MEMORY_FILE_NAMES)) + ')"').encode())
-# The file an edit tool's call names, as Claude Code writes the call: its input opens
-# with `file_path` (after `replace_all` when that is set). Only that path is looked at
-# for MEMORY_FILE_BYTES, not the whole line (a Write's content can be megabytes); a call
-# written in any other order has the whole line looked at.
+# The path an edit call opens its input with, searched for a memory file name instead of
+# the whole line (a Write's content can be megabytes); another key order searches it all.
 EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
@@ -1363,8 +1319,7 @@ def claude_reader(opts: Options) -> Any:
     return read
 
 
-# The tools that edit a file: an edit of a memory file (MEMORY_FILE_NAMES) in a session
-# is the agent's own unreviewed write (see MemoryWrite).
+# An edit of a memory file in a session is the agent's own unreviewed write (MemoryWrite).
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 
 
@@ -1466,9 +1421,8 @@ class CodexReader:
         return self.events
 
 
-# GitHub Copilot CLI: ~/.copilot/session-state/<sessionId>/events.jsonl, one event a
-# line, {type, data, id, timestamp, parentId, agentId?}; the schema is published with
-# the Copilot SDK (github/copilot-sdk, nodejs/src/generated/session-events.ts).
+# Copilot CLI's ~/.copilot/session-state/<id>/events.jsonl: {type, data, id, timestamp,
+# parentId, agentId?} (schema: github/copilot-sdk, nodejs/src/generated/session-events.ts).
 COPILOT_SKIP = {
     "assistant.reasoning": "skipped_thinking", "assistant.reasoning_delta": "skipped_thinking",
     "tool.execution_start": "skipped_tool_call", "tool.user_requested": "skipped_tool_call",
@@ -1510,18 +1464,15 @@ def copilot_reader(opts: Options) -> Any:
     return read
 
 
-# OpenCode keeps every project's sessions in one SQLite database,
-# $XDG_DATA_HOME/opencode/opencode.db (tables session, message and part; each row's
-# `data` is JSON: packages/opencode/src/session/session.sql.ts and message-v2.ts).
-# One database is one input: its sessions whose directory is inside the current
-# repository, in the order OpenCode shows them (time created, then id).
+# OpenCode keeps all projects' sessions in $XDG_DATA_HOME/opencode/opencode.db (tables
+# session, message, part; `data` is JSON: packages/opencode/src/session/session.sql.ts and
+# message-v2.ts). One database is one input: the sessions inside this repository.
 OPENCODE_TABLES = frozenset({"session", "message", "part"})
 OPENCODE_PART_KIND = {"text": "text", "reasoning": "reasoning", "tool": "tool_use"}
 
 
 def open_sqlite(path: str) -> Any:
-    """A read-only connection. sqlite3 is imported here, not at start-up: most runs
-    read no database."""
+    """A read-only connection (sqlite3 is imported here: most runs read no database)."""
     import sqlite3
     import urllib.parse
     uri = "file:" + urllib.parse.quote(os.path.abspath(path))
@@ -1554,11 +1505,8 @@ def opencode_sessions(db: Any, root: str) -> list[tuple[str, str | None]]:
 
 
 def read_opencode(path: str, opts: Options, stats: Counter[str]) -> Iterator[Message]:
-    """OpenCode messages of this repository's sessions: text parts of user and
-    assistant messages, without synthetic or ignored parts (OpenCode's own insertions).
-    A message is one record; its line is its 1-based index among those read. Child
-    sessions (a subagent's) are sidechains; an assistant message marked summary is a
-    compaction summary."""
+    """Text parts of this repository's OpenCode messages, a message a record numbered from
+    1, without synthetic or ignored parts (OpenCode's own); a child session is a sidechain."""
     import sqlite3
     try:
         with contextlib.closing(open_sqlite(path)) as db:
@@ -1624,9 +1572,10 @@ def gemini_reader(opts: Options) -> Any:
             str(msg.get("type") or msg.get("role")))
         if role is None:
             return "skipped_meta", []  # info, error, warning
+        content = msg.get("content", msg.get("parts"))
         if role not in opts.roles:
-            return set_aside(role, msg.get("content", msg.get("parts")), index, msg.get("timestamp"))
-        outcome, texts = content_texts(msg.get("content", msg.get("parts")))
+            return set_aside(role, content, index, msg.get("timestamp"))
+        outcome, texts = content_texts(content)
         if outcome == "skipped_empty" and msg.get("toolCalls"):
             outcome = "skipped_tool_call"
         return outcome, _messages(role, texts, index, msg.get("timestamp"))
@@ -1649,13 +1598,12 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
         if role not in ("user", "assistant"):
             return "skipped_meta", []  # system, developer
         content = msg.get("content")
-        if role not in opts.roles:
-            return set_aside(role, _cline_content(content) if cline and isinstance(content, list) else content,
-                             index, msg.get("ts") or msg.get("timestamp") or msg.get("created_at"))
         if cline and isinstance(content, list):
             content = _cline_content(content)
-        outcome, texts = content_texts(content, _cline_text if cline else None)
         stamp = msg.get("ts") or msg.get("timestamp") or msg.get("created_at")
+        if role not in opts.roles:
+            return set_aside(role, content, index, stamp)
+        outcome, texts = content_texts(content, _cline_text if cline else None)
         return outcome, _messages(role, texts, index, stamp)
     return read
 
@@ -1664,26 +1612,23 @@ CLINE_USER_WORDS = ("<feedback>", "<answer>", "<user_message>")
 
 
 def _cline_content(blocks: list[Any]) -> list[Any]:
-    """Cline blocks with tool output removed. A tool result is a text block starting
-    `[tool for 'x'] Result:`; when that header stands alone, the output is the next
-    block, except after attempt_completion and ask_followup_question, whose "result" is
-    the user's own feedback or answer."""
-    out = []
+    """Cline blocks with tool output removed: a text block opening `[tool for 'x'] Result:`,
+    and the next one when that header stands alone, unless the tool asked the user."""
+    out: list[Any] = []
     skip_next = False
     for block in blocks:
         text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
-        if skip_next and isinstance(text, str) and not text.lstrip().startswith(CLINE_USER_WORDS):
+        text = text.lstrip() if isinstance(text, str) else None
+        if text is not None and skip_next and not text.startswith(CLINE_USER_WORDS):
             skip_next = False
-            out.append({"type": "tool_result"})
+        elif text is not None and (header := CLINE_TOOL_RESULT.match(text)):
+            skip_next = not text[header.end():].strip() and not re.match(
+                r"\[(?:attempt_completion|ask_followup_question)\b", text)
+        else:
+            skip_next = False
+            out.append(_cline_block(block))
             continue
-        skip_next = False
-        header = CLINE_TOOL_RESULT.match(text.lstrip()) if isinstance(text, str) else None
-        if header:
-            skip_next = not text.lstrip()[header.end():].strip() and not re.match(
-                r"\[(?:attempt_completion|ask_followup_question)\b", text.lstrip())
-            out.append({"type": "tool_result"})
-            continue
-        out.append(_cline_block(block))
+        out.append({"type": "tool_result"})
     return out
 
 
@@ -1711,9 +1656,8 @@ AIDER_COMMAND = Lazy(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/
 
 def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                pos: Position | None = None) -> Iterator[Message]:
-    """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines are tool
-    output, everything else until the next of those is the assistant. Each physical line
-    is one record, and each prose line one message, so a sentence's line is its own."""
+    """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines tool output, the
+    rest the assistant. A line is a record and a message, so a sentence keeps its line."""
     stamp: str | None = None
     in_edit = False
     fence = ""
@@ -1732,8 +1676,7 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         user = line.startswith("#### ") or line.rstrip() == "####"
         said = line[5:].rstrip() if user else ""
         if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said):
-            # Session headers, and aider commands: `/ask X` is followed by a copy
-            # `#### X`, which is the one read.
+            # Headers, and commands: `/ask X` is followed by a copy `#### X`, the one read.
             stamp = header.group(1) if header else stamp
             fence = ""
             stats["skipped_meta"] += 1
@@ -1750,8 +1693,7 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         elif not line.strip():
             stats["blank"] += 1
         elif fence or in_edit or line.startswith("<<<<<<< SEARCH") or FENCE.match(line):
-            # Fenced code and SEARCH/REPLACE edit blocks (even outside a fence) are
-            # file contents.
+            # Fenced code and SEARCH/REPLACE edit blocks (even unfenced) are file contents.
             if fence or not in_edit and FENCE.match(line):
                 fence = fence_after(fence, line)[0]
             else:
@@ -1767,26 +1709,22 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         pos.through = number
 
 
-# SpecStory histories (.specstory/history/*.md): a turn opens with a line `_**User**_`,
-# `_**Assistant (model)**_` or `_**Agent - sidechain (model 2026-01-16 16:26:02Z)**_`
-# (SpecStory's markdown.go, "Markdown v2.1.0"; mid-2025 files put the sidechain last,
-# `_**Agent (model) (sidechain)**_`, and older ones differ only in what the parentheses
-# hold). Other exporters copy the layout with a name after a colon.
+# A SpecStory turn line (markdown.go, v2.1.0): `_**User**_`, `_**Assistant (model)**_`,
+# `_**Agent - sidechain (model time)**_`; mid-2025 files end `(sidechain)`, and other
+# exporters copy it with a name after a colon.
 SPECSTORY_TURN = Lazy(r"_\*\*(User|Assistant|Agent)( - sidechain)?(?::[^*()]*)?(?: \((.*?)\))?"
                       r"( \(sidechain\))?\*\*_")
 SPECSTORY_MARK = b"<!-- Generated by SpecStory"
 # `<!-- Claude Code Session <id> (<time>) -->`: the tool and its own session id.
 SPECSTORY_SESSION = Lazy(r"<!-- (.+?) Session (\S+)(?: \(.*\))? -->")
-# A time as SpecStory writes it in a turn header, a title or a file name:
-# 2025-09-27 02:50Z, 2026-01-16 16:26:02Z, 2025-11-13 21:12:14-0700, 2026-01-19T19:05:27.193Z,
-# 2026-01-16_16-26-02Z.
+# A time in a turn header, title or file name: 2025-09-27 02:50Z, 2025-11-13 21:12:14-0700,
+# 2026-01-19T19:05:27.193Z, 2026-01-16_16-26-02Z.
 SPECSTORY_TIME = Lazy(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d)[:-](\d\d)(?:[:-](\d\d)(?:\.\d+)?)?"
                       r"(Z|[+-]\d\d:?\d\d)?")
 # Blocks SpecStory writes around what is not prose, by the tag that opens them.
 SPECSTORY_BLOCKS = {"<tool-use": ("</tool-use>", "skipped_tool_call"),
                     "<think": ("</think>", "skipped_thinking")}
-# Wrappers an agent injects into a User turn, here spread over lines: Claude Code's
-# own (as in the JSONL readers) and its background-task notices.
+# Wrappers Claude Code injects into a User turn, here spread over lines.
 SPECSTORY_INJECTED = tuple(f"<{tag}" for tag in INJECTED_TAGS + ("task-notification", "persisted-output"))
 
 
@@ -1886,11 +1824,8 @@ class SpecStoryTurns:
 
 def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                    pos: Position | None = None) -> Iterator[Message]:
-    """SpecStory Markdown: User turns are the user, Assistant and Agent turns the
-    assistant; tool blocks, thinking, fenced code and injected wrappers are skipped.
-    Each physical line is one record, and each prose line is one message, so a
-    sentence's line is the line it starts on. Lines a baseline reviewed (`pos.skip`) are
-    read for the turns and blocks they open, counted in skipped_baseline, and yield nothing."""
+    """SpecStory Markdown, a line a record and a message, as Aider's. Lines a baseline
+    reviewed are still read for the turns and blocks they open, but yield nothing."""
     turns = SpecStoryTurns(opts)
     reviewed = pos.skip if pos is not None else 0
     aside: Counter[str] = Counter()
@@ -1915,12 +1850,9 @@ def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
 
 
 # -- agents' own memory: note folders ---------------------------------------------------
-# Not transcripts: notes a model already chose and saved, unreviewed. Claude Code's auto
-# memory (FORMATS.md section 15) keeps one note per file with `name` / `description` /
-# `type` frontmatter, or topic files of plain bullets, and a MEMORY.md index; Codex keeps
-# model-written Markdown in ~/.codex/memories, of which MEMORY.md holds the notes (its
-# memory_summary.md is a routing map, rollout_summaries/ the evidence) and whose layout has
-# changed between releases: only its MEMORY.md bullets are read.
+# Notes a model saved, unreviewed. Claude Code's auto memory (FORMATS.md section 15) has a
+# note a file with frontmatter, or topic files of bullets, and a MEMORY.md index; of Codex's
+# ~/.codex/memories, whose layout changes between releases, only MEMORY.md's bullets are read.
 NOTE_INDEX = "MEMORY.md"
 NOTE_TYPES = frozenset({"user", "feedback", "project", "reference"})
 NOTE_DEFAULT_TYPE = "project"  # a missing or unknown type; provenance says so
@@ -1941,9 +1873,8 @@ class Note(NamedTuple):
 
 
 def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
-    """The notes of one memory file: a frontmatter note gives one, a topic file or an
-    index one for each top-level bullet. Lines are counted as a Markdown format's are:
-    the first line of a note is `prose`, blank lines `blank`, the rest `skipped_meta`."""
+    """The notes of one memory file: a frontmatter file's one, or each top-level bullet. A
+    note's first line counts as `prose`, blank lines `blank`, the rest `skipped_meta`."""
     lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
@@ -1958,10 +1889,8 @@ def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
 
 
 def _frontmatter_note(lines: list[str]) -> list[Note] | None:
-    """The note of a file with frontmatter (the `key: value` subset of YAML, one line a
-    key, quotes taken off): its body's first paragraph as one line, or its description
-    when the body is empty; `**Why:**` kept apart to join it if the whole fits. None when
-    the frontmatter never closes: the file is read as a topic file."""
+    """A frontmatter file's note (`key: value` lines): its body's first paragraph, else its
+    description. None when the frontmatter never closes: it is then a topic file."""
     end = next((i for i in range(1, len(lines)) if FRONTMATTER_FENCE.fullmatch(lines[i])), None)
     if end is None:
         return None
@@ -2051,15 +1980,14 @@ def _bullet_notes(lines: list[str], kind: str) -> list[Note]:
                 start = number + 1
         elif current and line.strip() and line[:1] in " \t" and not TOP_BULLET.match(line.strip()):
             current.append(line.strip())
-        elif current and (not line.strip() or TOP_BULLET.match(line.strip()) or line[:1] not in " \t"):
+        else:
             close()
     close()
     return notes
 
 
-# The SIGNAL, NOISE and score rules know English and Chinese: Latin letters and Han
-# characters. Prose in another script gives no candidate. These are the scripts --stats
-# names, by the code point ranges of their letters.
+# The rules know English and Chinese only: prose in these scripts gives no candidate, and
+# --stats names them.
 UNCOVERED_SCRIPTS = (
     (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0590, 0x05FF, "hebrew"),
     (0x0600, 0x06FF, "arabic"), (0x0900, 0x0DFF, "indic"), (0x0E00, 0x0E7F, "thai"),
@@ -2134,18 +2062,14 @@ def looks_like_specstory(body: bytes, lines: list[bytes]) -> bool:
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "progress",
                           "file-history-snapshot", "queue-operation", "last-prompt"})
-# Transcripts are read with a 1 MiB buffer: lines of several MB are common (whole files,
-# images); with the default 8 KiB buffer, going through the corpus line by line takes
-# four times as long. Memory holds one line plus this buffer.
+# Lines of several MB (whole files, images) are common: a large buffer reads them in few calls.
 READ_BUFFER = 1 << 20
-# How much of a file the sniffer reads: enough lines to get past Claude Code's summary
-# and snapshot records, never more than a few MB of a file whose lines are huge.
+# Enough of a file to get past Claude Code's summary and snapshot records, capped in bytes.
 SNIFF_LINES = 20
 SNIFF_BYTES = 4 << 20
 
 
-# Formats memory-diff recognises but has no reader for: an input in one of them is an
-# error that names it (exit 2), never "use --format", since no --format reads it.
+# Formats recognised but not read: an error names the format, as no --format reads it.
 NOT_READ = {
     "swe-agent": "a SWE-agent trajectory",
     "openhands": "an OpenHands event stream",
