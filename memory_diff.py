@@ -1023,7 +1023,6 @@ class Options(NamedTuple):
 # --------------------------------------------------------------------------------------
 
 _DECODER = json.JSONDecoder()
-
 Outcome = tuple[str, list[Message]]
 
 
@@ -1134,8 +1133,6 @@ SKIP_FOR_BLOCK = {
     "thinking": "skipped_thinking", "redacted_thinking": "skipped_thinking",
     "reasoning": "skipped_thinking", "thought": "skipped_thinking",
 }
-
-
 GEMINI_PART_KINDS = ("functionCall", "functionResponse")
 
 
@@ -1218,7 +1215,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         kind = match.group(1)
         if kind == b"text":
             at = match.start()
-            if nested >= 0 and next_text_block(raw, nested, at, spaced) or opens_tool_texts(raw, at):
+            if nested >= 0 and NEXT_TEXT.fullmatch(raw, nested, at) or opens_tool_texts(raw, at):
                 nested = match.end()
             elif not raw.endswith(tool_copy, 0, at):
                 return True
@@ -1246,30 +1243,6 @@ CLAUDE_MARKERS = {
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
-def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
-    """Whether the text block at `end` follows the one ending at `start` in one content list
-    (NEXT_TEXT). Without `\\\\` in the text a quote is escaped exactly when `\\` precedes it,
-    so byte counts answer without the pattern."""
-    head = TEXT_KEY.match(raw, start)
-    tail = b'"}, {' if spaced else b'"},{'
-    if head and raw.endswith(tail, head.end(), end):
-        body = head.end(), end - len(tail)
-        if raw.find(b"\\\\", *body) < 0 and raw.count(b'"', *body) == raw.count(b'\\"', *body) \
-                and raw[body[1] - 1:body[1]] != b"\\":
-            return True
-    return bool(NEXT_TEXT.fullmatch(raw, start, end))
-
-
-def opens_tool_texts(raw: bytes, at: int) -> bool:
-    """Whether the text block at `at` opens a tool result's content list (TOOL_TEXTS ends
-    there); the cheap byte tests first, as most blocks are the message's own."""
-    return raw.endswith(CONTENT_LIST, 0, at) and raw.find(b"tool_result", max(at - TOOL_RESULT_REACH, 0), at) >= 0 \
-        and bool(TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at))
-
-
-TEXT_KEY = Lazy(rb',\s?"text":\s?"')
-
-
 # Between two text blocks of a tool result's content list: the first one's text, `},{`.
 NEXT_TEXT = Lazy(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
 TOOL_TEXTS = Lazy(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
@@ -1282,6 +1255,13 @@ MEMORY_FILE_BYTES = Lazy(("(?:" + "|".join(map(re.escape, MEMORY_FILE_NAMES)) + 
 # The path an edit call opens its input with, searched for a memory file name instead of
 # the whole line (a Write's content can be megabytes); another key order searches it all.
 EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def opens_tool_texts(raw: bytes, at: int) -> bool:
+    """Whether the text block at `at` opens a tool result's content list (TOOL_TEXTS ends
+    there); the cheap byte tests first, as most blocks are the message's own."""
+    return raw.endswith(CONTENT_LIST, 0, at) and raw.find(b"tool_result", max(at - TOOL_RESULT_REACH, 0), at) >= 0 \
+        and bool(TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at))
 
 
 def claude_reader(opts: Options) -> Any:
@@ -1474,7 +1454,6 @@ OPENCODE_PART_KIND = {"text": "text", "reasoning": "reasoning", "tool": "tool_us
 def open_sqlite(path: str) -> Any:
     """A read-only connection (sqlite3 is imported here: most runs read no database)."""
     import sqlite3
-    import urllib.parse
     uri = "file:" + urllib.parse.quote(os.path.abspath(path))
     try:
         db = sqlite3.connect(uri + "?mode=ro", uri=True)
@@ -2002,19 +1981,9 @@ def count_scripts(messages: Iterable[Message], stats: Counter[str]) -> Iterator[
     for message in messages:
         text = message.text if isinstance(message, Message) else ""
         if not text.isascii():
-            covered = 0
-            scripts: Counter[str] = Counter()
-            for char in text[:SCRIPT_SAMPLE]:
-                if not char.isalpha():
-                    continue
-                code = ord(char)
-                name = next((n for lo, hi, n in UNCOVERED_SCRIPTS if lo <= code <= hi), "") \
-                    if 0x0370 <= code < 0x4E00 or 0xAC00 <= code <= 0xD7AF else ""
-                if name:
-                    scripts[name] += 1
-                else:
-                    covered += 1
-            if sum(scripts.values()) > covered:
+            letters = [ord(char) for char in text[:SCRIPT_SAMPLE] if char.isalpha()]
+            scripts = Counter(n for code in letters for lo, hi, n in UNCOVERED_SCRIPTS if lo <= code <= hi)
+            if sum(scripts.values()) * 2 > len(letters):
                 stats["uncovered_script"] += 1
                 stats[f"uncovered_script_{scripts.most_common(1)[0][0]}"] += 1
         yield message
