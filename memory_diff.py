@@ -1027,8 +1027,7 @@ Outcome = tuple[str, list[Message]]
 
 
 def parse_jsonl_line(raw: bytes) -> list[Any] | None:
-    """One JSONL line to its records (glued records yield each), or None when it is not
-    JSON, as the half-written last line of a live session is not."""
+    """A JSONL line's records (glued ones each), or None when it is not JSON (half-written)."""
     try:  # one record in UTF-8, decoded as json.loads decodes bytes without sniffing
         return [json.loads(raw.decode("utf-8", "surrogatepass").removeprefix("\ufeff"))]
     except (ValueError, RecursionError):
@@ -1057,16 +1056,14 @@ class Position:
     """Where a transcript stands in its conversation: its key (conversation_key), the records
     a baseline reviewed (`skip`, passed over) and the last complete one (`through`)."""
 
-    def __init__(self) -> None:
-        self.key: str | None = None
-        self.skip = 0
-        self.through = 0
+    key: str | None = None
+    skip = 0
+    through = 0
 
 
 def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
                may_hold_prose: Any = None, pos: Position | None = None) -> Iterator[Message]:
-    """Drive a record reader over JSONL lines, one in memory at a time. A line that
-    `may_hold_prose` rules out, or that a baseline reviewed, is counted, not parsed."""
+    """Drive a reader over JSONL lines; one ruled out or reviewed is counted, not parsed."""
     number = blank = unparsed = malformed = skipped = 0  # plain ints: this loop runs once a line
     raw = b"\n"
     if pos is not None and pos.skip:
@@ -1105,15 +1102,11 @@ def read_document(messages: Any, reader: Any, stats: Counter[str],
                   pos: Position | None = None) -> Iterator[Message]:
     """Drive a record reader over the messages of a one-document format."""
     records = messages if isinstance(messages, list) else []
+    skip = pos.skip if pos is not None else 0
     if pos is not None:
         pos.through = len(records)
-    skip = pos.skip if pos is not None else 0
-    for index, record in enumerate(records, 1):
-        stats["lines"] += 1
-        stats["parsed"] += 1
-        if index <= skip:
-            stats["skipped_baseline"] += 1
-            continue
+    stats.update(lines=len(records), parsed=len(records), skipped_baseline=min(skip, len(records)))
+    for index, record in enumerate(records[skip:], skip + 1):
         outcome, found = reader(record, index)
         stats[outcome] += 1
         yield from found
@@ -1125,20 +1118,17 @@ def strip_injected(text: str) -> str:
     return "" if text.startswith(INJECTED_PREFIXES) else text
 
 
-SKIP_FOR_BLOCK = {
-    "tool_result": "skipped_tool_output", "function_call_output": "skipped_tool_output",
-    "web_search_tool_result": "skipped_tool_output", "functionResponse": "skipped_tool_output",
-    "tool_use": "skipped_tool_call", "server_tool_use": "skipped_tool_call",
-    "function_call": "skipped_tool_call", "functionCall": "skipped_tool_call",
-    "thinking": "skipped_thinking", "redacted_thinking": "skipped_thinking",
-    "reasoning": "skipped_thinking", "thought": "skipped_thinking",
-}
+SKIP_FOR_BLOCK = {kind: reason for reason, kinds in (
+    ("skipped_tool_output", "tool_result function_call_output web_search_tool_result"
+                            " functionResponse"),
+    ("skipped_tool_call", "tool_use server_tool_use function_call functionCall"),
+    ("skipped_thinking", "thinking redacted_thinking reasoning thought"),
+) for kind in kinds.split()}
 GEMINI_PART_KINDS = ("functionCall", "functionResponse")
 
 
 def content_texts(content: Any, clean: Any = None) -> tuple[str, list[str]]:
-    """(outcome, visible texts) of message content: a string, or a list of parts and
-    blocks (OpenAI parts, Anthropic blocks, Gemini parts). Only text is prose."""
+    """(outcome, visible texts) of a string or of OpenAI, Anthropic or Gemini parts."""
     parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
     texts: list[str] = []
     reason = ""
@@ -1175,8 +1165,7 @@ def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: 
 
 
 def set_aside(role: str, content: Any, line: int, stamp: Any, conversation: str = "") -> Outcome:
-    """A record of a role --roles leaves out: skipped, but an assistant's prose is kept
-    (not judged) for a user's memory request that points back at it."""
+    """A role --roles leaves out; an assistant's prose is kept, unjudged, for a request."""
     if role != "assistant":
         return "skipped_role", []
     _, texts = content_texts(content)
@@ -1197,14 +1186,11 @@ def native_reader(opts: Options) -> Any:
 
 
 def claude_may_hold_prose(raw: bytes) -> bool:
-    """False only for a Claude Code line that cannot hold prose: decoding JSON is the cost
-    of reading, and most bytes are tool output. Quotes in JSON strings are escaped, so the
-    byte patterns match only keys and values. Prose is a text block or string content; a
-    text block is not prose in the Read tool's copy (`"toolUseResult":{`) nor in a tool
-    result's content list (TOOL_TEXTS, then NEXT_TEXT), and anything else after a block
-    has the line decoded. String content beside a tool result is tool output unless a
-    second record may be glued on (a second speaker type; in a progress record, which
-    nests messages, a GLUE_POINT). An edit of a memory file is always read (MemoryWrite)."""
+    """False only for a Claude Code line that cannot hold prose, as decoding is the cost and
+    most bytes are tool output. Quotes in strings are escaped, so the patterns match keys and
+    values only. A text block is not prose in the Read tool's copy or a tool result's list
+    (TOOL_TEXTS, NEXT_TEXT); string content beside a tool result is not, unless a record
+    may be glued on (a second speaker, or in a progress record a GLUE_POINT)."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
     spaced = raw[key_end:key_end + 1] == b" "
     types, content, tool_result, tool_copy = CLAUDE_MARKERS[spaced]
@@ -1234,8 +1220,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     return speakers > 1 or nested < 0 and tool_result not in raw
 
 
-# claude_may_hold_prose's patterns, compact as Claude Code writes them and with the `": "`
-# of a re-serialized copy, told apart by the line's first key.
+# The patterns compact, as Claude Code writes, and with a re-serialized copy's `": "`.
 CLAUDE_MARKERS = {
     spaced: (Lazy(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",'
                   rb'\s*"id":\s*"[^"]*",\s*"name":\s*"(?:Edit|MultiEdit|Write)")'),
@@ -1252,27 +1237,22 @@ TOOL_RESULT_REACH = len(b'tool_result", "content": [{')
 # Where two records glued on one line meet (inside a string it only costs a parse).
 GLUE_POINT = Lazy(rb'\}[ \t\r\n]*\{"')
 MEMORY_FILE_BYTES = Lazy(("(?:" + "|".join(map(re.escape, MEMORY_FILE_NAMES)) + ')"').encode())
-# The path an edit call opens its input with, searched for a memory file name instead of
-# the whole line (a Write's content can be megabytes); another key order searches it all.
+# An edit call's leading path: searched instead of the line, as a Write's content can be MBs.
 EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 def opens_tool_texts(raw: bytes, at: int) -> bool:
-    """Whether the text block at `at` opens a tool result's content list (TOOL_TEXTS ends
-    there); the cheap byte tests first, as most blocks are the message's own."""
+    """Whether the text block at `at` opens a tool result's list: cheap byte tests first."""
     return raw.endswith(CONTENT_LIST, 0, at) and raw.find(b"tool_result", max(at - TOOL_RESULT_REACH, 0), at) >= 0 \
         and bool(TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at))
 
 
 def claude_reader(opts: Options) -> Any:
-    """Claude Code session JSONL: user and assistant records; tool results ride in user
-    records and are not speech; an assistant reply is split into a record per block."""
+    """Claude Code session JSONL; tool results ride in user records and are not speech."""
     def read(record: Any, line: int) -> Outcome:
-        if not isinstance(record, dict):
-            return "skipped_meta", []
-        kind = _str(record.get("type"))
-        message = record.get("message")
-        if kind not in ("user", "assistant") or not isinstance(message, dict):
+        message = record.get("message") if isinstance(record, dict) else None
+        kind = record.get("type") if isinstance(message, dict) else None
+        if kind not in ("user", "assistant"):
             return "skipped_meta", []
         if record.get("isSidechain") and not opts.include_sidechains:
             return "skipped_sidechain", []
@@ -1304,8 +1284,7 @@ EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 
 
 def memory_writes(blocks: list[Any], line: int) -> list[MemoryWrite]:
-    """The lines that Edit / MultiEdit / Write tool calls in an assistant record add to a
-    memory file: a Write's content, an edit's new lines that its old text did not hold."""
+    """The lines an assistant record's edit calls add to a memory file, not in the old text."""
     found = []
     for block in blocks:
         if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") not in EDIT_TOOLS:
@@ -1343,9 +1322,8 @@ CODEX_ITEM_SKIP = {
 
 
 class CodexReader:
-    """Codex CLI rollouts, current ({timestamp, type, payload}) and legacy flat. The
-    prose is in response_item messages; event_msg repeats it, and is read only when a
-    rollout has no response_item message at all (never both)."""
+    """Codex CLI rollouts, current ({timestamp, type, payload}) and legacy flat. event_msg
+    repeats the response_item messages, so it is read only in a rollout without them."""
 
     def __init__(self, opts: Options, stats: Counter[str]) -> None:
         self.opts = opts
@@ -1389,20 +1367,14 @@ class CodexReader:
 
     def read(self, lines: Iterable[bytes], pos: Position | None = None) -> Iterator[Message]:
         yield from read_jsonl(lines, self, self.stats, pos=pos)
-        yield from self.finish()
-
-    def finish(self) -> list[Message]:
-        if self.seen_items or not self.events:
-            return []
-        # A rollout without response_item messages: its event stream is the prose.
-        lines = min(len({m.line for m in self.events}), self.stats["skipped_duplicate_event"])
-        self.stats["skipped_duplicate_event"] -= lines
-        self.stats["prose"] += lines
-        return self.events
+        if not self.seen_items and self.events:  # no response_item messages: events are the prose
+            lines = min(len({m.line for m in self.events}), self.stats["skipped_duplicate_event"])
+            self.stats["skipped_duplicate_event"] -= lines
+            self.stats["prose"] += lines
+            yield from self.events
 
 
-# Copilot CLI's ~/.copilot/session-state/<id>/events.jsonl: {type, data, id, timestamp,
-# parentId, agentId?} (schema: github/copilot-sdk, nodejs/src/generated/session-events.ts).
+# Copilot CLI's session-state/<id>/events.jsonl (github/copilot-sdk, session-events.ts).
 COPILOT_SKIP = {
     "assistant.reasoning": "skipped_thinking", "assistant.reasoning_delta": "skipped_thinking",
     "tool.execution_start": "skipped_tool_call", "tool.user_requested": "skipped_tool_call",
@@ -1415,9 +1387,8 @@ COPILOT_TYPES = frozenset({"session.start", "session.resume", "user.message", "a
 
 
 def copilot_reader(opts: Options) -> Any:
-    """Copilot CLI events: user.message and assistant.message content. A sub-agent's
-    events carry agentId (older ones parentToolCallId) and are sidechains; a user
-    message from a skill or another agent (data.source) is injected."""
+    """Copilot CLI events: user.message and assistant.message content. A sub-agent's events
+    (agentId, parentToolCallId) are sidechains; a skill's or agent's user message is injected."""
     def read(record: Any, line: int) -> Outcome:
         if not isinstance(record, dict) or not isinstance(record.get("data"), dict):
             return "skipped_meta", []
@@ -1428,9 +1399,8 @@ def copilot_reader(opts: Options) -> Any:
             kind, data = "assistant.message", {"content": data["summaryContent"]}
         elif kind not in ("user.message", "assistant.message"):
             return COPILOT_SKIP.get(kind, "skipped_meta"), []
-        if record.get("agentId") or data.get("parentToolCallId"):
-            if not opts.include_sidechains:
-                return "skipped_sidechain", []
+        if (record.get("agentId") or data.get("parentToolCallId")) and not opts.include_sidechains:
+            return "skipped_sidechain", []
         role = "user" if kind == "user.message" else "assistant"
         if role == "user" and (data.get("isAutopilotContinuation")
                                or _str(data.get("source")).startswith(("skill-", "agent-", "system"))):
@@ -1444,9 +1414,8 @@ def copilot_reader(opts: Options) -> Any:
     return read
 
 
-# OpenCode keeps all projects' sessions in $XDG_DATA_HOME/opencode/opencode.db (tables
-# session, message, part; `data` is JSON: packages/opencode/src/session/session.sql.ts and
-# message-v2.ts). One database is one input: the sessions inside this repository.
+# OpenCode keeps all projects' sessions in one opencode.db (tables session, message, part,
+# `data` in JSON: session.sql.ts, message-v2.ts), read as one input: this repository's.
 OPENCODE_TABLES = frozenset({"session", "message", "part"})
 OPENCODE_PART_KIND = {"text": "text", "reasoning": "reasoning", "tool": "tool_use"}
 
@@ -1484,8 +1453,7 @@ def opencode_sessions(db: Any, root: str) -> list[tuple[str, str | None]]:
 
 
 def read_opencode(path: str, opts: Options, stats: Counter[str]) -> Iterator[Message]:
-    """Text parts of this repository's OpenCode messages, a message a record numbered from
-    1, without synthetic or ignored parts (OpenCode's own); a child session is a sidechain."""
+    """This repository's OpenCode messages, each a record; a child session is a sidechain."""
     import sqlite3
     try:
         with contextlib.closing(open_sqlite(path)) as db:
@@ -1521,19 +1489,16 @@ def _opencode_message(data: Any, parts: list[Any], parent: Any, index: int, opts
         return "skipped_summary", []
     if role not in opts.roles:
         return "skipped_role", []
-    blocks = []
+    blocks: list[Any] = []
     for raw in parts:
         try:
             part = json.loads(raw)
         except (TypeError, ValueError, RecursionError):
             continue
-        if not isinstance(part, dict):
-            continue
-        kind = OPENCODE_PART_KIND.get(_str(part.get("type")), "other")
-        if kind == "text" and (part.get("synthetic") or part.get("ignored")):
-            blocks.append("")  # OpenCode's own insertion: counted as injected
-            continue
-        blocks.append({"type": kind, "text": part.get("text")})
+        if isinstance(part, dict):
+            kind = OPENCODE_PART_KIND.get(_str(part.get("type")), "other")
+            own = kind == "text" and (part.get("synthetic") or part.get("ignored"))
+            blocks.append("" if own else {"type": kind, "text": part.get("text")})  # "": injected
     outcome, texts = content_texts(blocks)
     if outcome == "skipped_empty" and "" in blocks:
         outcome = "skipped_injected"
@@ -1542,13 +1507,10 @@ def _opencode_message(data: Any, parts: list[Any], parent: Any, index: int, opts
 
 
 def gemini_reader(opts: Options) -> Any:
-    """Gemini CLI chat recordings ({messages: [{type, content}]}) and /chat save
-    checkpoints ([{role: user|model, parts}])."""
+    """Gemini CLI recordings ({messages: [{type, content}]}) and /chat save checkpoints."""
     def read(msg: Any, index: int) -> Outcome:
-        if not isinstance(msg, dict):
-            return "skipped_meta", []
         role = {"user": "user", "gemini": "assistant", "model": "assistant"}.get(
-            str(msg.get("type") or msg.get("role")))
+            str(msg.get("type") or msg.get("role"))) if isinstance(msg, dict) else None
         if role is None:
             return "skipped_meta", []  # info, error, warning
         content = msg.get("content", msg.get("parts"))
@@ -1562,8 +1524,7 @@ def gemini_reader(opts: Options) -> Any:
 
 
 def messages_reader(opts: Options, cline: bool = False) -> Any:
-    """OpenAI / Anthropic messages ({role, content}; a JSONL line may also hold a
-    {"messages": [...]} fine-tune record) and Cline's api_conversation_history.json."""
+    """OpenAI or Anthropic {role, content} (or fine-tune {"messages": [...]}), and Cline's."""
     def read(msg: Any, index: int) -> Outcome:
         if isinstance(msg, dict) and isinstance(msg.get("messages"), list):
             found = [read(m, index) for m in msg["messages"]]
@@ -1644,19 +1605,16 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
     number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if number == 1:
-            line = line.lstrip("\ufeff")
+        line = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff" if number == 1 else "")
         header = AIDER_HEADER.match(line)
-        if number <= skip:  # reviewed by a baseline; its session header still dates what follows
+        stamp = header.group(1) if header else stamp  # dates what follows, reviewed or not
+        if number <= skip:
             stats["skipped_baseline"] += 1
-            stamp = header.group(1) if header else stamp
             continue
         user = line.startswith("#### ") or line.rstrip() == "####"
         said = line[5:].rstrip() if user else ""
         if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said):
             # Headers, and commands: `/ask X` is followed by a copy `#### X`, the one read.
-            stamp = header.group(1) if header else stamp
             fence = ""
             stats["skipped_meta"] += 1
         elif user:
@@ -1678,19 +1636,16 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             else:
                 in_edit = not line.startswith(">>>>>>> REPLACE")
             stats["skipped_tool_output"] += 1
-        elif "assistant" in opts.roles:
-            stats["prose"] += 1
-            yield Message("assistant", line.strip(), number, stamp)
-        else:  # set aside for a user's memory request that points back (see set_aside)
-            stats["skipped_role"] += 1
-            yield Message("assistant", line.strip(), number, stamp, "", False)
+        else:  # out of --roles, set aside for a request that points back (see set_aside)
+            judged = "assistant" in opts.roles
+            stats["prose" if judged else "skipped_role"] += 1
+            yield Message("assistant", line.strip(), number, stamp, "", judged)
     if pos is not None:
         pos.through = number
 
 
-# A SpecStory turn line (markdown.go, v2.1.0): `_**User**_`, `_**Assistant (model)**_`,
-# `_**Agent - sidechain (model time)**_`; mid-2025 files end `(sidechain)`, and other
-# exporters copy it with a name after a colon.
+# A SpecStory turn (markdown.go v2.1.0): `_**User**_`, `_**Agent - sidechain (model time)**_`;
+# mid-2025 files end `(sidechain)`, other exporters add a name after a colon.
 SPECSTORY_TURN = Lazy(r"_\*\*(User|Assistant|Agent)( - sidechain)?(?::[^*()]*)?(?: \((.*?)\))?"
                       r"( \(sidechain\))?\*\*_")
 SPECSTORY_MARK = b"<!-- Generated by SpecStory"
@@ -1708,8 +1663,7 @@ SPECSTORY_INJECTED = tuple(f"<{tag}" for tag in INJECTED_TAGS + ("task-notificat
 
 
 class SpecStoryTurns:
-    """Where a SpecStory history stands, line by line: the turn (its role, whether it is
-    read, its time) and the block, fence or injected wrapper open in it."""
+    """Where a SpecStory history stands: its turn, and the block, fence or wrapper open."""
 
     def __init__(self, opts: Options) -> None:
         self.opts = opts
@@ -1734,8 +1688,7 @@ class SpecStoryTurns:
             "skipped_meta" if "<synthetic>" in detail else \
             "skipped_role" if self.role not in self.opts.roles else ""
         if self.role == "user" and self.command_at is not None and self.stamp == self.command_at:
-            # The prompt a slash command expands to, written at the same second as the
-            # command (Claude Code marks it isMeta): a template, not speech.
+            # A slash command's expansion, written in the command's second: a template.
             self.skip = self.skip or "skipped_meta"
         self.command_at = None
         return "skipped_meta"
@@ -1791,8 +1744,7 @@ class SpecStoryTurns:
     def spoken(self, text: str) -> str:
         """The counter of a line of a turn's text: "prose" where it is read."""
         if self.first and self.role == "user" and not self.skip and text.startswith(COMPACTION_OPENING):
-            # A compaction summary: the model's words, past this first line, read only
-            # when asked for (as the Claude Code reader does).
+            # A compaction summary: the model's words after this line, read when asked for.
             self.role, self.first = "assistant", False
             self.skip = "skipped_summary" if not self.opts.include_summaries else \
                 "skipped_role" if self.role not in self.opts.roles else ""
@@ -1803,35 +1755,27 @@ class SpecStoryTurns:
 
 def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                    pos: Position | None = None) -> Iterator[Message]:
-    """SpecStory Markdown, a line a record and a message, as Aider's. Lines a baseline
-    reviewed are still read for the turns and blocks they open, but yield nothing."""
+    """SpecStory Markdown, a line a record, as Aider's; reviewed lines still open turns."""
     turns = SpecStoryTurns(opts)
     reviewed = pos.skip if pos is not None else 0
-    aside: Counter[str] = Counter()
     number = 0
     for number, raw in enumerate(lines, 1):
-        counts = aside if number <= reviewed else stats
-        counts["lines"] += 1
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if number == 1:
-            line = line.lstrip("\ufeff")
+        line = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff" if number == 1 else "")
         kind = turns.kind(line)
         visible = (strip_injected(line) if turns.role == "user" else line.strip()) if kind == "prose" else ""
-        if kind == "prose" and not visible:
-            kind = "skipped_injected"
-        counts[kind] += 1
-        if visible and counts is stats:
-            yield Message(turns.role, visible, number, turns.stamp)
-    stats["lines"] += aside["lines"]
-    stats["skipped_baseline"] += aside["lines"]
+        if number > reviewed:
+            stats["lines"] += 1
+            stats["skipped_injected" if kind == "prose" and not visible else kind] += 1
+            if visible:
+                yield Message(turns.role, visible, number, turns.stamp)
+    stats.update(lines=min(number, reviewed), skipped_baseline=min(number, reviewed))
     if pos is not None:
         pos.through = number
 
 
 # -- agents' own memory: note folders ---------------------------------------------------
-# Notes a model saved, unreviewed. Claude Code's auto memory (FORMATS.md section 15) has a
-# note a file with frontmatter, or topic files of bullets, and a MEMORY.md index; of Codex's
-# ~/.codex/memories, whose layout changes between releases, only MEMORY.md's bullets are read.
+# Notes a model saved, unreviewed: Claude Code's auto memory (FORMATS.md section 15), and of
+# Codex's ~/.codex/memories, whose layout changes between releases, MEMORY.md's bullets.
 NOTE_INDEX = "MEMORY.md"
 NOTE_TYPES = frozenset({"user", "feedback", "project", "reference"})
 NOTE_DEFAULT_TYPE = "project"  # a missing or unknown type; provenance says so
@@ -1868,8 +1812,7 @@ def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
 
 
 def _frontmatter_note(lines: list[str]) -> list[Note] | None:
-    """A frontmatter file's note (`key: value` lines): its body's first paragraph, else its
-    description. None when the frontmatter never closes: it is then a topic file."""
+    """A frontmatter file's first paragraph, else its description; None when never closed."""
     end = next((i for i in range(1, len(lines)) if FRONTMATTER_FENCE.fullmatch(lines[i])), None)
     if end is None:
         return None
@@ -1924,8 +1867,7 @@ def _reason(body: list[str]) -> str:
 
 
 def _with_reason(rule: str, why: str) -> str:
-    """A note in its own words: over the length gate, its first sentence; its reason
-    joined after `Why:` when the whole still fits."""
+    """The note, cut to its first sentence when too long, and `Why:` when that fits."""
     if width(rule) > MAX_WIDTH:
         rule = (_split_line(rule) or [rule])[0]
     if why:
@@ -1936,8 +1878,7 @@ def _with_reason(rule: str, why: str) -> str:
 
 
 def _bullet_notes(lines: list[str], kind: str) -> list[Note]:
-    """Each top-level bullet of a topic file or an index, with its continuation lines;
-    not nested bullets, not fenced code, not a line that only points at a note file."""
+    """Each top-level bullet with its continuation lines, but not one linking a note file."""
     notes: list[Note] = []
     current: list[str] = []
     start = 0
@@ -1965,8 +1906,7 @@ def _bullet_notes(lines: list[str], kind: str) -> list[Note]:
     return notes
 
 
-# The rules know English and Chinese only: prose in these scripts gives no candidate, and
-# --stats names them.
+# The rules know only English and Chinese: --stats names these scripts, which give nothing.
 UNCOVERED_SCRIPTS = (
     (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0590, 0x05FF, "hebrew"),
     (0x0600, 0x06FF, "arabic"), (0x0900, 0x0DFF, "indic"), (0x0E00, 0x0E7F, "thai"),
@@ -1976,14 +1916,13 @@ SCRIPT_SAMPLE = 2000  # characters of a message looked at: enough to tell its sc
 
 
 def count_scripts(messages: Iterable[Message], stats: Counter[str]) -> Iterator[Message]:
-    """Count the messages whose letters are mostly in a script the rules do not cover
-    (uncovered_script, and uncovered_script_NAME by script)."""
+    """Count messages mostly in an uncovered script (uncovered_script, and _NAME by script)."""
     for message in messages:
         text = message.text if isinstance(message, Message) else ""
         if not text.isascii():
-            letters = [ord(char) for char in text[:SCRIPT_SAMPLE] if char.isalpha()]
-            scripts = Counter(n for code in letters for lo, hi, n in UNCOVERED_SCRIPTS if lo <= code <= hi)
-            if sum(scripts.values()) * 2 > len(letters):
+            codes = [ord(char) for char in text[:SCRIPT_SAMPLE] if char.isalpha()]
+            scripts = Counter(n for c in codes for lo, hi, n in UNCOVERED_SCRIPTS if lo <= c <= hi)
+            if sum(scripts.values()) * 2 > len(codes):
                 stats["uncovered_script"] += 1
                 stats[f"uncovered_script_{scripts.most_common(1)[0][0]}"] += 1
         yield message
@@ -1999,8 +1938,7 @@ def script_note(stats: Counter[str]) -> str | None:
             "they know English and Chinese, so nothing in it can be proposed")
 
 
-# A timestamp is printed in provenance and --json: only a date-and-time shape is kept,
-# so that no text, token or control character rides in on the field.
+# Timestamps are printed: only a date-and-time shape, so no text or token rides in on one.
 TIMESTAMP = Lazy(r"[0-9][0-9T:., /+Z-]{3,39}")
 
 
@@ -2020,8 +1958,7 @@ def _timestamp(value: Any) -> str | None:
 # -- format sniffing --------------------------------------------------------------------
 
 def looks_like_specstory(body: bytes, lines: list[bytes]) -> bool:
-    """SpecStory's header comment, or a turn line among the first lines. A SpecStory
-    file opens with a `#` title and may hold `#### ` headings, as Aider's does."""
+    """SpecStory's header or a turn line, as its `#` title and `#### ` are Aider's too."""
     if body.startswith(SPECSTORY_MARK):
         return True
     return any(raw.startswith(b"_**") and SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
