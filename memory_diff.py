@@ -1053,8 +1053,7 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
 
 
 class Position:
-    """Where a transcript stands in its conversation: its key (conversation_key), the records
-    a baseline reviewed (`skip`, passed over) and the last complete one (`through`)."""
+    """Conversation key, records a baseline reviewed (`skip`), last complete one (`through`)."""
 
     key: str | None = None
     skip = 0
@@ -1322,8 +1321,7 @@ CODEX_ITEM_SKIP = {
 
 
 class CodexReader:
-    """Codex CLI rollouts, current ({timestamp, type, payload}) and legacy flat. event_msg
-    repeats the response_item messages, so it is read only in a rollout without them."""
+    """Codex CLI rollouts; event_msg repeats response_item messages: read only without them."""
 
     def __init__(self, opts: Options, stats: Counter[str]) -> None:
         self.opts = opts
@@ -1332,9 +1330,7 @@ class CodexReader:
         self.events: list[Message] = []
 
     def __call__(self, record: Any, line: int) -> Outcome:
-        if not isinstance(record, dict):
-            return "skipped_meta", []
-        kind = _str(record.get("type"))
+        kind = _str(record.get("type")) if isinstance(record, dict) else ""
         payload = record.get("payload") if kind in CODEX_TYPES else record
         if not isinstance(payload, dict):
             return "skipped_meta", []
@@ -1387,8 +1383,7 @@ COPILOT_TYPES = frozenset({"session.start", "session.resume", "user.message", "a
 
 
 def copilot_reader(opts: Options) -> Any:
-    """Copilot CLI events: user.message and assistant.message content. A sub-agent's events
-    (agentId, parentToolCallId) are sidechains; a skill's or agent's user message is injected."""
+    """Copilot CLI events; a sub-agent's are sidechains, a skill's user message is injected."""
     def read(record: Any, line: int) -> Outcome:
         if not isinstance(record, dict) or not isinstance(record.get("data"), dict):
             return "skipped_meta", []
@@ -1530,9 +1525,7 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
             found = [read(m, index) for m in msg["messages"]]
             texts = [m for _, ms in found for m in ms]
             return ("prose" if texts else found[0][0] if found else "skipped_empty"), texts
-        if not isinstance(msg, dict):
-            return "skipped_meta", []
-        role = _str(msg.get("role"))
+        role = _str(msg.get("role")) if isinstance(msg, dict) else ""
         if role in ("tool", "function"):
             return "skipped_tool_output", []
         if role not in ("user", "assistant"):
@@ -1552,8 +1545,7 @@ CLINE_USER_WORDS = ("<feedback>", "<answer>", "<user_message>")
 
 
 def _cline_content(blocks: list[Any]) -> list[Any]:
-    """Cline blocks with tool output removed: a text block opening `[tool for 'x'] Result:`,
-    and the next one when that header stands alone, unless the tool asked the user."""
+    """Cline blocks without tool output: `[tool for 'x'] Result:` and, alone, the next block."""
     out: list[Any] = []
     skip_next = False
     for block in blocks:
@@ -1959,10 +1951,9 @@ def _timestamp(value: Any) -> str | None:
 
 def looks_like_specstory(body: bytes, lines: list[bytes]) -> bool:
     """SpecStory's header or a turn line, as its `#` title and `#### ` are Aider's too."""
-    if body.startswith(SPECSTORY_MARK):
-        return True
-    return any(raw.startswith(b"_**") and SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
-               for raw in lines)
+    return body.startswith(SPECSTORY_MARK) or any(
+        raw.startswith(b"_**") and SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
+        for raw in lines)
 
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -2033,14 +2024,11 @@ def sniff_records(records: Iterable[Any]) -> str | None:
             return "codex"
         if kind in COPILOT_TYPES and isinstance(record.get("data"), dict) and "parentId" in record:
             return "copilot"
-        if "record_type" in record or ("instructions" in record and "id" in record):
+        if "record_type" in record or "instructions" in record and "id" in record \
+                or kind == "message" and "role" in record:
             return "codex"  # legacy flat rollout
-        if kind == "message" and "role" in record:
-            return "codex"
-        if "parentUuid" in record or ("sessionId" in record and "message" in record):
-            return "claude"
-        if kind in CLAUDE_TYPES and ("message" in record or "uuid" in record or "leafUuid" in record
-                                     or "messageId" in record):
+        if kind in CLAUDE_TYPES and record.keys() & {"message", "uuid", "leafUuid", "messageId"} \
+                or "parentUuid" in record or "sessionId" in record and "message" in record:
             return "claude"
         if "role" in record and "text" in record:
             return "native"
