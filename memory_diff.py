@@ -1123,21 +1123,16 @@ class Options(NamedTuple):
 
 
 # --------------------------------------------------------------------------------------
-# Reading: records in, visible prose out. A reader is a function from one record to
-# (outcome, messages): the outcome is the counter the record lands in ("prose" or a
-# skipped_* reason), so every input record is accounted for exactly once.
+# Reading: records in, visible prose out. A reader maps one record to (outcome, messages),
+# the outcome being its counter ("prose" or a skipped_* reason): each record counts once.
 # --------------------------------------------------------------------------------------
 
 _DECODER = json.JSONDecoder()
-
 Outcome = tuple[str, list[Message]]
 
 
 def parse_jsonl_line(raw: bytes) -> list[Any] | None:
-    """One JSONL line to its records; a line holding glued records yields each one.
-
-    None when the line is not JSON (malformed, or half-written as the last line of a
-    live session is)."""
+    """A JSONL line's records (glued ones each), or None when it is not JSON (half-written)."""
     try:  # one record in UTF-8, decoded as json.loads decodes bytes without sniffing
         return [json.loads(raw.decode("utf-8", "surrogatepass").removeprefix("\ufeff"))]
     except (ValueError, RecursionError):
@@ -1152,14 +1147,9 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
         text = raw.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return None
-    records = []
-    pos, end = 0, len(text)
+    records, pos = [], 0
     try:
-        while pos < end:
-            while pos < end and text[pos] in " \t\r\n":
-                pos += 1
-            if pos == end:
-                break
+        while (pos := json.decoder.WHITESPACE.match(text, pos).end()) < len(text):
             obj, pos = _DECODER.raw_decode(text, pos)
             records.append(obj)
     except (ValueError, RecursionError):
@@ -1168,21 +1158,16 @@ def parse_jsonl_line(raw: bytes) -> list[Any] | None:
 
 
 class Position:
-    """Where one transcript stands in its conversation: its key (see conversation_key),
-    the records a baseline has reviewed already (`skip`: passed over unread, counted in
-    skipped_baseline), and the last complete record (`through`: what a baseline records)."""
+    """Conversation key, records a baseline reviewed (`skip`), last complete one (`through`)."""
 
-    def __init__(self) -> None:
-        self.key: str | None = None
-        self.skip = 0
-        self.through = 0
+    key: str | None = None
+    skip = 0
+    through = 0
 
 
 def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
                may_hold_prose: Any = None, pos: Position | None = None) -> Iterator[Message]:
-    """Drive a record reader over JSONL lines, streaming: memory holds one line. A line
-    that `may_hold_prose` (a format's byte test) rules out is counted, not parsed; so is
-    a line at or before the baseline's point (`pos.skip`)."""
+    """Drive a reader over JSONL lines; one ruled out or reviewed is counted, not parsed."""
     number = blank = unparsed = malformed = skipped = 0  # plain ints: this loop runs once a line
     raw = b"\n"
     if pos is not None and pos.skip:
@@ -1208,15 +1193,9 @@ def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
             # One line, one counter: prose wins over the skip reason of a glued partner.
             stats["prose" if "prose" in outcomes else outcomes[0]] += 1
     number = max(number, skipped)
-    stats["lines"] += number
-    stats["blank"] += blank
-    stats["skipped_unparsed"] += unparsed
-    stats["malformed"] += malformed
-    stats["skipped_baseline"] += skipped
-    stats["parsed"] += number - blank - unparsed - malformed - skipped
-    if pos is not None:
-        # A live session's half-written last line is not reviewed yet: it is read again
-        # once complete.
+    stats.update(lines=number, blank=blank, skipped_unparsed=unparsed, malformed=malformed,
+                 skipped_baseline=skipped, parsed=number - blank - unparsed - malformed - skipped)
+    if pos is not None:  # a half-written last line is read again once complete
         pos.through = number - (not raw.endswith(b"\n") and parse_jsonl_line(raw) is None)
 
 
@@ -1227,15 +1206,11 @@ def read_document(messages: Any, reader: Any, stats: Counter[str],
                   pos: Position | None = None) -> Iterator[Message]:
     """Drive a record reader over the messages of a one-document format."""
     records = messages if isinstance(messages, list) else []
+    skip = pos.skip if pos is not None else 0
     if pos is not None:
         pos.through = len(records)
-    skip = pos.skip if pos is not None else 0
-    for index, record in enumerate(records, 1):
-        stats["lines"] += 1
-        stats["parsed"] += 1
-        if index <= skip:
-            stats["skipped_baseline"] += 1
-            continue
+    stats.update(lines=len(records), parsed=len(records), skipped_baseline=min(skip, len(records)))
+    for index, record in enumerate(records[skip:], skip + 1):
         outcome, found = reader(record, index)
         stats[outcome] += 1
         yield from found
@@ -1243,30 +1218,21 @@ def read_document(messages: Any, reader: Any, stats: Counter[str],
 
 def strip_injected(text: str) -> str:
     """Remove tag-wrapped injected context; "" when the whole text is boilerplate."""
-    if "<" in text:
-        text = INJECTED_SPAN.sub("", text)
-    text = text.strip()
-    if text.startswith(INJECTED_PREFIXES):
-        return ""
-    return text
+    text = (INJECTED_SPAN.sub("", text) if "<" in text else text).strip()
+    return "" if text.startswith(INJECTED_PREFIXES) else text
 
 
-SKIP_FOR_BLOCK = {
-    "tool_result": "skipped_tool_output", "function_call_output": "skipped_tool_output",
-    "web_search_tool_result": "skipped_tool_output", "functionResponse": "skipped_tool_output",
-    "tool_use": "skipped_tool_call", "server_tool_use": "skipped_tool_call",
-    "function_call": "skipped_tool_call", "functionCall": "skipped_tool_call",
-    "thinking": "skipped_thinking", "redacted_thinking": "skipped_thinking",
-    "reasoning": "skipped_thinking", "thought": "skipped_thinking",
-}
-
-
+SKIP_FOR_BLOCK = {kind: reason for reason, kinds in (
+    ("skipped_tool_output", "tool_result function_call_output web_search_tool_result"
+                            " functionResponse"),
+    ("skipped_tool_call", "tool_use server_tool_use function_call functionCall"),
+    ("skipped_thinking", "thinking redacted_thinking reasoning thought"),
+) for kind in kinds.split()}
 GEMINI_PART_KINDS = ("functionCall", "functionResponse")
 
 
 def content_texts(content: Any, clean: Any = None) -> tuple[str, list[str]]:
-    """(outcome, visible texts) of message content: a string, or a list of parts and
-    blocks (OpenAI parts, Anthropic blocks, Gemini parts). Only text is prose."""
+    """(outcome, visible texts) of a string or of OpenAI, Anthropic or Gemini parts."""
     parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
     texts: list[str] = []
     reason = ""
@@ -1303,8 +1269,7 @@ def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: 
 
 
 def set_aside(role: str, content: Any, line: int, stamp: Any, conversation: str = "") -> Outcome:
-    """A record of a role --roles leaves out: skipped, but an assistant's prose is kept
-    (not judged) for a user's memory request that points back at it."""
+    """A role --roles leaves out; an assistant's prose is kept, unjudged, for a request."""
     if role != "assistant":
         return "skipped_role", []
     _, texts = content_texts(content)
@@ -1325,24 +1290,11 @@ def native_reader(opts: Options) -> Any:
 
 
 def claude_may_hold_prose(raw: bytes) -> bool:
-    """False only for a Claude Code line that cannot hold prose. Decoding the JSON is
-    the cost of reading a transcript, and most of the bytes are tool output.
-
-    Quotes inside JSON strings are escaped, so these byte patterns match only keys and
-    values, nested ones too. Prose is a text block (`"type":"text"`, as Claude Code
-    writes every block) or string content. A text block is a list element, so one right
-    after `"toolUseResult":{` (the Read tool's copy of a file) is none, and so is one in a
-    tool result's content list: right after `{"tool_use_id":"…","type":"tool_result",
-    "content":[{`, or right after such a block's text and `},{` (NEXT_TEXT): whatever else
-    follows a block (a key after the list, `]},{` or `e},{` where the message's own content
-    goes on) has the next one decoded (Claude Code also writes type, content, is_error,
-    tool_use_id: those are decoded). String content beside a tool result, or in a
-    progress record, is tool output as long as the line holds one record: a second user
-    or assistant type beside a tool result means a second record may be glued on; a
-    progress record nests user and assistant messages, so there only a glue point (`}`
-    then `{`) can tell. A progress type is taken for the record's own: in the corpus
-    every line holding one is a progress record. An edit tool's call on a memory file
-    is read whatever else the line holds (MemoryWrite)."""
+    """False only for a Claude Code line that cannot hold prose, as decoding is the cost and
+    most bytes are tool output. Quotes in strings are escaped, so the patterns match keys and
+    values only. A text block is not prose in the Read tool's copy or a tool result's list
+    (TOOL_TEXTS, NEXT_TEXT); string content beside a tool result is not, unless a record
+    may be glued on (a second speaker, or in a progress record a GLUE_POINT)."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
     spaced = raw[key_end:key_end + 1] == b" "
     types, content, tool_result, tool_copy = CLAUDE_MARKERS[spaced]
@@ -1353,7 +1305,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
         kind = match.group(1)
         if kind == b"text":
             at = match.start()
-            if nested >= 0 and next_text_block(raw, nested, at, spaced) or opens_tool_texts(raw, at):
+            if nested >= 0 and NEXT_TEXT.fullmatch(raw, nested, at) or opens_tool_texts(raw, at):
                 nested = match.end()
             elif not raw.endswith(tool_copy, 0, at):
                 return True
@@ -1372,9 +1324,7 @@ def claude_may_hold_prose(raw: bytes) -> bool:
     return speakers > 1 or nested < 0 and tool_result not in raw
 
 
-# The byte patterns of claude_may_hold_prose, compact (as Claude Code writes) and with the
-# `": "` separators of a re-serialized copy (rare), told apart by the line's first key.
-# TOOL_TEXTS and NEXT_TEXT (below) tell a text block inside a tool result's content list.
+# The patterns compact, as Claude Code writes, and with a re-serialized copy's `": "`.
 CLAUDE_MARKERS = {
     spaced: (Lazy(re.escape(b'"type' + sep) + rb'(?:(text|user|assistant|progress)"|tool_use",'
                   rb'\s*"id":\s*"[^"]*",\s*"name":\s*"(?:Edit|MultiEdit|Write)")'),
@@ -1382,66 +1332,31 @@ CLAUDE_MARKERS = {
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
     for spaced, sep in ((False, b'":"'), (True, b'": "'))
 }
-def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
-    """Whether the text block at `end` follows the one ending at `start` in the same
-    content list: between them lies only the rest of that block, its text, and `},{`
-    (NEXT_TEXT). Byte counts answer where the text holds no `\\` (then a quote is
-    escaped exactly when a backslash stands before it); the pattern answers the rest."""
-    head = TEXT_KEY.match(raw, start)
-    tail = b'"}, {' if spaced else b'"},{'
-    if head and raw.endswith(tail, head.end(), end):
-        body = head.end(), end - len(tail)
-        if raw.find(b"\\\\", *body) < 0 and raw.count(b'"', *body) == raw.count(b'\\"', *body) \
-                and raw[body[1] - 1:body[1]] != b"\\":
-            return True
-    return bool(NEXT_TEXT.fullmatch(raw, start, end))
+# Between two text blocks of a tool result's content list: the first one's text, `},{`.
+NEXT_TEXT = Lazy(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
+TOOL_TEXTS = Lazy(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
+# How TOOL_TEXTS ends, and how far back its `tool_result` starts at most.
+CONTENT_LIST = (b'"content":[{', *(b'"content":%c[{' % space for space in b" \t\n\r\x0b\x0c"))
+TOOL_RESULT_REACH = len(b'tool_result", "content": [{')
+# Where two records glued on one line meet (inside a string it only costs a parse).
+GLUE_POINT = Lazy(rb'\}[ \t\r\n]*\{"')
+MEMORY_FILE_BYTES = Lazy(("(?:" + "|".join(map(re.escape, MEMORY_FILE_NAMES)) + ')"').encode())
+# An edit call's leading path: searched instead of the line, as a Write's content can be MBs.
+EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 def opens_tool_texts(raw: bytes, at: int) -> bool:
-    """Whether the text block at `at` is the first of a tool result's content list: TOOL_TEXTS
-    ends there. Most blocks that follow `"content":[{` are the message's own, and their
-    `tool_result` would lie within TOOL_RESULT_REACH: where it does not, the opening of
-    the tool result is not looked back for."""
+    """Whether the text block at `at` opens a tool result's list: cheap byte tests first."""
     return raw.endswith(CONTENT_LIST, 0, at) and raw.find(b"tool_result", max(at - TOOL_RESULT_REACH, 0), at) >= 0 \
         and bool(TOOL_TEXTS.fullmatch(raw, max(raw.rfind(b'{"tool_use_id"', 0, at), 0), at))
 
 
-TEXT_KEY = Lazy(rb',\s?"text":\s?"')
-
-
-# What lies between a text block skipped in a tool result's content list and the next
-# one in that list: the rest of the block (its text, nothing else) and `},{`. Anything
-# else (a key after the list, another kind of block) and the block is decoded.
-NEXT_TEXT = Lazy(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
-TOOL_TEXTS = Lazy(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')
-# How TOOL_TEXTS ends (`\s?` being any one of the six), tested first in place: most text
-# blocks are not in a tool result, and looking back for its opening costs the line.
-CONTENT_LIST = (b'"content":[{', *(b'"content":%c[{' % space for space in b" \t\n\r\x0b\x0c"))
-# How far before a text block TOOL_TEXTS's `tool_result` starts at most: `tool_result",`,
-# a space, `"content":`, a space, `[{`.
-TOOL_RESULT_REACH = len(b'tool_result", "content": [{')
-# Where two records glued on one line meet: the end of one, the white space that
-# parse_jsonl_line skips, and the first key of the next (a record without keys holds
-# no prose). Inside a JSON string it is rare, and then the line is only parsed.
-GLUE_POINT = Lazy(rb'\}[ \t\r\n]*\{"')
-# The name of a memory file, on a line holding an edit tool's call (see MEMORY_FILE_NAMES).
-MEMORY_FILE_BYTES = Lazy(("(?:" + "|".join(map(re.escape, MEMORY_FILE_NAMES)) + ')"').encode())
-# The file an edit tool's call names, as Claude Code writes the call: its input opens
-# with `file_path` (after `replace_all` when that is set). Only that path is looked at
-# for MEMORY_FILE_BYTES, not the whole line (a Write's content can be megabytes); a call
-# written in any other order has the whole line looked at.
-EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?"file_path":\s*"[^"\\]*(?:\\.[^"\\]*)*"')
-
-
 def claude_reader(opts: Options) -> Any:
-    """Claude Code session JSONL: user and assistant records; tool results ride in user
-    records and are not speech; an assistant reply is split into a record per block."""
+    """Claude Code session JSONL; tool results ride in user records and are not speech."""
     def read(record: Any, line: int) -> Outcome:
-        if not isinstance(record, dict):
-            return "skipped_meta", []
-        kind = _str(record.get("type"))
-        message = record.get("message")
-        if kind not in ("user", "assistant") or not isinstance(message, dict):
+        message = record.get("message") if isinstance(record, dict) else None
+        kind = record.get("type") if isinstance(message, dict) else None
+        if kind not in ("user", "assistant"):
             return "skipped_meta", []
         if record.get("isSidechain") and not opts.include_sidechains:
             return "skipped_sidechain", []
@@ -1468,14 +1383,12 @@ def claude_reader(opts: Options) -> Any:
     return read
 
 
-# The tools that edit a file: an edit of a memory file (MEMORY_FILE_NAMES) in a session
-# is the agent's own unreviewed write (see MemoryWrite).
+# An edit of a memory file in a session is the agent's own unreviewed write (MemoryWrite).
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 
 
 def memory_writes(blocks: list[Any], line: int) -> list[MemoryWrite]:
-    """The lines that Edit / MultiEdit / Write tool calls in an assistant record add to a
-    memory file: a Write's content, an edit's new lines that its old text did not hold."""
+    """The lines an assistant record's edit calls add to a memory file, not in the old text."""
     found = []
     for block in blocks:
         if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") not in EDIT_TOOLS:
@@ -1513,9 +1426,7 @@ CODEX_ITEM_SKIP = {
 
 
 class CodexReader:
-    """Codex CLI rollouts, current ({timestamp, type, payload}) and legacy flat. The
-    prose is in response_item messages; event_msg repeats it, and is read only when a
-    rollout has no response_item message at all (never both)."""
+    """Codex CLI rollouts; event_msg repeats response_item messages: read only without them."""
 
     def __init__(self, opts: Options, stats: Counter[str]) -> None:
         self.opts = opts
@@ -1524,9 +1435,7 @@ class CodexReader:
         self.events: list[Message] = []
 
     def __call__(self, record: Any, line: int) -> Outcome:
-        if not isinstance(record, dict):
-            return "skipped_meta", []
-        kind = _str(record.get("type"))
+        kind = _str(record.get("type")) if isinstance(record, dict) else ""
         payload = record.get("payload") if kind in CODEX_TYPES else record
         if not isinstance(payload, dict):
             return "skipped_meta", []
@@ -1559,21 +1468,14 @@ class CodexReader:
 
     def read(self, lines: Iterable[bytes], pos: Position | None = None) -> Iterator[Message]:
         yield from read_jsonl(lines, self, self.stats, pos=pos)
-        yield from self.finish()
-
-    def finish(self) -> list[Message]:
-        if self.seen_items or not self.events:
-            return []
-        # A rollout without response_item messages: its event stream is the prose.
-        lines = min(len({m.line for m in self.events}), self.stats["skipped_duplicate_event"])
-        self.stats["skipped_duplicate_event"] -= lines
-        self.stats["prose"] += lines
-        return self.events
+        if not self.seen_items and self.events:  # no response_item messages: events are the prose
+            lines = min(len({m.line for m in self.events}), self.stats["skipped_duplicate_event"])
+            self.stats["skipped_duplicate_event"] -= lines
+            self.stats["prose"] += lines
+            yield from self.events
 
 
-# GitHub Copilot CLI: ~/.copilot/session-state/<sessionId>/events.jsonl, one event a
-# line, {type, data, id, timestamp, parentId, agentId?}; the schema is published with
-# the Copilot SDK (github/copilot-sdk, nodejs/src/generated/session-events.ts).
+# Copilot CLI's session-state/<id>/events.jsonl (github/copilot-sdk, session-events.ts).
 COPILOT_SKIP = {
     "assistant.reasoning": "skipped_thinking", "assistant.reasoning_delta": "skipped_thinking",
     "tool.execution_start": "skipped_tool_call", "tool.user_requested": "skipped_tool_call",
@@ -1586,9 +1488,7 @@ COPILOT_TYPES = frozenset({"session.start", "session.resume", "user.message", "a
 
 
 def copilot_reader(opts: Options) -> Any:
-    """Copilot CLI events: user.message and assistant.message content. A sub-agent's
-    events carry agentId (older ones parentToolCallId) and are sidechains; a user
-    message from a skill or another agent (data.source) is injected."""
+    """Copilot CLI events; a sub-agent's are sidechains, a skill's user message is injected."""
     def read(record: Any, line: int) -> Outcome:
         if not isinstance(record, dict) or not isinstance(record.get("data"), dict):
             return "skipped_meta", []
@@ -1599,9 +1499,8 @@ def copilot_reader(opts: Options) -> Any:
             kind, data = "assistant.message", {"content": data["summaryContent"]}
         elif kind not in ("user.message", "assistant.message"):
             return COPILOT_SKIP.get(kind, "skipped_meta"), []
-        if record.get("agentId") or data.get("parentToolCallId"):
-            if not opts.include_sidechains:
-                return "skipped_sidechain", []
+        if (record.get("agentId") or data.get("parentToolCallId")) and not opts.include_sidechains:
+            return "skipped_sidechain", []
         role = "user" if kind == "user.message" else "assistant"
         if role == "user" and (data.get("isAutopilotContinuation")
                                or _str(data.get("source")).startswith(("skill-", "agent-", "system"))):
@@ -1615,20 +1514,15 @@ def copilot_reader(opts: Options) -> Any:
     return read
 
 
-# OpenCode keeps every project's sessions in one SQLite database,
-# $XDG_DATA_HOME/opencode/opencode.db (tables session, message and part; each row's
-# `data` is JSON: packages/opencode/src/session/session.sql.ts and message-v2.ts).
-# One database is one input: its sessions whose directory is inside the current
-# repository, in the order OpenCode shows them (time created, then id).
+# OpenCode keeps all projects' sessions in one opencode.db (tables session, message, part,
+# `data` in JSON: session.sql.ts, message-v2.ts), read as one input: this repository's.
 OPENCODE_TABLES = frozenset({"session", "message", "part"})
 OPENCODE_PART_KIND = {"text": "text", "reasoning": "reasoning", "tool": "tool_use"}
 
 
 def open_sqlite(path: str) -> Any:
-    """A read-only connection. sqlite3 is imported here, not at start-up: most runs
-    read no database."""
+    """A read-only connection (sqlite3 is imported here: most runs read no database)."""
     import sqlite3
-    import urllib.parse
     uri = "file:" + urllib.parse.quote(os.path.abspath(path))
     try:
         db = sqlite3.connect(uri + "?mode=ro", uri=True)
@@ -1659,11 +1553,7 @@ def opencode_sessions(db: Any, root: str) -> list[tuple[str, str | None]]:
 
 
 def read_opencode(path: str, opts: Options, stats: Counter[str]) -> Iterator[Message]:
-    """OpenCode messages of this repository's sessions: text parts of user and
-    assistant messages, without synthetic or ignored parts (OpenCode's own insertions).
-    A message is one record; its line is its 1-based index among those read. Child
-    sessions (a subagent's) are sidechains; an assistant message marked summary is a
-    compaction summary."""
+    """This repository's OpenCode messages, each a record; a child session is a sidechain."""
     import sqlite3
     try:
         with contextlib.closing(open_sqlite(path)) as db:
@@ -1699,19 +1589,16 @@ def _opencode_message(data: Any, parts: list[Any], parent: Any, index: int, opts
         return "skipped_summary", []
     if role not in opts.roles:
         return "skipped_role", []
-    blocks = []
+    blocks: list[Any] = []
     for raw in parts:
         try:
             part = json.loads(raw)
         except (TypeError, ValueError, RecursionError):
             continue
-        if not isinstance(part, dict):
-            continue
-        kind = OPENCODE_PART_KIND.get(_str(part.get("type")), "other")
-        if kind == "text" and (part.get("synthetic") or part.get("ignored")):
-            blocks.append("")  # OpenCode's own insertion: counted as injected
-            continue
-        blocks.append({"type": kind, "text": part.get("text")})
+        if isinstance(part, dict):
+            kind = OPENCODE_PART_KIND.get(_str(part.get("type")), "other")
+            own = kind == "text" and (part.get("synthetic") or part.get("ignored"))
+            blocks.append("" if own else {"type": kind, "text": part.get("text")})  # "": injected
     outcome, texts = content_texts(blocks)
     if outcome == "skipped_empty" and "" in blocks:
         outcome = "skipped_injected"
@@ -1720,18 +1607,16 @@ def _opencode_message(data: Any, parts: list[Any], parent: Any, index: int, opts
 
 
 def gemini_reader(opts: Options) -> Any:
-    """Gemini CLI chat recordings ({messages: [{type, content}]}) and /chat save
-    checkpoints ([{role: user|model, parts}])."""
+    """Gemini CLI recordings ({messages: [{type, content}]}) and /chat save checkpoints."""
     def read(msg: Any, index: int) -> Outcome:
-        if not isinstance(msg, dict):
-            return "skipped_meta", []
         role = {"user": "user", "gemini": "assistant", "model": "assistant"}.get(
-            str(msg.get("type") or msg.get("role")))
+            str(msg.get("type") or msg.get("role"))) if isinstance(msg, dict) else None
         if role is None:
             return "skipped_meta", []  # info, error, warning
+        content = msg.get("content", msg.get("parts"))
         if role not in opts.roles:
-            return set_aside(role, msg.get("content", msg.get("parts")), index, msg.get("timestamp"))
-        outcome, texts = content_texts(msg.get("content", msg.get("parts")))
+            return set_aside(role, content, index, msg.get("timestamp"))
+        outcome, texts = content_texts(content)
         if outcome == "skipped_empty" and msg.get("toolCalls"):
             outcome = "skipped_tool_call"
         return outcome, _messages(role, texts, index, msg.get("timestamp"))
@@ -1739,28 +1624,24 @@ def gemini_reader(opts: Options) -> Any:
 
 
 def messages_reader(opts: Options, cline: bool = False) -> Any:
-    """OpenAI / Anthropic messages ({role, content}; a JSONL line may also hold a
-    {"messages": [...]} fine-tune record) and Cline's api_conversation_history.json."""
+    """OpenAI or Anthropic {role, content} (or fine-tune {"messages": [...]}), and Cline's."""
     def read(msg: Any, index: int) -> Outcome:
         if isinstance(msg, dict) and isinstance(msg.get("messages"), list):
             found = [read(m, index) for m in msg["messages"]]
             texts = [m for _, ms in found for m in ms]
             return ("prose" if texts else found[0][0] if found else "skipped_empty"), texts
-        if not isinstance(msg, dict):
-            return "skipped_meta", []
-        role = _str(msg.get("role"))
+        role = _str(msg.get("role")) if isinstance(msg, dict) else ""
         if role in ("tool", "function"):
             return "skipped_tool_output", []
         if role not in ("user", "assistant"):
             return "skipped_meta", []  # system, developer
         content = msg.get("content")
-        if role not in opts.roles:
-            return set_aside(role, _cline_content(content) if cline and isinstance(content, list) else content,
-                             index, msg.get("ts") or msg.get("timestamp") or msg.get("created_at"))
         if cline and isinstance(content, list):
             content = _cline_content(content)
-        outcome, texts = content_texts(content, _cline_text if cline else None)
         stamp = msg.get("ts") or msg.get("timestamp") or msg.get("created_at")
+        if role not in opts.roles:
+            return set_aside(role, content, index, stamp)
+        outcome, texts = content_texts(content, _cline_text if cline else None)
         return outcome, _messages(role, texts, index, stamp)
     return read
 
@@ -1769,26 +1650,22 @@ CLINE_USER_WORDS = ("<feedback>", "<answer>", "<user_message>")
 
 
 def _cline_content(blocks: list[Any]) -> list[Any]:
-    """Cline blocks with tool output removed. A tool result is a text block starting
-    `[tool for 'x'] Result:`; when that header stands alone, the output is the next
-    block, except after attempt_completion and ask_followup_question, whose "result" is
-    the user's own feedback or answer."""
-    out = []
+    """Cline blocks without tool output: `[tool for 'x'] Result:` and, alone, the next block."""
+    out: list[Any] = []
     skip_next = False
     for block in blocks:
         text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
-        if skip_next and isinstance(text, str) and not text.lstrip().startswith(CLINE_USER_WORDS):
+        text = text.lstrip() if isinstance(text, str) else None
+        if text is not None and skip_next and not text.startswith(CLINE_USER_WORDS):
             skip_next = False
-            out.append({"type": "tool_result"})
+        elif text is not None and (header := CLINE_TOOL_RESULT.match(text)):
+            skip_next = not text[header.end():].strip() and not re.match(
+                r"\[(?:attempt_completion|ask_followup_question)\b", text)
+        else:
+            skip_next = False
+            out.append(_cline_block(block))
             continue
-        skip_next = False
-        header = CLINE_TOOL_RESULT.match(text.lstrip()) if isinstance(text, str) else None
-        if header:
-            skip_next = not text.lstrip()[header.end():].strip() and not re.match(
-                r"\[(?:attempt_completion|ask_followup_question)\b", text.lstrip())
-            out.append({"type": "tool_result"})
-            continue
-        out.append(_cline_block(block))
+        out.append({"type": "tool_result"})
     return out
 
 
@@ -1816,9 +1693,8 @@ AIDER_COMMAND = Lazy(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/
 
 def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                pos: Position | None = None) -> Iterator[Message]:
-    """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines are tool
-    output, everything else until the next of those is the assistant. Each physical line
-    is one record, and each prose line one message, so a sentence's line is its own."""
+    """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines tool output, the
+    rest the assistant. A line is a record and a message, so a sentence keeps its line."""
     stamp: str | None = None
     in_edit = False
     fence = ""
@@ -1826,20 +1702,16 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
     number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if number == 1:
-            line = line.lstrip("\ufeff")
+        line = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff" if number == 1 else "")
         header = AIDER_HEADER.match(line)
-        if number <= skip:  # reviewed by a baseline; its session header still dates what follows
+        stamp = header.group(1) if header else stamp  # dates what follows, reviewed or not
+        if number <= skip:
             stats["skipped_baseline"] += 1
-            stamp = header.group(1) if header else stamp
             continue
         user = line.startswith("#### ") or line.rstrip() == "####"
         said = line[5:].rstrip() if user else ""
         if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said):
-            # Session headers, and aider commands: `/ask X` is followed by a copy
-            # `#### X`, which is the one read.
-            stamp = header.group(1) if header else stamp
+            # Headers, and commands: `/ask X` is followed by a copy `#### X`, the one read.
             fence = ""
             stats["skipped_meta"] += 1
         elif user:
@@ -1855,49 +1727,40 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
         elif not line.strip():
             stats["blank"] += 1
         elif fence or in_edit or line.startswith("<<<<<<< SEARCH") or FENCE.match(line):
-            # Fenced code and SEARCH/REPLACE edit blocks (even outside a fence) are
-            # file contents.
+            # Fenced code and SEARCH/REPLACE edit blocks (even unfenced) are file contents.
             if fence or not in_edit and FENCE.match(line):
                 fence = fence_after(fence, line)[0]
             else:
                 in_edit = not line.startswith(">>>>>>> REPLACE")
             stats["skipped_tool_output"] += 1
-        elif "assistant" in opts.roles:
-            stats["prose"] += 1
-            yield Message("assistant", line.strip(), number, stamp)
-        else:  # set aside for a user's memory request that points back (see set_aside)
-            stats["skipped_role"] += 1
-            yield Message("assistant", line.strip(), number, stamp, "", False)
+        else:  # out of --roles, set aside for a request that points back (see set_aside)
+            judged = "assistant" in opts.roles
+            stats["prose" if judged else "skipped_role"] += 1
+            yield Message("assistant", line.strip(), number, stamp, "", judged)
     if pos is not None:
         pos.through = number
 
 
-# SpecStory histories (.specstory/history/*.md): a turn opens with a line `_**User**_`,
-# `_**Assistant (model)**_` or `_**Agent - sidechain (model 2026-01-16 16:26:02Z)**_`
-# (SpecStory's markdown.go, "Markdown v2.1.0"; mid-2025 files put the sidechain last,
-# `_**Agent (model) (sidechain)**_`, and older ones differ only in what the parentheses
-# hold). Other exporters copy the layout with a name after a colon.
+# A SpecStory turn (markdown.go v2.1.0): `_**User**_`, `_**Agent - sidechain (model time)**_`;
+# mid-2025 files end `(sidechain)`, other exporters add a name after a colon.
 SPECSTORY_TURN = Lazy(r"_\*\*(User|Assistant|Agent)( - sidechain)?(?::[^*()]*)?(?: \((.*?)\))?"
                       r"( \(sidechain\))?\*\*_")
 SPECSTORY_MARK = b"<!-- Generated by SpecStory"
 # `<!-- Claude Code Session <id> (<time>) -->`: the tool and its own session id.
 SPECSTORY_SESSION = Lazy(r"<!-- (.+?) Session (\S+)(?: \(.*\))? -->")
-# A time as SpecStory writes it in a turn header, a title or a file name:
-# 2025-09-27 02:50Z, 2026-01-16 16:26:02Z, 2025-11-13 21:12:14-0700, 2026-01-19T19:05:27.193Z,
-# 2026-01-16_16-26-02Z.
+# A time in a turn header, title or file name: 2025-09-27 02:50Z, 2025-11-13 21:12:14-0700,
+# 2026-01-19T19:05:27.193Z, 2026-01-16_16-26-02Z.
 SPECSTORY_TIME = Lazy(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d)[:-](\d\d)(?:[:-](\d\d)(?:\.\d+)?)?"
                       r"(Z|[+-]\d\d:?\d\d)?")
 # Blocks SpecStory writes around what is not prose, by the tag that opens them.
 SPECSTORY_BLOCKS = {"<tool-use": ("</tool-use>", "skipped_tool_call"),
                     "<think": ("</think>", "skipped_thinking")}
-# Wrappers an agent injects into a User turn, here spread over lines: Claude Code's
-# own (as in the JSONL readers) and its background-task notices.
+# Wrappers Claude Code injects into a User turn, here spread over lines.
 SPECSTORY_INJECTED = tuple(f"<{tag}" for tag in INJECTED_TAGS + ("task-notification", "persisted-output"))
 
 
 class SpecStoryTurns:
-    """Where a SpecStory history stands, line by line: the turn (its role, whether it is
-    read, its time) and the block, fence or injected wrapper open in it."""
+    """Where a SpecStory history stands: its turn, and the block, fence or wrapper open."""
 
     def __init__(self, opts: Options) -> None:
         self.opts = opts
@@ -1922,8 +1785,7 @@ class SpecStoryTurns:
             "skipped_meta" if "<synthetic>" in detail else \
             "skipped_role" if self.role not in self.opts.roles else ""
         if self.role == "user" and self.command_at is not None and self.stamp == self.command_at:
-            # The prompt a slash command expands to, written at the same second as the
-            # command (Claude Code marks it isMeta): a template, not speech.
+            # A slash command's expansion, written in the command's second: a template.
             self.skip = self.skip or "skipped_meta"
         self.command_at = None
         return "skipped_meta"
@@ -1979,8 +1841,7 @@ class SpecStoryTurns:
     def spoken(self, text: str) -> str:
         """The counter of a line of a turn's text: "prose" where it is read."""
         if self.first and self.role == "user" and not self.skip and text.startswith(COMPACTION_OPENING):
-            # A compaction summary: the model's words, past this first line, read only
-            # when asked for (as the Claude Code reader does).
+            # A compaction summary: the model's words after this line, read when asked for.
             self.role, self.first = "assistant", False
             self.skip = "skipped_summary" if not self.opts.include_summaries else \
                 "skipped_role" if self.role not in self.opts.roles else ""
@@ -1991,41 +1852,27 @@ class SpecStoryTurns:
 
 def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                    pos: Position | None = None) -> Iterator[Message]:
-    """SpecStory Markdown: User turns are the user, Assistant and Agent turns the
-    assistant; tool blocks, thinking, fenced code and injected wrappers are skipped.
-    Each physical line is one record, and each prose line is one message, so a
-    sentence's line is the line it starts on. Lines a baseline reviewed (`pos.skip`) are
-    read for the turns and blocks they open, counted in skipped_baseline, and yield nothing."""
+    """SpecStory Markdown, a line a record, as Aider's; reviewed lines still open turns."""
     turns = SpecStoryTurns(opts)
     reviewed = pos.skip if pos is not None else 0
-    aside: Counter[str] = Counter()
     number = 0
     for number, raw in enumerate(lines, 1):
-        counts = aside if number <= reviewed else stats
-        counts["lines"] += 1
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if number == 1:
-            line = line.lstrip("\ufeff")
+        line = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff" if number == 1 else "")
         kind = turns.kind(line)
         visible = (strip_injected(line) if turns.role == "user" else line.strip()) if kind == "prose" else ""
-        if kind == "prose" and not visible:
-            kind = "skipped_injected"
-        counts[kind] += 1
-        if visible and counts is stats:
-            yield Message(turns.role, visible, number, turns.stamp)
-    stats["lines"] += aside["lines"]
-    stats["skipped_baseline"] += aside["lines"]
+        if number > reviewed:
+            stats["lines"] += 1
+            stats["skipped_injected" if kind == "prose" and not visible else kind] += 1
+            if visible:
+                yield Message(turns.role, visible, number, turns.stamp)
+    stats.update(lines=min(number, reviewed), skipped_baseline=min(number, reviewed))
     if pos is not None:
         pos.through = number
 
 
 # -- agents' own memory: note folders ---------------------------------------------------
-# Not transcripts: notes a model already chose and saved, unreviewed. Claude Code's auto
-# memory (FORMATS.md section 15) keeps one note per file with `name` / `description` /
-# `type` frontmatter, or topic files of plain bullets, and a MEMORY.md index; Codex keeps
-# model-written Markdown in ~/.codex/memories, of which MEMORY.md holds the notes (its
-# memory_summary.md is a routing map, rollout_summaries/ the evidence) and whose layout has
-# changed between releases: only its MEMORY.md bullets are read.
+# Notes a model saved, unreviewed: Claude Code's auto memory (FORMATS.md section 15), and of
+# Codex's ~/.codex/memories, whose layout changes between releases, MEMORY.md's bullets.
 NOTE_INDEX = "MEMORY.md"
 NOTE_TYPES = frozenset({"user", "feedback", "project", "reference"})
 NOTE_DEFAULT_TYPE = "project"  # a missing or unknown type; provenance says so
@@ -2046,9 +1893,8 @@ class Note(NamedTuple):
 
 
 def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
-    """The notes of one memory file: a frontmatter note gives one, a topic file or an
-    index one for each top-level bullet. Lines are counted as a Markdown format's are:
-    the first line of a note is `prose`, blank lines `blank`, the rest `skipped_meta`."""
+    """The notes of one memory file: a frontmatter file's one, or each top-level bullet. A
+    note's first line counts as `prose`, blank lines `blank`, the rest `skipped_meta`."""
     lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
@@ -2063,10 +1909,7 @@ def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
 
 
 def _frontmatter_note(lines: list[str]) -> list[Note] | None:
-    """The note of a file with frontmatter (the `key: value` subset of YAML, one line a
-    key, quotes taken off): its body's first paragraph as one line, or its description
-    when the body is empty; `**Why:**` kept apart to join it if the whole fits. None when
-    the frontmatter never closes: the file is read as a topic file."""
+    """A frontmatter file's first paragraph, else its description; None when never closed."""
     end = next((i for i in range(1, len(lines)) if FRONTMATTER_FENCE.fullmatch(lines[i])), None)
     if end is None:
         return None
@@ -2121,8 +1964,7 @@ def _reason(body: list[str]) -> str:
 
 
 def _with_reason(rule: str, why: str) -> str:
-    """A note in its own words: over the length gate, its first sentence; its reason
-    joined after `Why:` when the whole still fits."""
+    """The note, cut to its first sentence when too long, and `Why:` when that fits."""
     if width(rule) > MAX_WIDTH:
         rule = (_split_line(rule) or [rule])[0]
     if why:
@@ -2133,8 +1975,7 @@ def _with_reason(rule: str, why: str) -> str:
 
 
 def _bullet_notes(lines: list[str], kind: str) -> list[Note]:
-    """Each top-level bullet of a topic file or an index, with its continuation lines;
-    not nested bullets, not fenced code, not a line that only points at a note file."""
+    """Each top-level bullet with its continuation lines, but not one linking a note file."""
     notes: list[Note] = []
     current: list[str] = []
     start = 0
@@ -2156,15 +1997,13 @@ def _bullet_notes(lines: list[str], kind: str) -> list[Note]:
                 start = number + 1
         elif current and line.strip() and line[:1] in " \t" and not TOP_BULLET.match(line.strip()):
             current.append(line.strip())
-        elif current and (not line.strip() or TOP_BULLET.match(line.strip()) or line[:1] not in " \t"):
+        else:
             close()
     close()
     return notes
 
 
-# The SIGNAL, NOISE and score rules know English and Chinese: Latin letters and Han
-# characters. Prose in another script gives no candidate. These are the scripts --stats
-# names, by the code point ranges of their letters.
+# The rules know only English and Chinese: --stats names these scripts, which give nothing.
 UNCOVERED_SCRIPTS = (
     (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0590, 0x05FF, "hebrew"),
     (0x0600, 0x06FF, "arabic"), (0x0900, 0x0DFF, "indic"), (0x0E00, 0x0E7F, "thai"),
@@ -2174,24 +2013,13 @@ SCRIPT_SAMPLE = 2000  # characters of a message looked at: enough to tell its sc
 
 
 def count_scripts(messages: Iterable[Message], stats: Counter[str]) -> Iterator[Message]:
-    """Count the messages whose letters are mostly in a script the rules do not cover
-    (uncovered_script, and uncovered_script_NAME by script)."""
+    """Count messages mostly in an uncovered script (uncovered_script, and _NAME by script)."""
     for message in messages:
         text = message.text if isinstance(message, Message) else ""
         if not text.isascii():
-            covered = 0
-            scripts: Counter[str] = Counter()
-            for char in text[:SCRIPT_SAMPLE]:
-                if not char.isalpha():
-                    continue
-                code = ord(char)
-                name = next((n for lo, hi, n in UNCOVERED_SCRIPTS if lo <= code <= hi), "") \
-                    if 0x0370 <= code < 0x4E00 or 0xAC00 <= code <= 0xD7AF else ""
-                if name:
-                    scripts[name] += 1
-                else:
-                    covered += 1
-            if sum(scripts.values()) > covered:
+            codes = [ord(char) for char in text[:SCRIPT_SAMPLE] if char.isalpha()]
+            scripts = Counter(n for c in codes for lo, hi, n in UNCOVERED_SCRIPTS if lo <= c <= hi)
+            if sum(scripts.values()) * 2 > len(codes):
                 stats["uncovered_script"] += 1
                 stats[f"uncovered_script_{scripts.most_common(1)[0][0]}"] += 1
         yield message
@@ -2207,8 +2035,7 @@ def script_note(stats: Counter[str]) -> str | None:
             "they know English and Chinese, so nothing in it can be proposed")
 
 
-# A timestamp is printed in provenance and --json: only a date-and-time shape is kept,
-# so that no text, token or control character rides in on the field.
+# Timestamps are printed: only a date-and-time shape, so no text or token rides in on one.
 TIMESTAMP = Lazy(r"[0-9][0-9T:., /+Z-]{3,39}")
 
 
@@ -2228,29 +2055,23 @@ def _timestamp(value: Any) -> str | None:
 # -- format sniffing --------------------------------------------------------------------
 
 def looks_like_specstory(body: bytes, lines: list[bytes]) -> bool:
-    """SpecStory's header comment, or a turn line among the first lines. A SpecStory
-    file opens with a `#` title and may hold `#### ` headings, as Aider's does."""
-    if body.startswith(SPECSTORY_MARK):
-        return True
-    return any(raw.startswith(b"_**") and SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
-               for raw in lines)
+    """SpecStory's header or a turn line, as its `#` title and `#### ` are Aider's too."""
+    return body.startswith(SPECSTORY_MARK) or any(
+        raw.startswith(b"_**") and SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
+        for raw in lines)
 
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "progress",
                           "file-history-snapshot", "queue-operation", "last-prompt"})
-# Transcripts are read with a 1 MiB buffer: lines of several MB are common (whole files,
-# images); with the default 8 KiB buffer, going through the corpus line by line takes
-# four times as long. Memory holds one line plus this buffer.
+# Lines of several MB (whole files, images) are common: a large buffer reads them in few calls.
 READ_BUFFER = 1 << 20
-# How much of a file the sniffer reads: enough lines to get past Claude Code's summary
-# and snapshot records, never more than a few MB of a file whose lines are huge.
+# Enough of a file to get past Claude Code's summary and snapshot records, capped in bytes.
 SNIFF_LINES = 20
 SNIFF_BYTES = 4 << 20
 
 
-# Formats memory-diff recognises but has no reader for: an input in one of them is an
-# error that names it (exit 2), never "use --format", since no --format reads it.
+# Formats recognised but not read: an error names the format, as no --format reads it.
 NOT_READ = {
     "swe-agent": "a SWE-agent trajectory",
     "openhands": "an OpenHands event stream",
@@ -2308,14 +2129,11 @@ def sniff_records(records: Iterable[Any]) -> str | None:
             return "codex"
         if kind in COPILOT_TYPES and isinstance(record.get("data"), dict) and "parentId" in record:
             return "copilot"
-        if "record_type" in record or ("instructions" in record and "id" in record):
+        if "record_type" in record or "instructions" in record and "id" in record \
+                or kind == "message" and "role" in record:
             return "codex"  # legacy flat rollout
-        if kind == "message" and "role" in record:
-            return "codex"
-        if "parentUuid" in record or ("sessionId" in record and "message" in record):
-            return "claude"
-        if kind in CLAUDE_TYPES and ("message" in record or "uuid" in record or "leafUuid" in record
-                                     or "messageId" in record):
+        if kind in CLAUDE_TYPES and record.keys() & {"message", "uuid", "leafUuid", "messageId"} \
+                or "parentUuid" in record or "sessionId" in record and "message" in record:
             return "claude"
         if "role" in record and "text" in record:
             return "native"
