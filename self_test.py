@@ -189,7 +189,7 @@ def select_dedupes_and_caps_in_transcript_order() -> None:
     def cand(text: str, line: int, points: int) -> md.Candidate:
         return md.Candidate(text, md.normalize(text), "user", "t", line, None, "constraint", points, (0, line, 0))
     stats: Counter[str] = Counter()
-    kept, _, _ = md.select([cand("C", 3, 9), cand("A", 1, 5), cand("a.", 2, 9), cand("B", 4, 4)], set(), set(), [], 2,
+    kept, _ = md.select([cand("C", 3, 9), cand("A", 1, 5), cand("a.", 2, 9), cand("B", 4, 4)], set(), set(), [], 2,
                         md.MIN_SCORE, stats)
     equal([c.text for c in kept], ["a.", "C"])  # "A" and "a." say one thing: the higher score wins
     equal((stats["dropped_duplicate"], stats["dropped_over_cap"], stats["proposed"]), (1, 1, 2))
