@@ -445,8 +445,9 @@ MIN_WIDTH = 20
 MAX_WIDTH = 300
 
 # Default --max-add. Approval fatigue is the failure mode: a reviewer who sees 30
-# proposals starts approving in bulk. Ten fit on one screen.
-DEFAULT_MAX_ADD = 10
+# proposals starts approving in bulk. Past five, the lines a run adds are mostly ones a
+# reviewer deletes, on the teams the rules were written from and on the others alike.
+DEFAULT_MAX_ADD = 5
 
 # Sizes of the memory file that agents load (for `lint` and the preamble warning):
 # Claude Code warns past 40,000 characters of a CLAUDE.md (or a file one imports); Codex
