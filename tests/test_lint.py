@@ -192,6 +192,18 @@ CONTAINER_HOMES = """# Containers
 - The macOS runner's home is /Users/runner, Windows' is C:\\Users\\runneradmin; shared files go to /Users/Shared.
 - Replace /home/<user> with your own home.
 """
+ENV_FLAGS = """# Tests
+
+| Key | IS_WEBPACK_TEST=1 |
+|---|---|
+
+- Set the key IS_WEBPACK_TEST=1 to build with webpack instead of turbopack.
+"""
+QUOTED_PHRASES = """# CI
+
+- The nightly job's secret, "Scheduled testing", names the workflow, not a value.
+- Password rules live in `auth/policy.ts`, "Strong passwords only" is its title.
+"""
 SEEDED_ACCOUNTS = """# Seed data
 
 - The seeded admin logs in as sysadmin@healthcrm.com; a plain account is test1@healthcrm.com.
@@ -205,6 +217,8 @@ SEEDED_ACCOUNTS = """# Seed data
     pytest.param("CLAUDE.md", EMOJI_PRESENTATION, id="emoji-variation-selector-joiner-keycap"),
     pytest.param("AGENTS.md", CONTAINER_HOMES, id="homes-of-system-accounts-and-placeholders"),
     pytest.param("AGENTS.md", SEEDED_ACCOUNTS, id="role-and-seeded-test-accounts"),
+    pytest.param("AGENTS.md", ENV_FLAGS, id="secret-an-environment-variable-name-with-its-value"),
+    pytest.param("AGENTS.md", QUOTED_PHRASES, id="secret-a-phrase-in-quotes-after-a-secret-word"),
     pytest.param("GEMINI.md", "# Notes\n" + filler(60_000), id="size-of-an-unknown-budget-is-a-note"),
 ])
 def test_well_kept_memory_file_passes(tmp_path: Path, name: str, text: str) -> None:
