@@ -3585,10 +3585,7 @@ def withhold(text: str) -> str:
 def split_keep_ends(data: bytes) -> list[bytes]:
     """Lines as git sees them: split on \\n only, terminators kept."""
     lines = data.split(b"\n")
-    out = [ln + b"\n" for ln in lines[:-1]]
-    if lines[-1]:
-        out.append(lines[-1])
-    return out
+    return [ln + b"\n" for ln in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def line_ending(lines: list[bytes]) -> bytes:
@@ -3630,26 +3627,22 @@ def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
 
 def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int, list[bytes], list[bytes]]:
     """Where the bullets go and what surrounds them: (index, lines before, lines after)."""
-    blank = lambda ln: not ln.strip(b" \t\r\n")  # noqa: E731  (a BOM line is not blank: it stays first)
-    if section:
-        where = find_section(lines, section)
-        if where:
-            head, end = where
-            last = end
-            while last > head + 1 and blank(lines[last - 1]):
-                last -= 1
-            if last == head + 1 and last < end and blank(lines[last]):
-                # An empty section whose heading is followed by a blank line.
-                return last + 1, [], [eol] if last + 1 == end and end < len(lines) else []
-            return last, [], []
-        title = section if section.lstrip().startswith("#") else f"{'#' * section_level(lines)} {section.strip()}"
+    blank = lambda ln: not ln.strip(b" \t\r\n")  # noqa: E731 (a BOM line is not blank: it stays)
+    where = find_section(lines, section) if section else (-1, len(lines))
+    if where is None:  # no such section: a new one at the end of the file
+        title = section if section.lstrip().startswith("#") else \
+            f"{'#' * section_level(lines)} {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
         after = [eol] if space_after else []
         return len(lines), before + [title.encode("utf-8", "surrogateescape") + eol] + after, []
-    last = len(lines)
-    while last > 0 and blank(lines[last - 1]):
+    head, end = where
+    last = end
+    while last > head + 1 and blank(lines[last - 1]):
         last -= 1
+    if section and last == head + 1 and last < end and blank(lines[last]):
+        # An empty section whose heading is followed by a blank line.
+        return last + 1, [], [eol] if last + 1 == end and end < len(lines) else []
     return last, [], []
 
 
@@ -3719,10 +3712,9 @@ def quotable_context(rel: str, lines: list[bytes], at: int) -> tuple[int, int]:
     def clean(index: int) -> bool:
         text = lines[index].decode("utf-8", "replace")
         return not any(not f.example for f in scan_secrets(strip_emphasis(clean_invisible(text)[0])))
-    before = next((n for n in range(min(CONTEXT, at), -1, -1) if all(map(clean, range(at - n, at)))), 0)
-    after = next((n for n in range(min(CONTEXT, len(lines) - at), -1, -1)
-                  if all(map(clean, range(at, at + n)))), 0)
     whole_before, whole_after = min(CONTEXT, at), min(CONTEXT, len(lines) - at)
+    before = next((n for n in range(whole_before) if not clean(at - 1 - n)), whole_before)
+    after = next((n for n in range(whole_after) if not clean(at + n)), whole_after)
     if (before, after) != (whole_before, whole_after) and whole_before and whole_after:
         before = after = min(before, after)
     ends_open = at == len(lines) and at and not lines[at - 1].endswith(b"\n")  # re-emitted whole
@@ -4897,13 +4889,10 @@ def codex_before(real: str, root: str | None) -> int:
     """Bytes of the AGENTS.md files Codex reads before this one, from the root down."""
     if root is None:
         return 0
-    folder, total = os.path.dirname(os.path.dirname(real)), 0
-    root = os.path.realpath(root)
-    while folder.startswith(root) and len(folder) >= len(root):
-        for name in CODEX_CHAIN:
-            with contextlib.suppress(OSError):
-                total += os.stat(os.path.join(folder, name)).st_size
-                break
+    folder, total, root = os.path.dirname(os.path.dirname(real)), 0, os.path.realpath(root)
+    while folder.startswith(root):
+        found = next(filter(None, (_stat(os.path.join(folder, n)) for n in CODEX_CHAIN)), None)
+        total += found.st_size if found else 0
         if folder == root:
             break
         folder = os.path.dirname(folder)
@@ -4946,10 +4935,7 @@ EMOJI_SEQUENCE = Lazy(f"{EMOJI_BASE}[\ufe0e\ufe0f]?(?:\u200d{EMOJI_BASE}[\ufe0e\
 
 def emoji_plain(text: str) -> str:
     """The text without the selectors and joiners that belong to its emoji."""
-    if "\ufe0f" not in text and "\ufe0e" not in text and "\u200d" not in text:
-        return text
-    return EMOJI_SEQUENCE.sub(lambda m: m.group().replace("\ufe0f", "").replace("\ufe0e", "").replace("\u200d", ""),
-                              text)
+    return EMOJI_SEQUENCE.sub(lambda m: re.sub("[\ufe0e\ufe0f\u200d]", "", m.group()), text)
 
 
 def home_names_person(home: str) -> bool:
@@ -5036,8 +5022,8 @@ def opens_group(line: str) -> bool:
     """Whether the line groups the bullets after it (see NUMBERED_ITEM)."""
     if NUMBERED_ITEM.match(line):
         return True
-    label = BOLD_LABEL.match(line) if "**" in line or "__" in line else None
-    return label is not None and (not label.group("bullet") or LABEL_END.fullmatch(label.group("rest")) is not None)
+    label = BOLD_LABEL.match(line)
+    return label is not None and (not label["bullet"] or bool(LABEL_END.fullmatch(label["rest"])))
 
 
 def committed_text(real: str) -> str | None:
@@ -5061,8 +5047,8 @@ def git_output(folder: str, *args: str, given: bytes = b"", ok: tuple[int, ...] 
 
 
 def run_lint(paths: list[str]) -> int:
-    """Lint the files named, or build's memory file. A finding lint-ignore silences is
-    told as a note; stale bullets and notes never fail the run."""
+    """Lint the files named, or build's memory file. A finding lint-ignore silences becomes
+    a note; notes and stale bullets never fail the run."""
     found = find_config(os.getcwd())
     conf = load_config(*found) if found else {}
     if not paths:
@@ -5156,8 +5142,7 @@ IDENTIFIER_BYTE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def span_name(span: str) -> tuple[str, str] | None:
-    """What a code span names: ("path", p), ("file", f) a file name that may also be
-    read as a dotted symbol, ("symbol", s), or None when it is no name."""
+    """("path", p), ("file", f) (may also read as a dotted symbol), ("symbol", s) or None."""
     text = span.strip("`").strip()
     if not text or any(c.isspace() for c in text) or NOT_A_NAME.search(text) or not text.isascii():
         return None
@@ -5206,7 +5191,6 @@ class WorkingTree(NamedTuple):
     root: str
     files: frozenset[str]  # paths relative to the root, with /
     folders: frozenset[str]
-    named: dict[str, list[str]]  # last part of a path -> the files and folders so named
 
 
 def working_tree(root: str) -> WorkingTree | None:
@@ -5215,11 +5199,8 @@ def working_tree(root: str) -> WorkingTree | None:
     if data is None:
         return None
     files = frozenset(p for p in data.decode("utf-8", "surrogateescape").split("\0") if p)
-    folders = {p[:i] for p in files for i, c in enumerate(p) if c == "/"}
-    named: dict[str, list[str]] = {}
-    for path in itertools.chain(files, folders):
-        named.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-    return WorkingTree(root, files, frozenset(folders), named)
+    folders = frozenset(p[:i] for p in files for i, c in enumerate(p) if c == "/")
+    return WorkingTree(root, files, folders)
 
 
 def path_present(tree: WorkingTree, path: str, here: str, anywhere: bool) -> bool | None:
@@ -5237,7 +5218,7 @@ def path_present(tree: WorkingTree, path: str, here: str, anywhere: bool) -> boo
             return True
         if any("/".join(full.split("/")[:i]) in tree.files for i in range(1, full.count("/") + 1)):
             return None  # below a file: a submodule's
-    return any(p == path or p.endswith("/" + path) for p in tree.named.get(parts[-1], ()))
+    return any(p == path or p.endswith("/" + path) for p in tree.files | tree.folders)
 
 
 def ignored(tree: WorkingTree, paths: Iterable[str]) -> set[str]:
@@ -5300,8 +5281,7 @@ def holds_word(data: bytes, word: bytes) -> bool:
 
 
 def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[int, str, str]]:
-    """(line, "stale", message) of each bullet whose code spans name what the working
-    tree no longer has; nothing outside a repository or without git."""
+    """(line, "stale", message) of each bullet naming what the working tree lacks."""
     bullets = stale_bullets(text)
     root = repo_root(os.path.dirname(real)) if bullets else None
     tree = working_tree(root) if root else None
@@ -5336,8 +5316,7 @@ def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[
 
 
 def stale_note(real: str, rel: str, seen: str | None) -> list[str]:
-    """build's preamble line: how many bullets of the memory file look stale (those
-    lint-ignore silences aside), so that the hook reminds a team without blocking it."""
+    """build's preamble line counting stale bullets: the hook reminds, never blocks."""
     data = read_memory(real, rel)
     if not data:
         return []
@@ -5568,7 +5547,7 @@ def _run_build(args: argparse.Namespace) -> int:
 def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
                  ) -> tuple[list[str], set[str], set[str]]:
     """The transcripts to read, named or discovered; those read leniently (a file that is
-    no transcript is passed over); the agents discovery found."""
+    no transcript, one being written, is passed over); the agents discovery found."""
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
         return paths, walked, set()
@@ -5577,8 +5556,6 @@ def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
     note = discovery_note(root, len(found), passed, conf.since is not None)
     if note:
         sys.stderr.write(one_line(note) + "\n")
-    # Discovered sessions are lenient as files in a folder are: one being written, or
-    # holding only snapshots, is passed over (skipped_files), never an error.
     paths = [p for p, _ in found]
     return paths, set(paths), {t for _, t in found}
 
@@ -5655,8 +5632,8 @@ def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candida
 
 def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[FileResult],
                    record: SeenFile, seen_rel: str, seen: bytes | None, sessions: int) -> int:
-    """build --baseline: a patch that appends to the seen file one record a conversation,
-    its last complete record, wherever that is past what the seen file records."""
+    """build --baseline: a patch appending to the seen file each conversation's last
+    complete record, where it is past what the seen file records."""
     furthest: dict[str, int] = {}
     for result in results:
         key = result.conversation
@@ -5681,17 +5658,15 @@ def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[
 def pending_note(stats: Counter[str], max_add: int) -> list[str]:
     """The patch holds at most max-add bullets by design: say that more are waiting."""
     more = stats["dropped_over_cap"]
-    if not more:
-        return []
-    return [f"{more} more pending over the cap of {max_add}: once this patch is applied and committed, "
-            f"the next run proposes the next batch (or record them as reviewed: build --baseline)"]
+    return [f"{more} more pending over the cap of {max_add}: once this patch is applied and "
+            "committed, the next run proposes the next batch (or record them as reviewed: "
+            "build --baseline)"] if more else []
 
 
 def check_targets(conf: Settings) -> None:
     """Fail before any transcript is read when no patch could be made for the targets."""
     memory = conf.memory or ""
-    targets = [memory] + ([conf.seen] if conf.seen else [])
-    for path in targets:
+    for path in [memory] + ([conf.seen] if conf.seen else []):
         if os.path.isdir(path):
             raise UserError(path, "is a folder, not a memory file")
         if UNPRINTABLE.search(path):
@@ -5717,9 +5692,8 @@ def stats_dict(stats: Counter[str]) -> dict[str, int]:
 
 
 def write(data: bytes) -> None:
-    """The product to standard output. A failed write (a full disk, a closed stdout) is an
-    error, not "proposals pending": the hook reads exit 1 as that. A reader that left
-    (`| head`) is not: BrokenPipeError goes on to main."""
+    """The product to standard output. A failed write is an error (exit 1 would read as
+    "proposals pending"); a reader that left (`| head`) is not: main handles it."""
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise UserError("standard output", "closed, nothing can be printed")
     try:
