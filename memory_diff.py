@@ -3604,12 +3604,8 @@ def heading_key(text: str) -> str:
 def headings(lines: list[bytes]) -> list[tuple[int, int, str]]:
     """(index, level, title) of the file's Markdown headings, outside fenced code."""
     texts = (raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff") for raw in lines)
-    found = []
-    for index, text in unfenced(texts):
-        match = HEADING.match(text)
-        if match:
-            found.append((index, len(match.group(1)), match.group(2)))
-    return found
+    return [(index, len(match[1]), match[2]) for index, text in unfenced(texts)
+            for match in [HEADING.match(text)] if match]
 
 
 def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
@@ -5239,9 +5235,8 @@ def symbols_absent(tree: WorkingTree, words: set[str], skip: set[str]) -> set[st
     """The words (lowered) that no text file of the tree holds as a whole identifier; empty
     when the search stops at a bound (a word not found then is not known to be absent)."""
     wanted = {w.encode() for w in words}
-    read_files = read_bytes = 0
+    read_files = read_bytes = chunk_bytes = 0
     chunk: list[bytes] = []  # files are searched a megabyte at a time, joined by a line break
-    chunk_bytes = 0
     for path in sorted(tree.files):
         if chunk_bytes >= STALE_CHUNK:
             data, chunk, chunk_bytes = b"\n".join(chunk).lower(), [], 0
@@ -5315,9 +5310,8 @@ def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[
     return out
 
 
-def stale_note(real: str, rel: str, seen: str | None) -> list[str]:
+def stale_note(real: str, rel: str, data: bytes | None, seen: str | None) -> list[str]:
     """build's preamble line counting stale bullets: the hook reminds, never blocks."""
-    data = read_memory(real, rel)
     if not data:
         return []
     found = find_config(os.getcwd())
@@ -5349,13 +5343,10 @@ def parse_since(value: str) -> float:
 
 
 def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1: {value!r}")
-    return number
+    with contextlib.suppress(ValueError):
+        if int(value) >= 1:
+            return int(value)
+    raise argparse.ArgumentTypeError(f"must be a whole number of at least 1: {value!r}")
 
 
 def parse_roles(value: str) -> frozenset[str]:
@@ -5599,7 +5590,7 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
         notes = review_flags(proposed, MemoryIndex(text.split("\n")), rel)
         notes += write_notes(proposed, writes)
         notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(conf.memory))
-        notes += stale_note(real, rel, conf.seen)
+        notes += stale_note(real, rel, current, conf.seen)
         notes += pending_note(stats, conf.max_add)
     if args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
