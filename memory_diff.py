@@ -3609,8 +3609,7 @@ def headings(lines: list[bytes]) -> list[tuple[int, int, str]]:
 
 
 def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
-    """(heading index, end index) of a section, matched by heading_key whatever its level,
-    so that `--section learned` finds `## Learned:`."""
+    """(heading index, end index) of a section, its heading matched at any level by heading_key."""
     want = heading_key(section.lstrip("#"))
     found: tuple[int, int] | None = None
     for index, level, title in headings(lines):
@@ -3666,8 +3665,7 @@ def default_section(current: bytes | None) -> str | None:
 
 
 def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
-    """Whether most of the file's headings have a blank line before, and after (a file
-    without headings gets both, the common Markdown style)."""
+    """Whether most headings have a blank line before, and after (without headings: both)."""
     indexes = [index for index, _, _ in headings(lines)]
     before = [blank(lines[i - 1]) for i in indexes if i > 0]
     after = [blank(lines[i + 1]) for i in indexes if i + 1 < len(lines)]
@@ -3723,8 +3721,7 @@ def quotable_context(rel: str, lines: list[bytes], at: int) -> tuple[int, int]:
 
 def render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None,
                       marker: str = "- ") -> bytes:
-    """A unified diff that appends `- bullet` lines to one file (`marker` "": the lines as
-    they are, as baseline records are)."""
+    """A unified diff appending `- bullet` lines to one file (`marker` "": lines as they are)."""
     if not bullets:
         return b""
     lines, at, added, eol = plan(current, bullets, section, marker)
@@ -3745,9 +3742,8 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     span = lambda n: f"{old_start + 1}" if n == 1 else f"{old_start + bool(n)},{n}"  # noqa: E731
     old = span(len(ctx_before) + len(removed) + len(ctx_after))
     new = span(len(ctx_before) + len(added) + len(ctx_after))
-    # git's whole header, so that an edited patch (a `+` line deleted) applies with
-    # `git apply --recount`: without `diff --git`, recounting reads the next file's
-    # `--- ` line as a removed line of this one.
+    # git's whole header: without `diff --git`, `git apply --recount` of an edited patch
+    # reads the next file's `--- ` line as a removed line of this one.
     head = f"diff --git a/{rel} b/{rel}\n" + ("new file mode 100644\n" if current is None else "")
     head += f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
     return head.encode("utf-8", "surrogateescape") + f"@@ -{old} +{new} @@\n".encode() + b"".join(body)
@@ -5671,8 +5667,7 @@ def check_targets(conf: Settings) -> None:
 
 
 def json_text(doc: Any) -> str:
-    """JSON with UTF-8 text as it is, except what one_line() escapes (control, bidi,
-    invisible and line-separator characters), which is written as \\uXXXX."""
+    """JSON with UTF-8 text as it is, but what one_line() escapes written as \\uXXXX."""
     text = json.dumps(doc, ensure_ascii=False, indent=2)  # escapes \n and \t itself
     return JSON_UNPRINTABLE.sub(lambda m: json.dumps(m.group())[1:-1], text)
 
