@@ -3679,10 +3679,7 @@ def withhold(text: str) -> str:
 def split_keep_ends(data: bytes) -> list[bytes]:
     """Lines as git sees them: split on \\n only, terminators kept."""
     lines = data.split(b"\n")
-    out = [ln + b"\n" for ln in lines[:-1]]
-    if lines[-1]:
-        out.append(lines[-1])
-    return out
+    return [ln + b"\n" for ln in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def line_ending(lines: list[bytes]) -> bytes:
@@ -3701,18 +3698,12 @@ def heading_key(text: str) -> str:
 def headings(lines: list[bytes]) -> list[tuple[int, int, str]]:
     """(index, level, title) of the file's Markdown headings, outside fenced code."""
     texts = (raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff") for raw in lines)
-    found = []
-    for index, text in unfenced(texts):
-        match = HEADING.match(text)
-        if match:
-            found.append((index, len(match.group(1)), match.group(2)))
-    return found
+    return [(index, len(match[1]), match[2]) for index, text in unfenced(texts)
+            for match in [HEADING.match(text)] if match]
 
 
 def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
-    """(heading index, end index) of a Markdown section; end is the next heading of the
-    same or a higher level, or the end of the file. Level, case and trailing
-    punctuation of the heading do not matter; headings in fenced code do not count."""
+    """(heading index, end index) of a section, its heading matched at any level by heading_key."""
     want = heading_key(section.lstrip("#"))
     found: tuple[int, int] | None = None
     for index, level, title in headings(lines):
@@ -3725,39 +3716,32 @@ def find_section(lines: list[bytes], section: str) -> tuple[int, int] | None:
 
 def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int, list[bytes], list[bytes]]:
     """Where the bullets go and what surrounds them: (index, lines before, lines after)."""
-    blank = lambda ln: not ln.strip(b" \t\r\n")  # noqa: E731  (a BOM line is not blank: it stays first)
-    if section:
-        where = find_section(lines, section)
-        if where:
-            head, end = where
-            last = end
-            while last > head + 1 and blank(lines[last - 1]):
-                last -= 1
-            if last == head + 1 and last < end and blank(lines[last]):
-                # An empty section whose heading is followed by a blank line.
-                return last + 1, [], [eol] if last + 1 == end and end < len(lines) else []
-            return last, [], []
-        title = section if section.lstrip().startswith("#") else f"{'#' * section_level(lines)} {section.strip()}"
+    blank = lambda ln: not ln.strip(b" \t\r\n")  # noqa: E731 (a BOM line is not blank: it stays)
+    where = find_section(lines, section) if section else (-1, len(lines))
+    if where is None:  # no such section: a new one at the end of the file
+        title = section if section.lstrip().startswith("#") else \
+            f"{'#' * section_level(lines)} {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
         after = [eol] if space_after else []
         return len(lines), before + [title.encode("utf-8", "surrogateescape") + eol] + after, []
-    last = len(lines)
-    while last > 0 and blank(lines[last - 1]):
+    head, end = where
+    last = end
+    while last > head + 1 and blank(lines[last - 1]):
         last -= 1
+    if section and last == head + 1 and last < end and blank(lines[last]):
+        # An empty section whose heading is followed by a blank line.
+        return last + 1, [], [eol] if last + 1 == end and end < len(lines) else []
     return last, [], []
 
 
-# Where bullets go when neither --section nor the config names a section, in a file that
-# has sections: a section of their own at the end of the file, rather than the end of
-# whatever sub-section happens to come last. A file without sections (none, or only a
-# title) gets them at its end.
+# The default section in a file that has sections: one of their own, rather than the end
+# of whatever sub-section happens to come last.
 DEFAULT_SECTION = "Learned"
 
 
 def sections(lines: list[bytes]) -> list[tuple[int, int, str]]:
-    """The file's headings but its title: a first heading of level 1 that no other
-    heading of level 1 follows."""
+    """The file's headings but its title (a first level-1 heading with no other after it)."""
     found = headings(lines)
     if found and found[0][1] == 1 and all(level > 1 for _, level, _ in found[1:]):
         return found[1:]
@@ -3775,8 +3759,7 @@ def default_section(current: bytes | None) -> str | None:
 
 
 def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
-    """Whether this file puts a blank line before and after its headings (most of them;
-    a file without headings gets both, the common Markdown style)."""
+    """Whether most headings have a blank line before, and after (without headings: both)."""
     indexes = [index for index, _, _ in headings(lines)]
     before = [blank(lines[i - 1]) for i in indexes if i > 0]
     after = [blank(lines[i + 1]) for i in indexes if i + 1 < len(lines)]
@@ -3811,18 +3794,15 @@ CONTEXT = 3  # lines of context, as diff -u and git write them
 
 
 def quotable_context(rel: str, lines: list[bytes], at: int) -> tuple[int, int]:
-    """How many lines before and after the insertion point the hunk quotes: up to
-    CONTEXT, fewer where a nearer line holds a credential, which no patch may print.
-    git apply and GNU patch read a hunk with less context on one side as anchored at the
-    start or end of the file, so in the middle both sides shrink alike. No context at all
-    would need --unidiff-zero: then the memory line is named and the run fails."""
+    """Context lines before and after the insertion point: fewer than CONTEXT where a line
+    holds a credential, which no patch may print. git apply reads one-sided short context
+    as anchored at the file's start or end, so in the middle both sides shrink alike."""
     def clean(index: int) -> bool:
         text = lines[index].decode("utf-8", "replace")
         return not any(not f.example for f in scan_secrets(strip_emphasis(clean_invisible(text)[0])))
-    before = next((n for n in range(min(CONTEXT, at), -1, -1) if all(map(clean, range(at - n, at)))), 0)
-    after = next((n for n in range(min(CONTEXT, len(lines) - at), -1, -1)
-                  if all(map(clean, range(at, at + n)))), 0)
     whole_before, whole_after = min(CONTEXT, at), min(CONTEXT, len(lines) - at)
+    before = next((n for n in range(whole_before) if not clean(at - 1 - n)), whole_before)
+    after = next((n for n in range(whole_after) if not clean(at + n)), whole_after)
     if (before, after) != (whole_before, whole_after) and whole_before and whole_after:
         before = after = min(before, after)
     ends_open = at == len(lines) and at and not lines[at - 1].endswith(b"\n")  # re-emitted whole
@@ -3835,16 +3815,13 @@ def quotable_context(rel: str, lines: list[bytes], at: int) -> tuple[int, int]:
 
 def render_file_patch(rel: str, current: bytes | None, bullets: list[str], section: str | None,
                       marker: str = "- ") -> bytes:
-    """A unified diff that appends `- bullet` lines to one file, with 3 lines of context
-    (`marker` "" appends the lines as they are: baseline records)."""
+    """A unified diff appending `- bullet` lines to one file (`marker` "": lines as they are)."""
     if not bullets:
         return b""
     lines, at, added, eol = plan(current, bullets, section, marker)
     before, after = quotable_context(rel, lines, at)
     old_start = at - before
-    ctx_before = lines[old_start:at]
-    ctx_after = lines[at:at + after]
-    body: list[bytes] = []
+    ctx_before, ctx_after = lines[old_start:at], lines[at:at + after]
     removed: list[bytes] = []
     if ctx_before and not ctx_before[-1].endswith(b"\n") and not ctx_after:
         # The file's last line has no newline: git's format can only add after it by
@@ -3852,22 +3829,15 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
         last = ctx_before.pop()
         removed = [b"-" + last + b"\n\\ No newline at end of file\n"]
         added = [last + eol] + added
-    body += [b" " + ln for ln in ctx_before]
-    body += removed
-    body += [b"+" + ln for ln in added]
-    for ln in ctx_after:
-        body.append(b" " + ln)
+    body = [b" " + ln for ln in ctx_before] + removed + [b"+" + ln for ln in added]
+    body += [b" " + ln for ln in ctx_after]
     if ctx_after and not ctx_after[-1].endswith(b"\n"):
         body[-1] += b"\n\\ No newline at end of file\n"
-    old_len = len(ctx_before) + len(removed) + len(ctx_after)
-    new_len = len(ctx_before) + len(added) + len(ctx_after)
-    old = f"{old_start + 1 if old_len else old_start},{old_len}" if old_len != 1 else f"{old_start + 1}"
-    new = f"{old_start + 1 if new_len else old_start},{new_len}" if new_len != 1 else f"{old_start + 1}"
-    if current is None:
-        old, new = "0,0", (f"1,{new_len}" if new_len != 1 else "1")
-    # git's whole header, so that an edited patch (a `+` line deleted) applies with
-    # `git apply --recount`: without `diff --git`, recounting reads the next file's
-    # `--- ` line as a removed line of this one.
+    span = lambda n: f"{old_start + 1}" if n == 1 else f"{old_start + bool(n)},{n}"  # noqa: E731
+    old = span(len(ctx_before) + len(removed) + len(ctx_after))
+    new = span(len(ctx_before) + len(added) + len(ctx_after))
+    # git's whole header: without `diff --git`, `git apply --recount` of an edited patch
+    # reads the next file's `--- ` line as a removed line of this one.
     head = f"diff --git a/{rel} b/{rel}\n" + ("new file mode 100644\n" if current is None else "")
     head += f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
     return head.encode("utf-8", "surrogateescape") + f"@@ -{old} +{new} @@\n".encode() + b"".join(body)
@@ -3911,17 +3881,18 @@ def cwd_root() -> str:
     return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
 
 
-def git_output(folder: str, *args: str) -> bytes | None:
-    """What a read-only git command prints, or None where git is not on PATH or fails. No
-    optional locks (`git status` does not refresh the index), no prompt."""
+def git_output(folder: str, *args: str, given: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes | None:
+    """What a read-only git command prints (`given` on its standard input), or None where
+    git is not on PATH or exits other than `ok`. No optional locks (`git status` does not
+    refresh the index), no prompt."""
     import subprocess  # here, not at the top: only lint and a build that proposes run git
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        done = subprocess.run(["git", "-C", folder or ".", *args], stdin=subprocess.DEVNULL, capture_output=True,
-                              env=env, timeout=60)
+        done = subprocess.run(["git", "-C", folder or ".", *args], input=given, capture_output=True, env=env,
+                              timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout if done.returncode == 0 else None
+    return done.stdout if done.returncode in ok else None
 
 
 def memory_git_state(real: str) -> tuple[bool, float] | None:
@@ -4997,20 +4968,18 @@ def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | N
 # Lint: the same gates over an existing memory file, read only.
 # --------------------------------------------------------------------------------------
 
-# What reads a file decides its budget: its name (or the name a symbolic link points
-# to), a CLAUDE.md beside or above it that imports it with `@path` (Claude Code loads the
-# imported file as a memory file of its own), and for Codex the AGENTS.md files from the
-# repository root down to it, which it joins into one text under one limit.
+# What reads a file decides its budget: its name (or its symbolic link's target), a
+# CLAUDE.md above it that imports it with `@path` (Claude Code loads that file on its own),
+# and for Codex the AGENTS.md files from the repository root down, joined under one limit.
 CODEX_CHAIN = ("AGENTS.override.md", "AGENTS.md")  # in each folder, the first that exists
-CLAUDE_IMPORTERS = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md")
+CLAUDE_IMPORTERS = (*sorted(BUDGET_FILE["Claude Code"]), os.path.join(".claude", "CLAUDE.md"))
 IMPORT_PATH = Lazy(r"(?:^|(?<=[\s(\[\"']))@([^\s`'\"()\[\]<>@]+)")
 BUDGET_DOES = {"Claude Code": "Claude Code warns past {limit:,} characters of CLAUDE.md",
                "Codex": "Codex truncates AGENTS.md at 32 KiB ({limit:,} bytes)"}
 
 
 def agent_budgets(path: str) -> list[tuple[str, str, int, int]]:
-    """(agent, unit, limit, what that agent loads before this file) of each agent that
-    reads the file."""
+    """(agent, unit, limit, bytes loaded before this file) of each agent that reads it."""
     real = os.path.realpath(path)
     names = {os.path.basename(path), os.path.basename(real)}
     root = repo_root(os.path.dirname(real))
@@ -5024,23 +4993,18 @@ def agent_budgets(path: str) -> list[tuple[str, str, int, int]]:
 
 
 def budgets_for(path: str) -> list[tuple[str, str, int]]:
-    """The size budgets of the agents that read this file, each less what the agent
-    loads before it (Codex: the AGENTS.md files above it)."""
+    """The budgets of the agents that read this file, less what each loads before it."""
     return [(agent, unit, max(0, limit - before)) for agent, unit, limit, before in agent_budgets(path)]
 
 
 def codex_before(real: str, root: str | None) -> int:
-    """Bytes of the AGENTS.md files Codex reads before this one: one a folder, from the
-    repository root down to the folder above this file's."""
+    """Bytes of the AGENTS.md files Codex reads before this one, from the root down."""
     if root is None:
         return 0
-    folder, total = os.path.dirname(os.path.dirname(real)), 0
-    root = os.path.realpath(root)
-    while folder.startswith(root) and len(folder) >= len(root):
-        for name in CODEX_CHAIN:
-            with contextlib.suppress(OSError):
-                total += os.stat(os.path.join(folder, name)).st_size
-                break
+    folder, total, root = os.path.dirname(os.path.dirname(real)), 0, os.path.realpath(root)
+    while folder.startswith(root):
+        found = next(filter(None, (_stat(os.path.join(folder, n)) for n in CODEX_CHAIN)), None)
+        total += found.st_size if found else 0
         if folder == root:
             break
         folder = os.path.dirname(folder)
@@ -5048,8 +5012,7 @@ def codex_before(real: str, root: str | None) -> int:
 
 
 def imported_by_claude(real: str, root: str | None) -> bool:
-    """Whether a CLAUDE.md in this file's folder or one above it (up to the repository
-    root) imports it with `@path`, outside code spans and fenced blocks."""
+    """Whether a CLAUDE.md here or above (up to the root) imports it with `@path`."""
     folder = os.path.dirname(real)
     top = os.path.realpath(root) if root else folder
     while True:
@@ -5057,12 +5020,8 @@ def imported_by_claude(real: str, root: str | None) -> bool:
             importer = os.path.join(folder, name)
             if os.path.realpath(importer) == real or not os.path.isfile(importer):
                 continue
-            try:
-                with open(importer, "rb") as handle:
-                    text = handle.read(1 << 20).decode("utf-8", "replace")
-            except OSError:
-                continue
-            for _, line in unfenced(text.split("\n")):
+            data = file_head(importer, 1 << 20)
+            for _, line in unfenced((data or b"").decode("utf-8", "replace").split("\n")):
                 for target in IMPORT_PATH.findall(CODE_SPAN.sub("", line)):
                     target = target.rstrip(".,;:")
                     if not target.startswith(("~", "/")) and \
@@ -5073,43 +5032,34 @@ def imported_by_claude(real: str, root: str | None) -> bool:
         folder = os.path.dirname(folder)
 
 
-# A line that groups the bullets after it as a heading does: a numbered item, a bold
-# label alone on its line (`**Manual-Commit Strategy**`, `- ❌ **Never use print!:**`),
-# or a paragraph opening with one. Teams repeat a rule under each on purpose.
+# Lines that group the bullets after them as a heading does, under which teams repeat a
+# rule on purpose: a numbered item, a bold label (`- ❌ **Never use print!:**`).
 NUMBERED_ITEM = Lazy(r"^\s*\d{1,3}[.)]\s")
 BOLD_LABEL = Lazy(r"^\s*(?P<bullet>[-*+]\s+)?(?:[^\w\s*_`]{1,4}\s*)?(\*\*|__)(?=\S).+?(?<=\S)\2(?P<rest>.*)$")
 LABEL_END = Lazy(r"\s*[:：]?\s*")
 
-# An emoji is written with U+FE0F (or U+FE0E) after it, and joined to the next one by
-# U+200D (`⚠️`, `👨‍💻`, `1️⃣`): lint reads those as part of the emoji. One selector only:
-# a run of them after an emoji is how data is smuggled in one, and stays a finding.
+# U+FE0F/U+FE0E after an emoji and U+200D joining two (`⚠️`, `👨‍💻`) are part of it, not
+# hidden text; only one selector, since a run of them is how data is smuggled in one.
 EMOJI_BASE = ("[\u00a9\u00ae\u203c\u2049\u2122\u2139\u2190-\u21ff\u2300-\u23ff\u24c2\u25a0-\u27bf"
               "\u2900-\u297f\u2b00-\u2bff\u3030\u303d\u3297\u3299\U0001f000-\U0001faff]")
 EMOJI_SEQUENCE = Lazy(f"{EMOJI_BASE}[\ufe0e\ufe0f]?(?:\u200d{EMOJI_BASE}[\ufe0e\ufe0f]?)*|[#*0-9]\ufe0f\u20e3")
 
 
 def emoji_plain(text: str) -> str:
-    """The text with the selectors and joiners that belong to its emoji taken out."""
-    if "\ufe0f" not in text and "\ufe0e" not in text and "\u200d" not in text:
-        return text
-    return EMOJI_SEQUENCE.sub(lambda m: m.group().replace("\ufe0f", "").replace("\ufe0e", "").replace("\u200d", ""),
-                              text)
+    """The text without the selectors and joiners that belong to its emoji."""
+    return EMOJI_SEQUENCE.sub(lambda m: re.sub("[\ufe0e\ufe0f\u200d]", "", m.group()), text)
 
 
 def home_names_person(home: str) -> bool:
-    """Whether a home path (HOME_PATH's match) names a person: not an account a system,
-    an image or a CI runner creates, and not a placeholder."""
+    """Whether a home path names a person: not a system or CI account, nor a placeholder."""
     name = re.split(r"[\\/]", home)[-1].rstrip(".,;:)'\"`")
     return name.lower() not in SYSTEM_ACCOUNTS and not HOME_PLACEHOLDER.search(name)
 
 
 def lint_text(text: str, budgets: Sequence[tuple[Any, ...]] = BUDGETS,
               committed: str | None = None) -> list[tuple[int, str, str]]:
-    """(line, kind, message) findings; never the secret or personal datum itself. A
-    bullet repeated under another heading, numbered item or bold label is no duplicate:
-    teams repeat a rule where it applies, on purpose. `committed` is the file as last
-    committed, when known: an e-mail address or phone number already in it is a note
-    (the team chose to keep it; build still withholds new ones), a new one a finding."""
+    """(line, kind, message) findings, never quoting a secret or personal datum. Personal
+    data already in `committed` (the file as last committed) is a note: the team kept it."""
     findings: list[tuple[int, str, str]] = []
     original = text
     # The rules see each line cleaned as build cleans a message (invisible characters
@@ -5183,13 +5133,12 @@ def opens_group(line: str) -> bool:
     """Whether the line groups the bullets after it (see NUMBERED_ITEM)."""
     if NUMBERED_ITEM.match(line):
         return True
-    label = BOLD_LABEL.match(line) if "**" in line or "__" in line else None
-    return label is not None and (not label.group("bullet") or LABEL_END.fullmatch(label.group("rest")) is not None)
+    label = BOLD_LABEL.match(line)
+    return label is not None and (not label["bullet"] or bool(LABEL_END.fullmatch(label["rest"])))
 
 
 def committed_text(real: str) -> str | None:
-    """The file as the repository's last commit holds it ("" when it holds none), or
-    None outside a repository or without git."""
+    """The file as last committed ("" if never), or None outside a repository or git."""
     if repo_root(os.path.dirname(real)) is None:
         return None
     data = git_output(os.path.dirname(real), "show", f"HEAD:./{os.path.basename(real)}")
@@ -5197,9 +5146,8 @@ def committed_text(real: str) -> str | None:
 
 
 def run_lint(paths: list[str]) -> int:
-    """Lint the files named, or the memory file build would patch. A finding the team's
-    config silences (lint-ignore) is reported as a note; stale bullets and notes never
-    fail the run."""
+    """Lint the files named, or build's memory file. A finding lint-ignore silences becomes
+    a note; notes and stale bullets never fail the run."""
     found = find_config(os.getcwd())
     conf = load_config(*found) if found else {}
     if not paths:
@@ -5232,21 +5180,16 @@ def run_lint(paths: list[str]) -> int:
 
 
 def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> bool:
-    """Whether a lint-ignore entry of the config covers this finding: its kind, and the
-    line's text when the entry gives one (compared as bullets are: case, white space, a
-    bullet marker and trailing punctuation aside). A secret is never silenced."""
+    """Whether a lint-ignore entry covers the finding: its kind, and the line's text when
+    the entry gives one (normalized as bullets are). A secret is never silenced."""
     return kind != "secret" and any(k == kind and (text is None or text == normalize(line)) for k, text in ignore)
 
 
 # -- lint: stale bullets ------------------------------------------------------------------
-# Memory that only grows goes stale: a bullet names a file that moved or a function that
-# was renamed, and every session reads it as true. Inside a repository lint reads each
-# bullet's code spans and reports (as `stale`, which never fails the run) a path that no
-# file or folder of the working tree has, and a code symbol that no file of the
-# repository holds, memory files and changelogs aside. A false stale costs more than a
-# missed one, so a span is judged only when it is plainly a name, a bullet that says a
-# thing is gone or not to be used is not judged, and what the search cannot finish is
-# not flagged. A fact that changed while its names stayed is beyond it.
+# Memory that only grows goes stale: a bullet names a file that moved or a function since
+# renamed, and every session reads it as true. A false stale costs more than a missed one,
+# so a code span is judged only when it is plainly a name, not in a bullet that says a
+# thing is gone, and what the search cannot finish is not flagged.
 
 # Not a name: a URL, a `~/`, `$VAR`, flag, `@scope` or absolute path, a glob or a
 # placeholder (`<name>`, `{id}`, `YOUR_KEY`, `...`), an assignment (`DEBUG=1`).
@@ -5276,9 +5219,8 @@ OUTSIDE_FILES = frozenset({".bashrc", ".zshrc", ".profile", ".bash_profile", ".z
 # A bullet that says a thing is gone, renamed or not to be used names it on purpose.
 STALE_UNSURE = Lazy(r"(?i)\b(?:not|never|no|don'?t|doesn'?t|avoid|instead|rather than|deprecated|removed|"
                     r"renamed|replaced|legacy|formerly|obsolete|no longer|banned|forbidden|prefer|was|were|used to)\b")
-# Folders of other people's code, and files that are no evidence: changelogs, other
-# agents' memory files, this tool's config and seen file (they quote bullets), lock files,
-# minified bundles and binary formats.
+# Other people's code, and files that are no evidence: changelogs, memory files and this
+# tool's config and seen file (they quote bullets), lock files, bundles, binary formats.
 VENDORED = frozenset({"node_modules", "vendor", "vendors", "third_party", "third-party", "thirdparty",
                       "bower_components", ".yarn", "Pods", "Carthage", "external", "externals"})
 SKIPPED_FILE = Lazy(r"(?i)(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:[._-][^/]*)?$|\.changeset/|"
@@ -5289,11 +5231,8 @@ SKIPPED_FILE = Lazy(r"(?i)(?:^|/)(?:change(?:s|log)|history|news|releases?)(?:[.
                     r"cargo\.lock|poetry\.lock|uv\.lock|gemfile\.lock|composer\.lock|go\.sum)$|"
                     r"\.(?:png|jpe?g|gif|webp|ico|pdf|zip|gz|tgz|bz2|xz|7z|jar|class|so|dylib|dll|exe|o|a|"
                     r"wasm|woff2?|ttf|otf|eot|mp[34]|mov|avi|sqlite|db|pyc|bin|lockb)$")
-# The cost on a large repository is bounded: one `git ls-files`, one `git check-ignore`
-# for the paths not found, and one pass over the files' bytes that stops as soon as
-# every symbol is found. A file over STALE_FILE_BYTES is skipped (generated code, data,
-# a bundle); after STALE_FILES files or STALE_TOTAL_BYTES bytes the search stops and the
-# symbols not found by then are not flagged.
+# Bounds for a large repository: a file over STALE_FILE_BYTES is skipped (generated code,
+# data); past STALE_FILES files or STALE_TOTAL_BYTES the search stops, and flags nothing.
 STALE_FILE_BYTES = 1 << 20
 STALE_FILES = 20_000
 STALE_TOTAL_BYTES = 32 << 20
@@ -5302,8 +5241,7 @@ IDENTIFIER_BYTE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def span_name(span: str) -> tuple[str, str] | None:
-    """What a code span names: ("path", p), ("file", f) a file name that may also be
-    read as a dotted symbol, ("symbol", s), or None when it is no name."""
+    """("path", p), ("file", f) (may also read as a dotted symbol), ("symbol", s) or None."""
     text = span.strip("`").strip()
     if not text or any(c.isspace() for c in text) or NOT_A_NAME.search(text) or not text.isascii():
         return None
@@ -5352,7 +5290,6 @@ class WorkingTree(NamedTuple):
     root: str
     files: frozenset[str]  # paths relative to the root, with /
     folders: frozenset[str]
-    named: dict[str, list[str]]  # last part of a path -> the files and folders so named
 
 
 def working_tree(root: str) -> WorkingTree | None:
@@ -5361,18 +5298,14 @@ def working_tree(root: str) -> WorkingTree | None:
     if data is None:
         return None
     files = frozenset(p for p in data.decode("utf-8", "surrogateescape").split("\0") if p)
-    folders = {p[:i] for p in files for i, c in enumerate(p) if c == "/"}
-    named: dict[str, list[str]] = {}
-    for path in itertools.chain(files, folders):
-        named.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-    return WorkingTree(root, files, frozenset(folders), named)
+    folders = frozenset(p[:i] for p in files for i, c in enumerate(p) if c == "/")
+    return WorkingTree(root, files, folders)
 
 
 def path_present(tree: WorkingTree, path: str, here: str, anywhere: bool) -> bool | None:
-    """Whether the tree has the path, from the root or from the memory file's folder
-    `here`, or (`anywhere`) below any folder; None when it cannot be told: its first
-    part is no file or folder in either (a module `next/navigation`, a branch
-    `origin/main`, a MIME type), or it lies inside a submodule."""
+    """Whether the tree has the path, from the root, from `here` or (`anywhere`) below any
+    folder; None when its first part is in neither (a module `next/navigation`, a branch
+    `origin/main`) or it lies inside a submodule: then it cannot be told."""
     path = path.rstrip("/")
     parts = path.split("/")
     heads = [parts[0], f"{here}/{parts[0]}" if here else parts[0]]
@@ -5384,35 +5317,29 @@ def path_present(tree: WorkingTree, path: str, here: str, anywhere: bool) -> boo
             return True
         if any("/".join(full.split("/")[:i]) in tree.files for i in range(1, full.count("/") + 1)):
             return None  # below a file: a submodule's
-    return any(p == path or p.endswith("/" + path) for p in tree.named.get(parts[-1], ()))
+    return any(p == path or p.endswith("/" + path) for p in tree.files | tree.folders)
 
 
 def ignored(tree: WorkingTree, paths: Iterable[str]) -> set[str]:
-    """The paths git ignores (it answers for paths that do not exist too; a folder's
-    rule `dist/` only for the path written with its slash)."""
+    """The paths git ignores, each asked with a slash too (a folder's rule `dist/` matches
+    only that form); all of them when git cannot tell, so that none is flagged."""
     asked = sorted({form for path in paths for form in (path.rstrip("/"), path.rstrip("/") + "/")})
     if not asked:
         return set()
-    import subprocess  # as in git_output
-    try:
-        done = subprocess.run(["git", "-C", tree.root, "check-ignore", "--stdin", "-z"], capture_output=True,
-                              input="\0".join(asked).encode("utf-8", "surrogateescape") + b"\0", timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return set(asked)  # not known: not flagged
-    if done.returncode not in (0, 1):
+    out = git_output(tree.root, "check-ignore", "--stdin", "-z", ok=(0, 1),
+                     given="\0".join(asked).encode("utf-8", "surrogateescape") + b"\0")
+    if out is None:
         return set(asked)
-    said = {p.rstrip("/") for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    said = {p.rstrip("/") for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
     return {path for path in paths if path.rstrip("/") in said}
 
 
 def symbols_absent(tree: WorkingTree, words: set[str], skip: set[str]) -> set[str]:
-    """The words (lowered) that no text file of the tree holds as a whole identifier,
-    read once, in order, until every word is found; empty when the search stops at a
-    bound before the end (a word not found then is not known to be absent)."""
+    """The words (lowered) that no text file of the tree holds as a whole identifier; empty
+    when the search stops at a bound (a word not found then is not known to be absent)."""
     wanted = {w.encode() for w in words}
-    read_files = read_bytes = 0
+    read_files = read_bytes = chunk_bytes = 0
     chunk: list[bytes] = []  # files are searched a megabyte at a time, joined by a line break
-    chunk_bytes = 0
     for path in sorted(tree.files):
         if chunk_bytes >= STALE_CHUNK:
             data, chunk, chunk_bytes = b"\n".join(chunk).lower(), [], 0
@@ -5441,8 +5368,7 @@ def symbols_absent(tree: WorkingTree, words: set[str], skip: set[str]) -> set[st
 
 
 def holds_word(data: bytes, word: bytes) -> bool:
-    """Whether `word` stands in `data` as a whole identifier (bytes.find, many times
-    faster than a regular expression over the same bytes)."""
+    """Whether `word` stands in `data` as a whole identifier (bytes.find: faster than a regex)."""
     at = data.find(word)
     while at >= 0:
         end = at + len(word)
@@ -5453,14 +5379,14 @@ def holds_word(data: bytes, word: bytes) -> bool:
 
 
 def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[int, str, str]]:
-    """(line, "stale", message) of each bullet whose code spans name what the working
-    tree no longer has; nothing outside a repository or without git."""
+    """(line, "stale", message) of each bullet naming what the working tree lacks."""
     bullets = stale_bullets(text)
     root = repo_root(os.path.dirname(real)) if bullets else None
     tree = working_tree(root) if root else None
     if tree is None:
         return []
-    here = os.path.relpath(os.path.dirname(real), os.path.realpath(root)).replace(os.sep, "/")
+    rel = lambda p: os.path.relpath(p, os.path.realpath(tree.root)).replace(os.sep, "/")  # noqa
+    here = rel(os.path.dirname(real))
     here = "" if here == "." else here
     paths = {name for _, names in bullets for _, kind, name in names if kind in ("path", "file")}
     missing = {p for p in paths if path_present(tree, p, here, "/" not in p) is False}
@@ -5470,9 +5396,7 @@ def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[
     # file of the repository mentions its name either.
     words = {w for _, names in bullets for _, kind, name in names
              for w in (symbol_words(name) if kind == "symbol" else [name.lower()] if name in missing else [])}
-    skip = {os.path.relpath(real, os.path.realpath(root)).replace(os.sep, "/"), DEFAULT_SEEN}
-    if seen:
-        skip.add(os.path.relpath(os.path.realpath(seen), os.path.realpath(root)).replace(os.sep, "/"))
+    skip = {rel(real)} | ({rel(os.path.realpath(seen))} if seen else set())
     absent = symbols_absent(tree, words, skip) if words else set()
     out = []
     for line, names in bullets:
@@ -5489,10 +5413,8 @@ def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[
     return out
 
 
-def stale_note(real: str, rel: str, seen: str | None) -> list[str]:
-    """build's preamble line: how many bullets of the memory file look stale (those
-    lint-ignore silences aside), so that the hook reminds a team without blocking it."""
-    data = read_memory(real, rel)
+def stale_note(real: str, rel: str, data: bytes | None, seen: str | None) -> list[str]:
+    """build's preamble line counting stale bullets: the hook reminds, never blocks."""
     if not data:
         return []
     found = find_config(os.getcwd())
@@ -5524,13 +5446,10 @@ def parse_since(value: str) -> float:
 
 
 def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1: {value!r}")
-    return number
+    with contextlib.suppress(ValueError):
+        if int(value) >= 1:
+            return int(value)
+    raise argparse.ArgumentTypeError(f"must be a whole number of at least 1: {value!r}")
 
 
 def parse_roles(value: str) -> frozenset[str]:
@@ -5722,7 +5641,7 @@ def _run_build(args: argparse.Namespace) -> int:
 def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
                  ) -> tuple[list[str], set[str], set[str]]:
     """The transcripts to read, named or discovered; those read leniently (a file that is
-    no transcript is passed over); the agents discovery found."""
+    no transcript, one being written, is passed over); the agents discovery found."""
     if args.transcripts:
         paths, walked = expand_inputs(args.transcripts)
         return paths, walked, set()
@@ -5731,8 +5650,6 @@ def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
     note = discovery_note(root, len(found), passed, conf.since is not None)
     if note:
         sys.stderr.write(one_line(note) + "\n")
-    # Discovered sessions are lenient as files in a folder are: one being written, or
-    # holding only snapshots, is passed over (skipped_files), never an error.
     paths = [p for p, _ in found]
     return paths, set(paths), {t for _, t in found}
 
@@ -5778,7 +5695,7 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
         notes += write_notes(proposed, writes, os.path.basename(real), memory_git_state(real) if writes else None,
                              changed)
         notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(conf.memory))
-        notes += stale_note(real, rel, conf.seen)
+        notes += stale_note(real, rel, current, conf.seen)
         notes += pending_note(stats, conf.max_add)
     if args.json:
         doc = {"stats": stats_dict(stats), "proposed": [
@@ -5811,8 +5728,8 @@ def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candida
 
 def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[FileResult],
                    record: SeenFile, seen_rel: str, seen: bytes | None, sessions: int) -> int:
-    """build --baseline: a patch that appends to the seen file one record a conversation,
-    its last complete record, wherever that is past what the seen file records."""
+    """build --baseline: a patch appending to the seen file each conversation's last
+    complete record, where it is past what the seen file records."""
     furthest: dict[str, int] = {}
     for result in results:
         key = result.conversation
@@ -5837,17 +5754,15 @@ def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[
 def pending_note(stats: Counter[str], max_add: int) -> list[str]:
     """The patch holds at most max-add bullets by design: say that more are waiting."""
     more = stats["dropped_over_cap"]
-    if not more:
-        return []
-    return [f"{more} more pending over the cap of {max_add}: once this patch is applied and committed, "
-            f"the next run proposes the next batch (or record them as reviewed: build --baseline)"]
+    return [f"{more} more pending over the cap of {max_add}: once this patch is applied and "
+            "committed, the next run proposes the next batch (or record them as reviewed: "
+            "build --baseline)"] if more else []
 
 
 def check_targets(conf: Settings) -> None:
     """Fail before any transcript is read when no patch could be made for the targets."""
     memory = conf.memory or ""
-    targets = [memory] + ([conf.seen] if conf.seen else [])
-    for path in targets:
+    for path in [memory] + ([conf.seen] if conf.seen else []):
         if os.path.isdir(path):
             raise UserError(path, "is a folder, not a memory file")
         if UNPRINTABLE.search(path):
@@ -5861,8 +5776,7 @@ def check_targets(conf: Settings) -> None:
 
 
 def json_text(doc: Any) -> str:
-    """JSON with UTF-8 text as it is, except what one_line() escapes (control, bidi,
-    invisible and line-separator characters), which is written as \\uXXXX."""
+    """JSON with UTF-8 text as it is, but what one_line() escapes written as \\uXXXX."""
     text = json.dumps(doc, ensure_ascii=False, indent=2)  # escapes \n and \t itself
     return JSON_UNPRINTABLE.sub(lambda m: json.dumps(m.group())[1:-1], text)
 
@@ -5873,9 +5787,8 @@ def stats_dict(stats: Counter[str]) -> dict[str, int]:
 
 
 def write(data: bytes) -> None:
-    """The product to standard output. A failed write (a full disk, a closed stdout) is an
-    error, not "proposals pending": the hook reads exit 1 as that. A reader that left
-    (`| head`) is not: BrokenPipeError goes on to main."""
+    """The product to standard output. A failed write is an error (exit 1 would read as
+    "proposals pending"); a reader that left (`| head`) is not: main handles it."""
     if sys.stdout is None:  # started with stdout closed (`>&-`)
         raise UserError("standard output", "closed, nothing can be printed")
     try:
