@@ -3792,7 +3792,6 @@ def _stat(path: str) -> os.stat_result | None:
 
 
 def file_head(path: str, size: int) -> bytes | None:
-    """A file's first `size` bytes; None where it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return handle.read(size)
@@ -3801,8 +3800,7 @@ def file_head(path: str, size: int) -> bytes | None:
 
 
 def head_records(path: str, lines: int) -> list[dict[str, Any]]:
-    """The records (JSON objects) of a JSONL file's first lines; none where it cannot be
-    read."""
+    """The records (JSON objects) of a JSONL file's first lines; none if it cannot be read."""
     try:
         with open(path, "rb") as handle:
             head = list(itertools.islice(handle, lines))
@@ -3812,8 +3810,7 @@ def head_records(path: str, lines: int) -> list[dict[str, Any]]:
 
 
 def cwd_root() -> str:
-    """The current repository's real root, or the current folder outside any (not cached:
-    main() may run in several folders in one process)."""
+    """Not cached: main() may run in several folders in one process."""
     return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
 
 
@@ -3830,52 +3827,33 @@ def repo_root(start: str) -> str | None:
 
 # -- the cache: each transcript's result, reused while the file is unchanged -------------
 #
-# The pre-commit hook reads every session of the repository on every commit, and almost
-# none of them changed since the last one. The cache lives in the git directory that
-# `.git` names (per worktree), in `memory-diff/`: one index per build and option set
-# (`results-*.marshal`: absolute path -> the file's identity, when it was read, and its
-# result as plain values: plain_result); discovery's reading goes in
-# `discovery-*.marshal`. An index holds plain values (lists, strings, ints), checked
-# against a SHA-256 before it is decoded (cache_bytes) and field by field as a result is
-# rebuilt (rebuilt). Anything wrong with the cache (missing, unreadable, unwritable,
-# from another build or format, corrupt) means the file is read again: never an error,
-# never another answer. An index is written to a temporary file renamed into place, so
-# two hooks at once can lose each other's entries but never corrupt one.
+# The pre-commit hook reads every session on every commit, and almost none changed since
+# the last. The cache lives in the git directory (per worktree), one index per build and
+# option set. Anything wrong with it (missing, unwritable, of another build, corrupt)
+# means the file is read again: never an error, never another answer.
 
 CACHE_FOLDER = "memory-diff"
-CACHE_FORMAT = 3  # an index of another format is never read: its results are read again
-# marshal, not JSON, since the hook decodes every session's result on every commit and
-# marshal does that about twice as fast, and not pickle, since marshal builds only values
-# where a hostile pickle runs code (another Python's marshal is never read: the key
-# holds the Python version, build_digest).
+CACHE_FORMAT = 3
+# marshal, not pickle: it builds only values where a hostile pickle runs code; the key
+# holds the Python version, so another Python's marshal is never read.
 CACHE_SUFFIX = ".marshal"
-# Files of the earlier formats, deleted as the folder is swept: JSON (1), packs named by
-# their SHA-256 (2).
-FORMER_FILE = Lazy(r".*\.json|[0-9a-f]{64}\.marshal")
-# git's rule for racy entries: a file modified less than this long before the run that
-# read it began may be modified again within the same timestamp tick, unseen by its
-# identity; it is read again. 2 s: FAT's granularity, and room for coarse kernel clocks
-# and a network filesystem's clock a little ahead of ours.
+FORMER_FILE = Lazy(r".*\.json|[0-9a-f]{64}\.marshal")  # earlier formats, swept away
+# git's racy rule: a file modified this close to the run that read it may change again
+# within one timestamp tick, unseen by its identity. 2 s: FAT's granularity.
 RACY_NS = 2_000_000_000
-# The bound: an entry not used by the last CACHE_RUNS runs of its index, or of a file
-# that no longer exists, is dropped; the CACHE_INDEXES newest indexes of each kind are
-# kept (other option sets, older builds go).
+# An entry unused by its index's last CACHE_RUNS runs is dropped; CACHE_INDEXES indexes of
+# each kind are kept.
 CACHE_RUNS = 8
 CACHE_INDEXES = 4
 CACHE_GRACE_NS = 60_000_000_000  # a temporary file this new may be another run's
 
 
 def git_dir(root: str) -> str | None:
-    """The git directory of the repository at `root`: its `.git` folder, or the one a
-    worktree's `.git` file names (`gitdir: PATH`), found without running git."""
+    """The `.git` folder at `root`, or the one a worktree's `.git` file names."""
     dot = os.path.join(root, ".git")
     if os.path.isdir(dot):
         return dot
-    try:
-        with open(dot, "rb") as handle:
-            first = handle.read(4096).split(b"\n", 1)[0].strip()
-    except OSError:
-        return None
+    first = (file_head(dot, 4096) or b"").split(b"\n", 1)[0].strip()
     if not first.startswith(b"gitdir:"):
         return None
     path = os.path.normpath(os.path.join(root, os.fsdecode(first[7:].strip())))
@@ -3889,8 +3867,7 @@ def file_identity(path: str) -> list[int] | None:
 
 
 def build_digest() -> str | None:
-    """The module's own bytes and the Python that runs it: a pinned commit and a
-    development tree share __version__, not their bytes."""
+    """The module's bytes and Python's version: two trees may share __version__."""
     try:
         with open(__file__, "rb") as handle:
             data = handle.read()
@@ -3906,16 +3883,13 @@ def options_key(opts: Options) -> dict[str, Any]:
 
 
 def cache_bytes(value: Any) -> bytes:
-    """A file of the cache: the SHA-256 of the value's marshal bytes, then them."""
     data = marshal.dumps(value)
     return hashlib.sha256(data).digest() + data
 
 
 def cache_value(data: bytes) -> Any:
-    """What cache_bytes wrote; ValueError when the bytes are not what it writes (a
-    corrupt or truncated file is told by its hash before anything is decoded; bytes
-    written with the right hash by hand may still be no values of this build's: marshal
-    raises what it raises, SystemError for a code object it cannot build among them)."""
+    """What cache_bytes wrote, or ValueError: the hash tells a corrupt file before marshal
+    sees it, and marshal may raise anything (SystemError) on hand-made bytes."""
     if hashlib.sha256(data[32:]).digest() != data[:32]:
         raise ValueError("a cache file of other bytes")
     try:
@@ -3925,21 +3899,19 @@ def cache_value(data: bytes) -> Any:
 
 
 def cache_file(path: str) -> bytes:
-    """A file of the cache, read whole; OSError when it is not a regular file (a FIFO in
-    its place would block the run, a device never end) or cannot be read."""
+    """OSError unless a regular file (a FIFO would block); a short read fails the hash."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path}: not a regular file")
-        return _read_exactly(fd, info.st_size)  # written whole and renamed into place: it does not grow
+        return os.read(fd, info.st_size)
     finally:
         os.close(fd)
 
 
 def _atomic_write(folder: str, name: str, data: bytes) -> bool:
-    """Write a file of the cache whole or not at all; False when it cannot be written.
-    The only code that writes a file, and only into a cache folder."""
+    """Write a file of the cache whole or not at all (False): the only code that writes."""
     if os.path.basename(folder) != CACHE_FOLDER or os.sep in name or (os.altsep or os.sep) in name:
         return False
     tmp = ""
@@ -3958,17 +3930,14 @@ def _atomic_write(folder: str, name: str, data: bytes) -> bool:
 
 
 def sound_entry(entry: Any) -> bool:
-    """An index entry of the shape put writes: [absolute path, identity, stamp, last run
-    used, detail, value], the first five of their plain types (the value is checked
-    where it is used: memo, rebuilt)."""
+    """An index entry as put writes it, but for the value (checked where it is used)."""
     return type(entry) is list and len(entry) == 6 and type(entry[0]) is str and type(entry[1]) is list \
-        and len(entry[1]) == 5 and all(type(n) is int for n in entry[1]) and type(entry[2]) is int \
+        and [type(n) for n in entry[1]] == [int] * 5 and type(entry[2]) is int \
         and type(entry[3]) is int and type(entry[4]) in (bool, str)
 
 
 class CacheIndex:
-    """One index of the cache. An entry: [absolute path, identity, stamp, last run used,
-    detail, value], where stamp is when the run that read the file began (see RACY_NS)."""
+    """An entry: [absolute path, identity, stamp (when its run began), last run, detail, value]."""
 
     def __init__(self, folder: str, kind: str, key: dict[str, Any]) -> None:
         self.folder, self.kind = folder, kind
@@ -3978,18 +3947,17 @@ class CacheIndex:
         self.run, self.entries, self.used = 1, {}, set()
         try:
             doc = cache_value(cache_file(os.path.join(folder, self.name)))
-            if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
-                    and type(doc["entries"]) is dict:
-                self.run, self.entries = doc["run"] + 1, doc["entries"]
+            if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int:
+                self.entries = {name: e for name, e in doc["entries"].items() if sound_entry(e)}
+                self.run = doc["run"] + 1
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
 
-    def get(self, name: str, path: str, detail: Any, absolute: str = "") -> tuple[bool, Any]:
-        """(True, value) when the entry is certainly of the file as it is now (`absolute`:
-        its absolute path, where the caller has it)."""
+    def get(self, name: str, path: str, detail: Any) -> tuple[bool, Any]:
+        """(True, value) when the entry is certainly of the file as it is now."""
         entry, ident = self.entries.get(name), file_identity(path)
-        if ident is None or not sound_entry(entry) or entry[0] != (absolute or os.path.abspath(path)) \
-                or entry[1] != ident or entry[4] != detail or ident[3] + RACY_NS > entry[2]:
+        if ident is None or entry is None or entry[:2] != [os.path.abspath(path), ident] \
+                or entry[4] != detail or ident[3] + RACY_NS > entry[2]:
             return False, None
         self.used.add(name)
         return True, entry[5]
@@ -4000,9 +3968,8 @@ class CacheIndex:
 
     def memo(self, kind: str, path: str, read: Any) -> Any:
         """read() of a file (a str or None), from the cache while the file is unchanged."""
-        absolute = os.path.abspath(path)
-        name = f"{kind}\0{absolute}"
-        found, value = self.get(name, path, kind, absolute)
+        name = f"{kind}\0{os.path.abspath(path)}"
+        found, value = self.get(name, path, kind)
         if found and (value is None or type(value) is str):
             return value
         ident = file_identity(path)
@@ -4012,28 +3979,24 @@ class CacheIndex:
         return value
 
     def save(self) -> None:
-        """Write the index back with what this run used, drop what is stale (see
-        CACHE_RUNS), and sweep the folder when the index is new and every CACHE_RUNS runs.
-        Failing to write changes nothing."""
+        """Write the index back without what is stale; sweep now and then."""
         kept: dict[str, Any] = {}
         for name, entry in self.entries.items():
             if name in self.used:
                 entry[3] = self.run
                 kept[name] = entry
-            elif sound_entry(entry) and self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0]):
+            elif self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0]):
                 kept[name] = entry
         self.entries = kept
         try:
             data = cache_bytes({"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept})
-        except ValueError:  # what get or put would never have kept: nothing is written
+        except ValueError:  # a value marshal cannot write: nothing is written
             return
         if _atomic_write(self.folder, self.name, data) and (self.run == 1 or self.run % CACHE_RUNS == 0):
             self.prune()
 
     def prune(self) -> None:
-        """Keep the CACHE_INDEXES newest indexes of this kind; delete the temporary files of
-        runs that failed and the files of earlier formats (FORMER_FILE), once older than
-        CACHE_GRACE_NS (a newer one may be another run's)."""
+        """Keep the newest indexes; delete other runs' leftovers once past CACHE_GRACE_NS."""
         try:
             names = os.listdir(self.folder)
         except OSError:
@@ -4052,8 +4015,7 @@ class CacheIndex:
 
 
 def open_cache() -> tuple[str, str] | None:
-    """The cache folder of the repository the current folder is in, and this build's
-    digest; None outside a repository. Its indexes are opened from them: CacheIndex."""
+    """The current repository's cache folder and this build's digest; None outside one."""
     root = repo_root(os.getcwd())
     folder = git_dir(root) if root else None
     build = build_digest()
@@ -4067,12 +4029,8 @@ def no_memo(kind: str, path: str, read: Any) -> Any:
 
 
 def plain_result(result: FileResult, path: str) -> Any:
-    """A transcript's result without where it was read from (its input index and the
-    path as given, rebuilt on reuse), as plain values: [candidates, stats, explain,
-    writes, conversation key, through], a candidate as a list of KEPT_CANDIDATE's fields;
-    None when the path cannot be told apart from the rest. A conversation named by the
-    path itself is stored as None: the file's own path is what a format that names none
-    gets."""
+    """A transcript's result as plain values, without its input index and path (rebuilt
+    on reuse); None when the path cannot be told apart from the rest."""
     shown, here = "\t" + one_line(path) + ":", path + ":"
     rows = []
     for c in result.candidates:
@@ -4099,13 +4057,9 @@ def plain_result(result: FileResult, path: str) -> Any:
     return [rows, [list(item) for item in result.stats.items()], explain, writes, result.conversation, result.through]
 
 
-# The largest number a kept result holds (a line, a score, a counter): larger ones are of
-# no run of this build, and one past 4,300 digits could not even be printed.
+# Past this a kept number is of no run of this build (past 4,300 digits it cannot print).
 CACHE_INT = 1 << 63
-# The types each field of a kept candidate may have, in plain_result's order (a
-# timestamp, a conversation and a request line may be None); the input index, the file
-# and the request's path come from the run that takes it up. A kept candidate's types
-# are one of KEPT_TYPES, told in one look-up.
+# The types each field of a kept candidate may have, in plain_result's order.
 KEPT_CANDIDATE: tuple[tuple[type, ...], ...] = (
     (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
     (int,), (int,), (int,),  # order, without the input index: line, message, sentence
@@ -4133,10 +4087,7 @@ def kept_candidate(row: Any, at: int, path: str) -> Candidate:
 
 
 def rebuilt(plain: Any, at: int, path: str, root: str) -> FileResult:
-    """The result plain_result kept, for input `at` read from `path` as given; ValueError
-    (or TypeError) when it is not what plain_result writes, or holds the conversation key
-    of another path (a baseline's key of the file itself, moved with a link or the home
-    folder: the file is read again)."""
+    """ValueError or TypeError when of another shape, or keyed by another path (moved)."""
     rows, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
     candidates = [kept_candidate(row, at, path) for row in _of(rows, list)]
     stats: Counter[str] = Counter()
@@ -4169,8 +4120,7 @@ def source_format(path: str) -> str:
             fmt = detect_format(path, read_head(handle))
             if fmt == "document":
                 handle.seek(0)
-                doc = _load_document(path, handle.read())
-                fmt = sniff_document(doc) or "unrecognised"
+                fmt = sniff_document(_load_document(path, handle.read())) or "unrecognised"
             if fmt == "sqlite":
                 handle.seek(0)
                 fmt = sqlite_kind(path, read_head(handle))
@@ -4181,25 +4131,22 @@ def source_format(path: str) -> str:
 
 def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                 indices: list[int] | None = None) -> list[FileResult]:
-    """Process every transcript (each one's input index is `indices`', by default its
-    place), in forked processes when there are several (where the platform cannot fork,
-    in this one); results come back in input order, so the output bytes do not depend on
-    the number of jobs. A worker's error is raised here as one process would raise it:
-    the first in input order."""
+    """Process every transcript (input indices `indices`, by default their places), forked
+    where the platform can; results and the first error come in input order, so the
+    output does not depend on the number of jobs."""
     workers = min(jobs or os.cpu_count() or 1, len(paths)) if hasattr(os, "fork") else 1
     lenient = [p in walked for p in paths]
     number = indices if indices is not None else list(range(len(paths)))
     if workers <= 1 or "-" in paths:
         return [process_input(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
-    # The files of one conversation (checkpoint copies, which repeat its messages) are one
-    # task, so that the worker that judged a message judges its copies by memory (see
-    # _JUDGED); the largest go first, so that the workers finish together.
+    # A conversation's files are one task, so its copies are judged by memory (_JUDGED);
+    # the largest go first, so that the workers finish together.
     size = [getattr(_stat(path), "st_size", 0) for path in paths]
     together: dict[Any, list[int]] = {}
     for i in sorted(range(len(paths)), key=lambda i: -size[i]):
         together.setdefault(conversation_id(paths[i]) or i, []).append(i)
     tasks = [[(number[i], paths[i], lenient[i]) for i in files] for files in together.values()]
-    import multiprocessing  # here, not at the top: a run in one process never needs them
+    import multiprocessing  # here: a run in one process never needs them
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
     pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
@@ -4224,8 +4171,7 @@ def process_input(index: int, path: str, opts: Options, walked: bool = False) ->
 
 
 def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any]:
-    """process_file for each (index, path, walked) of a task, in a worker: its FileResult,
-    or the exception it raised, to be raised in input order."""
+    """In a worker: each input's result, or its error for the parent to raise in order."""
     results: list[Any] = []
     for index, path, walked in files:
         try:
@@ -4235,31 +4181,16 @@ def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any
     return results
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
-    """`size` bytes from a file, fewer only where it ends."""
-    parts, left = [], size
-    while left:
-        part = os.read(fd, min(left, READ_BUFFER))
-        if not part:
-            break
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
-
-
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                    cache: CacheIndex | None) -> tuple[list[FileResult], int]:
-    """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache, and how many were. A result read is kept only where the file's
-    identity was the same before and after reading it and the result comes back from
-    its kept bytes equal to what was read: on reuse the output is that of a run without
-    the cache."""
+    """process_all, taking each certainly unchanged transcript's result from the cache, and
+    how many were. A result is kept only when the file did not change while read and it
+    comes back from its bytes equal, so a reuse prints what a run without the cache does."""
     if cache is None:
         return process_all(paths, walked, opts, jobs), 0
     results: dict[int, FileResult] = {}
-    for index, path in enumerate(paths):
-        absolute = os.path.abspath(path)
-        found, plain = cache.get(absolute, path, path in walked, absolute) if path != "-" else (False, None)
+    for index, path in ((i, p) for i, p in enumerate(paths) if p != "-"):
+        found, plain = cache.get(os.path.abspath(path), path, path in walked)
         if found:
             with contextlib.suppress(ValueError, TypeError):
                 results[index] = rebuilt(plain, index, path, opts.root)
@@ -4281,13 +4212,8 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
 # -- the memory file ----------------------------------------------------------------------
 
 def patch_target(path: str) -> tuple[str, str, str | None]:
-    """(real path to read, path for the diff header, folder to apply the patch in when
-    that is not where the user would: the current repository's root, or the current
-    folder outside any repository).
-
-    A symbolic link (CLAUDE.md -> AGENTS.md) is resolved: git apply and patch refuse to
-    patch through one. The header is relative to the repository holding the file; a
-    file in none is named from the current folder, or alone when it is not below it."""
+    """(real path, header path, folder to apply the patch in if not here). A link is
+    resolved: git apply and patch refuse to patch through one."""
     real = os.path.realpath(path)
     root = repo_root(os.path.dirname(real))
     if root:
@@ -4301,8 +4227,7 @@ def patch_target(path: str) -> tuple[str, str, str | None]:
 
 
 def read_memory(real: str, shown: str) -> bytes | None:
-    """The memory file's bytes, or None when it does not exist. Read-only, always. Only
-    a regular file: a FIFO or a device would block or never end."""
+    """None when it does not exist; only a regular file (a FIFO would block)."""
     try:
         if not stat.S_ISREG(os.stat(real).st_mode):
             raise UserError(shown, "not a regular file")
@@ -4314,22 +4239,17 @@ def read_memory(real: str, shown: str) -> bytes | None:
         raise UserError(shown, exc.strerror or str(exc)) from None
 
 
-# The memory files agents read at a repository's root: Codex (and most others) AGENTS.md,
-# Claude Code CLAUDE.md or .claude/CLAUDE.md, Gemini CLI GEMINI.md.
-MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")  # of MEMORY_FILE_NAMES
-# The file each discovered agent reads (Copilot CLI, OpenCode and the rest read AGENTS.md;
-# a SpecStory history is of any agent).
+# The memory files agents read at a repository's root (of MEMORY_FILE_NAMES).
+MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")
+# The file each discovered agent reads (the rest read AGENTS.md).
 AGENT_FILE = {agent: name for name, agent in reversed(MEMORY_FILE_NAMES.items())}  # each agent's first
 ONLY_IMPORT = Lazy(r"@([^\s@]+)")
 HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
 
 def default_memory(root: str, tools: set[str]) -> str:
-    """The memory file when neither --memory nor the config names one: the one of
-    MEMORY_FILES at the root that exists. A symbolic link to another, and a file that
-    only imports another (a CLAUDE.md of `@AGENTS.md`), count as that other. None
-    existing: the file the discovered sessions' agent reads, AGENTS.md when they are of
-    several agents or none."""
+    """The one of MEMORY_FILES at the root that exists (a link to another, or a file that
+    only imports another, counts as that other); else the one the sessions' agent reads."""
     found: dict[str, list[str]] = {}
     for name in MEMORY_FILES:
         path = os.path.join(root, name)
@@ -4345,11 +4265,8 @@ def default_memory(root: str, tools: set[str]) -> str:
 
 
 def imported(path: str) -> str | None:
-    """The file that a memory file only imports (all it holds, comments aside, is one
-    `@path` line, as Claude Code's docs suggest for a CLAUDE.md beside an AGENTS.md)."""
-    data = file_head(path, 4096)
-    if data is None:
-        return None
+    """The file a memory file only imports: all it holds, comments aside, is `@path`."""
+    data = file_head(path, 4096) or b""
     text = HTML_COMMENT.sub("", data.decode("utf-8", "replace").lstrip("\ufeff"))
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     only = ONLY_IMPORT.fullmatch(lines[0]) if len(lines) == 1 else None
@@ -4360,20 +4277,16 @@ def imported(path: str) -> str | None:
 
 
 def memory_keys(data: bytes | None) -> set[str]:
-    if not data:
-        return set()
-    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    text = (data or b"").decode("utf-8", "replace").lstrip("\ufeff")
     return {normalize(line) for line in text.split("\n") if line.strip()}
 
 
 # -- the seen file: bullets already shown, and the baseline -------------------------------
 
-# A baseline record in the seen file: one line a conversation, not a `- ` bullet (a
-# bullet there that memory lacks reads as one a reviewer rejected; a baseline judges
-# nothing). An HTML comment, so it renders as nothing and reads as what it is.
+# A baseline record in the seen file: not a `- ` bullet, which would read as one a
+# reviewer rejected; an HTML comment, so it renders as nothing.
 BASELINE_RECORD = Lazy(r"^<!-- memory-diff baseline: (\S+) through (\d+) -->\s*$")
-# Where the seen file is when no config and no --seen names one: at the repository root,
-# used once it exists (build --baseline creates it).
+# The seen file when none is named, used once it exists (build --baseline creates it).
 DEFAULT_SEEN = ".memory-diff-seen.md"
 
 
@@ -4384,8 +4297,7 @@ class SeenFile(NamedTuple):
 
 
 def read_seen(data: bytes | None) -> SeenFile:
-    """The seen file's bullets and baseline records. A conversation recorded twice (a
-    later baseline appends a line) counts from the furthest point."""
+    """The seen file's lines and baseline records (the furthest point of a conversation)."""
     shown: set[str] = set()
     baseline: dict[str, int] = {}
     bullets: list[str] = []
@@ -4408,10 +4320,8 @@ def baseline_record(key: str, through: int) -> str:
 # -- inputs and discovery: which transcripts are read ------------------------------------
 
 def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set[str]]:
-    """Files as given; a directory means every transcript inside it, sorted. Returns
-    the paths and the set of those found in a folder: a file there that is no
-    transcript is passed over (and counted), where a file named outright is an error.
-    A folder that cannot be read is an error too, unless `strict` is off (discovery)."""
+    """Files as given, a folder's transcripts sorted, and those found in a folder (passed
+    over when no transcript); an unreadable folder is an error only if `strict`."""
     out: list[str] = []
     walked: set[str] = set()
 
@@ -4439,18 +4349,14 @@ def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set
 
 
 def _looks_like_history(path: str) -> bool:
-    """A Markdown file in a folder is read only when it opens as an Aider or a SpecStory
-    history does (a README.md is not a transcript)."""
+    """Whether a Markdown file opens as an Aider or a SpecStory history (not a README.md)."""
     start = (file_head(path, 64) or b"").lstrip(b"\xef\xbb\xbf").lstrip()
     return start.startswith(AIDER_STARTS) or start.startswith(SPECSTORY_MARK)
 
 
 def note_source(path: str) -> str | None:
-    """The kind of agent memory a Markdown file is, or None: a file of a folder that
-    holds a MEMORY.md index or is a Claude Code project's `memory` folder is auto
-    memory; the MEMORY.md of a Codex memories folder is Codex's. A file that opens as
-    an Aider or a SpecStory history is one, wherever it is (a repository whose memory
-    file is MEMORY.md keeps .aider.chat.history.md beside it)."""
+    """The kind of agent memory a Markdown file is, by its folder (a MEMORY.md index, a
+    Claude Code project's `memory`, a Codex `memories`), or None; a history is none."""
     if path == "-" or not path.endswith(".md"):
         return None
     folder = os.path.dirname(os.path.abspath(path))
@@ -4467,16 +4373,15 @@ def note_source(path: str) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _folder_names(folder: str) -> frozenset[str]:
-    """The names in a folder, listed once for all the Markdown files found in it."""
+    """A folder's names, listed once for all its Markdown files."""
     try:
         return frozenset(os.listdir(folder))
     except OSError:
         return frozenset()
 
 
-# Claude Code names a project folder by its path with every UTF-16 code unit that is not
-# an ASCII letter or digit turned into "-" (so an emoji gives two), cut at 200 characters
-# (a hash follows then).
+# Claude Code names a project folder by its path, each UTF-16 unit that is not an ASCII
+# letter or digit made "-", cut at 200 characters (a hash follows then).
 CLAUDE_SLUG_MAX = 200
 
 
@@ -4486,10 +4391,8 @@ def claude_slug(path: str) -> str:
 
 
 def claude_project_dir(path: str) -> str:
-    """The exact name of a path's Claude Code project folder: the slug, and when that
-    was cut at CLAUDE_SLUG_MAX, "-" and the base-36 of the absolute 32-bit hash of the
-    path's UTF-16 code units, as Java's String.hashCode computes it (a memory folder has
-    no cwd to check, so no prefix)."""
+    """A path's Claude Code project folder: the slug, and when cut, "-" and the base 36 of
+    the absolute Java String.hashCode of the path (a memory folder has no cwd to check)."""
     slug = claude_slug(path)
     units = path.encode("utf-16-le", "surrogatepass")
     if len(units) // 2 <= CLAUDE_SLUG_MAX:
@@ -4499,44 +4402,32 @@ def claude_project_dir(path: str) -> str:
         digest = (digest * 31 + int.from_bytes(units[i:i + 2], "little")) & 0xFFFFFFFF
     digest = abs(digest - (1 << 32) if digest & 0x80000000 else digest)
     digits = ""
-    while True:
+    while digest or not digits:
         digest, rest = divmod(digest, 36)
         digits = "0123456789abcdefghijklmnopqrstuvwxyz"[rest] + digits
-        if not digest:
-            return f"{slug}-{digits}"
+    return f"{slug}-{digits}"
 
 
 def main_checkout(root: str) -> str:
-    """The working tree of a repository's git common dir: a linked worktree's `.git`
-    file names its git dir, whose `commondir` leads to the main checkout's `.git`.
-    Claude Code keys auto memory by it, so every worktree of a repository shares one."""
-    dot = os.path.join(root, ".git")
-    if not os.path.isfile(dot):
+    """The main checkout of a linked worktree (its git dir's `commondir`): Claude Code
+    keys auto memory by it, so every worktree of a repository shares one."""
+    gitdir = git_dir(root) if os.path.isfile(os.path.join(root, ".git")) else None
+    if gitdir is None:
         return root
-    try:
-        with open(dot, encoding="utf-8") as handle:
-            line = handle.readline().strip()
-        gitdir = os.path.join(root, line.removeprefix("gitdir:").strip())
-        common = gitdir
-        if os.path.isfile(os.path.join(gitdir, "commondir")):
+    common = gitdir
+    if os.path.isfile(os.path.join(gitdir, "commondir")):
+        try:
             with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
                 common = os.path.join(gitdir, handle.readline().strip())
-    except (OSError, UnicodeDecodeError):
-        return root
+        except (OSError, UnicodeDecodeError):
+            return root
     common = os.path.realpath(common)
     return os.path.dirname(common) if os.path.basename(common) == ".git" else root
 
 
-AUTO_MEMORY_OFF = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
-
-
 def auto_memory_folder(root: str, claude: str) -> str | None:
-    """Where Claude Code keeps the auto memory of the repository at `root`, or None when
-    it is turned off: `autoMemoryEnabled` and `autoMemoryDirectory` from the user's
-    settings, then the project's .claude/settings.json and settings.local.json (later
-    wins; `~` expanded, a relative folder from the project root); the environment
-    variable over them all. A settings file that is missing or not a JSON object is
-    passed over, as Claude Code reports it itself."""
+    """Where Claude Code keeps the repository's auto memory, or None when it is off: as
+    the user's, then the project's settings say (later wins), the environment over them."""
     enabled, folder = True, ""
     for path in (os.path.join(claude, "settings.json"), os.path.join(root, ".claude", "settings.json"),
                  os.path.join(root, ".claude", "settings.local.json")):
@@ -4551,79 +4442,66 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
             enabled = doc["autoMemoryEnabled"]
         if isinstance(doc.get("autoMemoryDirectory"), str) and doc["autoMemoryDirectory"].strip():
             folder = os.path.join(root, os.path.expanduser(doc["autoMemoryDirectory"].strip()))
-    off = os.environ.get(AUTO_MEMORY_OFF, "").strip().lower()
-    if off in ("1", "true", "yes", "on"):
-        return None
-    if not enabled and off not in ("0", "false", "no", "off"):
+    off = os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").strip().lower()
+    if off in ("1", "true", "yes", "on") or not enabled and off not in ("0", "false", "no", "off"):
         return None
     return folder or os.path.join(claude, "projects", claude_project_dir(main_checkout(root)), "memory")
 
 
-def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) -> Any:
-    """The first `key` found in the first records of a JSONL file (for discovery)."""
-    for record in head_records(path, limit):
+def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
+    """The first cwd in a JSONL file's first records (in the payload of those of `kinds`)."""
+    for record in head_records(path, 200):
         payload = record.get("payload") if record.get("type") in kinds else record
-        if isinstance(payload, dict) and payload.get(key):
-            return payload[key]
+        if isinstance(payload, dict) and payload.get("cwd"):
+            return payload["cwd"]
     return None
 
 
 def discover(root: str, since: float | None, passed_over: list[str] | None = None,
              memo: Any = None) -> list[tuple[str, str]]:
-    """(path, tool) of the sessions that belong to the repository at `root`; those of a
-    matching folder whose cwd is outside it are added to `passed_over`. Each session's
-    cwd is read through `memo` (see CacheIndex.memo)."""
+    """(path, tool) of the sessions of the repository at `root`; those of a matching folder
+    whose cwd is outside it go to `passed_over`. Each cwd is read through `memo`."""
     passed = passed_over if passed_over is not None else []
-    memo = memo or no_memo
-    env = os.environ
-    home = os.path.expanduser("~")
+    memo, env, home = memo or no_memo, os.environ, os.path.expanduser("~")
     found: list[tuple[str, str]] = []
+
+    def walk(folder: str) -> list[str]:
+        return expand_inputs([folder], strict=False)[0] if os.path.isdir(folder) else []
+
+    def cwd_inside(kind: str, path: str, read: Any) -> bool:  # memo keeps a str or None
+        return inside(memo(kind, path, lambda: read(path)), root)
+
     claude_home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
-    claude = os.path.join(claude_home, "projects")
-    slug = claude_slug(root)
-    if os.path.isdir(claude):
-        for name in sorted(os.listdir(claude)):
-            # The slug is lossy (/a-b and /a/b share it) and sessions started in a
-            # subfolder live under longer slugs: match by prefix, then check cwd.
-            if name != slug and not name.startswith(slug + "-"):
-                continue
-            folder = os.path.join(claude, name)
-            for path in expand_inputs([folder], strict=False)[0]:
+    claude, slug = os.path.join(claude_home, "projects"), claude_slug(root)
+    # The slug is lossy (/a-b and /a/b share it) and sessions started in a subfolder live
+    # under longer slugs: match by prefix, then check cwd.
+    for name in sorted(os.listdir(claude)) if os.path.isdir(claude) else []:
+        if name == slug or name.startswith(slug + "-"):
+            for path in expand_inputs([os.path.join(claude, name)], strict=False)[0]:
                 if path.endswith(".jsonl"):
-                    if inside(memo("claude-cwd", path, lambda: _text_or_none(_first_value(path, "cwd", ()))), root):
+                    if cwd_inside("claude-cwd", path, _first_cwd):
                         found.append((path, "claude"))
                     else:
                         passed.append(path)
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
-    if os.path.isdir(codex):
-        for path in expand_inputs([codex], strict=False)[0]:
-            name = os.path.basename(path)
-            if name.startswith("rollout-") and name.endswith(".jsonl") and \
-                    inside(memo("codex-cwd", path, lambda: _text_or_none(
-                        _first_value(path, "cwd", ("session_meta",)))), root):
-                found.append((path, "codex"))
-    gemini_home = env.get("GEMINI_CLI_HOME") or home
+    found += [(path, "codex") for path in walk(codex)
+              if os.path.basename(path).startswith("rollout-") and path.endswith(".jsonl")
+              and cwd_inside("codex-cwd", path, lambda p: _first_cwd(p, ("session_meta",)))]
     digest = hashlib.sha256(root.encode()).hexdigest()
-    chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
-    if os.path.isdir(chats):
-        found += [(p, "gemini") for p in expand_inputs([chats], strict=False)[0] if p.endswith(".json")]
+    chats = os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp", digest, "chats")
+    found += [(p, "gemini") for p in walk(chats) if p.endswith(".json")]
     copilot = os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "session-state")
-    if os.path.isdir(copilot):
-        # <sessionId>/events.jsonl, and older <sessionId>.jsonl files beside them.
-        for path in expand_inputs([copilot], strict=False)[0]:
-            rel = os.path.relpath(path, copilot).split(os.sep)
-            if (rel[-1] == "events.jsonl" and len(rel) == 2 or len(rel) == 1 and rel[0].endswith(".jsonl")) \
-                    and inside(memo("copilot-cwd", path, lambda: _text_or_none(copilot_cwd(path))), root):
-                found.append((path, "copilot"))
+    for path in walk(copilot):  # <sessionId>/events.jsonl, or an older <sessionId>.jsonl
+        rel = os.path.relpath(path, copilot).split(os.sep)
+        if (len(rel) == 2 and rel[1] == "events.jsonl" or len(rel) == 1 and path.endswith(".jsonl")) \
+                and cwd_inside("copilot-cwd", path, copilot_cwd):
+            found.append((path, "copilot"))
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
-    if os.path.isdir(opencode):
-        # opencode.db, or opencode-<channel>.db for other release channels.
-        for name in sorted(os.listdir(opencode)):
-            path = os.path.join(opencode, name)
-            if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
-                found.append((path, "opencode"))
-    # Claude Code's auto memory: notes, read from their own folder (the session walk
-    # above takes only .jsonl files, so a note is not read twice).
+    for name in sorted(os.listdir(opencode)) if os.path.isdir(opencode) else []:
+        path = os.path.join(opencode, name)  # opencode.db, or opencode-<channel>.db
+        if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
+            found.append((path, "opencode"))
+    # Auto memory's notes, from their own folder (the walk above takes only .jsonl files).
     notes = auto_memory_folder(root, claude_home)
     if notes and os.path.isdir(notes):
         found += [(path, "claude-auto-memory") for path in expand_inputs([notes])[0]
@@ -4638,17 +4516,10 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
     return found
 
 
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None  # all inside() can match
-
-
 def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
-    """The inputs with each conversation read once, and how many files were passed
-    over. SpecStory saves a Claude Code, Codex or Gemini CLI session under that tool's
-    own session id, and at times saves one session twice under two names: when the
-    tool's own file is read too, it is the one read (the SpecStory copy has lost the
-    records' flags); of two SpecStory files, the larger (the later save). Evidence
-    counted across conversations must not count one conversation twice."""
+    """The inputs with each conversation read once (evidence must not count it twice), and
+    how many were passed over. SpecStory saves a session under the tool's own id, at times
+    twice: the tool's own file is read (it keeps the records' flags), else the larger."""
     histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
                  and (sid := memo("specstory-session", p, lambda p=p: specstory_session(p)))}
     if not histories:
@@ -4665,7 +4536,6 @@ def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
 
 
 def specstory_session(path: str) -> str | None:
-    """The session id in a SpecStory file's header comment."""
     for raw in (file_head(path, SNIFF_BYTES) or b"").split(b"\n")[:12]:
         match = SPECSTORY_SESSION.fullmatch(raw.decode("utf-8", "replace").strip())
         if match:
@@ -4691,20 +4561,15 @@ def conversation_id(path: str) -> str | None:
 
 
 def session_time(path: str, tool: str) -> float:
-    """When a discovered session was last active. A SpecStory file is committed, so
-    its mtime is the checkout's: the time is its last turn header's, else the one in
-    its name (2026-01-16_16-26-02Z-slug.md), else the mtime."""
+    """When a discovered session was last active. A SpecStory file is committed, so its
+    mtime is the checkout's: its last turn header's time, else its name's, else the mtime."""
     if tool == "specstory":
         latest = None
-        try:
-            with open(path, "rb") as handle:
-                for raw in handle:
-                    if raw.startswith(b"_**"):
-                        turn = SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
-                        when = specstory_moment((turn.group(3) or "") if turn else "")
-                        latest = when if when is not None and (latest is None or when > latest) else latest
-        except OSError:
-            pass
+        with contextlib.suppress(OSError), open(path, "rb") as handle:
+            for raw in filter(lambda raw: raw.startswith(b"_**"), handle):
+                turn = SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
+                when = specstory_moment(turn.group(3) or "") if turn else None
+                latest = when if when is not None and (latest is None or when > latest) else latest
         latest = latest if latest is not None else specstory_moment(os.path.basename(path))
         if latest is not None:
             return latest
@@ -4731,7 +4596,6 @@ def specstory_moment(text: str) -> float | None:
 
 
 def opencode_holds(path: str, root: str) -> bool:
-    """Whether an OpenCode database holds a session started inside `root`."""
     import sqlite3
     if not is_opencode_db(path):
         return False
@@ -4744,16 +4608,11 @@ def opencode_holds(path: str, root: str) -> bool:
 
 def copilot_cwd(path: str) -> Any:
     """The cwd of a Copilot CLI session: its session.start event's data.context."""
-    try:
-        with open(path, "rb") as handle:
-            for raw in itertools.islice(handle, 20):
-                for record in parse_jsonl_line(raw) or []:
-                    if isinstance(record, dict) and record.get("type") == "session.start":
-                        context = (record.get("data") or {}).get("context") if isinstance(
-                            record.get("data"), dict) else None
-                        return context.get("cwd") if isinstance(context, dict) else None
-    except OSError:
-        return None
+    for record in head_records(path, 20):
+        if record.get("type") == "session.start":
+            data = record.get("data")
+            context = data.get("context") if isinstance(data, dict) else None
+            return context.get("cwd") if isinstance(context, dict) else None
     return None
 
 
@@ -4773,15 +4632,14 @@ def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str
 # .memory-diff.toml, the nearest one from the current folder up to the repository root.
 # --------------------------------------------------------------------------------------
 
-CONFIG_KEYS = {
-    # key: (type, whether it names a path relative to the config file)
-    "memory": (str, True), "section": (str, False), "seen": (str, True),
-    "max-add": (int, False), "min-score": (int, False), "roles": (list, False), "format": (str, False),
-    "signal": (list, False), "noise": (list, False), "since": (str, False),
-    "jobs": (int, False), "include-sidechains": (bool, False),
-    "include-summaries": (bool, False), "allow-pii": (bool, False), "lint-ignore": (list, False),
-    "include-user-notes": (bool, False),
+CONFIG_KEYS = {  # each key's type
+    **dict.fromkeys(("memory", "section", "seen", "format", "since"), str),
+    **dict.fromkeys(("max-add", "min-score", "jobs"), int),
+    **dict.fromkeys(("roles", "signal", "noise", "lint-ignore"), list),
+    **dict.fromkeys(("include-sidechains", "include-summaries", "include-user-notes"), bool),
+    "allow-pii": bool,
 }
+CONFIG_PATHS = ("memory", "seen")  # relative to the config file
 # The finding kinds lint-ignore may silence: all but secret.
 SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size", "stale")
 
@@ -4795,7 +4653,7 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
             path = os.path.join(folder, name)
             if not os.path.isfile(path):
                 continue
-            import tomllib  # here, not at the top: most runs find no configuration (3 ms to import)
+            import tomllib  # here: most runs find no configuration
             try:
                 with open(path, "rb") as handle:
                     doc = tomllib.load(handle)
@@ -4821,11 +4679,11 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
         key = raw_key.replace("_", "-")
         if key not in CONFIG_KEYS:
             raise UserError(path, f"unknown key {raw_key!r}")
-        kind, is_path = CONFIG_KEYS[key]
+        kind = CONFIG_KEYS[key]
         if key == "lint-ignore":
             out["lint_ignore"] = lint_ignore(path, raw_key, value)
             continue
-        if kind is list and isinstance(value, str) and key == "roles":
+        if key == "roles" and isinstance(value, str):
             value = [v.strip() for v in value.split(",")]
         a_number = kind is int and isinstance(value, int) and not isinstance(value, bool)
         too_small = a_number and value < 1 and key != "min-score"
@@ -4840,19 +4698,16 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
                     build_rules(SIGNAL, (pattern,), "check")  # as it will be compiled
                 except re.error as exc:
                     raise UserError(path, f"key {raw_key!r}: bad regular expression {pattern!r}: {exc}") from None
-        if key == "roles":
-            try:
-                value = parse_roles(",".join(value))
-            except argparse.ArgumentTypeError as exc:
-                raise UserError(path, f"key {raw_key!r}: {exc}") from None
         if key == "format" and value not in FORMATS:
             raise UserError(path, f"key {raw_key!r} must be one of {', '.join(FORMATS)}")
-        if key == "since":
-            try:
+        try:
+            if key == "roles":
+                value = parse_roles(",".join(value))
+            elif key == "since":
                 value = parse_since(value)
-            except argparse.ArgumentTypeError as exc:
-                raise UserError(path, f"key {raw_key!r}: {exc}") from None
-        if is_path:
+        except argparse.ArgumentTypeError as exc:
+            raise UserError(path, f"key {raw_key!r}: {exc}") from None
+        if key in CONFIG_PATHS:
             value = os.path.join(os.path.dirname(path), os.path.expanduser(value))
         out[key.replace("-", "_")] = value
     return out
