@@ -3800,7 +3800,6 @@ def file_head(path: str, size: int) -> bytes | None:
 
 
 def head_records(path: str, lines: int) -> list[dict[str, Any]]:
-    """The records (JSON objects) of a JSONL file's first lines; none if it cannot be read."""
     try:
         with open(path, "rb") as handle:
             head = list(itertools.islice(handle, lines))
@@ -3810,7 +3809,7 @@ def head_records(path: str, lines: int) -> list[dict[str, Any]]:
 
 
 def cwd_root() -> str:
-    """Not cached: main() may run in several folders in one process."""
+    """The repository's real root, else the current folder (not cached: main() may move)."""
     return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
 
 
@@ -3827,10 +3826,8 @@ def repo_root(start: str) -> str | None:
 
 # -- the cache: each transcript's result, reused while the file is unchanged -------------
 #
-# The pre-commit hook reads every session on every commit, and almost none changed since
-# the last. The cache lives in the git directory (per worktree), one index per build and
-# option set. Anything wrong with it (missing, unwritable, of another build, corrupt)
-# means the file is read again: never an error, never another answer.
+# The hook reads every session on every commit, and almost none changed since the last.
+# Anything wrong with the cache means the file is read again: never an error or another answer.
 
 CACHE_FOLDER = "memory-diff"
 CACHE_FORMAT = 3
@@ -3841,8 +3838,7 @@ FORMER_FILE = Lazy(r".*\.json|[0-9a-f]{64}\.marshal")  # earlier formats, swept 
 # git's racy rule: a file modified this close to the run that read it may change again
 # within one timestamp tick, unseen by its identity. 2 s: FAT's granularity.
 RACY_NS = 2_000_000_000
-# An entry unused by its index's last CACHE_RUNS runs is dropped; CACHE_INDEXES indexes of
-# each kind are kept.
+# Entries unused for CACHE_RUNS runs are dropped; the CACHE_INDEXES newest indexes are kept.
 CACHE_RUNS = 8
 CACHE_INDEXES = 4
 CACHE_GRACE_NS = 60_000_000_000  # a temporary file this new may be another run's
@@ -3854,10 +3850,8 @@ def git_dir(root: str) -> str | None:
     if os.path.isdir(dot):
         return dot
     first = (file_head(dot, 4096) or b"").split(b"\n", 1)[0].strip()
-    if not first.startswith(b"gitdir:"):
-        return None
     path = os.path.normpath(os.path.join(root, os.fsdecode(first[7:].strip())))
-    return path if os.path.isdir(path) else None
+    return path if first.startswith(b"gitdir:") and os.path.isdir(path) else None
 
 
 def file_identity(path: str) -> list[int] | None:
@@ -3888,8 +3882,7 @@ def cache_bytes(value: Any) -> bytes:
 
 
 def cache_value(data: bytes) -> Any:
-    """What cache_bytes wrote, or ValueError: the hash tells a corrupt file before marshal
-    sees it, and marshal may raise anything (SystemError) on hand-made bytes."""
+    """What cache_bytes wrote, or ValueError: marshal may raise anything on hand-made bytes."""
     if hashlib.sha256(data[32:]).digest() != data[:32]:
         raise ValueError("a cache file of other bytes")
     try:
@@ -3923,9 +3916,8 @@ def _atomic_write(folder: str, name: str, data: bytes) -> bool:
         os.replace(tmp, os.path.join(folder, name))
         return True
     except OSError:
-        if tmp:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         return False
 
 
@@ -3980,16 +3972,13 @@ class CacheIndex:
 
     def save(self) -> None:
         """Write the index back without what is stale; sweep now and then."""
-        kept: dict[str, Any] = {}
-        for name, entry in self.entries.items():
-            if name in self.used:
-                entry[3] = self.run
-                kept[name] = entry
-            elif self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0]):
-                kept[name] = entry
-        self.entries = kept
+        for name in self.used:
+            self.entries[name][3] = self.run
+        self.entries = {name: entry for name, entry in self.entries.items() if name in self.used
+                        or self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0])}
+        doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": self.entries}
         try:
-            data = cache_bytes({"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept})
+            data = cache_bytes(doc)
         except ValueError:  # a value marshal cannot write: nothing is written
             return
         if _atomic_write(self.folder, self.name, data) and (self.run == 1 or self.run % CACHE_RUNS == 0):
@@ -4017,11 +4006,8 @@ class CacheIndex:
 def open_cache() -> tuple[str, str] | None:
     """The current repository's cache folder and this build's digest; None outside one."""
     root = repo_root(os.getcwd())
-    folder = git_dir(root) if root else None
-    build = build_digest()
-    if folder is None or build is None:
-        return None
-    return os.path.join(folder, CACHE_FOLDER), build
+    folder, build = git_dir(root) if root else None, build_digest()
+    return None if folder is None or build is None else (os.path.join(folder, CACHE_FOLDER), build)
 
 
 def no_memo(kind: str, path: str, read: Any) -> Any:
@@ -4029,31 +4015,26 @@ def no_memo(kind: str, path: str, read: Any) -> Any:
 
 
 def plain_result(result: FileResult, path: str) -> Any:
-    """A transcript's result as plain values, without its input index and path (rebuilt
-    on reuse); None when the path cannot be told apart from the rest."""
+    """A result as plain values, without its index and path; None if the path is ambiguous."""
     shown, here = "\t" + one_line(path) + ":", path + ":"
     rows = []
     for c in result.candidates:
-        if c.file != path or (c.request and not c.request.startswith(here)):
-            return None
-        request = int(c.request[len(here):]) if c.request and c.request[len(here):].isdecimal() else None
-        if c.request and request is None:
+        tail = c.request[len(here):]
+        if c.file != path or c.request and not (c.request.startswith(here) and tail.isdecimal()):
             return None
         rows.append([c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, *c.order[1:],
-                     None if c.conversation == path else c.conversation, request, c.said_in, c.source, c.also])
+                     None if c.conversation == path else c.conversation,
+                     int(tail) if c.request else None, c.said_in, c.source, c.also])
     explain = []
     for order, text in result.explain:
         cut = text.find("\t")
         if cut < 0 or not text.startswith(shown, cut):
             return None
         explain.append([list(order[1:]), text[:cut], text[cut + len(shown):]])
-    writes = []
-    for file, write in result.writes:
-        if file != path:
-            return None
-        writes.append([write.line, write.target, list(write.added)])
-    if result.conversation is not None and not isinstance(result.conversation, str):
+    if any(file != path for file, _ in result.writes) \
+            or not isinstance(result.conversation, (str, type(None))):
         return None
+    writes = [[write.line, write.target, list(write.added)] for _, write in result.writes]
     return [rows, [list(item) for item in result.stats.items()], explain, writes, result.conversation, result.through]
 
 
@@ -4075,12 +4056,11 @@ def _of(value: Any, *kinds: Any) -> Any:
 
 def kept_candidate(row: Any, at: int, path: str) -> Candidate:
     """A candidate plain_result kept, for input `at` read from `path` as given."""
-    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES:
+    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES \
+            or max(abs(n) for n in row if type(n) is int) >= CACHE_INT:
         raise ValueError("a cache entry of another shape")
     text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, \
         source, also = row
-    if max(map(abs, (line, score, line_at, sequence, number, request or 0, said_in))) >= CACHE_INT:
-        raise ValueError("a cache entry of another shape")
     return Candidate(text, key, role, path, line, stamp, kind, score, (at, line_at, sequence, number),
                      path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
                      said_in, source, also)
@@ -4110,9 +4090,7 @@ def rebuilt(plain: Any, at: int, path: str, root: str) -> FileResult:
 # -- every transcript: the process pool, and the cache before it ------------------------
 
 def source_format(path: str) -> str:
-    if path == "-":
-        return "detected on read"
-    source = note_source(path)
+    source = "detected on read" if path == "-" else note_source(path)
     if source:
         return source
     try:
@@ -4131,9 +4109,7 @@ def source_format(path: str) -> str:
 
 def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                 indices: list[int] | None = None) -> list[FileResult]:
-    """Process every transcript (input indices `indices`, by default their places), forked
-    where the platform can; results and the first error come in input order, so the
-    output does not depend on the number of jobs."""
+    """Results and the first error in input order: the output does not depend on --jobs."""
     workers = min(jobs or os.cpu_count() or 1, len(paths)) if hasattr(os, "fork") else 1
     lenient = [p in walked for p in paths]
     number = indices if indices is not None else list(range(len(paths)))
@@ -4165,7 +4141,6 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
 
 
 def process_input(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
-    """One input: an agent's note file (note_source), or a transcript."""
     source = note_source(path)
     return process_notes(index, path, source, opts) if source else process_file(index, path, opts, walked)
 
@@ -4183,9 +4158,8 @@ def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any
 
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                    cache: CacheIndex | None) -> tuple[list[FileResult], int]:
-    """process_all, taking each certainly unchanged transcript's result from the cache, and
-    how many were. A result is kept only when the file did not change while read and it
-    comes back from its bytes equal, so a reuse prints what a run without the cache does."""
+    """process_all, with unchanged transcripts' results from the cache, and how many. A result
+    is kept only if the file held still and its bytes rebuild it equal: reuse changes nothing."""
     if cache is None:
         return process_all(paths, walked, opts, jobs), 0
     results: dict[int, FileResult] = {}
@@ -4200,20 +4174,18 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
     for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
         results[index] = result
         path, ident, plain = paths[index], before.get(index), plain_result(result, paths[index])
-        if ident is None or plain is None or file_identity(path) != ident:
-            continue
-        with contextlib.suppress(ValueError, TypeError):
-            again = rebuilt(cache_value(cache_bytes(plain)), index, path, opts.root)
-            if again == result and list(again.stats.items()) == list(result.stats.items()):
-                cache.put(os.path.abspath(path), path, ident, path in walked, plain)
+        if ident is not None and plain is not None and file_identity(path) == ident:
+            with contextlib.suppress(ValueError, TypeError):
+                again = rebuilt(cache_value(cache_bytes(plain)), index, path, opts.root)
+                if again == result and list(again.stats.items()) == list(result.stats.items()):
+                    cache.put(os.path.abspath(path), path, ident, path in walked, plain)
     return [results[i] for i in range(len(paths))], reused
 
 
 # -- the memory file ----------------------------------------------------------------------
 
 def patch_target(path: str) -> tuple[str, str, str | None]:
-    """(real path, header path, folder to apply the patch in if not here). A link is
-    resolved: git apply and patch refuse to patch through one."""
+    """(real path, header path, folder to apply in if not here); git apply refuses links."""
     real = os.path.realpath(path)
     root = repo_root(os.path.dirname(real))
     if root:
@@ -4248,8 +4220,8 @@ HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
 
 def default_memory(root: str, tools: set[str]) -> str:
-    """The one of MEMORY_FILES at the root that exists (a link to another, or a file that
-    only imports another, counts as that other); else the one the sessions' agent reads."""
+    """The memory file at the root (a link or an import counts as its target), else the
+    one the sessions' agent reads."""
     found: dict[str, list[str]] = {}
     for name in MEMORY_FILES:
         path = os.path.join(root, name)
@@ -4298,19 +4270,17 @@ class SeenFile(NamedTuple):
 
 def read_seen(data: bytes | None) -> SeenFile:
     """The seen file's lines and baseline records (the furthest point of a conversation)."""
-    shown: set[str] = set()
-    baseline: dict[str, int] = {}
-    bullets: list[str] = []
-    text = (data or b"").decode("utf-8", "replace").lstrip("\ufeff")
-    for line in text.split("\n"):
+    seen = SeenFile(set(), {}, [])
+    for line in (data or b"").decode("utf-8", "replace").lstrip("\ufeff").split("\n"):
         record = BASELINE_RECORD.match(line)
         if record:
-            baseline[record.group(1)] = max(baseline.get(record.group(1), 0), int(record.group(2)))
+            key, through = record.groups()
+            seen.baseline[key] = max(seen.baseline.get(key, 0), int(through))
         elif line.strip():
-            shown.add(normalize(line))
+            seen.shown.add(normalize(line))
             if BULLET.match(line):
-                bullets.append(line)
-    return SeenFile(shown, baseline, bullets)
+                seen.bullets.append(line)
+    return seen
 
 
 def baseline_record(key: str, through: int) -> str:
@@ -4320,8 +4290,8 @@ def baseline_record(key: str, through: int) -> str:
 # -- inputs and discovery: which transcripts are read ------------------------------------
 
 def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set[str]]:
-    """Files as given, a folder's transcripts sorted, and those found in a folder (passed
-    over when no transcript); an unreadable folder is an error only if `strict`."""
+    """Files as given and folders' transcripts sorted, and the set of those found in a folder
+    (there a file that is no transcript is passed over, where one named outright is an error)."""
     out: list[str] = []
     walked: set[str] = set()
 
@@ -4355,14 +4325,11 @@ def _looks_like_history(path: str) -> bool:
 
 
 def note_source(path: str) -> str | None:
-    """The kind of agent memory a Markdown file is, by its folder (a MEMORY.md index, a
-    Claude Code project's `memory`, a Codex `memories`), or None; a history is none."""
-    if path == "-" or not path.endswith(".md"):
+    """The kind of agent memory a Markdown file is, by its folder; None for a history."""
+    if path == "-" or not path.endswith(".md") or _looks_like_history(path):
         return None
     folder = os.path.dirname(os.path.abspath(path))
     names = _folder_names(folder)
-    if _looks_like_history(path):
-        return None
     if os.path.basename(folder) == "memories" and names & {"memory_summary.md", "rollout_summaries", "raw_memories.md"}:
         return "codex-memory" if os.path.basename(path) == NOTE_INDEX else None
     projects = os.path.basename(os.path.dirname(os.path.dirname(folder)))
@@ -4383,6 +4350,7 @@ def _folder_names(folder: str) -> frozenset[str]:
 # Claude Code names a project folder by its path, each UTF-16 unit that is not an ASCII
 # letter or digit made "-", cut at 200 characters (a hash follows then).
 CLAUDE_SLUG_MAX = 200
+SESSION_ID_KEY = Lazy(rb'"sessionId"\s*:\s*"([^"]+)"')  # a JSON chat's own id
 
 
 def claude_slug(path: str) -> str:
@@ -4391,8 +4359,8 @@ def claude_slug(path: str) -> str:
 
 
 def claude_project_dir(path: str) -> str:
-    """A path's Claude Code project folder: the slug, and when cut, "-" and the base 36 of
-    the absolute Java String.hashCode of the path (a memory folder has no cwd to check)."""
+    """The slug, and when cut, the base 36 of Java's String.hashCode of the path, as Claude
+    Code names it (a memory folder has no cwd to check)."""
     slug = claude_slug(path)
     units = path.encode("utf-16-le", "surrogatepass")
     if len(units) // 2 <= CLAUDE_SLUG_MAX:
@@ -4414,14 +4382,8 @@ def main_checkout(root: str) -> str:
     gitdir = git_dir(root) if os.path.isfile(os.path.join(root, ".git")) else None
     if gitdir is None:
         return root
-    common = gitdir
-    if os.path.isfile(os.path.join(gitdir, "commondir")):
-        try:
-            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
-                common = os.path.join(gitdir, handle.readline().strip())
-        except (OSError, UnicodeDecodeError):
-            return root
-    common = os.path.realpath(common)
+    line = (file_head(os.path.join(gitdir, "commondir"), 4096) or b"").split(b"\n", 1)[0].strip()
+    common = os.path.realpath(os.path.join(gitdir, os.fsdecode(line)))
     return os.path.dirname(common) if os.path.basename(common) == ".git" else root
 
 
@@ -4436,8 +4398,7 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
                 doc = json.loads(handle.read().lstrip(b"\xef\xbb\xbf"))
         except (OSError, ValueError, RecursionError):
             continue
-        if not isinstance(doc, dict):
-            continue
+        doc = doc if isinstance(doc, dict) else {}
         if isinstance(doc.get("autoMemoryEnabled"), bool):
             enabled = doc["autoMemoryEnabled"]
         if isinstance(doc.get("autoMemoryDirectory"), str) and doc["autoMemoryDirectory"].strip():
@@ -4459,8 +4420,8 @@ def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
 
 def discover(root: str, since: float | None, passed_over: list[str] | None = None,
              memo: Any = None) -> list[tuple[str, str]]:
-    """(path, tool) of the sessions of the repository at `root`; those of a matching folder
-    whose cwd is outside it go to `passed_over`. Each cwd is read through `memo`."""
+    """(path, tool) of the repository's sessions; those of a matching folder whose cwd is
+    outside it go to `passed_over`."""
     passed = passed_over if passed_over is not None else []
     memo, env, home = memo or no_memo, os.environ, os.path.expanduser("~")
     found: list[tuple[str, str]] = []
@@ -4493,7 +4454,7 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
     copilot = os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "session-state")
     for path in walk(copilot):  # <sessionId>/events.jsonl, or an older <sessionId>.jsonl
         rel = os.path.relpath(path, copilot).split(os.sep)
-        if (len(rel) == 2 and rel[1] == "events.jsonl" or len(rel) == 1 and path.endswith(".jsonl")) \
+        if (rel[1:] == ["events.jsonl"] or len(rel) == 1 and path.endswith(".jsonl")) \
                 and cwd_inside("copilot-cwd", path, copilot_cwd):
             found.append((path, "copilot"))
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
@@ -4517,9 +4478,8 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
 
 
 def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
-    """The inputs with each conversation read once (evidence must not count it twice), and
-    how many were passed over. SpecStory saves a session under the tool's own id, at times
-    twice: the tool's own file is read (it keeps the records' flags), else the larger."""
+    """The inputs with each conversation read once, and how many were passed over: the
+    tool's own file over a SpecStory copy (it keeps the records' flags), else the larger."""
     histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
                  and (sid := memo("specstory-session", p, lambda p=p: specstory_session(p)))}
     if not histories:
@@ -4536,19 +4496,13 @@ def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
 
 
 def specstory_session(path: str) -> str | None:
-    for raw in (file_head(path, SNIFF_BYTES) or b"").split(b"\n")[:12]:
-        match = SPECSTORY_SESSION.fullmatch(raw.decode("utf-8", "replace").strip())
-        if match:
-            return match.group(2)
-    return None
-
-
-SESSION_ID_KEY = Lazy(rb'"sessionId"\s*:\s*"([^"]+)"')
+    head = (file_head(path, SNIFF_BYTES) or b"").split(b"\n")[:12]
+    found = (SPECSTORY_SESSION.fullmatch(raw.decode("utf-8", "replace").strip()) for raw in head)
+    return next((match.group(2) for match in found if match), None)
 
 
 def conversation_id(path: str) -> str | None:
-    """A session's own id: Claude Code's sessionId (not a subagent file's, which names
-    its parent session), Codex's session_meta id, a Gemini CLI chat's sessionId."""
+    """A session's own id (none for a subagent file: it names its parent's)."""
     if not path.endswith(".jsonl"):
         match = SESSION_ID_KEY.search(file_head(path, 1 << 16) or b"")
         return match.group(1).decode("utf-8", "replace") if match else None
@@ -4561,8 +4515,7 @@ def conversation_id(path: str) -> str | None:
 
 
 def session_time(path: str, tool: str) -> float:
-    """When a discovered session was last active. A SpecStory file is committed, so its
-    mtime is the checkout's: its last turn header's time, else its name's, else the mtime."""
+    """When a session was last active: a committed SpecStory file's mtime is the checkout's."""
     if tool == "specstory":
         latest = None
         with contextlib.suppress(OSError), open(path, "rb") as handle:
@@ -4582,28 +4535,23 @@ def specstory_moment(text: str) -> float | None:
     if not match:
         return None
     year, month, day, hour, minute, second, zone = match.groups()
-    offset = datetime.timedelta(0)
-    if zone and zone != "Z":
-        digits = zone[1:].replace(":", "")
-        offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        offset = -offset if zone[0] == "-" else offset
+    digits = zone[1:].replace(":", "") if zone and zone != "Z" else "0000"
+    offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    offset = -offset if zone and zone[0] == "-" else offset
     try:
-        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0),
-                                   tzinfo=datetime.timezone(offset))
+        return datetime.datetime(*map(int, (year, month, day, hour, minute, second or 0)),
+                                 tzinfo=datetime.timezone(offset)).timestamp()
     except ValueError:
         return None
-    return moment.timestamp()
 
 
 def opencode_holds(path: str, root: str) -> bool:
     import sqlite3
-    if not is_opencode_db(path):
-        return False
-    try:
-        with contextlib.closing(open_sqlite(path)) as db:
-            return bool(opencode_sessions(db, root))
-    except (UserError, sqlite3.Error):
-        return False
+    with contextlib.suppress(UserError, sqlite3.Error):
+        if is_opencode_db(path):
+            with contextlib.closing(open_sqlite(path)) as db:
+                return bool(opencode_sessions(db, root))
+    return False
 
 
 def copilot_cwd(path: str) -> Any:
@@ -4617,7 +4565,6 @@ def copilot_cwd(path: str) -> Any:
 
 
 def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str | None:
-    """One line for stderr when discovery read nothing, or passed sessions over."""
     outside = (f"{len(passed)} Claude Code session{'s' if len(passed) != 1 else ''} in a matching folder "
                f"passed over: their cwd is outside {home_display(root)}") if passed else ""
     if found:
@@ -4645,7 +4592,6 @@ SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "
 
 
 def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
-    """(path, table) of the nearest configuration, or None."""
     root = repo_root(start)
     folder = os.path.abspath(start)
     while True:
@@ -4714,8 +4660,7 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
 
 
 def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | None], ...]:
-    """`lint-ignore = [{kind = "duplicate", text = "- Run make test."}]`: (kind, the
-    normalised line text or None for every line)."""
+    """`[{kind = "duplicate", text = "- Run make test."}]`: (kind, normalised text or None)."""
     entries = []
     for entry in value if isinstance(value, list) else [None]:
         if not isinstance(entry, dict) or set(entry) - {"kind", "text"} or not isinstance(entry.get("kind"), str) \
