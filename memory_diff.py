@@ -3856,7 +3856,6 @@ def _stat(path: str) -> os.stat_result | None:
 
 
 def file_head(path: str, size: int) -> bytes | None:
-    """A file's first `size` bytes; None where it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return handle.read(size)
@@ -3865,8 +3864,6 @@ def file_head(path: str, size: int) -> bytes | None:
 
 
 def head_records(path: str, lines: int) -> list[dict[str, Any]]:
-    """The records (JSON objects) of a JSONL file's first lines; none where it cannot be
-    read."""
     try:
         with open(path, "rb") as handle:
             head = list(itertools.islice(handle, lines))
@@ -3876,8 +3873,7 @@ def head_records(path: str, lines: int) -> list[dict[str, Any]]:
 
 
 def cwd_root() -> str:
-    """The current repository's real root, or the current folder outside any (not cached:
-    main() may run in several folders in one process)."""
+    """The repository's real root, else the current folder (not cached: main() may move)."""
     return os.path.realpath(repo_root(os.getcwd()) or os.getcwd())
 
 
@@ -3920,56 +3916,32 @@ def repo_root(start: str) -> str | None:
 
 # -- the cache: each transcript's result, reused while the file is unchanged -------------
 #
-# The pre-commit hook reads every session of the repository on every commit, and almost
-# none of them changed since the last one. The cache lives in the git directory that
-# `.git` names (per worktree), in `memory-diff/`: one index per build and option set
-# (`results-*.marshal`: absolute path -> the file's identity, when it was read, and its
-# result as plain values: plain_result); discovery's reading goes in
-# `discovery-*.marshal`. An index holds plain values (lists, strings, ints), checked
-# against a SHA-256 before it is decoded (cache_bytes) and field by field as a result is
-# rebuilt (rebuilt). Anything wrong with the cache (missing, unreadable, unwritable,
-# from another build or format, corrupt) means the file is read again: never an error,
-# never another answer. An index is written to a temporary file renamed into place, so
-# two hooks at once can lose each other's entries but never corrupt one.
+# The hook reads every session on every commit, and almost none changed since the last.
+# Anything wrong with the cache means the file is read again: never an error or another answer.
 
 CACHE_FOLDER = "memory-diff"
-CACHE_FORMAT = 3  # an index of another format is never read: its results are read again
-# marshal, not JSON, since the hook decodes every session's result on every commit and
-# marshal does that about twice as fast, and not pickle, since marshal builds only values
-# where a hostile pickle runs code (another Python's marshal is never read: the key
-# holds the Python version, build_digest).
+CACHE_FORMAT = 3
+# marshal, not pickle: it builds only values where a hostile pickle runs code; the key
+# holds the Python version, so another Python's marshal is never read.
 CACHE_SUFFIX = ".marshal"
-# Files of the earlier formats, deleted as the folder is swept: JSON (1), packs named by
-# their SHA-256 (2).
-FORMER_FILE = Lazy(r".*\.json|[0-9a-f]{64}\.marshal")
-# git's rule for racy entries: a file modified less than this long before the run that
-# read it began may be modified again within the same timestamp tick, unseen by its
-# identity; it is read again. 2 s: FAT's granularity, and room for coarse kernel clocks
-# and a network filesystem's clock a little ahead of ours.
+FORMER_FILE = Lazy(r".*\.json|[0-9a-f]{64}\.marshal")  # earlier formats, swept away
+# git's racy rule: a file modified this close to the run that read it may change again
+# within one timestamp tick, unseen by its identity. 2 s: FAT's granularity.
 RACY_NS = 2_000_000_000
-# The bound: an entry not used by the last CACHE_RUNS runs of its index, or of a file
-# that no longer exists, is dropped; the CACHE_INDEXES newest indexes of each kind are
-# kept (other option sets, older builds go).
+# Entries unused for CACHE_RUNS runs are dropped; the CACHE_INDEXES newest indexes are kept.
 CACHE_RUNS = 8
 CACHE_INDEXES = 4
 CACHE_GRACE_NS = 60_000_000_000  # a temporary file this new may be another run's
 
 
 def git_dir(root: str) -> str | None:
-    """The git directory of the repository at `root`: its `.git` folder, or the one a
-    worktree's `.git` file names (`gitdir: PATH`), found without running git."""
+    """The `.git` folder at `root`, or the one a worktree's `.git` file names."""
     dot = os.path.join(root, ".git")
     if os.path.isdir(dot):
         return dot
-    try:
-        with open(dot, "rb") as handle:
-            first = handle.read(4096).split(b"\n", 1)[0].strip()
-    except OSError:
-        return None
-    if not first.startswith(b"gitdir:"):
-        return None
+    first = (file_head(dot, 4096) or b"").split(b"\n", 1)[0].strip()
     path = os.path.normpath(os.path.join(root, os.fsdecode(first[7:].strip())))
-    return path if os.path.isdir(path) else None
+    return path if first.startswith(b"gitdir:") and os.path.isdir(path) else None
 
 
 def file_identity(path: str) -> list[int] | None:
@@ -3979,8 +3951,7 @@ def file_identity(path: str) -> list[int] | None:
 
 
 def build_digest() -> str | None:
-    """The module's own bytes and the Python that runs it: a pinned commit and a
-    development tree share __version__, not their bytes."""
+    """The module's bytes and Python's version: two trees may share __version__."""
     try:
         with open(__file__, "rb") as handle:
             data = handle.read()
@@ -3996,16 +3967,12 @@ def options_key(opts: Options) -> dict[str, Any]:
 
 
 def cache_bytes(value: Any) -> bytes:
-    """A file of the cache: the SHA-256 of the value's marshal bytes, then them."""
     data = marshal.dumps(value)
     return hashlib.sha256(data).digest() + data
 
 
 def cache_value(data: bytes) -> Any:
-    """What cache_bytes wrote; ValueError when the bytes are not what it writes (a
-    corrupt or truncated file is told by its hash before anything is decoded; bytes
-    written with the right hash by hand may still be no values of this build's: marshal
-    raises what it raises, SystemError for a code object it cannot build among them)."""
+    """What cache_bytes wrote, or ValueError: marshal may raise anything on hand-made bytes."""
     if hashlib.sha256(data[32:]).digest() != data[:32]:
         raise ValueError("a cache file of other bytes")
     try:
@@ -4015,21 +3982,19 @@ def cache_value(data: bytes) -> Any:
 
 
 def cache_file(path: str) -> bytes:
-    """A file of the cache, read whole; OSError when it is not a regular file (a FIFO in
-    its place would block the run, a device never end) or cannot be read."""
+    """OSError unless a regular file (a FIFO would block); a short read fails the hash."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path}: not a regular file")
-        return _read_exactly(fd, info.st_size)  # written whole and renamed into place: it does not grow
+        return os.read(fd, info.st_size)
     finally:
         os.close(fd)
 
 
 def _atomic_write(folder: str, name: str, data: bytes) -> bool:
-    """Write a file of the cache whole or not at all; False when it cannot be written.
-    The only code that writes a file, and only into a cache folder."""
+    """Write a file of the cache whole or not at all (False): the only code that writes."""
     if os.path.basename(folder) != CACHE_FOLDER or os.sep in name or (os.altsep or os.sep) in name:
         return False
     tmp = ""
@@ -4041,24 +4006,20 @@ def _atomic_write(folder: str, name: str, data: bytes) -> bool:
         os.replace(tmp, os.path.join(folder, name))
         return True
     except OSError:
-        if tmp:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         return False
 
 
 def sound_entry(entry: Any) -> bool:
-    """An index entry of the shape put writes: [absolute path, identity, stamp, last run
-    used, detail, value], the first five of their plain types (the value is checked
-    where it is used: memo, rebuilt)."""
+    """An index entry as put writes it, but for the value (checked where it is used)."""
     return type(entry) is list and len(entry) == 6 and type(entry[0]) is str and type(entry[1]) is list \
-        and len(entry[1]) == 5 and all(type(n) is int for n in entry[1]) and type(entry[2]) is int \
+        and [type(n) for n in entry[1]] == [int] * 5 and type(entry[2]) is int \
         and type(entry[3]) is int and type(entry[4]) in (bool, str)
 
 
 class CacheIndex:
-    """One index of the cache. An entry: [absolute path, identity, stamp, last run used,
-    detail, value], where stamp is when the run that read the file began (see RACY_NS)."""
+    """An entry: [absolute path, identity, stamp (when its run began), last run, detail, value]."""
 
     def __init__(self, folder: str, kind: str, key: dict[str, Any]) -> None:
         self.folder, self.kind = folder, kind
@@ -4068,18 +4029,17 @@ class CacheIndex:
         self.run, self.entries, self.used = 1, {}, set()
         try:
             doc = cache_value(cache_file(os.path.join(folder, self.name)))
-            if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int \
-                    and type(doc["entries"]) is dict:
-                self.run, self.entries = doc["run"] + 1, doc["entries"]
+            if doc["format"] == CACHE_FORMAT and doc["key"] == self.key and type(doc["run"]) is int:
+                self.entries = {name: e for name, e in doc["entries"].items() if sound_entry(e)}
+                self.run = doc["run"] + 1
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
 
-    def get(self, name: str, path: str, detail: Any, absolute: str = "") -> tuple[bool, Any]:
-        """(True, value) when the entry is certainly of the file as it is now (`absolute`:
-        its absolute path, where the caller has it)."""
+    def get(self, name: str, path: str, detail: Any) -> tuple[bool, Any]:
+        """(True, value) when the entry is certainly of the file as it is now."""
         entry, ident = self.entries.get(name), file_identity(path)
-        if ident is None or not sound_entry(entry) or entry[0] != (absolute or os.path.abspath(path)) \
-                or entry[1] != ident or entry[4] != detail or ident[3] + RACY_NS > entry[2]:
+        if ident is None or entry is None or entry[:2] != [os.path.abspath(path), ident] \
+                or entry[4] != detail or ident[3] + RACY_NS > entry[2]:
             return False, None
         self.used.add(name)
         return True, entry[5]
@@ -4090,9 +4050,8 @@ class CacheIndex:
 
     def memo(self, kind: str, path: str, read: Any) -> Any:
         """read() of a file (a str or None), from the cache while the file is unchanged."""
-        absolute = os.path.abspath(path)
-        name = f"{kind}\0{absolute}"
-        found, value = self.get(name, path, kind, absolute)
+        name = f"{kind}\0{os.path.abspath(path)}"
+        found, value = self.get(name, path, kind)
         if found and (value is None or type(value) is str):
             return value
         ident = file_identity(path)
@@ -4102,28 +4061,21 @@ class CacheIndex:
         return value
 
     def save(self) -> None:
-        """Write the index back with what this run used, drop what is stale (see
-        CACHE_RUNS), and sweep the folder when the index is new and every CACHE_RUNS runs.
-        Failing to write changes nothing."""
-        kept: dict[str, Any] = {}
-        for name, entry in self.entries.items():
-            if name in self.used:
-                entry[3] = self.run
-                kept[name] = entry
-            elif sound_entry(entry) and self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0]):
-                kept[name] = entry
-        self.entries = kept
+        """Write the index back without what is stale; sweep now and then."""
+        for name in self.used:
+            self.entries[name][3] = self.run
+        self.entries = {name: entry for name, entry in self.entries.items() if name in self.used
+                        or self.run - entry[3] < CACHE_RUNS and os.path.exists(entry[0])}
+        doc = {"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": self.entries}
         try:
-            data = cache_bytes({"format": CACHE_FORMAT, "key": self.key, "run": self.run, "entries": kept})
-        except ValueError:  # what get or put would never have kept: nothing is written
+            data = cache_bytes(doc)
+        except ValueError:  # a value marshal cannot write: nothing is written
             return
         if _atomic_write(self.folder, self.name, data) and (self.run == 1 or self.run % CACHE_RUNS == 0):
             self.prune()
 
     def prune(self) -> None:
-        """Keep the CACHE_INDEXES newest indexes of this kind; delete the temporary files of
-        runs that failed and the files of earlier formats (FORMER_FILE), once older than
-        CACHE_GRACE_NS (a newer one may be another run's)."""
+        """Keep the newest indexes; delete other runs' leftovers once past CACHE_GRACE_NS."""
         try:
             names = os.listdir(self.folder)
         except OSError:
@@ -4142,14 +4094,10 @@ class CacheIndex:
 
 
 def open_cache() -> tuple[str, str] | None:
-    """The cache folder of the repository the current folder is in, and this build's
-    digest; None outside a repository. Its indexes are opened from them: CacheIndex."""
+    """The current repository's cache folder and this build's digest; None outside one."""
     root = repo_root(os.getcwd())
-    folder = git_dir(root) if root else None
-    build = build_digest()
-    if folder is None or build is None:
-        return None
-    return os.path.join(folder, CACHE_FOLDER), build
+    folder, build = git_dir(root) if root else None, build_digest()
+    return None if folder is None or build is None else (os.path.join(folder, CACHE_FOLDER), build)
 
 
 def no_memo(kind: str, path: str, read: Any) -> Any:
@@ -4157,45 +4105,32 @@ def no_memo(kind: str, path: str, read: Any) -> Any:
 
 
 def plain_result(result: FileResult, path: str) -> Any:
-    """A transcript's result without where it was read from (its input index and the
-    path as given, rebuilt on reuse), as plain values: [candidates, stats, explain,
-    writes, conversation key, through], a candidate as a list of KEPT_CANDIDATE's fields;
-    None when the path cannot be told apart from the rest. A conversation named by the
-    path itself is stored as None: the file's own path is what a format that names none
-    gets."""
+    """A result as plain values, without its index and path; None if the path is ambiguous."""
     shown, here = "\t" + one_line(path) + ":", path + ":"
     rows = []
     for c in result.candidates:
-        if c.file != path or (c.request and not c.request.startswith(here)):
-            return None
-        request = int(c.request[len(here):]) if c.request and c.request[len(here):].isdecimal() else None
-        if c.request and request is None:
+        tail = c.request[len(here):]
+        if c.file != path or c.request and not (c.request.startswith(here) and tail.isdecimal()):
             return None
         rows.append([c.text, c.key, c.role, c.line, c.timestamp, c.kind, c.score, *c.order[1:],
-                     None if c.conversation == path else c.conversation, request, c.said_in, c.source, c.also])
+                     None if c.conversation == path else c.conversation,
+                     int(tail) if c.request else None, c.said_in, c.source, c.also])
     explain = []
     for order, text in result.explain:
         cut = text.find("\t")
         if cut < 0 or not text.startswith(shown, cut):
             return None
         explain.append([list(order[1:]), text[:cut], text[cut + len(shown):]])
-    writes = []
-    for file, write in result.writes:
-        if file != path:
-            return None
-        writes.append([write.line, write.target, list(write.added)])
-    if result.conversation is not None and not isinstance(result.conversation, str):
+    if any(file != path for file, _ in result.writes) \
+            or not isinstance(result.conversation, (str, type(None))):
         return None
+    writes = [[write.line, write.target, list(write.added)] for _, write in result.writes]
     return [rows, [list(item) for item in result.stats.items()], explain, writes, result.conversation, result.through]
 
 
-# The largest number a kept result holds (a line, a score, a counter): larger ones are of
-# no run of this build, and one past 4,300 digits could not even be printed.
+# Past this a kept number is of no run of this build (past 4,300 digits it cannot print).
 CACHE_INT = 1 << 63
-# The types each field of a kept candidate may have, in plain_result's order (a
-# timestamp, a conversation and a request line may be None); the input index, the file
-# and the request's path come from the run that takes it up. A kept candidate's types
-# are one of KEPT_TYPES, told in one look-up.
+# The types each field of a kept candidate may have, in plain_result's order.
 KEPT_CANDIDATE: tuple[tuple[type, ...], ...] = (
     (str,), (str,), (str,), (int,), (str, type(None)), (str,), (int,),  # text, key, role, line, timestamp, kind, score
     (int,), (int,), (int,),  # order, without the input index: line, message, sentence
@@ -4211,22 +4146,18 @@ def _of(value: Any, *kinds: Any) -> Any:
 
 def kept_candidate(row: Any, at: int, path: str) -> Candidate:
     """A candidate plain_result kept, for input `at` read from `path` as given."""
-    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES:
+    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES \
+            or max(abs(n) for n in row if type(n) is int) >= CACHE_INT:
         raise ValueError("a cache entry of another shape")
     text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, \
         source, also = row
-    if max(map(abs, (line, score, line_at, sequence, number, request or 0, said_in))) >= CACHE_INT:
-        raise ValueError("a cache entry of another shape")
     return Candidate(text, key, role, path, line, stamp, kind, score, (at, line_at, sequence, number),
                      path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
                      said_in, source, also)
 
 
 def rebuilt(plain: Any, at: int, path: str, root: str) -> FileResult:
-    """The result plain_result kept, for input `at` read from `path` as given; ValueError
-    (or TypeError) when it is not what plain_result writes, or holds the conversation key
-    of another path (a baseline's key of the file itself, moved with a link or the home
-    folder: the file is read again)."""
+    """ValueError or TypeError when of another shape, or keyed by another path (moved)."""
     rows, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
     candidates = [kept_candidate(row, at, path) for row in _of(rows, list)]
     stats: Counter[str] = Counter()
@@ -4249,9 +4180,7 @@ def rebuilt(plain: Any, at: int, path: str, root: str) -> FileResult:
 # -- every transcript: the process pool, and the cache before it ------------------------
 
 def source_format(path: str) -> str:
-    if path == "-":
-        return "detected on read"
-    source = note_source(path)
+    source = "detected on read" if path == "-" else note_source(path)
     if source:
         return source
     try:
@@ -4259,8 +4188,7 @@ def source_format(path: str) -> str:
             fmt = detect_format(path, read_head(handle))
             if fmt == "document":
                 handle.seek(0)
-                doc = _load_document(path, handle.read())
-                fmt = sniff_document(doc) or "unrecognised"
+                fmt = sniff_document(_load_document(path, handle.read())) or "unrecognised"
             if fmt == "sqlite":
                 handle.seek(0)
                 fmt = sqlite_kind(path, read_head(handle))
@@ -4271,25 +4199,20 @@ def source_format(path: str) -> str:
 
 def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                 indices: list[int] | None = None) -> list[FileResult]:
-    """Process every transcript (each one's input index is `indices`', by default its
-    place), in forked processes when there are several (where the platform cannot fork,
-    in this one); results come back in input order, so the output bytes do not depend on
-    the number of jobs. A worker's error is raised here as one process would raise it:
-    the first in input order."""
+    """Results and the first error in input order: the output does not depend on --jobs."""
     workers = min(jobs or os.cpu_count() or 1, len(paths)) if hasattr(os, "fork") else 1
     lenient = [p in walked for p in paths]
     number = indices if indices is not None else list(range(len(paths)))
     if workers <= 1 or "-" in paths:
         return [process_input(i, p, opts, w) for i, p, w in zip(number, paths, lenient)]
-    # The files of one conversation (checkpoint copies, which repeat its messages) are one
-    # task, so that the worker that judged a message judges its copies by memory (see
-    # _JUDGED); the largest go first, so that the workers finish together.
+    # A conversation's files are one task, so its copies are judged by memory (_JUDGED);
+    # the largest go first, so that the workers finish together.
     size = [getattr(_stat(path), "st_size", 0) for path in paths]
     together: dict[Any, list[int]] = {}
     for i in sorted(range(len(paths)), key=lambda i: -size[i]):
         together.setdefault(conversation_id(paths[i]) or i, []).append(i)
     tasks = [[(number[i], paths[i], lenient[i]) for i in files] for files in together.values()]
-    import multiprocessing  # here, not at the top: a run in one process never needs them
+    import multiprocessing  # here: a run in one process never needs them
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
     pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
@@ -4308,14 +4231,12 @@ def process_all(paths: list[str], walked: set[str], opts: Options, jobs: int | N
 
 
 def process_input(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
-    """One input: an agent's note file (note_source), or a transcript."""
     source = note_source(path)
     return process_notes(index, path, source, opts) if source else process_file(index, path, opts, walked)
 
 
 def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any]:
-    """process_file for each (index, path, walked) of a task, in a worker: its FileResult,
-    or the exception it raised, to be raised in input order."""
+    """In a worker: each input's result, or its error for the parent to raise in order."""
     results: list[Any] = []
     for index, path, walked in files:
         try:
@@ -4325,31 +4246,15 @@ def process_files(files: list[tuple[int, str, bool]], opts: Options) -> list[Any
     return results
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
-    """`size` bytes from a file, fewer only where it ends."""
-    parts, left = [], size
-    while left:
-        part = os.read(fd, min(left, READ_BUFFER))
-        if not part:
-            break
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
-
-
 def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int | None,
                    cache: CacheIndex | None) -> tuple[list[FileResult], int]:
-    """process_all, with the result of each transcript that is certainly unchanged taken
-    from the cache, and how many were. A result read is kept only where the file's
-    identity was the same before and after reading it and the result comes back from
-    its kept bytes equal to what was read: on reuse the output is that of a run without
-    the cache."""
+    """process_all, with unchanged transcripts' results from the cache, and how many. A result
+    is kept only if the file held still and its bytes rebuild it equal: reuse changes nothing."""
     if cache is None:
         return process_all(paths, walked, opts, jobs), 0
     results: dict[int, FileResult] = {}
-    for index, path in enumerate(paths):
-        absolute = os.path.abspath(path)
-        found, plain = cache.get(absolute, path, path in walked, absolute) if path != "-" else (False, None)
+    for index, path in ((i, p) for i, p in enumerate(paths) if p != "-"):
+        found, plain = cache.get(os.path.abspath(path), path, path in walked)
         if found:
             with contextlib.suppress(ValueError, TypeError):
                 results[index] = rebuilt(plain, index, path, opts.root)
@@ -4359,25 +4264,18 @@ def process_cached(paths: list[str], walked: set[str], opts: Options, jobs: int 
     for index, result in zip(misses, process_all([paths[i] for i in misses], walked, opts, jobs, misses)):
         results[index] = result
         path, ident, plain = paths[index], before.get(index), plain_result(result, paths[index])
-        if ident is None or plain is None or file_identity(path) != ident:
-            continue
-        with contextlib.suppress(ValueError, TypeError):
-            again = rebuilt(cache_value(cache_bytes(plain)), index, path, opts.root)
-            if again == result and list(again.stats.items()) == list(result.stats.items()):
-                cache.put(os.path.abspath(path), path, ident, path in walked, plain)
+        if ident is not None and plain is not None and file_identity(path) == ident:
+            with contextlib.suppress(ValueError, TypeError):
+                again = rebuilt(cache_value(cache_bytes(plain)), index, path, opts.root)
+                if again == result and list(again.stats.items()) == list(result.stats.items()):
+                    cache.put(os.path.abspath(path), path, ident, path in walked, plain)
     return [results[i] for i in range(len(paths))], reused
 
 
 # -- the memory file ----------------------------------------------------------------------
 
 def patch_target(path: str) -> tuple[str, str, str | None]:
-    """(real path to read, path for the diff header, folder to apply the patch in when
-    that is not where the user would: the current repository's root, or the current
-    folder outside any repository).
-
-    A symbolic link (CLAUDE.md -> AGENTS.md) is resolved: git apply and patch refuse to
-    patch through one. The header is relative to the repository holding the file; a
-    file in none is named from the current folder, or alone when it is not below it."""
+    """(real path, header path, folder to apply in if not here); git apply refuses links."""
     real = os.path.realpath(path)
     root = repo_root(os.path.dirname(real))
     if root:
@@ -4391,8 +4289,7 @@ def patch_target(path: str) -> tuple[str, str, str | None]:
 
 
 def read_memory(real: str, shown: str) -> bytes | None:
-    """The memory file's bytes, or None when it does not exist. Read-only, always. Only
-    a regular file: a FIFO or a device would block or never end."""
+    """None when it does not exist; only a regular file (a FIFO would block)."""
     try:
         if not stat.S_ISREG(os.stat(real).st_mode):
             raise UserError(shown, "not a regular file")
@@ -4404,22 +4301,17 @@ def read_memory(real: str, shown: str) -> bytes | None:
         raise UserError(shown, exc.strerror or str(exc)) from None
 
 
-# The memory files agents read at a repository's root: Codex (and most others) AGENTS.md,
-# Claude Code CLAUDE.md or .claude/CLAUDE.md, Gemini CLI GEMINI.md.
-MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")  # of MEMORY_FILE_NAMES
-# The file each discovered agent reads (Copilot CLI, OpenCode and the rest read AGENTS.md;
-# a SpecStory history is of any agent).
+# The memory files agents read at a repository's root (of MEMORY_FILE_NAMES).
+MEMORY_FILES = ("AGENTS.md", "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "GEMINI.md")
+# The file each discovered agent reads (the rest read AGENTS.md).
 AGENT_FILE = {agent: name for name, agent in reversed(MEMORY_FILE_NAMES.items())}  # each agent's first
 ONLY_IMPORT = Lazy(r"@([^\s@]+)")
 HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
 
 def default_memory(root: str, tools: set[str]) -> str:
-    """The memory file when neither --memory nor the config names one: the one of
-    MEMORY_FILES at the root that exists. A symbolic link to another, and a file that
-    only imports another (a CLAUDE.md of `@AGENTS.md`), count as that other. None
-    existing: the file the discovered sessions' agent reads, AGENTS.md when they are of
-    several agents or none."""
+    """The memory file at the root (a link or an import counts as its target), else the
+    one the sessions' agent reads."""
     found: dict[str, list[str]] = {}
     for name in MEMORY_FILES:
         path = os.path.join(root, name)
@@ -4435,11 +4327,8 @@ def default_memory(root: str, tools: set[str]) -> str:
 
 
 def imported(path: str) -> str | None:
-    """The file that a memory file only imports (all it holds, comments aside, is one
-    `@path` line, as Claude Code's docs suggest for a CLAUDE.md beside an AGENTS.md)."""
-    data = file_head(path, 4096)
-    if data is None:
-        return None
+    """The file a memory file only imports: all it holds, comments aside, is `@path`."""
+    data = file_head(path, 4096) or b""
     text = HTML_COMMENT.sub("", data.decode("utf-8", "replace").lstrip("\ufeff"))
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     only = ONLY_IMPORT.fullmatch(lines[0]) if len(lines) == 1 else None
@@ -4450,20 +4339,16 @@ def imported(path: str) -> str | None:
 
 
 def memory_keys(data: bytes | None) -> set[str]:
-    if not data:
-        return set()
-    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    text = (data or b"").decode("utf-8", "replace").lstrip("\ufeff")
     return {normalize(line) for line in text.split("\n") if line.strip()}
 
 
 # -- the seen file: bullets already shown, and the baseline -------------------------------
 
-# A baseline record in the seen file: one line a conversation, not a `- ` bullet (a
-# bullet there that memory lacks reads as one a reviewer rejected; a baseline judges
-# nothing). An HTML comment, so it renders as nothing and reads as what it is.
+# A baseline record in the seen file: not a `- ` bullet, which would read as one a
+# reviewer rejected; an HTML comment, so it renders as nothing.
 BASELINE_RECORD = Lazy(r"^<!-- memory-diff baseline: (\S+) through (\d+) -->\s*$")
-# Where the seen file is when no config and no --seen names one: at the repository root,
-# used once it exists (build --baseline creates it).
+# The seen file when none is named, used once it exists (build --baseline creates it).
 DEFAULT_SEEN = ".memory-diff-seen.md"
 
 
@@ -4474,21 +4359,18 @@ class SeenFile(NamedTuple):
 
 
 def read_seen(data: bytes | None) -> SeenFile:
-    """The seen file's bullets and baseline records. A conversation recorded twice (a
-    later baseline appends a line) counts from the furthest point."""
-    shown: set[str] = set()
-    baseline: dict[str, int] = {}
-    bullets: list[str] = []
-    text = (data or b"").decode("utf-8", "replace").lstrip("\ufeff")
-    for line in text.split("\n"):
+    """The seen file's lines and baseline records (the furthest point of a conversation)."""
+    seen = SeenFile(set(), {}, [])
+    for line in (data or b"").decode("utf-8", "replace").lstrip("\ufeff").split("\n"):
         record = BASELINE_RECORD.match(line)
         if record:
-            baseline[record.group(1)] = max(baseline.get(record.group(1), 0), int(record.group(2)))
+            key, through = record.groups()
+            seen.baseline[key] = max(seen.baseline.get(key, 0), int(through))
         elif line.strip():
-            shown.add(normalize(line))
+            seen.shown.add(normalize(line))
             if BULLET.match(line):
-                bullets.append(line)
-    return SeenFile(shown, baseline, bullets)
+                seen.bullets.append(line)
+    return seen
 
 
 def baseline_record(key: str, through: int) -> str:
@@ -4498,10 +4380,8 @@ def baseline_record(key: str, through: int) -> str:
 # -- inputs and discovery: which transcripts are read ------------------------------------
 
 def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set[str]]:
-    """Files as given; a directory means every transcript inside it, sorted. Returns
-    the paths and the set of those found in a folder: a file there that is no
-    transcript is passed over (and counted), where a file named outright is an error.
-    A folder that cannot be read is an error too, unless `strict` is off (discovery)."""
+    """Files as given and folders' transcripts sorted, and the set of those found in a folder
+    (there a file that is no transcript is passed over, where one named outright is an error)."""
     out: list[str] = []
     walked: set[str] = set()
 
@@ -4529,24 +4409,17 @@ def expand_inputs(paths: list[str], strict: bool = True) -> tuple[list[str], set
 
 
 def _looks_like_history(path: str) -> bool:
-    """A Markdown file in a folder is read only when it opens as an Aider or a SpecStory
-    history does (a README.md is not a transcript)."""
+    """Whether a Markdown file opens as an Aider or a SpecStory history (not a README.md)."""
     start = (file_head(path, 64) or b"").lstrip(b"\xef\xbb\xbf").lstrip()
     return start.startswith(AIDER_STARTS) or start.startswith(SPECSTORY_MARK)
 
 
 def note_source(path: str) -> str | None:
-    """The kind of agent memory a Markdown file is, or None: a file of a folder that
-    holds a MEMORY.md index or is a Claude Code project's `memory` folder is auto
-    memory; the MEMORY.md of a Codex memories folder is Codex's. A file that opens as
-    an Aider or a SpecStory history is one, wherever it is (a repository whose memory
-    file is MEMORY.md keeps .aider.chat.history.md beside it)."""
-    if path == "-" or not path.endswith(".md"):
+    """The kind of agent memory a Markdown file is, by its folder; None for a history."""
+    if path == "-" or not path.endswith(".md") or _looks_like_history(path):
         return None
     folder = os.path.dirname(os.path.abspath(path))
     names = _folder_names(folder)
-    if _looks_like_history(path):
-        return None
     if os.path.basename(folder) == "memories" and names & {"memory_summary.md", "rollout_summaries", "raw_memories.md"}:
         return "codex-memory" if os.path.basename(path) == NOTE_INDEX else None
     projects = os.path.basename(os.path.dirname(os.path.dirname(folder)))
@@ -4557,17 +4430,17 @@ def note_source(path: str) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _folder_names(folder: str) -> frozenset[str]:
-    """The names in a folder, listed once for all the Markdown files found in it."""
+    """A folder's names, listed once for all its Markdown files."""
     try:
         return frozenset(os.listdir(folder))
     except OSError:
         return frozenset()
 
 
-# Claude Code names a project folder by its path with every UTF-16 code unit that is not
-# an ASCII letter or digit turned into "-" (so an emoji gives two), cut at 200 characters
-# (a hash follows then).
+# Claude Code names a project folder by its path, each UTF-16 unit that is not an ASCII
+# letter or digit made "-", cut at 200 characters (a hash follows then).
 CLAUDE_SLUG_MAX = 200
+SESSION_ID_KEY = Lazy(rb'"sessionId"\s*:\s*"([^"]+)"')  # a JSON chat's own id
 
 
 def claude_slug(path: str) -> str:
@@ -4576,10 +4449,8 @@ def claude_slug(path: str) -> str:
 
 
 def claude_project_dir(path: str) -> str:
-    """The exact name of a path's Claude Code project folder: the slug, and when that
-    was cut at CLAUDE_SLUG_MAX, "-" and the base-36 of the absolute 32-bit hash of the
-    path's UTF-16 code units, as Java's String.hashCode computes it (a memory folder has
-    no cwd to check, so no prefix)."""
+    """The slug, and when cut, the base 36 of Java's String.hashCode of the path, as Claude
+    Code names it (a memory folder has no cwd to check)."""
     slug = claude_slug(path)
     units = path.encode("utf-16-le", "surrogatepass")
     if len(units) // 2 <= CLAUDE_SLUG_MAX:
@@ -4589,44 +4460,26 @@ def claude_project_dir(path: str) -> str:
         digest = (digest * 31 + int.from_bytes(units[i:i + 2], "little")) & 0xFFFFFFFF
     digest = abs(digest - (1 << 32) if digest & 0x80000000 else digest)
     digits = ""
-    while True:
+    while digest or not digits:
         digest, rest = divmod(digest, 36)
         digits = "0123456789abcdefghijklmnopqrstuvwxyz"[rest] + digits
-        if not digest:
-            return f"{slug}-{digits}"
+    return f"{slug}-{digits}"
 
 
 def main_checkout(root: str) -> str:
-    """The working tree of a repository's git common dir: a linked worktree's `.git`
-    file names its git dir, whose `commondir` leads to the main checkout's `.git`.
-    Claude Code keys auto memory by it, so every worktree of a repository shares one."""
-    dot = os.path.join(root, ".git")
-    if not os.path.isfile(dot):
+    """The main checkout of a linked worktree (its git dir's `commondir`): Claude Code
+    keys auto memory by it, so every worktree of a repository shares one."""
+    gitdir = git_dir(root) if os.path.isfile(os.path.join(root, ".git")) else None
+    if gitdir is None:
         return root
-    try:
-        with open(dot, encoding="utf-8") as handle:
-            line = handle.readline().strip()
-        gitdir = os.path.join(root, line.removeprefix("gitdir:").strip())
-        common = gitdir
-        if os.path.isfile(os.path.join(gitdir, "commondir")):
-            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
-                common = os.path.join(gitdir, handle.readline().strip())
-    except (OSError, UnicodeDecodeError):
-        return root
-    common = os.path.realpath(common)
+    line = (file_head(os.path.join(gitdir, "commondir"), 4096) or b"").split(b"\n", 1)[0].strip()
+    common = os.path.realpath(os.path.join(gitdir, os.fsdecode(line)))
     return os.path.dirname(common) if os.path.basename(common) == ".git" else root
 
 
-AUTO_MEMORY_OFF = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
-
-
 def auto_memory_folder(root: str, claude: str) -> str | None:
-    """Where Claude Code keeps the auto memory of the repository at `root`, or None when
-    it is turned off: `autoMemoryEnabled` and `autoMemoryDirectory` from the user's
-    settings, then the project's .claude/settings.json and settings.local.json (later
-    wins; `~` expanded, a relative folder from the project root); the environment
-    variable over them all. A settings file that is missing or not a JSON object is
-    passed over, as Claude Code reports it itself."""
+    """Where Claude Code keeps the repository's auto memory, or None when it is off: as
+    the user's, then the project's settings say (later wins), the environment over them."""
     enabled, folder = True, ""
     for path in (os.path.join(claude, "settings.json"), os.path.join(root, ".claude", "settings.json"),
                  os.path.join(root, ".claude", "settings.local.json")):
@@ -4635,85 +4488,71 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
                 doc = json.loads(handle.read().lstrip(b"\xef\xbb\xbf"))
         except (OSError, ValueError, RecursionError):
             continue
-        if not isinstance(doc, dict):
-            continue
+        doc = doc if isinstance(doc, dict) else {}
         if isinstance(doc.get("autoMemoryEnabled"), bool):
             enabled = doc["autoMemoryEnabled"]
         if isinstance(doc.get("autoMemoryDirectory"), str) and doc["autoMemoryDirectory"].strip():
             folder = os.path.join(root, os.path.expanduser(doc["autoMemoryDirectory"].strip()))
-    off = os.environ.get(AUTO_MEMORY_OFF, "").strip().lower()
-    if off in ("1", "true", "yes", "on"):
-        return None
-    if not enabled and off not in ("0", "false", "no", "off"):
+    off = os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").strip().lower()
+    if off in ("1", "true", "yes", "on") or not enabled and off not in ("0", "false", "no", "off"):
         return None
     return folder or os.path.join(claude, "projects", claude_project_dir(main_checkout(root)), "memory")
 
 
-def _first_value(path: str, key: str, kinds: tuple[str, ...], limit: int = 200) -> Any:
-    """The first `key` found in the first records of a JSONL file (for discovery)."""
-    for record in head_records(path, limit):
+def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
+    """The first cwd in a JSONL file's first records (in the payload of those of `kinds`)."""
+    for record in head_records(path, 200):
         payload = record.get("payload") if record.get("type") in kinds else record
-        if isinstance(payload, dict) and payload.get(key):
-            return payload[key]
+        if isinstance(payload, dict) and payload.get("cwd"):
+            return payload["cwd"]
     return None
 
 
 def discover(root: str, since: float | None, passed_over: list[str] | None = None,
              memo: Any = None) -> list[tuple[str, str]]:
-    """(path, tool) of the sessions that belong to the repository at `root`; those of a
-    matching folder whose cwd is outside it are added to `passed_over`. Each session's
-    cwd is read through `memo` (see CacheIndex.memo)."""
+    """(path, tool) of the repository's sessions; those of a matching folder whose cwd is
+    outside it go to `passed_over`."""
     passed = passed_over if passed_over is not None else []
-    memo = memo or no_memo
-    env = os.environ
-    home = os.path.expanduser("~")
+    memo, env, home = memo or no_memo, os.environ, os.path.expanduser("~")
     found: list[tuple[str, str]] = []
+
+    def walk(folder: str) -> list[str]:
+        return expand_inputs([folder], strict=False)[0] if os.path.isdir(folder) else []
+
+    def cwd_inside(kind: str, path: str, read: Any) -> bool:  # memo keeps a str or None
+        return inside(memo(kind, path, lambda: read(path)), root)
+
     claude_home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
-    claude = os.path.join(claude_home, "projects")
-    slug = claude_slug(root)
-    if os.path.isdir(claude):
-        for name in sorted(os.listdir(claude)):
-            # The slug is lossy (/a-b and /a/b share it) and sessions started in a
-            # subfolder live under longer slugs: match by prefix, then check cwd.
-            if name != slug and not name.startswith(slug + "-"):
-                continue
-            folder = os.path.join(claude, name)
-            for path in expand_inputs([folder], strict=False)[0]:
+    claude, slug = os.path.join(claude_home, "projects"), claude_slug(root)
+    # The slug is lossy (/a-b and /a/b share it) and sessions started in a subfolder live
+    # under longer slugs: match by prefix, then check cwd.
+    for name in sorted(os.listdir(claude)) if os.path.isdir(claude) else []:
+        if name == slug or name.startswith(slug + "-"):
+            for path in expand_inputs([os.path.join(claude, name)], strict=False)[0]:
                 if path.endswith(".jsonl"):
-                    if inside(memo("claude-cwd", path, lambda: _text_or_none(_first_value(path, "cwd", ()))), root):
+                    if cwd_inside("claude-cwd", path, _first_cwd):
                         found.append((path, "claude"))
                     else:
                         passed.append(path)
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
-    if os.path.isdir(codex):
-        for path in expand_inputs([codex], strict=False)[0]:
-            name = os.path.basename(path)
-            if name.startswith("rollout-") and name.endswith(".jsonl") and \
-                    inside(memo("codex-cwd", path, lambda: _text_or_none(
-                        _first_value(path, "cwd", ("session_meta",)))), root):
-                found.append((path, "codex"))
-    gemini_home = env.get("GEMINI_CLI_HOME") or home
+    found += [(path, "codex") for path in walk(codex)
+              if os.path.basename(path).startswith("rollout-") and path.endswith(".jsonl")
+              and cwd_inside("codex-cwd", path, lambda p: _first_cwd(p, ("session_meta",)))]
     digest = hashlib.sha256(root.encode()).hexdigest()
-    chats = os.path.join(gemini_home, ".gemini", "tmp", digest, "chats")
-    if os.path.isdir(chats):
-        found += [(p, "gemini") for p in expand_inputs([chats], strict=False)[0] if p.endswith(".json")]
+    chats = os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp", digest, "chats")
+    found += [(p, "gemini") for p in walk(chats) if p.endswith(".json")]
     copilot = os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "session-state")
-    if os.path.isdir(copilot):
-        # <sessionId>/events.jsonl, and older <sessionId>.jsonl files beside them.
-        for path in expand_inputs([copilot], strict=False)[0]:
-            rel = os.path.relpath(path, copilot).split(os.sep)
-            if (rel[-1] == "events.jsonl" and len(rel) == 2 or len(rel) == 1 and rel[0].endswith(".jsonl")) \
-                    and inside(memo("copilot-cwd", path, lambda: _text_or_none(copilot_cwd(path))), root):
-                found.append((path, "copilot"))
+    for path in walk(copilot):  # <sessionId>/events.jsonl, or an older <sessionId>.jsonl
+        rel = os.path.relpath(path, copilot).split(os.sep)
+        if (rel[1:] == ["events.jsonl"] or len(rel) == 1 and path.endswith(".jsonl")) \
+                and cwd_inside("copilot-cwd", path, copilot_cwd):
+            found.append((path, "copilot"))
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
-    if os.path.isdir(opencode):
-        # opencode.db, or opencode-<channel>.db for other release channels.
-        for name in sorted(os.listdir(opencode)):
-            path = os.path.join(opencode, name)
-            if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
-                found.append((path, "opencode"))
-    # Claude Code's auto memory: notes, read from their own folder (the session walk
-    # above takes only .jsonl files, so a note is not read twice).
+    for name in sorted(os.listdir(opencode)) if os.path.isdir(opencode) else []:
+        path = os.path.join(opencode, name)  # opencode.db, or opencode-<channel>.db
+        if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
+            found.append((path, "opencode"))
+    # Auto memory's notes, from their own folder (the walk above takes only .jsonl files).
     notes = auto_memory_folder(root, claude_home)
     if notes and os.path.isdir(notes):
         found += [(path, "claude-auto-memory") for path in expand_inputs([notes])[0]
@@ -4728,17 +4567,9 @@ def discover(root: str, since: float | None, passed_over: list[str] | None = Non
     return found
 
 
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None  # all inside() can match
-
-
 def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
-    """The inputs with each conversation read once, and how many files were passed
-    over. SpecStory saves a Claude Code, Codex or Gemini CLI session under that tool's
-    own session id, and at times saves one session twice under two names: when the
-    tool's own file is read too, it is the one read (the SpecStory copy has lost the
-    records' flags); of two SpecStory files, the larger (the later save). Evidence
-    counted across conversations must not count one conversation twice."""
+    """The inputs with each conversation read once, and how many were passed over: the
+    tool's own file over a SpecStory copy (it keeps the records' flags), else the larger."""
     histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
                  and (sid := memo("specstory-session", p, lambda p=p: specstory_session(p)))}
     if not histories:
@@ -4755,20 +4586,13 @@ def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
 
 
 def specstory_session(path: str) -> str | None:
-    """The session id in a SpecStory file's header comment."""
-    for raw in (file_head(path, SNIFF_BYTES) or b"").split(b"\n")[:12]:
-        match = SPECSTORY_SESSION.fullmatch(raw.decode("utf-8", "replace").strip())
-        if match:
-            return match.group(2)
-    return None
-
-
-SESSION_ID_KEY = Lazy(rb'"sessionId"\s*:\s*"([^"]+)"')
+    head = (file_head(path, SNIFF_BYTES) or b"").split(b"\n")[:12]
+    found = (SPECSTORY_SESSION.fullmatch(raw.decode("utf-8", "replace").strip()) for raw in head)
+    return next((match.group(2) for match in found if match), None)
 
 
 def conversation_id(path: str) -> str | None:
-    """A session's own id: Claude Code's sessionId (not a subagent file's, which names
-    its parent session), Codex's session_meta id, a Gemini CLI chat's sessionId."""
+    """A session's own id (none for a subagent file: it names its parent's)."""
     if not path.endswith(".jsonl"):
         match = SESSION_ID_KEY.search(file_head(path, 1 << 16) or b"")
         return match.group(1).decode("utf-8", "replace") if match else None
@@ -4781,20 +4605,14 @@ def conversation_id(path: str) -> str | None:
 
 
 def session_time(path: str, tool: str) -> float:
-    """When a discovered session was last active. A SpecStory file is committed, so
-    its mtime is the checkout's: the time is its last turn header's, else the one in
-    its name (2026-01-16_16-26-02Z-slug.md), else the mtime."""
+    """When a session was last active: a committed SpecStory file's mtime is the checkout's."""
     if tool == "specstory":
         latest = None
-        try:
-            with open(path, "rb") as handle:
-                for raw in handle:
-                    if raw.startswith(b"_**"):
-                        turn = SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
-                        when = specstory_moment((turn.group(3) or "") if turn else "")
-                        latest = when if when is not None and (latest is None or when > latest) else latest
-        except OSError:
-            pass
+        with contextlib.suppress(OSError), open(path, "rb") as handle:
+            for raw in filter(lambda raw: raw.startswith(b"_**"), handle):
+                turn = SPECSTORY_TURN.fullmatch(raw.decode("utf-8", "replace").strip())
+                when = specstory_moment(turn.group(3) or "") if turn else None
+                latest = when if when is not None and (latest is None or when > latest) else latest
         latest = latest if latest is not None else specstory_moment(os.path.basename(path))
         if latest is not None:
             return latest
@@ -4807,48 +4625,36 @@ def specstory_moment(text: str) -> float | None:
     if not match:
         return None
     year, month, day, hour, minute, second, zone = match.groups()
-    offset = datetime.timedelta(0)
-    if zone and zone != "Z":
-        digits = zone[1:].replace(":", "")
-        offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        offset = -offset if zone[0] == "-" else offset
+    digits = zone[1:].replace(":", "") if zone and zone != "Z" else "0000"
+    offset = datetime.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    offset = -offset if zone and zone[0] == "-" else offset
     try:
-        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0),
-                                   tzinfo=datetime.timezone(offset))
+        return datetime.datetime(*map(int, (year, month, day, hour, minute, second or 0)),
+                                 tzinfo=datetime.timezone(offset)).timestamp()
     except ValueError:
         return None
-    return moment.timestamp()
 
 
 def opencode_holds(path: str, root: str) -> bool:
-    """Whether an OpenCode database holds a session started inside `root`."""
     import sqlite3
-    if not is_opencode_db(path):
-        return False
-    try:
-        with contextlib.closing(open_sqlite(path)) as db:
-            return bool(opencode_sessions(db, root))
-    except (UserError, sqlite3.Error):
-        return False
+    with contextlib.suppress(UserError, sqlite3.Error):
+        if is_opencode_db(path):
+            with contextlib.closing(open_sqlite(path)) as db:
+                return bool(opencode_sessions(db, root))
+    return False
 
 
 def copilot_cwd(path: str) -> Any:
     """The cwd of a Copilot CLI session: its session.start event's data.context."""
-    try:
-        with open(path, "rb") as handle:
-            for raw in itertools.islice(handle, 20):
-                for record in parse_jsonl_line(raw) or []:
-                    if isinstance(record, dict) and record.get("type") == "session.start":
-                        context = (record.get("data") or {}).get("context") if isinstance(
-                            record.get("data"), dict) else None
-                        return context.get("cwd") if isinstance(context, dict) else None
-    except OSError:
-        return None
+    for record in head_records(path, 20):
+        if record.get("type") == "session.start":
+            data = record.get("data")
+            context = data.get("context") if isinstance(data, dict) else None
+            return context.get("cwd") if isinstance(context, dict) else None
     return None
 
 
 def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str | None:
-    """One line for stderr when discovery read nothing, or passed sessions over."""
     outside = (f"{len(passed)} Claude Code session{'s' if len(passed) != 1 else ''} in a matching folder "
                f"passed over: their cwd is outside {home_display(root)}") if passed else ""
     if found:
@@ -4863,21 +4669,19 @@ def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str
 # .memory-diff.toml, the nearest one from the current folder up to the repository root.
 # --------------------------------------------------------------------------------------
 
-CONFIG_KEYS = {
-    # key: (type, whether it names a path relative to the config file)
-    "memory": (str, True), "section": (str, False), "seen": (str, True),
-    "max-add": (int, False), "min-score": (int, False), "roles": (list, False), "format": (str, False),
-    "signal": (list, False), "noise": (list, False), "since": (str, False),
-    "jobs": (int, False), "include-sidechains": (bool, False),
-    "include-summaries": (bool, False), "allow-pii": (bool, False), "lint-ignore": (list, False),
-    "include-user-notes": (bool, False),
+CONFIG_KEYS = {  # each key's type
+    **dict.fromkeys(("memory", "section", "seen", "format", "since"), str),
+    **dict.fromkeys(("max-add", "min-score", "jobs"), int),
+    **dict.fromkeys(("roles", "signal", "noise", "lint-ignore"), list),
+    **dict.fromkeys(("include-sidechains", "include-summaries", "include-user-notes"), bool),
+    "allow-pii": bool,
 }
+CONFIG_PATHS = ("memory", "seen")  # relative to the config file
 # The finding kinds lint-ignore may silence: all but secret.
 SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size", "stale")
 
 
 def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
-    """(path, table) of the nearest configuration, or None."""
     root = repo_root(start)
     folder = os.path.abspath(start)
     while True:
@@ -4885,7 +4689,7 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
             path = os.path.join(folder, name)
             if not os.path.isfile(path):
                 continue
-            import tomllib  # here, not at the top: most runs find no configuration (3 ms to import)
+            import tomllib  # here: most runs find no configuration
             try:
                 with open(path, "rb") as handle:
                     doc = tomllib.load(handle)
@@ -4911,11 +4715,11 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
         key = raw_key.replace("_", "-")
         if key not in CONFIG_KEYS:
             raise UserError(path, f"unknown key {raw_key!r}")
-        kind, is_path = CONFIG_KEYS[key]
+        kind = CONFIG_KEYS[key]
         if key == "lint-ignore":
             out["lint_ignore"] = lint_ignore(path, raw_key, value)
             continue
-        if kind is list and isinstance(value, str) and key == "roles":
+        if key == "roles" and isinstance(value, str):
             value = [v.strip() for v in value.split(",")]
         a_number = kind is int and isinstance(value, int) and not isinstance(value, bool)
         too_small = a_number and value < 1 and key != "min-score"
@@ -4930,27 +4734,23 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
                     build_rules(SIGNAL, (pattern,), "check")  # as it will be compiled
                 except re.error as exc:
                     raise UserError(path, f"key {raw_key!r}: bad regular expression {pattern!r}: {exc}") from None
-        if key == "roles":
-            try:
-                value = parse_roles(",".join(value))
-            except argparse.ArgumentTypeError as exc:
-                raise UserError(path, f"key {raw_key!r}: {exc}") from None
         if key == "format" and value not in FORMATS:
             raise UserError(path, f"key {raw_key!r} must be one of {', '.join(FORMATS)}")
-        if key == "since":
-            try:
+        try:
+            if key == "roles":
+                value = parse_roles(",".join(value))
+            elif key == "since":
                 value = parse_since(value)
-            except argparse.ArgumentTypeError as exc:
-                raise UserError(path, f"key {raw_key!r}: {exc}") from None
-        if is_path:
+        except argparse.ArgumentTypeError as exc:
+            raise UserError(path, f"key {raw_key!r}: {exc}") from None
+        if key in CONFIG_PATHS:
             value = os.path.join(os.path.dirname(path), os.path.expanduser(value))
         out[key.replace("-", "_")] = value
     return out
 
 
 def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | None], ...]:
-    """`lint-ignore = [{kind = "duplicate", text = "- Run make test."}]`: (kind, the
-    normalised line text or None for every line)."""
+    """`[{kind = "duplicate", text = "- Run make test."}]`: (kind, normalised text or None)."""
     entries = []
     for entry in value if isinstance(value, list) else [None]:
         if not isinstance(entry, dict) or set(entry) - {"kind", "text"} or not isinstance(entry.get("kind"), str) \
