@@ -419,7 +419,7 @@ def test_patch_is_the_same_when_the_counters_are_printed(repo: Path, mode: tuple
     monkeypatch.chdir(repo)
     argv = ("build", str(SESSIONS), "--memory", "AGENTS.md", "--jobs", "1", *mode)
     patch = main_stdout(*argv)
-    assert patch.count(b"\n+- ") >= 10, "too few proposals to compare"
+    assert patch.count(b"\n+- ") >= md.DEFAULT_MAX_ADD, "too few proposals to compare"
     assert patch == main_stdout(*argv, "--stats")
 
 
