@@ -79,12 +79,9 @@ PROG = "memory-diff"
 
 
 class Lazy:
-    """A regular expression compiled when first used, standing in for re.compile's
-    pattern. Every pattern of the module is one: most runs need only some of them (other
-    formats' readers, --explain, the secret kinds a text does not admit), and a run whose
-    transcripts all come from the cache judges nothing, so compiling them all at import
-    would be most of a warm run. The first use puts the compiled pattern's methods in the
-    instance, where later uses find them first."""
+    """A regular expression compiled on first use: most runs need few of the patterns, and
+    compiling them all at import would be most of a cached run. The first use stores the
+    compiled methods on the instance, where later uses find them."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -103,14 +100,10 @@ class Lazy:
 # Constants a reviewer will want to argue with. Each carries the reason for its value.
 # --------------------------------------------------------------------------------------
 
-# SIGNAL: a sentence is a candidate only when one of these markers occurs in it. One
-# regular expression compiled from named alternatives, so `--explain` can say which class
-# matched and a team extends it by adding alternatives (config `signal = [...]`, regular
-# expressions), never by a second mechanism. English markers use word boundaries; Chinese
-# has no spaces, so its markers match anywhere.
+# SIGNAL: a sentence is a candidate only when one of these markers occurs in it. Each rule:
+# a class (`--explain` names it) and `|`-separated literal phrases matched in the
+# lower-cased sentence, ASCII ones as whole words (Chinese has no spaces).
 SIGNAL_RULES: tuple[tuple[str, str], ...] = (
-    # Each rule: a class, and its markers as `|`-separated literal phrases, matched in the
-    # lower-cased sentence (an ASCII phrase as whole words).
     # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of".
     ("decision", "decided|decide to|decision|chose|chosen|choose|opted|instead of|rather than|"
                  "in favour of|in favor of"),
@@ -126,22 +119,19 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # How the user wants things done.
     ("preference", "prefer|prefers|preferred|preference|i'd rather"),
     ("preference", "偏好|更喜欢|倾向于|喜欢用|希望"),
-    # Non-obvious facts that will bite again: a limit of the code ("X only reads the local
-    # config"), a deliberate guarantee ("pre-push is best-effort"), a contrary fact ("even
-    # though the parent is hidden").
+    # Non-obvious facts that will bite again: a limit of the code ("X only reads ..."), a
+    # deliberate guarantee ("best-effort"), a contrary fact ("even though ...").
     ("gotcha", "keep in mind|note that|by design|gotcha|best-effort|best effort|only reads|only handles|only works|"
                "only runs|only supports|only finds|only queries|only checks|only returns|only fires|only applies|"
                "only looks|only tracks|only reflects|even though"),
     ("gotcha", "注意|陷阱|故意|尽力而为|只读取|只处理|只支持|只查找|只检查|只返回|只适用|只跟踪|仅读取|仅处理|仅支持|"
                "仅查找|仅检查|仅返回|仅适用|即使"),
 )
-# Markers left out of SIGNAL: "the bug is", "due to", "fails when", "went with", "I want",
-# "intentionally": they mostly fire on sentences a reviewer drops ("intentionally" raises
-# a candidate's score instead; bench/README.md has the figures).
+# Left out ("the bug is", "due to", "went with", "intentionally"...): they mostly fire on
+# sentences a reviewer drops; bench/README.md has the figures.
 
-# NOISE: sentences that carry a marker but are not memory. Each rule names the case it
-# exists for; `--explain` prints the name. Matched against the lower-cased sentence, its
-# list marker and emphasis already stripped.
+# NOISE: sentences that carry a marker but are not memory, matched against the lower-cased
+# sentence without its list marker and emphasis.
 NOISE_RULES: tuple[tuple[str, str], ...] = (
     # First-person narration and plans: "Now let me check...", "I'll update the test".
     ("narration", r"^(?:(?:now|next|first|then|ok(?:ay)?|so|great|good|perfect)[,!]?\s+)*"
@@ -157,58 +147,36 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("status", r"^(?:all (?:\d+ )?(?:tests?|checks?)|tests? (?:now )?pass|done\b|fixed\b|"
                r"thanks?|thank you|you're right|you are right|perfect|great|excellent|"
                r"sounds good|got it)"),
-    # A sentence that leans on context it does not carry.
-    # ("This repo ..." names the project every reader of the memory file is in: kept.)
+    # A sentence that leans on context it does not carry ("This repo ..." is kept).
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
                 r"they|both|here|there|the above|the following|above|below)\b"),
-    # ... and so does one that opens with a connective pointing back: "Since that is the
-    # stable link.", or with an ellipsis, the end of a sentence said before it: "...poisons
-    # the cache". (One group: each rule is tried at every position of the sentence.)
+    # ... and so does one opening with a connective pointing back ("Since that is ...") or
+    # an ellipsis ("...poisons the cache").
     ("context", r"^(?:(?:since|because|so|and|but|which|as) (?:this|that|it|these|those|they)\b|\.\.\.|…)"),
-    # A check of one's own understanding asks, even without a question mark: "Just to be
-    # sure, the hook runs twice", "Correct me if ...", 确认一下， ... Only as a sentence's
-    # own opening, set off by its comma: "To be sure the migration applied, always check
-    # ..." and 确认一下端口 ... 再启动 are instructions. ("To confirm" and "to clarify"
-    # alone often open a plain statement: left out.)
+    # Checking one's understanding asks even without "?" ("Just to be sure, ...", 确认一下，),
+    # but only as an opening set off by a comma: "To be sure X, always check ..." instructs.
     ("question", r"^(?:(?:just )?(?:to be sure|to double[- ]check)\s*[,，]|just (?:to confirm|checking)\s*[,，:]|"
                  r"correct me if\b|if i understand (?:correctly|right)\b|我?[想再]?确认一下\s*[，,：:]|"
                  r"如果我没(?:理解|记)错)"),
-    # Text neither speaker wrote: a compiler's, linter's or logger's output pasted into a
-    # message. Its marks are a `line:col` position ("Foo.kt:92:13", "1:8  warning"), a
-    # log level opening the line ("WARNING:", "e: file://"), a stack frame, or columns
-    # aligned by runs of spaces; no sentence of prose has them.
+    # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
+    # frame, or space-aligned columns, which no prose sentence has.
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"\S {2,}\S+(?: \S+)* {2,}\S"),
-    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): words in
-    # brackets that are no link, no checkbox and no citation stand for text to be written.
+    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): bracketed
+    # words that are no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
-    # A clause cut from its sentence ("for future test creation if ...", "to reflect the
-    # new storage", "is that it only applies to helpers"): it opens where a sentence
-    # cannot, so its subject or its main clause is in the sentence it was cut from. An
-    # opening "to", "for", "if", "with", "by" or "from" is a whole sentence when a comma,
-    # colon or dash closes the opening phrase ("If the build fails, run ...").
+    # A clause cut from its sentence ("to reflect the new storage"): it opens where no
+    # sentence can. An opening "to", "if", ... closed by a comma or colon is a whole one.
     ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
                  r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
-                 # ... or it ends where no sentence ends, on an article, a preposition or
-                 # a conjunction: a line cut from a wrapped paste ("... must be called as
-                 # the first command in").
+                 # ... or one ending on an article, preposition or conjunction (a wrapped paste).
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at)$"),
 )
 
-# MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
-# transcript holds. Each rule: a name, and a pattern matched against the user's sentence
-# from its start (re.I) that ends in a `content` group: what the user asked to remember,
-# its request frame cut off by the pattern (never reworded). Content that is empty or
-# only points back ("this", "so you remember this") makes the request point back: the
-# statements of the assistant's turn before it and of the same message are candidates.
-# A request needs an object: a memory file or "memory" named, "remember that", or a time
-# frame followed by a rule. Sentences of list items and plan steps are never requests
-# ("Step 12: Update CLAUDE.md"), nor in-session reminders ("remember also you have ...").
-# MEMORY FILES: the files agents load as memory, by name, and the agent that reads each.
-# One table for every place that knows them: requests that name one, a session's own
-# edits of one (see memory_writes), and the default memory file at a repository's root.
+# MEMORY FILES: the files agents load as memory, and the agent that reads each; one table
+# for requests that name one, a session's own edits of one and the default memory file.
 MEMORY_FILE_NAMES: dict[str, str] = {
     "AGENTS.md": "codex", "AGENTS.override.md": "codex",  # Codex, and most other agents: AGENTS.md
     "CLAUDE.md": "claude", "CLAUDE.local.md": "claude",
@@ -227,6 +195,9 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:memory|memor
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
 _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
+# MEMORY REQUESTS: a user sentence asking for memory, the strongest evidence there is. Each
+# pattern (re.I, from the sentence's start) ends in a `content` group: what to remember,
+# never reworded; empty or pointing-back content makes the turn before it the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
     ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
@@ -256,29 +227,21 @@ REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
     r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
     r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
-# What a request's content is when it names a topic to write about rather than a rule:
-# "update CLAUDE.md to reflect the new storage", "add guidance to CLAUDE.md for future
-# tests", "add to AGENTS.md how the cache works". It carries no rule of its own and
-# points back, as "this" does; "to say/mention/note/state that ..." is the rule itself.
+# Content naming a topic rather than a rule ("to reflect the new storage", "how the cache
+# works") points back, as "this" does; "to say that ..." is the rule itself.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
     r"with (?:the|our|this|these|those|a|an|any|all|some|more|info|information|details|notes|guidance)\b|"
     r"(?:how|what|why|which)\s|关于|有关)")
 # Lines that are list items or steps of a plan: their sentences are never requests.
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
-# How many statements one request pulls in, at most: the strongest by score. A reviewer
-# asked about one point reads three lines; more is the whole answer again.
+# Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
 
-# SCORE: how much a candidate is worth a reviewer's time, from the form of the sentence.
-# A candidate starts at BASE_SCORE, each rule that matches adds its points, and only a
-# candidate that reaches MIN_SCORE is proposed; over the cap the highest scores win.
-# Each rule: name, whose sentences it applies to ("" for both), pattern, points. The
-# points were set on the tuning half of the labelled corpus (bench/quality.py) and
-# checked on the other half; `--explain` prints the rules that scored a sentence.
-# Alternatives that open with \b share it, `\b(?:a|b)\b|中` rather than `\ba\b|\bb\b|中`:
-# the regex engine tries every alternative at every position, and a \b costs more to try
-# than a literal (with the Chinese alternatives beside them it cannot factor it out).
+# SCORE: a candidate starts at BASE_SCORE, gains each matching rule's points and is
+# proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points, tuned on half
+# the labelled corpus (bench/quality.py). Alternatives share one leading \b, which costs
+# the regex engine more to try at every position than a literal.
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
@@ -298,23 +261,16 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A decision stated as made, the archetype of a memory line: "We chose X over Y".
     ("decided", "", r"\b(?:decided|chose|chosen|opted|went with|settled on)\b|决定|选择了|选用|"
                     r"改用|采用", 1),
-    # The user's own rule, said as one: "Always ...", "Never ...", 不要 ..., 必须 ... (a
-    # Chinese rule opens with 不要 where an English one opens with "never"). "Don't ..."
-    # and "Make sure ..." only with a word that makes them hold beyond the task at hand,
-    # or a reason: "don't change anything, just let me know" is an instruction for now.
-    # An opening condition leaves it a rule: "If the schema changes, always regenerate ...".
+    # The user's own rule: "Always ...", "Never ...", 不要 ..., also after a condition. "Don't
+    # ..." only with a word that makes it outlast the task ("every", a reason).
     ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
                           r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
                           r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
                           r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
                           r"^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
-    # ... or with its subject: "We must always pin ...", "Every test should call ...",
-    # "We prefer ...", 我们禁止 ... A modal that holds for every session (must, always,
-    # never, prefer) after any subject but the speaker alone ("I must" is about this
-    # session); "should" only after a subject that generalises. "X is never ..." and "X
-    # never fires" describe what a thing does: no rule. "We don't ..." and
-    # "don't ..." alone are mostly instructions for the task at hand.
+    # ... or with its subject ("We must always pin ...", 我们禁止 ...), not "I" (this session);
+    # "should" only after "every"; "X is never ..." and "X never fires" describe, not rule.
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
                                   r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
                                   r"(?:always|never))[^?\n]){1,80}?"
@@ -348,8 +304,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A result of the moment: "now passes", "is now fixed", 现在通过了.
     ("works-now", "", r"\bnow (?:passes|pass|works|work|returns|handles|shows|succeeds|compiles|correctly)\b|"
                       r"\b(?:is|are) now\b|现在(?:通过|可以|能|正常)|已经(?:通过|修复|解决)", -2),
-    # A status report: "Added ...", "Updated ...".
-    # ... also after a label: "Dependencies: Verified that ...".
+    # A status report, also after a label: "Added ...", "Dependencies: Verified that ...".
     ("status", "", r"^(?:[^:\n`]{1,30}: )?(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
                    r"moved|replaced|extracted|refactored|reverted|verified|confirmed)\b|^(?:已经?|刚刚?)(?:更新|添加|"
                    r"修复|删除|修改|创建|实现|重命名|移动|替换|提取|重构|回滚)", -3),
@@ -376,41 +331,32 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                            r"修复方案)是", -3),
     # ... and so is the fix after the finding it ends: "X reads CSV, so the fix is to ...".
     ("so-the-fix", "", r"\bso the fix (?:is|was)\b|所以(?:修复方法|解决方法|解决办法|修复方案)是", -3),
-    # "Root cause fix: ..." names the fix, not the cause; "the root cause isn't X" rules out
-    # a suspect: neither earns root-cause's points. "The root cause was not escaping the
-    # path" states one (a gerund: the cause is a thing not done). A rule-out followed by
-    # the mechanism in the same sentence loses the points too: the mechanism said alone
-    # is the memory.
+    # "Root cause fix: ..." names the fix and "the root cause isn't X" rules out a suspect:
+    # neither earns root-cause's points ("was not escaping the path" states a cause).
     ("not-a-cause", "", r"\broot cause(?: fix\b| (?:isn't|is not|wasn't|was not)\b(?! \w+ing\b)|(?<=not the root cause)\b)|"
                         r"根本原因不是|根因不是|不是根本原因|根因修复|根本原因修复", -3),
-    # A guess at why, stated as one: "X might be returning false because ...", "it might be
-    # due to ...", 可能是因为. What a session suspected is not yet known to be true ("hedge"
-    # marks the word; this, the shape of a guess). "May" and "could" say what can happen
-    # ("two workers may be running at once"); "might be running" is a guess only with the
-    # why it guesses at ("because", "due to"), and "string" or "something" no verb at all.
+    # A guess at why ("X might be failing because ...", 可能是因为): suspected, not known.
+    # "May" and "could" say what can happen; "might be Xing" is a guess only with its why.
     ("speculation", "", r"\bmight (?:also )?(?:be|have been|not be) (?:\w+ing\b.*\b(?:because|since|due to)\b|because|"
                         r"due to|caused|related|the (?:cause|reason|issue|problem))\b|可能是因为|也许是因为|大概是因为|"
                         r"估计是因为|我怀疑", -2),
-    # The session told back: what the user ran or said ("after you ran `git pull`",
-    # 你刚才运行了 ...) ... A condition ("if you changed the protos, always ...") is a rule,
-    # and so is a 你 without a time or 了 ("你运行测试之前必须 ...").
+    # The session told back ("after you ran `git pull`", 你刚才运行了), unless a condition
+    # ("if you changed ..., always") or a 你 without a time or 了 makes it a rule.
     ("this-session", "", r"\byou(?<!if you)(?<!when you)(?<!whenever you)(?<!unless you)(?<!once you) (?:ran|did|"
                          r"asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|requested|suggested|"
                          r"noticed|pointed out|showed|pasted|saw|tried|started)\b|"
                          r"你(?:刚才|刚刚|之前)(?:运行|执行|提到|贴)了?|你(?:运行|执行|提到|贴)了", -2),
-    # ... or what a review or a log says ("The feedback says to ..."). True of this
-    # conversation only. Not "when the log says X, ..." (what to do when it does), nor
-    # "the user wants" (a preference, which is memory).
+    # ... or what a review or log says ("The feedback says ..."), true of this conversation
+    # only; not "when the log says X" (a rule) nor "the user wants" (a preference).
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
                      r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
-    # About one test, not the code: a test function named in code and what it does
-    # ("`TestSyncResumeAfterCrash` covers ...", "`test_sync_resume` fails ..."); a name
-    # alone may be a variable (`TEST_DATABASE_URL`), a folder or a flag ...
+    # About one test, not the code: "`test_sync_resume` fails ..." (a bare name may be a
+    # variable such as `TEST_DATABASE_URL`).
     ("one-test", "", r"`test(?:[a-z0-9]{8,}|_[a-z0-9_]{4,})(?:\(\))?` (?:only )?(?:covers|fails|failed|passes|passed|"
                      r"checks|asserts|tests|runs|ran|flakes|times out|timed out)\b", -2),
-    # ... or whether one change needs a test: "X doesn't need a test because ...", 这个改动
-    # 不需要测试. "Migrations don't need tests" is a policy: plural, and no article.
+    # ... or whether one change needs one ("X doesn't need a test"); "Migrations don't need
+    # tests" is a policy.
     ("no-test-needed", "", r"need(?:(?<=doesn't need)|(?<=does not need)|(?<=didn't need)|(?<=did not need)) "
                            r"(?:a|its own|a new|an extra|an additional) (?:unit )?test\b|"
                            r"(?:改动|修改|变更|修复)(?:也|就)?(?:不需要|不用)(?:写|加|新的?)?测试", -2),
@@ -423,37 +369,30 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
 BASE_SCORE = 2
 MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
-# Evidence across transcripts: a finding said in another conversation too is worth this
-# much more, for each conversation beyond the first, up to EVIDENCE_MAX: said twice is
-# evidence, said ten times is a habit of the agent's, not ten times the worth.
+# Points for each further conversation that says a finding, up to EVIDENCE_MAX: twice is
+# evidence, ten times is the agent's habit.
 EVIDENCE_POINTS = 1
 EVIDENCE_MAX = 2
-# Length for the score: under SHORT_WIDTH a sentence rarely carries its subject, claim
-# and reason; from LONG_WIDTH it usually does. Measured in English-equivalent columns: a
-# wide (CJK) character counts three here, since a Chinese rule is about two thirds of the
-# width of its English twin when a character counts two (measured on the twin sentences
-# of tests/test_quality_zh.py).
+# Under SHORT_WIDTH a sentence rarely carries subject, claim and reason; from LONG_WIDTH it
+# usually does. A wide (CJK) character counts SCORE_WIDE, as a Chinese rule takes about
+# two thirds of its English twin's columns at two a character.
 SHORT_WIDTH, SHORT_POINTS = 60, -2
 LONG_WIDTH, LONG_POINTS = 110, 1
 SCORE_WIDE = 3
 
-# Length gates, in terminal columns (an East Asian wide character counts as two, as a
-# terminal shows it, so a short Chinese rule such as 不要把密钥提交到仓库。 is kept).
-# Under 20 columns a sentence cannot state a rule and its subject ("Always do that.");
-# over 300 it is a paragraph a reviewer cannot approve as one bullet.
+# Length gates in terminal columns (a wide character counts two): under 20 no sentence
+# states a rule and its subject; over 300 it is a paragraph, not one bullet.
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add. Approval fatigue is the failure mode: a reviewer who sees 30
-# proposals starts approving in bulk. Past five, the lines a run adds are mostly ones a
-# reviewer deletes, on the teams the rules were written from and on the others alike.
+# Default --max-add: a reviewer shown many proposals approves in bulk, and past five the
+# added lines are mostly ones a reviewer deletes.
 DEFAULT_MAX_ADD = 5
 
-# Sizes of the memory file that agents load (for `lint` and the preamble warning):
-# Claude Code warns past 40,000 characters of a CLAUDE.md (or a file one imports); Codex
-# truncates the AGENTS.md files it joins from the repository root down at 32 KiB
-# (project_doc_max_bytes). Each applies to the files that agent reads (see
-# agent_budgets); no limit is known for GEMINI.md or any other file.
+# Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
+# characters of a CLAUDE.md; Codex truncates its joined AGENTS.md at 32 KiB
+# (project_doc_max_bytes). No limit is known for other files.
+
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
