@@ -452,9 +452,8 @@ CLINE_KEEP_XML = Lazy(
 # -- safety gates ----------------------------------------------------------------------
 
 def literal_trie(words: Iterable[str]) -> str:
-    """An alternation of literals as a trie (`a(?:b|c)` for `ab|ac`), longest first along
-    each path. The regex engine tries every alternative at every position; a trie makes
-    that one test a first character, four times faster than the flat union here."""
+    """An alternation of literals as a trie (`a(?:b|c)` for `ab|ac`), longest first: the
+    engine then tests one first character at each position, not every alternative."""
     tails: dict[str, list[str]] = {}
     for word in sorted(set(words)):
         tails.setdefault(word[0], []).append(word[1:])
@@ -466,16 +465,10 @@ def literal_trie(words: Iterable[str]) -> str:
     return "|".join(parts)
 
 
-# Credentials, in the manner of gitleaks / detect-secrets: named kinds, each from the
-# token format its issuer documents, then generic rules for what has no prefix. A
-# sentence holding one is dropped whole (never redacted into a bullet), and the value is
-# never printed anywhere (one_line() withholds it from everything printed outside a bullet).
-#
-# Token edges: a token starts and ends where a character stands that cannot be part of
-# it, not at a word boundary. `_` is a word character, so `\b` misses `_AKIA..._`
-# (Markdown italics), and so is every CJK character (`密钥是AKIA...`). A kind whose
-# alphabet holds `_` or `-` has a fixed length or a minimum and no end edge: its prefix
-# is the proof.
+# Credentials, as gitleaks / detect-secrets find them: named kinds from their issuers'
+# formats, then generic rules. A sentence holding one is dropped whole, and the value is
+# never printed. Edges are not \b, which misses `_AKIA..._` and `密钥是AKIA...`; a kind
+# whose alphabet holds `_` or `-` has no end edge: its prefix is the proof.
 _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 # Words that label a credential, for the generic rules (English and Chinese).
@@ -486,10 +479,9 @@ SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭�
 
 
 def issued(*forms: str) -> str:
-    """Token formats that open with an issuer's literal prefix, as one pattern; a form is
-    `PREFIX REST`. Each opens with its literal, its start edge checked right after it:
-    the engine then searches for the literal, where a leading edge test has it try every
-    place (25 to 60 times slower on a 5 kB message, measured)."""
+    """Token formats `PREFIX REST` as one pattern, each opening with its literal and its
+    start edge checked after it, so the engine searches for the literal instead of
+    testing the edge at every position."""
     parts = []
     for form in forms:
         prefix, rest = form.split(" ", 1)
@@ -499,16 +491,11 @@ def issued(*forms: str) -> str:
 
 
 SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
-    # (kind, pre-filter, pattern, check). The pre-filter is `|`-separated literals, one of
-    # which must occur in the lower-cased text before the pattern runs, as detect-secrets
-    # filters by keyword. A pattern that opens with (?i) is matched against the
-    # lower-cased text (twice as fast as re.I, as SIGNAL is), its value then read from
-    # the original at the same place. A pattern's first group that took part, when it has
-    # groups, is the value the check judges: "" none (the prefix is proof), "random"
-    # (looks_random), "password" (a chosen password may be a phrase), "basic" (base64 of
-    # `user:password`, or random; see credible).
-    # PEM blocks (RSA, EC, OPENSSH, PGP), SSH2 (RFC 4716: four dashes and spaces) and
-    # PuTTY key files, to their end or the end of the message: no line of one is printed.
+    # (kind, pre-filter, pattern, check). One of the pre-filter's literals must occur in
+    # the lower-cased text before the pattern runs; a (?i) pattern is matched against the
+    # lower-cased text, faster than re.I. The first group that took part is the value the
+    # check judges (see credible); "" means the prefix is proof.
+    # PEM, SSH2 and PuTTY key files, to their end or the message's: no line is printed.
     ("private_key", "private key|putty-user-key-file",
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", ""),
@@ -533,8 +520,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("pypi_token", r"pypi-ag", _S + r"pypi-Ag[A-Za-z0-9_-]{50,}", ""),
     ("dockerhub_token", r"dckr_", _S + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}", ""),
     ("huggingface_token", r"hf_|api_org_", _S + r"(?:hf|api_org)_[A-Za-z0-9]{34}" + _E, ""),
-    # Twilio API key sid (its auth token is 32 hex with no prefix: generic rules).
-    # Its literal opens the pattern (see issued), as "sk" admits it to most messages.
+    # Twilio API key sid; issued() since "sk" admits it to most messages.
     ("twilio_key", r"sk", issued(r"SK [0-9a-fA-F]{32}"), ""),
     ("sendgrid_key", "sg.", _S + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", ""),
     # Mailgun's older `key-` keys (the newer ones are hex: generic rules).
@@ -563,11 +549,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("pulumi_token", r"pul-", _S + r"pul-[a-f0-9]{40}" + _E, ""),
     ("supabase_token", r"sbp_", _S + r"sbp_[a-f0-9]{40}" + _E, ""),
     ("atlassian_token", r"atatt", _S + r"ATATT3[A-Za-z0-9_=-]{60,}", ""),
-    # More issuers' documented formats, as gitleaks matches them: the prefix, and the
-    # length and alphabet of what follows, are the proof (see issued). A pre-filter
-    # literal that opened with a common letter no other literal opens with (`i`, `r`)
-    # would slow SECRET_HINT on every message: such a kind is admitted by a literal
-    # inside its prefix (`co-` of `ico-`).
+    # More issuers' formats, as gitleaks matches them. A pre-filter literal opening with a
+    # letter no other opens with would slow SECRET_HINT: `co-` admits `ico-`.
     ("notion_token", "ntn_", issued(r"ntn_ [0-9]{11}[A-Za-z0-9]{35}"), ""),
     ("perplexity_key", "pplx-", issued(r"pplx- [A-Za-z0-9]{48}"), ""),
     ("heroku_key", "hrku-aa", issued(r"HRKU-AA [A-Za-z0-9_-]{58}"), ""),
@@ -619,16 +602,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Azure: a storage connection string's AccountKey, and a SAS URL's signature.
     ("azure_storage_key", "accountkey=", r"(?i)accountkey=([a-z0-9+/]{40,}={0,2})", ""),
     ("azure_sas_signature", r"sig=", r"[?&;]sig=([A-Za-z0-9%+/=]{30,})", ""),
-    # A credential as a URL query parameter runs to the next `&`, `#` or space, `;` and
-    # `,` included.
+    # A credential as a URL query parameter runs to the next `&`, `#` or space.
     ("url_parameter", "pass|pwd|secret|token|key|auth|signature",
      r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature)=([^\s&#\"'<>`]{6,})",
      "password"),
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
-    # Passwords by position (check "position": whatever the value looks like): a password
-    # option's value, `-p` glued to it where a database client reads it so (not `ssh -p
-    # 2222`, `mkdir -p`), sshpass and htpasswd's password argument, the password of an
-    # Oracle `user/password@host`, and (below) a password variable assigned in a shell.
+    # Passwords by position, whatever they look like: a password option, a database
+    # client's glued `-p` (not `ssh -p 2222`), sshpass, htpasswd, Oracle `user/pw@host`.
     ("password_option", "-password|-passwd",
      r"(?i)(?<![a-z0-9-])--(?:[a-z]+-)?(?:password|passwd)(?:=|\s+)(?!-)[\"']?([^\s\"'`]+)", "position"),
     ("password_option", "mysql|mariadb",
@@ -641,8 +621,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     ("bearer_token", "bearer", r"(?i)bearer\s+([a-z0-9._~+/-]{16,}=*)", "random"),
-    # HTTP Basic credentials: base64 of `user:password` after `Basic` (check "basic"), and
-    # curl's `-u user:password` (admitted by `curl`, as gitleaks matches it).
+    # HTTP Basic credentials: base64 `user:password` after `Basic`, and curl's `-u u:p`.
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?([^\s\"':@]*:[^\s\"']{6,})", "password"),
@@ -651,9 +630,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      r"(?i)(?<![a-z0-9])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w) + r")s?(?![a-z0-9])"
      r"[\"']?\s*(?:=|:=|=>|:)\s*(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))", "password"),
-    # The same in camelCase (`clientSecret := "..."`, `dbPassword = ...`), where the
-    # word starts at its capital, after a lower-case letter or a digit: matched in the
-    # original case, each word first and what stands before it checked after (see issued).
+    # The same in camelCase (`clientSecret := "..."`), in the original case, each word
+    # first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})" for word in ("Password", "Passwd", "Passphrase", "Pwd", "Pass",
                                                                "Secret", "Token", "Credential", "Auth", "Key"))
@@ -664,16 +642,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "key=",
      r"(?i)key=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|apikey|api_key|credential)[^\"'\n]*[\"']\s+"
      r"value=[\"']([^\"'\n]{6,200})[\"']", "password"),
-    # A value after a credential word in the same clause: "the key is 3f9a...", "token for
-    # staging: ...". At most 32 characters between, and no clause break (. , ; ! ?): a
-    # value is named right after its label, and further on the word labels something
-    # else. Only a keyword BEFORE the value counts: "a UUID; the tenant is keyed on it"
-    # makes nothing a secret.
+    # A value within 32 characters after a credential word in the same clause ("the key is
+    # 3f9a..."): further on, or before it, the word labels something else.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?:" + literal_trie(SECRET_WORDS) + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A password quoted after its word, with no `=` or `:` ("the password "a,b;c""): up to
-    # 16 characters between, which is room for "for staging is" and no more.
+    # A password quoted within 16 characters after its word ("the password for staging is").
     ("generic_secret", "pass|pwd|secret",
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
@@ -684,37 +658,28 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
 )
-# The characters that re.IGNORECASE matches to ASCII letters other than their own case
-# (the `re` documentation names them). The pre-filters run on lower-cased text, so a
-# case-insensitive rule such as generic_secret needs them folded: `ſecret=` is `secret=`.
+# Characters re.IGNORECASE matches to other ASCII letters (`ſecret=`), folded so the
+# lower-cased pre-filters admit what a case-insensitive rule matches.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
-# looks_random: what a generated token looks like and a word or a name does not. At
-# least 16 characters (shorter ids are too often names); at least 3 bits of Shannon
-# entropy a character (detect-secrets' threshold for base64-ish strings, lowered for
-# shorter values: 32 random hex characters give about 3.7); a letter and a digit; and
-# the kind of character (upper, lower, digit, other) changing at least once every
-# RANDOM_MIX characters on average (random hex changes about every second character,
-# base64 more often; `checkpoint_manager_v2` or `TestResumeLargeFiles2` about every fifth).
+# looks_random: a generated token, not a name. At least 16 characters (shorter ids are
+# names), 3 bits of entropy a character (detect-secrets', lowered for short values), a
+# letter and a digit, and the kind of character changing every RANDOM_MIX characters on
+# average (random hex about every second; `TestResumeLargeFiles2` about every fifth).
 RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
-# Digits between letters (`k8s`, `utf8mb4`, `v2beta1`): a lower-case name holds them in
-# a place or two; a random run of lower-case letters and digits, where the kind of
-# character changes less often than RANDOM_MIX asks (two kinds, not three), in
-# INNER_DIGIT_RUNS places or more.
+# Digits between letters (`k8s`, `v2beta1`): a name has them in a place or two, a random
+# lower-case run in INNER_DIGIT_RUNS or more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
 # A word inside a camelCase name, as looks_random reads one: a capital and three
 # lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`).
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])")
-# Where no keyword backs a mixed-case token, it is judged two more ways (looks_random):
-# with the words of a name taken out (NAME_WORD: `get`, `User`, `Async`, a vowel in each),
-# what is left changes the kind of character at nearly every other place in a random
-# token, and where a name's words meet digits in a name; and a long token whose
-# characters are as varied as LONG_ENTROPY bits each is random (a long name repeats its
-# letters: `ComputeEngineInstanceGroupManagerV2Beta1` has 4.2).
+# A mixed-case token with no keyword (looks_random): with a name's words (NAME_WORD) taken
+# out, a random rest still changes kind nearly everywhere; and a long token of
+# LONG_ENTROPY bits a character is random (a long name repeats letters: about 4.2).
 NAME_WORD = Lazy(r"(?<![A-Za-z])[a-z]{3,}|[A-Z][a-z]{2,}")
 VOWEL = Lazy(r"[AEIOUYaeiouy]")
 DIGIT = Lazy(r"[0-9]")
@@ -723,15 +688,12 @@ LONG_ENTROPY = 4.45
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
-# The value decides (credential_shaped, kind random_token): a token that looks generated
-# is withheld whatever word stands before it, where a named kind needs its prefix and a
-# generic rule its keyword, so that an issuer nobody listed is withheld too. The token is
-# judged by its pieces between separators, and by runs of neighbouring pieces that are
-# neither a word nor a number, joined (a random value cut by `-` or `_`): the random body
-# of `lsv2_pt_<hex>` is found, and kebab or snake case (`ent-108-add-summaries`,
-# `IS_WEBPACK_TEST=1`) is not random. A UUID is a token. Passed over by its form: a digest labelled as one (`sha512-...`, as SRI writes
-# it), base64 of plain text without a `:` (what it holds is scanned: base64_secret; with
-# one it may be `user:password`), a publishable key (PUBLIC_VALUE).
+# random_token (credential_shaped): a token that looks generated is withheld whatever
+# word precedes it, so unlisted issuers are caught too. It is judged by its pieces and by
+# joined runs of pieces that are neither word nor number (`lsv2_pt_<hex>`, not kebab or
+# snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
+# without a `:`, a publishable key (PUBLIC_VALUE).
+
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
 WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")  # a word when short or holding a vowel
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
