@@ -699,16 +699,10 @@ WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")  # a word when short or holding 
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
-# Passed over by its context (harmless_context): a kind that is harmless where it is
-# named as what it is. The naming word nearest the token's body, before or after it in
-# the same clause, decides ("the signing key fix from commit <sha>": commit): a commit, a
-# revision, a SHA, a git command that takes one or a forge URL's `blob/` names a run of
-# hex; an id (or a thing a UUID identifies: a row, a session, a COM class, a file named
-# by it, `<uuid>.jsonl`) a UUID, a ULID or hex; a checksum,
-# hash, digest or fingerprint, or verifying against one, any digest (hex or base64); a
-# public key anything. This list is the residual risk: a credential written right after
-# such a word, in the form it names, is printed.
-# The groups, in order: commit, id, digest, public, a credential's word.
+# harmless_context: the naming word nearest the token in its clause decides whether it is
+# harmless: a commit word names hex, an id word a UUID, ULID or hex, a digest word any
+# digest, "public key" anything. This is the residual risk: a credential right after such
+# a word, in the form it names, is printed. Groups: commit, id, digest, public, secret.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree)|"
@@ -726,9 +720,8 @@ FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 # nothing), whatever the URL's path says.
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
-# What the scan reads of a text (secret_view): NFKC (full-width forms fold to ASCII),
-# invisible and format characters (U+FFF9 to U+FFFB among them) removed, percent-escapes
-# decoded. Only where a text holds a character outside ASCII or a `%`.
+# secret_view reads a text NFKC-folded, without format characters and percent-decoded,
+# so a disguised token is still found; only texts with non-ASCII or `%` need it.
 VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}")
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
@@ -736,14 +729,11 @@ FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u18
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 # A token cut by a line break inside a message, its halves rejoined (see scan_secrets).
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
-# A base64 run long enough to hide a credential: decoded, and scanned once more for the
-# named kinds (a base64 run of random bytes is the generic rules', through their keyword).
+# A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
-# Values that are public by design, whatever rule they meet: a Stripe publishable key
-# is embedded in every checkout page.
+# Public by design: a Stripe publishable key is in every checkout page.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
-# Values that are obviously not a real secret: placeholders and variable references (a
-# placeholder's word before a rest that looks random is a value: `myQ8zr4...`).
+# Values that are obviously no secret: placeholders and variable references.
 PLACEHOLDER = Lazy(
     r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|x{3,}|\*{3,}|"
     r"\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)[-_]?\S*|changeme|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|"
@@ -753,16 +743,13 @@ PLACEHOLDER = Lazy(
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
-# A password or secret may be letters only (a passphrase, a mail provider's SMTP 授权码 of
-# sixteen letters); a token or key without a digit is more often a name than a value.
+# A password may be letters only (a passphrase, an SMTP 授权码); a token or key without a
+# digit is more often a name.
 PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
 
-# Personal data. E-mail addresses, except git remotes, noreply addresses and reserved
-# example domains (RFC 2606); phone numbers in international (+CC) and mainland-China
-# mobile form. Bare national numbers are not matched: too many ids and timestamps look
-# like them.
-# Edges as for tokens: `_alice@corp.com_` (italics) and an address glued to Chinese text
-# are caught.
+# Personal data: e-mail addresses but noreply and reserved example domains (RFC 2606);
+# international and mainland-China mobile phone numbers (bare national numbers look like
+# ids). Edges as for tokens, so `_alice@corp.com_` is caught.
 EMAIL = Lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
              r"(?![A-Za-z0-9-])")
 NOT_PERSONAL_EMAIL = Lazy(
@@ -778,10 +765,8 @@ PHONE = Lazy(
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
-# What lint does not read as a person (build withholds them all the same): the accounts
-# that distributions, container images, CI runners and dev containers create (/home/node
-# of the Node images, /home/runner of GitHub's runners, /home/vscode, /home/jovyan of
-# Jupyter's), the shared folders of macOS and Windows, and placeholders (`/home/<user>`).
+# Home folders lint does not read as a person (build withholds them all the same): the
+# accounts images, CI runners and dev containers create, shared folders, placeholders.
 SYSTEM_ACCOUNTS = frozenset(
     "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis buildkite-agent "
     "vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi linuxbrew jovyan airflow gradle "
@@ -789,20 +774,14 @@ SYSTEM_ACCOUNTS = frozenset(
     "admin administrator containeradministrator containeruser shared public default guest root".split())
 HOME_PLACEHOLDER = Lazy(r"(?i)^(?:you|yours?|me|my|user(?:name)?|name|someone|foo|bar|x+|all users)$|^your|"
                         r"[<>{}$%*…]|\.\.\.|^\.\.?$")
-# E-mail addresses of a role or a documented test account (`sysadmin@...`, `test1@...`),
-# no person's: lint passes them (build withholds them all the same).
+# Role and test accounts (`sysadmin@`, `test1@`), no person's: lint passes them.
 ROLE_ACCOUNT = Lazy(r"(?i)(?:admin|administrator|sysadmin|root|superuser|test|tester|testuser|demo|user|guest|"
                     r"support|info|contact|hello|team|ops|devops|security|billing|sales|help|dev|qa|staff|"
                     r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody)\d*")
 
-# Invisible and deceptive text, by class and what is done with it:
-# - terminal escape sequences: cleaned (they are colour codes from tool output);
-# - other C0/C1 control characters: cleaned (tab becomes a space);
-# - lone surrogates and non-characters: cleaned (broken emoji from split streams);
-# - zero-width and other default-ignorable code points: cleaned (copy-paste debris;
-#   once removed, what the reviewer reads is what is applied);
-# - bidirectional overrides and isolates (Trojan Source): the sentence is dropped, since
-#   they exist to make text read differently from what it is.
+# Invisible text: escapes, control characters, surrogates and zero-width debris are
+# cleaned, so what the reviewer reads is what is applied; a bidirectional override
+# (Trojan Source) drops the sentence, since it exists to make text read otherwise.
 ANSI_ESCAPE = Lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
@@ -813,13 +792,11 @@ INVISIBLE = Lazy(
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff\ufdd0-\ufdef"
     "\ufffe\uffff]"
 )
-# Line breaks other than \n (CR, NEL, the Unicode separators) are made \n before cleaning,
-# so that removing control characters never joins two lines.
+# Other line breaks become \n before cleaning, so removing controls never joins lines.
 OTHER_BREAKS = Lazy("\r\n?|\x85|\u2028|\u2029")
 
-# Injection-shaped text: a sentence that addresses the agent to override its
-# instructions, or to send data somewhere. Dropped whatever role it came from. The
-# English alternatives share one leading \b (see SCORE_RULES).
+# A sentence telling the agent to override its instructions or send data somewhere:
+# dropped whatever its role. One leading \b (see SCORE_RULES).
 INJECTION = Lazy(
     r"(?i)\b(?:(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
@@ -836,9 +813,8 @@ INJECTION = Lazy(
 # itself it is an attempt to override; in the user's own turn it is the user's rule.
 INJECTION_UNLESS_USER = Lazy(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
 
-# Structure: a bullet is one line after `- `, and it must not open something that
-# swallows what follows (an HTML comment, a fenced block) nor make an agent load a file:
-# Claude Code imports `@path` written in CLAUDE.md (`@~/.ssh/id_rsa`), outside code spans.
+# A bullet must not open what swallows the lines after it (a comment, a fence) nor make
+# an agent load a file: Claude Code imports `@path` in CLAUDE.md outside code spans.
 STRUCTURE = Lazy(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
 AT_IMPORT = Lazy(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
 # What lint flags in an existing file: only imports that reach outside the repository.
@@ -865,10 +841,8 @@ def fence_after(fence: str, line: str) -> tuple[str, bool]:
     return ("" if closes else fence), True
 LIST_MARKER = Lazy(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
 EMPHASIS = Lazy(r"(?<!\*)\*\*(?!\*)")
-# A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at a `;` before
-# a capital. The pattern opens with one character class so that the regex engine jumps
-# from one such character to the next instead of trying each branch at every position
-# (three times faster); the lookbehinds then pick the branch.
+# A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at `;` before a
+# capital. One leading character class lets the engine jump between candidates.
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
@@ -914,12 +888,10 @@ def rule_name(match: re.Match[str]) -> str:
     return group.rsplit("__", 1)[0].replace("_", "-")
 
 
-# SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
+# SIGNAL, NOISE and SCORE are matched against the lower-cased sentence, faster than re.I.
 SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
-# Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
-# signal_phrases).
+# A sentence can match SIGNAL only where one of these occurs (see signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
-# Like SIGNAL, the score rules are matched against the lower-cased sentence.
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
@@ -934,14 +906,11 @@ for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
         SECRET_KINDS_OF.setdefault(_literal, set()).add(_index)
 
 
-# SECRET_RULES' patterns, as written and (`[1]`) for lower-cased text: a (?i) pattern
-# without its flag. A text admits a few kinds (see secret_hints): the rest are never
-# compiled (see Lazy).
+# SECRET_RULES' patterns as written and, `[1]`, for lower-cased text (no (?i) flag).
 SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"), re.S))
                         for _, _, pattern, _ in SECRET_RULES)
-# Every pre-filter literal in one pattern, a trie (see secret_hints). SIGNAL phrases are
-# not in it: they occur so often that `in` over the phrase list is faster than stopping
-# at each one (measured: twice the time for both together).
+# Every pre-filter literal as one trie (see secret_hints). SIGNAL phrases are not in it:
+# they occur so often that `in` over their list is faster.
 SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
 
 
@@ -1011,16 +980,15 @@ class Options(NamedTuple):
     extra_noise: tuple[str, ...] = ()
     explain: bool = False
     min_score: int = MIN_SCORE
-    # The counters are printed (--stats, --json). Without them, a message where nothing
-    # can be proposed or explained is not split just to count its sentences, and
-    # `sentences`, `dropped_no_signal` and `rewritten_home_path` fall short, unread.
+    # The counters are printed (--stats, --json); without them a message where nothing can
+    # be proposed is not split just to count, and a few counters fall short, unread.
     count_all: bool = True
     # The seen file's baseline (conversation key -> last record reviewed), or None when
     # no baseline is in play and no transcript's conversation key is needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
-    # The repository's real root, or the current folder outside one (set by the command
-    # line): file keys are relative to it, and OpenCode's sessions of it are read.
+    # The repository's root (or the current folder): file keys are relative to it.
+
     root: str = "."
 
 
