@@ -987,7 +987,9 @@ class Options(NamedTuple):
     # no baseline is in play and no transcript's conversation key is needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
-    # The repository's root (or the current folder): file keys are relative to it.
+    # The repository's root (or the current folder): file keys are relative to it, and
+    # OpenCode's sessions of it are read.
+
 
     root: str = "."
 
