@@ -88,7 +88,7 @@ class Lazy:
     def __init__(self, pattern: Any, flags: int = 0) -> None:
         self.pattern, self._flags = pattern, flags
 
-    def __getattr__(self, name: str) -> Any:  # asked only for what the instance lacks: a method, once
+    def __getattr__(self, name: str) -> Any:  # only for what the instance lacks
         if name not in self.METHODS:
             raise AttributeError(name)
         compiled = re.compile(self.pattern, self._flags)
@@ -219,7 +219,7 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                        r"[：:，,。\s]*(?P<content>.*)$"),
     ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
                               r"(?P<content>.*)$"),
-    # 以后 / 今后 / 从现在开始 opening the sentence; "编译以后再 ..." (after compiling) does not.
+    # 以后 / 今后 ... opening the sentence; not "编译以后再 ..." (after compiling).
     ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)[，,：:\s]*(?P<content>.+)$"),
 )
 # What a request's content is when it only points back at what was said.
@@ -473,8 +473,9 @@ _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
-                "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key", "access-key",
-                "accesskey", "access key", "private_key", "private-key", "privatekey", "private key", "key")
+                "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
+                "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
+                "private key", "key")
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 
 
@@ -526,7 +527,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Mailgun's older `key-` keys (the newer ones are hex: generic rules).
     ("mailgun_key", r"key-", _S + r"key-[0-9a-f]{32}" + _E, ""),
     ("shopify_token", r"shpat_|shpss_|shpca_|shppa_", _S + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _E, ""),
-    # A Discord bot token is base64(user id) . base64(time) . HMAC; webhooks carry theirs in the URL.
+    # A Discord bot token is base64(user id).base64(time).HMAC; a webhook's is in its URL.
     ("discord_token", "discord",
      _S + r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}|"
      r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}", ""),
@@ -768,10 +769,11 @@ HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
 # Home folders lint does not read as a person (build withholds them all the same): the
 # accounts images, CI runners and dev containers create, shared folders, placeholders.
 SYSTEM_ACCOUNTS = frozenset(
-    "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis buildkite-agent "
-    "vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi linuxbrew jovyan airflow gradle "
-    "deno bun app appuser user dev developer docker www-data nobody git postgres mysql nginx mambauser "
-    "admin administrator containeradministrator containeruser shared public default guest root".split())
+    "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis "
+    "buildkite-agent vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi "
+    "linuxbrew jovyan airflow gradle deno bun app appuser user dev developer docker www-data "
+    "nobody git postgres mysql nginx mambauser admin administrator containeradministrator "
+    "containeruser shared public default guest root".split())
 HOME_PLACEHOLDER = Lazy(r"(?i)^(?:you|yours?|me|my|user(?:name)?|name|someone|foo|bar|x+|all users)$|^your|"
                         r"[<>{}$%*…]|\.\.\.|^\.\.?$")
 # Role and test accounts (`sysadmin@`, `test1@`), no person's: lint passes them.
@@ -856,13 +858,13 @@ STAT_KEYS = (
     "messages", "sentences", "dropped_secret", "dropped_pii", "dropped_invisible",
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
-    "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests", "requested",
-    "cleaned_invisible", "rewritten_home_path", "skipped_files", "skipped_same_session", "uncovered_script",
-    "cached_files",
+    "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests",
+    "requested", "cleaned_invisible", "rewritten_home_path", "skipped_files",
+    "skipped_same_session", "uncovered_script", "cached_files",
 )
 
-FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline", "aider",
-           "specstory")
+FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline",
+           "aider", "specstory")
 
 
 # -- the rules, compiled --------------------------------------------------------------
@@ -896,10 +898,12 @@ SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points 
 NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
-REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember", "from now on",
-                           "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
-                           "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
-                           "从今", "往后", "规则"))
+REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember",
+                           "from now on", "going forward", "moving forward", "from here on",
+                           "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
+                           "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
+                           "往后", "规则"))
+
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
