@@ -392,7 +392,6 @@ DEFAULT_MAX_ADD = 5
 # Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
 # characters of a CLAUDE.md; Codex truncates its joined AGENTS.md at 32 KiB
 # (project_doc_max_bytes). No limit is known for other files.
-
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
@@ -694,7 +693,6 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # joined runs of pieces that are neither word nor number (`lsv2_pt_<hex>`, not kebab or
 # snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
 # without a `:`, a publishable key (PUBLIC_VALUE).
-
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
 WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")  # a word when short or holding a vowel
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -903,7 +901,6 @@ REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules",
                            "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                            "往后", "规则"))
-
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
@@ -993,8 +990,6 @@ class Options(NamedTuple):
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
     # The repository's root (or the current folder): file keys are relative to it, and
     # OpenCode's sessions of it are read.
-
-
     root: str = "."
 
 
