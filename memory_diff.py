@@ -270,7 +270,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
                           r"^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
     # ... or with its subject ("We must always pin ...", 我们禁止 ...), not "I" (this session);
-    # "should" only after "every"; "X is never ..." and "X never fires" describe, not rule.
+    # "should" after a general subject ("every"); "X is never ..." describes, not rules.
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
                                   r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
                                   r"(?:always|never))[^?\n]){1,80}?"
@@ -746,7 +746,7 @@ EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
 # digit is more often a name.
 PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
 
-# Personal data: e-mail addresses but noreply and reserved example domains (RFC 2606);
+# Personal data: e-mail addresses but git remotes, noreply and example domains (RFC 2606);
 # international and mainland-China mobile phone numbers (bare national numbers look like
 # ids). Edges as for tokens, so `_alice@corp.com_` is caught.
 EMAIL = Lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
