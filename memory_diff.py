@@ -79,19 +79,16 @@ PROG = "memory-diff"
 
 
 class Lazy:
-    """A regular expression compiled when first used, standing in for re.compile's
-    pattern. Every pattern of the module is one: most runs need only some of them (other
-    formats' readers, --explain, the secret kinds a text does not admit), and a run whose
-    transcripts all come from the cache judges nothing, so compiling them all at import
-    would be most of a warm run. The first use puts the compiled pattern's methods in the
-    instance, where later uses find them first."""
+    """A regular expression compiled on first use: most runs need few of the patterns, and
+    compiling them all at import would be most of a cached run. The first use stores the
+    compiled methods on the instance, where later uses find them."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
     def __init__(self, pattern: Any, flags: int = 0) -> None:
         self.pattern, self._flags = pattern, flags
 
-    def __getattr__(self, name: str) -> Any:  # asked only for what the instance lacks: a method, once
+    def __getattr__(self, name: str) -> Any:  # only for what the instance lacks
         if name not in self.METHODS:
             raise AttributeError(name)
         compiled = re.compile(self.pattern, self._flags)
@@ -103,14 +100,10 @@ class Lazy:
 # Constants a reviewer will want to argue with. Each carries the reason for its value.
 # --------------------------------------------------------------------------------------
 
-# SIGNAL: a sentence is a candidate only when one of these markers occurs in it. One
-# regular expression compiled from named alternatives, so `--explain` can say which class
-# matched and a team extends it by adding alternatives (config `signal = [...]`, regular
-# expressions), never by a second mechanism. English markers use word boundaries; Chinese
-# has no spaces, so its markers match anywhere.
+# SIGNAL: a sentence is a candidate only when one of these markers occurs in it. Each rule:
+# a class (`--explain` names it) and `|`-separated literal phrases matched in the
+# lower-cased sentence, ASCII ones as whole words (Chinese has no spaces).
 SIGNAL_RULES: tuple[tuple[str, str], ...] = (
-    # Each rule: a class, and its markers as `|`-separated literal phrases, matched in the
-    # lower-cased sentence (an ASCII phrase as whole words).
     # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of".
     ("decision", "decided|decide to|decision|chose|chosen|choose|opted|instead of|rather than|"
                  "in favour of|in favor of"),
@@ -126,22 +119,19 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # How the user wants things done.
     ("preference", "prefer|prefers|preferred|preference|i'd rather"),
     ("preference", "偏好|更喜欢|倾向于|喜欢用|希望"),
-    # Non-obvious facts that will bite again: a limit of the code ("X only reads the local
-    # config"), a deliberate guarantee ("pre-push is best-effort"), a contrary fact ("even
-    # though the parent is hidden").
+    # Non-obvious facts that will bite again: a limit of the code ("X only reads ..."), a
+    # deliberate guarantee ("best-effort"), a contrary fact ("even though ...").
     ("gotcha", "keep in mind|note that|by design|gotcha|best-effort|best effort|only reads|only handles|only works|"
                "only runs|only supports|only finds|only queries|only checks|only returns|only fires|only applies|"
                "only looks|only tracks|only reflects|even though"),
     ("gotcha", "注意|陷阱|故意|尽力而为|只读取|只处理|只支持|只查找|只检查|只返回|只适用|只跟踪|仅读取|仅处理|仅支持|"
                "仅查找|仅检查|仅返回|仅适用|即使"),
 )
-# Markers left out of SIGNAL: "the bug is", "due to", "fails when", "went with", "I want",
-# "intentionally": they mostly fire on sentences a reviewer drops ("intentionally" raises
-# a candidate's score instead; bench/README.md has the figures).
+# Left out ("the bug is", "due to", "went with", "intentionally"...): they mostly fire on
+# sentences a reviewer drops; bench/README.md has the figures.
 
-# NOISE: sentences that carry a marker but are not memory. Each rule names the case it
-# exists for; `--explain` prints the name. Matched against the lower-cased sentence, its
-# list marker and emphasis already stripped.
+# NOISE: sentences that carry a marker but are not memory, matched against the lower-cased
+# sentence without its list marker and emphasis.
 NOISE_RULES: tuple[tuple[str, str], ...] = (
     # First-person narration and plans: "Now let me check...", "I'll update the test".
     ("narration", r"^(?:(?:now|next|first|then|ok(?:ay)?|so|great|good|perfect)[,!]?\s+)*"
@@ -157,58 +147,36 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("status", r"^(?:all (?:\d+ )?(?:tests?|checks?)|tests? (?:now )?pass|done\b|fixed\b|"
                r"thanks?|thank you|you're right|you are right|perfect|great|excellent|"
                r"sounds good|got it)"),
-    # A sentence that leans on context it does not carry.
-    # ("This repo ..." names the project every reader of the memory file is in: kept.)
+    # A sentence that leans on context it does not carry ("This repo ..." is kept).
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
                 r"they|both|here|there|the above|the following|above|below)\b"),
-    # ... and so does one that opens with a connective pointing back: "Since that is the
-    # stable link.", or with an ellipsis, the end of a sentence said before it: "...poisons
-    # the cache". (One group: each rule is tried at every position of the sentence.)
+    # ... and so does one opening with a connective pointing back ("Since that is ...") or
+    # an ellipsis ("...poisons the cache").
     ("context", r"^(?:(?:since|because|so|and|but|which|as) (?:this|that|it|these|those|they)\b|\.\.\.|…)"),
-    # A check of one's own understanding asks, even without a question mark: "Just to be
-    # sure, the hook runs twice", "Correct me if ...", 确认一下， ... Only as a sentence's
-    # own opening, set off by its comma: "To be sure the migration applied, always check
-    # ..." and 确认一下端口 ... 再启动 are instructions. ("To confirm" and "to clarify"
-    # alone often open a plain statement: left out.)
+    # Checking one's understanding asks even without "?" ("Just to be sure, ...", 确认一下，),
+    # but only as an opening set off by a comma: "To be sure X, always check ..." instructs.
     ("question", r"^(?:(?:just )?(?:to be sure|to double[- ]check)\s*[,，]|just (?:to confirm|checking)\s*[,，:]|"
                  r"correct me if\b|if i understand (?:correctly|right)\b|我?[想再]?确认一下\s*[，,：:]|"
                  r"如果我没(?:理解|记)错)"),
-    # Text neither speaker wrote: a compiler's, linter's or logger's output pasted into a
-    # message. Its marks are a `line:col` position ("Foo.kt:92:13", "1:8  warning"), a
-    # log level opening the line ("WARNING:", "e: file://"), a stack frame, or columns
-    # aligned by runs of spaces; no sentence of prose has them.
+    # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
+    # frame, or space-aligned columns, which no prose sentence has.
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"\S {2,}\S+(?: \S+)* {2,}\S"),
-    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): words in
-    # brackets that are no link, no checkbox and no citation stand for text to be written.
+    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): bracketed
+    # words that are no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
-    # A clause cut from its sentence ("for future test creation if ...", "to reflect the
-    # new storage", "is that it only applies to helpers"): it opens where a sentence
-    # cannot, so its subject or its main clause is in the sentence it was cut from. An
-    # opening "to", "for", "if", "with", "by" or "from" is a whole sentence when a comma,
-    # colon or dash closes the opening phrase ("If the build fails, run ...").
+    # A clause cut from its sentence ("to reflect the new storage"): it opens where no
+    # sentence can. An opening "to", "if", ... closed by a comma or colon is a whole one.
     ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
                  r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
-                 # ... or it ends where no sentence ends, on an article, a preposition or
-                 # a conjunction: a line cut from a wrapped paste ("... must be called as
-                 # the first command in").
+                 # ... or one ending on an article, preposition or conjunction (a wrapped paste).
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at)$"),
 )
 
-# MEMORY REQUESTS: a user sentence that asks for memory, the strongest evidence a
-# transcript holds. Each rule: a name, and a pattern matched against the user's sentence
-# from its start (re.I) that ends in a `content` group: what the user asked to remember,
-# its request frame cut off by the pattern (never reworded). Content that is empty or
-# only points back ("this", "so you remember this") makes the request point back: the
-# statements of the assistant's turn before it and of the same message are candidates.
-# A request needs an object: a memory file or "memory" named, "remember that", or a time
-# frame followed by a rule. Sentences of list items and plan steps are never requests
-# ("Step 12: Update CLAUDE.md"), nor in-session reminders ("remember also you have ...").
-# MEMORY FILES: the files agents load as memory, by name, and the agent that reads each.
-# One table for every place that knows them: requests that name one, a session's own
-# edits of one (see memory_writes), and the default memory file at a repository's root.
+# MEMORY FILES: the files agents load as memory, and the agent that reads each; one table
+# for requests that name one, a session's own edits of one and the default memory file.
 MEMORY_FILE_NAMES: dict[str, str] = {
     "AGENTS.md": "codex", "AGENTS.override.md": "codex",  # Codex, and most other agents: AGENTS.md
     "CLAUDE.md": "claude", "CLAUDE.local.md": "claude",
@@ -227,6 +195,9 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:memory|memor
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
 _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
+# MEMORY REQUESTS: a user sentence asking for memory, the strongest evidence there is. Each
+# pattern (re.I, from the sentence's start) ends in a `content` group: what to remember,
+# never reworded; empty or pointing-back content makes the turn before it the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
     ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
@@ -248,7 +219,7 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                        r"[：:，,。\s]*(?P<content>.*)$"),
     ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
                               r"(?P<content>.*)$"),
-    # 以后 / 今后 / 从现在开始 opening the sentence; "编译以后再 ..." (after compiling) does not.
+    # 以后 / 今后 ... opening the sentence; not "编译以后再 ..." (after compiling).
     ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)[，,：:\s]*(?P<content>.+)$"),
 )
 # What a request's content is when it only points back at what was said.
@@ -256,29 +227,21 @@ REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
     r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
     r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
-# What a request's content is when it names a topic to write about rather than a rule:
-# "update CLAUDE.md to reflect the new storage", "add guidance to CLAUDE.md for future
-# tests", "add to AGENTS.md how the cache works". It carries no rule of its own and
-# points back, as "this" does; "to say/mention/note/state that ..." is the rule itself.
+# Content naming a topic rather than a rule ("to reflect the new storage", "how the cache
+# works") points back, as "this" does; "to say that ..." is the rule itself.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
     r"with (?:the|our|this|these|those|a|an|any|all|some|more|info|information|details|notes|guidance)\b|"
     r"(?:how|what|why|which)\s|关于|有关)")
 # Lines that are list items or steps of a plan: their sentences are never requests.
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
-# How many statements one request pulls in, at most: the strongest by score. A reviewer
-# asked about one point reads three lines; more is the whole answer again.
+# Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
 
-# SCORE: how much a candidate is worth a reviewer's time, from the form of the sentence.
-# A candidate starts at BASE_SCORE, each rule that matches adds its points, and only a
-# candidate that reaches MIN_SCORE is proposed; over the cap the highest scores win.
-# Each rule: name, whose sentences it applies to ("" for both), pattern, points. The
-# points were set on the tuning half of the labelled corpus (bench/quality.py) and
-# checked on the other half; `--explain` prints the rules that scored a sentence.
-# Alternatives that open with \b share it, `\b(?:a|b)\b|中` rather than `\ba\b|\bb\b|中`:
-# the regex engine tries every alternative at every position, and a \b costs more to try
-# than a literal (with the Chinese alternatives beside them it cannot factor it out).
+# SCORE: a candidate starts at BASE_SCORE, gains each matching rule's points and is
+# proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points, tuned on half
+# the labelled corpus (bench/quality.py). Alternatives share one leading \b, which costs
+# the regex engine more to try at every position than a literal.
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
@@ -298,23 +261,16 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A decision stated as made, the archetype of a memory line: "We chose X over Y".
     ("decided", "", r"\b(?:decided|chose|chosen|opted|went with|settled on)\b|决定|选择了|选用|"
                     r"改用|采用", 1),
-    # The user's own rule, said as one: "Always ...", "Never ...", 不要 ..., 必须 ... (a
-    # Chinese rule opens with 不要 where an English one opens with "never"). "Don't ..."
-    # and "Make sure ..." only with a word that makes them hold beyond the task at hand,
-    # or a reason: "don't change anything, just let me know" is an instruction for now.
-    # An opening condition leaves it a rule: "If the schema changes, always regenerate ...".
+    # The user's own rule: "Always ...", "Never ...", 不要 ..., also after a condition. "Don't
+    # ..." only with a word that makes it outlast the task ("every", a reason).
     ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
                           r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
                           r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
                           r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
                           r"^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
-    # ... or with its subject: "We must always pin ...", "Every test should call ...",
-    # "We prefer ...", 我们禁止 ... A modal that holds for every session (must, always,
-    # never, prefer) after any subject but the speaker alone ("I must" is about this
-    # session); "should" only after a subject that generalises. "X is never ..." and "X
-    # never fires" describe what a thing does: no rule. "We don't ..." and
-    # "don't ..." alone are mostly instructions for the task at hand.
+    # ... or with its subject ("We must always pin ...", 我们禁止 ...), not "I" (this session);
+    # "should" after a general subject ("every"); "X is never ..." describes, not rules.
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
                                   r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
                                   r"(?:always|never))[^?\n]){1,80}?"
@@ -348,8 +304,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A result of the moment: "now passes", "is now fixed", 现在通过了.
     ("works-now", "", r"\bnow (?:passes|pass|works|work|returns|handles|shows|succeeds|compiles|correctly)\b|"
                       r"\b(?:is|are) now\b|现在(?:通过|可以|能|正常)|已经(?:通过|修复|解决)", -2),
-    # A status report: "Added ...", "Updated ...".
-    # ... also after a label: "Dependencies: Verified that ...".
+    # A status report, also after a label: "Added ...", "Dependencies: Verified that ...".
     ("status", "", r"^(?:[^:\n`]{1,30}: )?(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
                    r"moved|replaced|extracted|refactored|reverted|verified|confirmed)\b|^(?:已经?|刚刚?)(?:更新|添加|"
                    r"修复|删除|修改|创建|实现|重命名|移动|替换|提取|重构|回滚)", -3),
@@ -376,41 +331,32 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                            r"修复方案)是", -3),
     # ... and so is the fix after the finding it ends: "X reads CSV, so the fix is to ...".
     ("so-the-fix", "", r"\bso the fix (?:is|was)\b|所以(?:修复方法|解决方法|解决办法|修复方案)是", -3),
-    # "Root cause fix: ..." names the fix, not the cause; "the root cause isn't X" rules out
-    # a suspect: neither earns root-cause's points. "The root cause was not escaping the
-    # path" states one (a gerund: the cause is a thing not done). A rule-out followed by
-    # the mechanism in the same sentence loses the points too: the mechanism said alone
-    # is the memory.
+    # "Root cause fix: ..." names the fix and "the root cause isn't X" rules out a suspect:
+    # neither earns root-cause's points ("was not escaping the path" states a cause).
     ("not-a-cause", "", r"\broot cause(?: fix\b| (?:isn't|is not|wasn't|was not)\b(?! \w+ing\b)|(?<=not the root cause)\b)|"
                         r"根本原因不是|根因不是|不是根本原因|根因修复|根本原因修复", -3),
-    # A guess at why, stated as one: "X might be returning false because ...", "it might be
-    # due to ...", 可能是因为. What a session suspected is not yet known to be true ("hedge"
-    # marks the word; this, the shape of a guess). "May" and "could" say what can happen
-    # ("two workers may be running at once"); "might be running" is a guess only with the
-    # why it guesses at ("because", "due to"), and "string" or "something" no verb at all.
+    # A guess at why ("X might be failing because ...", 可能是因为): suspected, not known.
+    # "May" and "could" say what can happen; "might be Xing" is a guess only with its why.
     ("speculation", "", r"\bmight (?:also )?(?:be|have been|not be) (?:\w+ing\b.*\b(?:because|since|due to)\b|because|"
                         r"due to|caused|related|the (?:cause|reason|issue|problem))\b|可能是因为|也许是因为|大概是因为|"
                         r"估计是因为|我怀疑", -2),
-    # The session told back: what the user ran or said ("after you ran `git pull`",
-    # 你刚才运行了 ...) ... A condition ("if you changed the protos, always ...") is a rule,
-    # and so is a 你 without a time or 了 ("你运行测试之前必须 ...").
+    # The session told back ("after you ran `git pull`", 你刚才运行了), unless a condition
+    # ("if you changed ..., always") or a 你 without a time or 了 makes it a rule.
     ("this-session", "", r"\byou(?<!if you)(?<!when you)(?<!whenever you)(?<!unless you)(?<!once you) (?:ran|did|"
                          r"asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|requested|suggested|"
                          r"noticed|pointed out|showed|pasted|saw|tried|started)\b|"
                          r"你(?:刚才|刚刚|之前)(?:运行|执行|提到|贴)了?|你(?:运行|执行|提到|贴)了", -2),
-    # ... or what a review or a log says ("The feedback says to ..."). True of this
-    # conversation only. Not "when the log says X, ..." (what to do when it does), nor
-    # "the user wants" (a preference, which is memory).
+    # ... or what a review or log says ("The feedback says ..."), true of this conversation
+    # only; not "when the log says X" (a rule) nor "the user wants" (a preference).
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
                      r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
-    # About one test, not the code: a test function named in code and what it does
-    # ("`TestSyncResumeAfterCrash` covers ...", "`test_sync_resume` fails ..."); a name
-    # alone may be a variable (`TEST_DATABASE_URL`), a folder or a flag ...
+    # About one test, not the code: "`test_sync_resume` fails ..." (a bare name may be a
+    # variable such as `TEST_DATABASE_URL`).
     ("one-test", "", r"`test(?:[a-z0-9]{8,}|_[a-z0-9_]{4,})(?:\(\))?` (?:only )?(?:covers|fails|failed|passes|passed|"
                      r"checks|asserts|tests|runs|ran|flakes|times out|timed out)\b", -2),
-    # ... or whether one change needs a test: "X doesn't need a test because ...", 这个改动
-    # 不需要测试. "Migrations don't need tests" is a policy: plural, and no article.
+    # ... or whether one change needs one ("X doesn't need a test"); "Migrations don't need
+    # tests" is a policy.
     ("no-test-needed", "", r"need(?:(?<=doesn't need)|(?<=does not need)|(?<=didn't need)|(?<=did not need)) "
                            r"(?:a|its own|a new|an extra|an additional) (?:unit )?test\b|"
                            r"(?:改动|修改|变更|修复)(?:也|就)?(?:不需要|不用)(?:写|加|新的?)?测试", -2),
@@ -423,37 +369,29 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
 BASE_SCORE = 2
 MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
-# Evidence across transcripts: a finding said in another conversation too is worth this
-# much more, for each conversation beyond the first, up to EVIDENCE_MAX: said twice is
-# evidence, said ten times is a habit of the agent's, not ten times the worth.
+# Points for each further conversation that says a finding, up to EVIDENCE_MAX: twice is
+# evidence, ten times is the agent's habit.
 EVIDENCE_POINTS = 1
 EVIDENCE_MAX = 2
-# Length for the score: under SHORT_WIDTH a sentence rarely carries its subject, claim
-# and reason; from LONG_WIDTH it usually does. Measured in English-equivalent columns: a
-# wide (CJK) character counts three here, since a Chinese rule is about two thirds of the
-# width of its English twin when a character counts two (measured on the twin sentences
-# of tests/test_quality_zh.py).
+# Under SHORT_WIDTH a sentence rarely carries subject, claim and reason; from LONG_WIDTH it
+# usually does. A wide (CJK) character counts SCORE_WIDE, as a Chinese rule takes about
+# two thirds of its English twin's columns at two a character.
 SHORT_WIDTH, SHORT_POINTS = 60, -2
 LONG_WIDTH, LONG_POINTS = 110, 1
 SCORE_WIDE = 3
 
-# Length gates, in terminal columns (an East Asian wide character counts as two, as a
-# terminal shows it, so a short Chinese rule such as 不要把密钥提交到仓库。 is kept).
-# Under 20 columns a sentence cannot state a rule and its subject ("Always do that.");
-# over 300 it is a paragraph a reviewer cannot approve as one bullet.
+# Length gates in terminal columns (a wide character counts two): under 20 no sentence
+# states a rule and its subject; over 300 it is a paragraph, not one bullet.
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add. Approval fatigue is the failure mode: a reviewer who sees 30
-# proposals starts approving in bulk. Past five, the lines a run adds are mostly ones a
-# reviewer deletes, on the teams the rules were written from and on the others alike.
+# Default --max-add: a reviewer shown many proposals approves in bulk, and past five the
+# added lines are mostly ones a reviewer deletes.
 DEFAULT_MAX_ADD = 5
 
-# Sizes of the memory file that agents load (for `lint` and the preamble warning):
-# Claude Code warns past 40,000 characters of a CLAUDE.md (or a file one imports); Codex
-# truncates the AGENTS.md files it joins from the repository root down at 32 KiB
-# (project_doc_max_bytes). Each applies to the files that agent reads (see
-# agent_budgets); no limit is known for GEMINI.md or any other file.
+# Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
+# characters of a CLAUDE.md; Codex truncates its joined AGENTS.md at 32 KiB
+# (project_doc_max_bytes). No limit is known for other files.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
@@ -513,9 +451,8 @@ CLINE_KEEP_XML = Lazy(
 # -- safety gates ----------------------------------------------------------------------
 
 def literal_trie(words: Iterable[str]) -> str:
-    """An alternation of literals as a trie (`a(?:b|c)` for `ab|ac`), longest first along
-    each path. The regex engine tries every alternative at every position; a trie makes
-    that one test a first character, four times faster than the flat union here."""
+    """An alternation of literals as a trie (`a(?:b|c)` for `ab|ac`), longest first: the
+    engine then tests one first character at each position, not every alternative."""
     tails: dict[str, list[str]] = {}
     for word in sorted(set(words)):
         tails.setdefault(word[0], []).append(word[1:])
@@ -527,30 +464,24 @@ def literal_trie(words: Iterable[str]) -> str:
     return "|".join(parts)
 
 
-# Credentials, in the manner of gitleaks / detect-secrets: named kinds, each from the
-# token format its issuer documents, then generic rules for what has no prefix. A
-# sentence holding one is dropped whole (never redacted into a bullet), and the value is
-# never printed anywhere (one_line() withholds it from everything printed outside a bullet).
-#
-# Token edges: a token starts and ends where a character stands that cannot be part of
-# it, not at a word boundary. `_` is a word character, so `\b` misses `_AKIA..._`
-# (Markdown italics), and so is every CJK character (`密钥是AKIA...`). A kind whose
-# alphabet holds `_` or `-` has a fixed length or a minimum and no end edge: its prefix
-# is the proof.
+# Credentials, as gitleaks / detect-secrets find them: named kinds from their issuers'
+# formats, then generic rules. A sentence holding one is dropped whole, and the value is
+# never printed. Edges are not \b, which misses `_AKIA..._` and `密钥是AKIA...`; a kind
+# whose alphabet holds `_` or `-` has no end edge: its prefix is the proof.
 _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
-                "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key", "access-key",
-                "accesskey", "access key", "private_key", "private-key", "privatekey", "private key", "key")
+                "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
+                "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
+                "private key", "key")
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 
 
 def issued(*forms: str) -> str:
-    """Token formats that open with an issuer's literal prefix, as one pattern; a form is
-    `PREFIX REST`. Each opens with its literal, its start edge checked right after it:
-    the engine then searches for the literal, where a leading edge test has it try every
-    place (25 to 60 times slower on a 5 kB message, measured)."""
+    """Token formats `PREFIX REST` as one pattern, each opening with its literal and its
+    start edge checked after it, so the engine searches for the literal instead of
+    testing the edge at every position."""
     parts = []
     for form in forms:
         prefix, rest = form.split(" ", 1)
@@ -560,16 +491,11 @@ def issued(*forms: str) -> str:
 
 
 SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
-    # (kind, pre-filter, pattern, check). The pre-filter is `|`-separated literals, one of
-    # which must occur in the lower-cased text before the pattern runs, as detect-secrets
-    # filters by keyword. A pattern that opens with (?i) is matched against the
-    # lower-cased text (twice as fast as re.I, as SIGNAL is), its value then read from
-    # the original at the same place. A pattern's first group that took part, when it has
-    # groups, is the value the check judges: "" none (the prefix is proof), "random"
-    # (looks_random), "password" (a chosen password may be a phrase), "basic" (base64 of
-    # `user:password`, or random; see credible).
-    # PEM blocks (RSA, EC, OPENSSH, PGP), SSH2 (RFC 4716: four dashes and spaces) and
-    # PuTTY key files, to their end or the end of the message: no line of one is printed.
+    # (kind, pre-filter, pattern, check). One of the pre-filter's literals must occur in
+    # the lower-cased text before the pattern runs; a (?i) pattern is matched against the
+    # lower-cased text, faster than re.I. The first group that took part is the value the
+    # check judges (see credible); "" means the prefix is proof.
+    # PEM, SSH2 and PuTTY key files, to their end or the message's: no line is printed.
     ("private_key", "private key|putty-user-key-file",
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", ""),
@@ -594,14 +520,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("pypi_token", r"pypi-ag", _S + r"pypi-Ag[A-Za-z0-9_-]{50,}", ""),
     ("dockerhub_token", r"dckr_", _S + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}", ""),
     ("huggingface_token", r"hf_|api_org_", _S + r"(?:hf|api_org)_[A-Za-z0-9]{34}" + _E, ""),
-    # Twilio API key sid (its auth token is 32 hex with no prefix: generic rules).
-    # Its literal opens the pattern (see issued), as "sk" admits it to most messages.
+    # Twilio API key sid; issued() since "sk" admits it to most messages.
     ("twilio_key", r"sk", issued(r"SK [0-9a-fA-F]{32}"), ""),
     ("sendgrid_key", "sg.", _S + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", ""),
     # Mailgun's older `key-` keys (the newer ones are hex: generic rules).
     ("mailgun_key", r"key-", _S + r"key-[0-9a-f]{32}" + _E, ""),
     ("shopify_token", r"shpat_|shpss_|shpca_|shppa_", _S + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _E, ""),
-    # A Discord bot token is base64(user id) . base64(time) . HMAC; webhooks carry theirs in the URL.
+    # A Discord bot token is base64(user id).base64(time).HMAC; a webhook's is in its URL.
     ("discord_token", "discord",
      _S + r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}|"
      r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}", ""),
@@ -624,11 +549,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("pulumi_token", r"pul-", _S + r"pul-[a-f0-9]{40}" + _E, ""),
     ("supabase_token", r"sbp_", _S + r"sbp_[a-f0-9]{40}" + _E, ""),
     ("atlassian_token", r"atatt", _S + r"ATATT3[A-Za-z0-9_=-]{60,}", ""),
-    # More issuers' documented formats, as gitleaks matches them: the prefix, and the
-    # length and alphabet of what follows, are the proof (see issued). A pre-filter
-    # literal that opened with a common letter no other literal opens with (`i`, `r`)
-    # would slow SECRET_HINT on every message: such a kind is admitted by a literal
-    # inside its prefix (`co-` of `ico-`).
+    # More issuers' formats, as gitleaks matches them. A pre-filter literal opening with a
+    # letter no other opens with would slow SECRET_HINT: `co-` admits `ico-`.
     ("notion_token", "ntn_", issued(r"ntn_ [0-9]{11}[A-Za-z0-9]{35}"), ""),
     ("perplexity_key", "pplx-", issued(r"pplx- [A-Za-z0-9]{48}"), ""),
     ("heroku_key", "hrku-aa", issued(r"HRKU-AA [A-Za-z0-9_-]{58}"), ""),
@@ -680,16 +602,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Azure: a storage connection string's AccountKey, and a SAS URL's signature.
     ("azure_storage_key", "accountkey=", r"(?i)accountkey=([a-z0-9+/]{40,}={0,2})", ""),
     ("azure_sas_signature", r"sig=", r"[?&;]sig=([A-Za-z0-9%+/=]{30,})", ""),
-    # A credential as a URL query parameter runs to the next `&`, `#` or space, `;` and
-    # `,` included.
+    # A credential as a URL query parameter runs to the next `&`, `#` or space.
     ("url_parameter", "pass|pwd|secret|token|key|auth|signature",
      r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature)=([^\s&#\"'<>`]{6,})",
      "password"),
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
-    # Passwords by position (check "position": whatever the value looks like): a password
-    # option's value, `-p` glued to it where a database client reads it so (not `ssh -p
-    # 2222`, `mkdir -p`), sshpass and htpasswd's password argument, the password of an
-    # Oracle `user/password@host`, and (below) a password variable assigned in a shell.
+    # Passwords by position, whatever they look like: a password option, a database
+    # client's glued `-p` (not `ssh -p 2222`), sshpass, htpasswd, Oracle `user/pw@host`.
     ("password_option", "-password|-passwd",
      r"(?i)(?<![a-z0-9-])--(?:[a-z]+-)?(?:password|passwd)(?:=|\s+)(?!-)[\"']?([^\s\"'`]+)", "position"),
     ("password_option", "mysql|mariadb",
@@ -702,8 +621,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     ("bearer_token", "bearer", r"(?i)bearer\s+([a-z0-9._~+/-]{16,}=*)", "random"),
-    # HTTP Basic credentials: base64 of `user:password` after `Basic` (check "basic"), and
-    # curl's `-u user:password` (admitted by `curl`, as gitleaks matches it).
+    # HTTP Basic credentials: base64 `user:password` after `Basic`, and curl's `-u u:p`.
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?([^\s\"':@]*:[^\s\"']{6,})", "password"),
@@ -712,9 +630,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      r"(?i)(?<![a-z0-9])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w) + r")s?(?![a-z0-9])"
      r"[\"']?\s*(?:=|:=|=>|:)\s*(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))", "password"),
-    # The same in camelCase (`clientSecret := "..."`, `dbPassword = ...`), where the
-    # word starts at its capital, after a lower-case letter or a digit: matched in the
-    # original case, each word first and what stands before it checked after (see issued).
+    # The same in camelCase (`clientSecret := "..."`), in the original case, each word
+    # first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})" for word in ("Password", "Passwd", "Passphrase", "Pwd", "Pass",
                                                                "Secret", "Token", "Credential", "Auth", "Key"))
@@ -725,16 +642,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "key=",
      r"(?i)key=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|apikey|api_key|credential)[^\"'\n]*[\"']\s+"
      r"value=[\"']([^\"'\n]{6,200})[\"']", "password"),
-    # A value after a credential word in the same clause: "the key is 3f9a...", "token for
-    # staging: ...". At most 32 characters between, and no clause break (. , ; ! ?): a
-    # value is named right after its label, and further on the word labels something
-    # else. Only a keyword BEFORE the value counts: "a UUID; the tenant is keyed on it"
-    # makes nothing a secret.
+    # A value within 32 characters after a credential word in the same clause ("the key is
+    # 3f9a..."): further on, or before it, the word labels something else.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?:" + literal_trie(SECRET_WORDS) + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A password quoted after its word, with no `=` or `:` ("the password "a,b;c""): up to
-    # 16 characters between, which is room for "for staging is" and no more.
+    # A password quoted within 16 characters after its word ("the password for staging is").
     ("generic_secret", "pass|pwd|secret",
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
@@ -745,37 +658,28 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
 )
-# The characters that re.IGNORECASE matches to ASCII letters other than their own case
-# (the `re` documentation names them). The pre-filters run on lower-cased text, so a
-# case-insensitive rule such as generic_secret needs them folded: `ſecret=` is `secret=`.
+# Characters re.IGNORECASE matches to other ASCII letters (`ſecret=`), folded so the
+# lower-cased pre-filters admit what a case-insensitive rule matches.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
-# looks_random: what a generated token looks like and a word or a name does not. At
-# least 16 characters (shorter ids are too often names); at least 3 bits of Shannon
-# entropy a character (detect-secrets' threshold for base64-ish strings, lowered for
-# shorter values: 32 random hex characters give about 3.7); a letter and a digit; and
-# the kind of character (upper, lower, digit, other) changing at least once every
-# RANDOM_MIX characters on average (random hex changes about every second character,
-# base64 more often; `checkpoint_manager_v2` or `TestResumeLargeFiles2` about every fifth).
+# looks_random: a generated token, not a name. At least 16 characters (shorter ids are
+# names), 3 bits of entropy a character (detect-secrets', lowered for short values), a
+# letter and a digit, and the kind of character changing every RANDOM_MIX characters on
+# average (random hex about every second; `TestResumeLargeFiles2` about every fifth).
 RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
-# Digits between letters (`k8s`, `utf8mb4`, `v2beta1`): a lower-case name holds them in
-# a place or two; a random run of lower-case letters and digits, where the kind of
-# character changes less often than RANDOM_MIX asks (two kinds, not three), in
-# INNER_DIGIT_RUNS places or more.
+# Digits between letters (`k8s`, `v2beta1`): a name has them in a place or two, a random
+# lower-case run in INNER_DIGIT_RUNS or more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
 # A word inside a camelCase name, as looks_random reads one: a capital and three
 # lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`).
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])")
-# Where no keyword backs a mixed-case token, it is judged two more ways (looks_random):
-# with the words of a name taken out (NAME_WORD: `get`, `User`, `Async`, a vowel in each),
-# what is left changes the kind of character at nearly every other place in a random
-# token, and where a name's words meet digits in a name; and a long token whose
-# characters are as varied as LONG_ENTROPY bits each is random (a long name repeats its
-# letters: `ComputeEngineInstanceGroupManagerV2Beta1` has 4.2).
+# A mixed-case token with no keyword (looks_random): with a name's words (NAME_WORD) taken
+# out, a random rest still changes kind nearly everywhere; and a long token of
+# LONG_ENTROPY bits a character is random (a long name repeats letters: about 4.2).
 NAME_WORD = Lazy(r"(?<![A-Za-z])[a-z]{3,}|[A-Z][a-z]{2,}")
 VOWEL = Lazy(r"[AEIOUYaeiouy]")
 DIGIT = Lazy(r"[0-9]")
@@ -784,30 +688,20 @@ LONG_ENTROPY = 4.45
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
-# The value decides (credential_shaped, kind random_token): a token that looks generated
-# is withheld whatever word stands before it, where a named kind needs its prefix and a
-# generic rule its keyword, so that an issuer nobody listed is withheld too. The token is
-# judged by its pieces between separators, and by runs of neighbouring pieces that are
-# neither a word nor a number, joined (a random value cut by `-` or `_`): the random body
-# of `lsv2_pt_<hex>` is found, and kebab or snake case (`ent-108-add-summaries`,
-# `IS_WEBPACK_TEST=1`) is not random. A UUID is a token. Passed over by its form: a digest labelled as one (`sha512-...`, as SRI writes
-# it), base64 of plain text without a `:` (what it holds is scanned: base64_secret; with
-# one it may be `user:password`), a publishable key (PUBLIC_VALUE).
+# random_token (credential_shaped): a token that looks generated is withheld whatever
+# word precedes it, so unlisted issuers are caught too. It is judged by its pieces and by
+# joined runs of pieces that are neither word nor number (`lsv2_pt_<hex>`, not kebab or
+# snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
+# without a `:`, a publishable key (PUBLIC_VALUE).
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
 WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")  # a word when short or holding a vowel
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
-# Passed over by its context (harmless_context): a kind that is harmless where it is
-# named as what it is. The naming word nearest the token's body, before or after it in
-# the same clause, decides ("the signing key fix from commit <sha>": commit): a commit, a
-# revision, a SHA, a git command that takes one or a forge URL's `blob/` names a run of
-# hex; an id (or a thing a UUID identifies: a row, a session, a COM class, a file named
-# by it, `<uuid>.jsonl`) a UUID, a ULID or hex; a checksum,
-# hash, digest or fingerprint, or verifying against one, any digest (hex or base64); a
-# public key anything. This list is the residual risk: a credential written right after
-# such a word, in the form it names, is printed.
-# The groups, in order: commit, id, digest, public, a credential's word.
+# harmless_context: the naming word nearest the token in its clause decides whether it is
+# harmless: a commit word names hex, an id word a UUID, ULID or hex, a digest word any
+# digest, "public key" anything. This is the residual risk: a credential right after such
+# a word, in the form it names, is printed. Groups: commit, id, digest, public, secret.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree)|"
@@ -825,9 +719,8 @@ FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 # nothing), whatever the URL's path says.
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
-# What the scan reads of a text (secret_view): NFKC (full-width forms fold to ASCII),
-# invisible and format characters (U+FFF9 to U+FFFB among them) removed, percent-escapes
-# decoded. Only where a text holds a character outside ASCII or a `%`.
+# secret_view reads a text NFKC-folded, without format characters and percent-decoded,
+# so a disguised token is still found; only texts with non-ASCII or `%` need it.
 VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}")
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
@@ -835,14 +728,11 @@ FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u18
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 # A token cut by a line break inside a message, its halves rejoined (see scan_secrets).
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
-# A base64 run long enough to hide a credential: decoded, and scanned once more for the
-# named kinds (a base64 run of random bytes is the generic rules', through their keyword).
+# A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
-# Values that are public by design, whatever rule they meet: a Stripe publishable key
-# is embedded in every checkout page.
+# Public by design: a Stripe publishable key is in every checkout page.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
-# Values that are obviously not a real secret: placeholders and variable references (a
-# placeholder's word before a rest that looks random is a value: `myQ8zr4...`).
+# Values that are obviously no secret: placeholders and variable references.
 PLACEHOLDER = Lazy(
     r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|x{3,}|\*{3,}|"
     r"\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)[-_]?\S*|changeme|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|"
@@ -852,16 +742,13 @@ PLACEHOLDER = Lazy(
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
-# A password or secret may be letters only (a passphrase, a mail provider's SMTP 授权码 of
-# sixteen letters); a token or key without a digit is more often a name than a value.
+# A password may be letters only (a passphrase, an SMTP 授权码); a token or key without a
+# digit is more often a name.
 PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
 
-# Personal data. E-mail addresses, except git remotes, noreply addresses and reserved
-# example domains (RFC 2606); phone numbers in international (+CC) and mainland-China
-# mobile form. Bare national numbers are not matched: too many ids and timestamps look
-# like them.
-# Edges as for tokens: `_alice@corp.com_` (italics) and an address glued to Chinese text
-# are caught.
+# Personal data: e-mail addresses but git remotes, noreply and example domains (RFC 2606);
+# international and mainland-China mobile phone numbers (bare national numbers look like
+# ids). Edges as for tokens, so `_alice@corp.com_` is caught.
 EMAIL = Lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
              r"(?![A-Za-z0-9-])")
 NOT_PERSONAL_EMAIL = Lazy(
@@ -877,31 +764,24 @@ PHONE = Lazy(
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
-# What lint does not read as a person (build withholds them all the same): the accounts
-# that distributions, container images, CI runners and dev containers create (/home/node
-# of the Node images, /home/runner of GitHub's runners, /home/vscode, /home/jovyan of
-# Jupyter's), the shared folders of macOS and Windows, and placeholders (`/home/<user>`).
+# Home folders lint does not read as a person (build withholds them all the same): the
+# accounts images, CI runners and dev containers create, shared folders, placeholders.
 SYSTEM_ACCOUNTS = frozenset(
-    "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis buildkite-agent "
-    "vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi linuxbrew jovyan airflow gradle "
-    "deno bun app appuser user dev developer docker www-data nobody git postgres mysql nginx mambauser "
-    "admin administrator containeradministrator containeruser shared public default guest root".split())
+    "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis "
+    "buildkite-agent vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi "
+    "linuxbrew jovyan airflow gradle deno bun app appuser user dev developer docker www-data "
+    "nobody git postgres mysql nginx mambauser admin administrator containeradministrator "
+    "containeruser shared public default guest root".split())
 HOME_PLACEHOLDER = Lazy(r"(?i)^(?:you|yours?|me|my|user(?:name)?|name|someone|foo|bar|x+|all users)$|^your|"
                         r"[<>{}$%*…]|\.\.\.|^\.\.?$")
-# E-mail addresses of a role or a documented test account (`sysadmin@...`, `test1@...`),
-# no person's: lint passes them (build withholds them all the same).
+# Role and test accounts (`sysadmin@`, `test1@`), no person's: lint passes them.
 ROLE_ACCOUNT = Lazy(r"(?i)(?:admin|administrator|sysadmin|root|superuser|test|tester|testuser|demo|user|guest|"
                     r"support|info|contact|hello|team|ops|devops|security|billing|sales|help|dev|qa|staff|"
                     r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody)\d*")
 
-# Invisible and deceptive text, by class and what is done with it:
-# - terminal escape sequences: cleaned (they are colour codes from tool output);
-# - other C0/C1 control characters: cleaned (tab becomes a space);
-# - lone surrogates and non-characters: cleaned (broken emoji from split streams);
-# - zero-width and other default-ignorable code points: cleaned (copy-paste debris;
-#   once removed, what the reviewer reads is what is applied);
-# - bidirectional overrides and isolates (Trojan Source): the sentence is dropped, since
-#   they exist to make text read differently from what it is.
+# Invisible text: escapes, control characters, surrogates and zero-width debris are
+# cleaned, so what the reviewer reads is what is applied; a bidirectional override
+# (Trojan Source) drops the sentence, since it exists to make text read otherwise.
 ANSI_ESCAPE = Lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
@@ -912,13 +792,11 @@ INVISIBLE = Lazy(
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff\ufdd0-\ufdef"
     "\ufffe\uffff]"
 )
-# Line breaks other than \n (CR, NEL, the Unicode separators) are made \n before cleaning,
-# so that removing control characters never joins two lines.
+# Other line breaks become \n before cleaning, so removing controls never joins lines.
 OTHER_BREAKS = Lazy("\r\n?|\x85|\u2028|\u2029")
 
-# Injection-shaped text: a sentence that addresses the agent to override its
-# instructions, or to send data somewhere. Dropped whatever role it came from. The
-# English alternatives share one leading \b (see SCORE_RULES).
+# A sentence telling the agent to override its instructions or send data somewhere:
+# dropped whatever its role. One leading \b (see SCORE_RULES).
 INJECTION = Lazy(
     r"(?i)\b(?:(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
@@ -935,9 +813,8 @@ INJECTION = Lazy(
 # itself it is an attempt to override; in the user's own turn it is the user's rule.
 INJECTION_UNLESS_USER = Lazy(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
 
-# Structure: a bullet is one line after `- `, and it must not open something that
-# swallows what follows (an HTML comment, a fenced block) nor make an agent load a file:
-# Claude Code imports `@path` written in CLAUDE.md (`@~/.ssh/id_rsa`), outside code spans.
+# A bullet must not open what swallows the lines after it (a comment, a fence) nor make
+# an agent load a file: Claude Code imports `@path` in CLAUDE.md outside code spans.
 STRUCTURE = Lazy(r"<!--|-->|^(?:`{3,}|~{3,}|#{1,6}\s|-{3,}|\+{3,}|={3,}|<\w)")
 AT_IMPORT = Lazy(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
 # What lint flags in an existing file: only imports that reach outside the repository.
@@ -964,10 +841,8 @@ def fence_after(fence: str, line: str) -> tuple[str, bool]:
     return ("" if closes else fence), True
 LIST_MARKER = Lazy(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
 EMPHASIS = Lazy(r"(?<!\*)\*\*(?!\*)")
-# A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at a `;` before
-# a capital. The pattern opens with one character class so that the regex engine jumps
-# from one such character to the next instead of trying each branch at every position
-# (three times faster); the lookbehinds then pick the branch.
+# A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at `;` before a
+# capital. One leading character class lets the engine jump between candidates.
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
@@ -981,13 +856,13 @@ STAT_KEYS = (
     "messages", "sentences", "dropped_secret", "dropped_pii", "dropped_invisible",
     "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
-    "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests", "requested",
-    "cleaned_invisible", "rewritten_home_path", "skipped_files", "skipped_same_session", "uncovered_script",
-    "cached_files",
+    "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests",
+    "requested", "cleaned_invisible", "rewritten_home_path", "skipped_files",
+    "skipped_same_session", "uncovered_script", "cached_files",
 )
 
-FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline", "aider",
-           "specstory")
+FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline",
+           "aider", "specstory")
 
 
 # -- the rules, compiled --------------------------------------------------------------
@@ -1013,34 +888,30 @@ def rule_name(match: re.Match[str]) -> str:
     return group.rsplit("__", 1)[0].replace("_", "-")
 
 
-# SIGNAL and NOISE are matched against the lower-cased sentence (twice as fast as re.I).
+# SIGNAL, NOISE and SCORE are matched against the lower-cased sentence, faster than re.I.
 SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
-# Every SIGNAL phrase: a sentence can match SIGNAL only where one of them occurs (see
-# signal_phrases).
+# A sentence can match SIGNAL only where one of these occurs (see signal_phrases).
 SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
-# Like SIGNAL, the score rules are matched against the lower-cased sentence.
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # A message can hold a request only where one of these words occurs (see judge_message).
-REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember", "from now on",
-                           "going forward", "moving forward", "from here on", "henceforth", "记", "写进", "写入", "写到",
-                           "加到", "加入", "添加到", "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始",
-                           "从今", "往后", "规则"))
+REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember",
+                           "from now on", "going forward", "moving forward", "from here on",
+                           "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
+                           "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
+                           "往后", "规则"))
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
         SECRET_KINDS_OF.setdefault(_literal, set()).add(_index)
 
 
-# SECRET_RULES' patterns, as written and (`[1]`) for lower-cased text: a (?i) pattern
-# without its flag. A text admits a few kinds (see secret_hints): the rest are never
-# compiled (see Lazy).
+# SECRET_RULES' patterns as written and, `[1]`, for lower-cased text (no (?i) flag).
 SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"), re.S))
                         for _, _, pattern, _ in SECRET_RULES)
-# Every pre-filter literal in one pattern, a trie (see secret_hints). SIGNAL phrases are
-# not in it: they occur so often that `in` over the phrase list is faster than stopping
-# at each one (measured: twice the time for both together).
+# Every pre-filter literal as one trie (see secret_hints). SIGNAL phrases are not in it:
+# they occur so often that `in` over their list is faster.
 SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
 
 
@@ -1110,16 +981,15 @@ class Options(NamedTuple):
     extra_noise: tuple[str, ...] = ()
     explain: bool = False
     min_score: int = MIN_SCORE
-    # The counters are printed (--stats, --json). Without them, a message where nothing
-    # can be proposed or explained is not split just to count its sentences, and
-    # `sentences`, `dropped_no_signal` and `rewritten_home_path` fall short, unread.
+    # The counters are printed (--stats, --json); without them a message where nothing can
+    # be proposed is not split just to count, and a few counters fall short, unread.
     count_all: bool = True
     # The seen file's baseline (conversation key -> last record reviewed), or None when
     # no baseline is in play and no transcript's conversation key is needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
-    # The repository's real root, or the current folder outside one (set by the command
-    # line): file keys are relative to it, and OpenCode's sessions of it are read.
+    # The repository's root (or the current folder): file keys are relative to it, and
+    # OpenCode's sessions of it are read.
     root: str = "."
 
 
