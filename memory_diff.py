@@ -2184,10 +2184,7 @@ def unfenced(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences: `. ! ?` followed by a space, `。！？`, and line breaks.
-
-    Fenced code blocks, table rows and rules are skipped; list markers, heading marks,
-    quote marks and emphasis are stripped."""
+    """Sentences of prose, skipping code blocks, table rows and rules (markers stripped)."""
     out: list[str] = []
     for _, line in unfenced(LINE_BREAK.split(text)):
         stripped = line.strip()
@@ -2198,9 +2195,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def strip_emphasis(text: str) -> str:
-    """Markdown bold markers go (`**Root cause:** X` reads `Root cause: X`); a run of
-    three or more asterisks (`password: ********`) and anything in a code span
-    (`**kwargs`) are text and stay."""
+    """Bold markers go; a run of three asterisks or more and a code span (`**kwargs`) stay."""
     if "**" not in text:
         return text
     if "`" not in text:
@@ -2214,8 +2209,7 @@ def strip_emphasis(text: str) -> str:
 
 
 def _split_line(line: str) -> list[str]:
-    pieces = []
-    start = 0
+    pieces, start = [], 0
     for match in SENTENCE_END.finditer(line):
         end = match.end()
         if match.group().startswith(".") and not match.group().startswith(".."):
@@ -2234,8 +2228,7 @@ def _split_line(line: str) -> list[str]:
 
 
 def width(text: str, wide: int = 2) -> int:
-    """Terminal columns: East Asian wide and full-width characters count as `wide`
-    (two, as a terminal shows them; the score measures with three)."""
+    """Terminal columns, a wide or full-width character counting `wide` (the score uses 3)."""
     if text.isascii():
         return len(text)
     # Only a non-ASCII character can be wide: they are looked up, the rest counted.
@@ -2246,8 +2239,7 @@ NON_ASCII = Lazy(r"[^\x00-\x7f]")
 
 
 def normalize(text: str) -> str:
-    """The comparison key: case, inner white space, a bullet marker and trailing
-    punctuation do not count."""
+    """The comparison key: case, spacing, a bullet marker and end punctuation do not count."""
     text = strip_emphasis(unicodedata.normalize("NFKC", text).casefold())
     text = BULLET.sub("", text)
     text = " ".join(text.split())
@@ -2269,10 +2261,8 @@ class Finding(NamedTuple):
 
 
 def secret_hints(lowered: str) -> set[str]:
-    """The secret pre-filter literals that occur in lower-cased text. finditer passes
-    over what a match spans, so each position inside one is tried too: a literal starting
-    inside another is found. What matches at a position is the longest literal starting
-    there; the others starting there are its prefixes (`sk` of `sk-ant-`), added here."""
+    """The secret pre-filter literals in lower-cased text, overlapping ones and prefixes
+    (`sk` of `sk-ant-`) too, which finditer alone would pass over."""
     found = set()
     for match in SECRET_HINT.finditer(lowered):
         found.add(match.group())
@@ -2332,11 +2322,7 @@ def in_original(finding: Finding, pieces: list[tuple[int, int, int, bool]]) -> F
 
 def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
     """Credentials in text, in order: the one decision of what is withheld, for every
-    output. Read in secret_view's form. Named kinds first (where two overlap, the earlier
-    rule wins; placeholders and values that fail their kind's check are not credentials),
-    then any token that looks generated (credential_shaped) and is not a harmless kind in
-    its context, a token cut by a line break among them; a base64 run that decodes to
-    text holding a named kind is `base64_secret`."""
+    output, so no output can show what another withholds."""
     if not text.isascii() or "%" in text:
         view, pieces = secret_view(text)
         if view != text:
@@ -2434,10 +2420,8 @@ def credible(value: str, check: str, whole: str) -> bool:
 
 
 def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bool:
-    """A generated token rather than a word or a name (see RANDOM_MIN). With `words`,
-    where no keyword backs the token (credential_shaped), a word inside it
-    (CAPITAL_WORD: `getUserByIdV2Async`) opens with no change, and a mixed-case token is
-    judged two more ways (NAME_WORD). `least`: the shortest value judged."""
+    """A generated token rather than a word or a name. `words` (no keyword backs it) lets
+    identifiers like `getUserByIdV2Async` pass as words."""
     hexed = HEX.fullmatch(value)
     if len(value) < least or shannon(value) < (HEX_ENTROPY if hexed else MIN_ENTROPY):
         return False
@@ -2480,9 +2464,8 @@ def credential_shaped(token: str) -> bool:
 
 
 def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
-    """Whether the naming word nearest the token's body (NAMING_WORD) names a kind that
-    is harmless in its form: the word before it wins a tie. The body is a UUID in it, or
-    its longest piece; a word in the token outside it counts (`.../commit/<sha>`)."""
+    """Whether the naming word nearest the token's body (a UUID, or its longest piece)
+    names a kind harmless in that form, such as a commit's hex sha."""
     uuid = UUID.search(token)
     if uuid:
         body, at = uuid.group(), uuid.start()
@@ -2518,8 +2501,7 @@ def _char_class(c: str) -> int:
 
 
 def base64_text(run: str) -> str | None:
-    """The text a base64 run (standard or URL-safe alphabet) decodes to, or None when it
-    is not base64 of printable text."""
+    """The printable text a base64 run (either alphabet) decodes to, or None."""
     alt = b"-_" if "-" in run or "_" in run else None
     try:
         raw = base64.b64decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 4), altchars=alt, validate=True)
@@ -2537,14 +2519,11 @@ def shannon(value: str) -> float:
 
 
 def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) -> str:
-    """Text with each credential scan_secrets finds replaced by shown(finding): the one
-    mechanism that hides a value, for a message (mask_secrets) and for what is printed
-    outside a bullet (withhold)."""
+    """Text with each credential replaced by shown(finding): the one way a value is hidden."""
     findings = scan_secrets(text)
     if not findings:
         return text
-    out = []
-    pos = 0
+    out, pos = [], 0
     for finding in findings:
         if stats is not None:
             stats[f"secret_{finding.kind}"] += 1
@@ -2556,10 +2535,8 @@ def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) ->
 
 
 def mask_secrets(text: str, stats: Counter[str]) -> str:
-    """Replace each credential with a mark (RANDOM_MARK for a token withheld by its value,
-    SECRET_MARK for the rest), counting it by kind; a sentence holding a mark is dropped
-    whole. Runs on a message's whole text, so a PEM block or a token spanning lines is one
-    span."""
+    """Each credential replaced by a mark that drops its sentence, counted by kind. Run on
+    the whole message, so a PEM block or a token spanning lines is one span."""
     if SECRET_MARK in text or RANDOM_MARK in text:
         text = text.replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
     return replace_secrets(text, lambda f: RANDOM_MARK if f.kind == RANDOM_KIND else SECRET_MARK, stats)
@@ -2582,8 +2559,7 @@ def find_pii(text: str) -> list[tuple[str, int, int]]:
 
 
 def clean_invisible(text: str) -> tuple[str, int]:
-    """Remove the invisible classes that are cleaned (tab becomes a space); the count
-    of escape sequences and characters removed."""
+    """Text without invisible characters and escapes (tab becomes a space), and their count."""
     text = OTHER_BREAKS.sub("\n", text).replace("\t", " ")
     removed = 0
     if "\x1b" in text or "\x9b" in text:
@@ -2612,8 +2588,7 @@ class Verdict(NamedTuple):
     reason: str   # the rule that decided, for --explain
     text: str     # the sentence ("" when it must not be shown)
     score: int
-    asks: str = ""  # a memory request's: "content" (what it asked for), "points" (its frame,
-    # pointing back) or "pulled" (a statement it points at)
+    asks: str = ""  # of a memory request: "content", "points" (points back) or "pulled"
     request: str = ""  # "FILE:LINE" of that request
 
 
@@ -2622,15 +2597,9 @@ NO_SIGNAL = Verdict("dropped_no_signal", "", "", 0)
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False) -> Verdict:
-    """SIGNAL first (most sentences stop there), then the safety gates, NOISE and the
-    length gates; the score goes with a candidate, and the minimum is applied across
-    transcripts. A sentence a memory request asked for (`asked`) needs no SIGNAL. Like
-    every gate, the secret gate judges what SIGNAL picked: a sentence that could never
-    be proposed is not "withheld", so the patch's summary does not depend on scanning
-    messages that hold no SIGNAL phrase (judge_message leaves them unscanned). Its
-    secret was withheld from the message as a whole, cleaned of invisible characters,
-    before it was split (mask_secrets): a mark stands for it. `phrases`, when given, are the SIGNAL phrases of the
-    sentence's message (see signal_phrases)."""
+    """SIGNAL first (most sentences stop there; `asked` needs none), then the safety gates,
+    NOISE and length. The gates judge only what SIGNAL picked, so the summary does not
+    depend on scanning messages that hold no SIGNAL phrase."""
     text = sentence.strip()
     lowered = text.lower()
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
@@ -2653,8 +2622,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
 
 
 def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
-    """The safety gates: deceptive text, personal data, injection, structure. None when
-    the sentence passes them."""
+    """The safety gates (deceptive text, personal data, injection, structure), or None."""
     if BIDI.search(text):
         return Verdict("dropped_invisible", "bidi", "", 0)
     if not opts.allow_pii:
@@ -2670,8 +2638,7 @@ def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
 
 
 def memory_request(sentence: str) -> tuple[str, str] | None:
-    """(rule, content) when a user's sentence asks for memory: content is what it asked
-    to remember, "" when it points back (see REQUEST_RULES)."""
+    """(rule, content) of a user's memory request; content is "" when it points back."""
     for name, pattern in REQUESTS:
         match = pattern.match(sentence)
         if match:
@@ -2719,9 +2686,8 @@ class FileResult(NamedTuple):
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
-    """The reader for a file, from its first lines; the name only breaks a tie (Gemini
-    sessions published as .jsonl are one pretty-printed JSON object). "document" means
-    a JSON document whose kind is told by sniff_document once it is read."""
+    """The reader for a file, from its first lines; the name only breaks a tie, since
+    Gemini sessions published as .jsonl are one pretty-printed JSON object."""
     if head and head[0].startswith(SQLITE_MAGIC):
         return "sqlite"
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
@@ -2771,9 +2737,8 @@ def _load_document(path: str, data: bytes) -> Any:
 
 def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
                     pos: Position | None = None) -> tuple[str, Iterator[Message]]:
-    """The format of one transcript and an iterator over its visible prose (whose
-    scripts are counted when the counters are printed). With `pos`, the conversation's
-    key is found, and what opts.baseline says was reviewed is skipped."""
+    """The format of one transcript and its visible prose. With `pos`, the conversation's
+    key is found and what opts.baseline says was reviewed is skipped."""
     fmt, messages = _read(path, stream, opts, stats, pos)
     return fmt, (count_scripts(messages, stats) if opts.count_all else messages)
 
@@ -2842,9 +2807,8 @@ def _read(path: str, stream: Any, opts: Options, stats: Counter[str],
 
 # -- is it a transcript at all? -----------------------------------------------------------
 
-# Counters that only a record of the format being read lands in: any of them shows the
-# file is a transcript of that format, prose or not. Not skipped_meta (an unknown record
-# lands there too) nor skipped_unparsed (the byte test passes over any line).
+# Counters only a record of the format being read lands in: any of them shows the file
+# is a transcript of it (not skipped_meta nor skipped_unparsed, which any line can reach).
 RECOGNISED = ("prose", "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_injected",
               "skipped_role", "skipped_sidechain", "skipped_summary", "skipped_duplicate_event",
               "skipped_empty", "skipped_baseline")
@@ -2852,23 +2816,23 @@ RECOGNISED = ("prose", "skipped_tool_output", "skipped_tool_call", "skipped_thin
 
 def recognised(path: str, fmt: str, forced: bool, stats: Counter[str], messages: Iterator[Message],
                any_known: Any, binary: Any) -> Iterator[Message]:
-    """The messages; once read, an error when no record of the file was recognised as one
-    of `fmt` (an empty file, or a session holding no prose, is fine: `any_known` says
-    so). A file in a folder, or a discovered session, is then passed over (process_file)."""
+    """The messages, then an error when no record was one of `fmt`: a wrong file should
+    say so rather than propose nothing (an empty file is fine: `any_known`)."""
     yield from messages
     if any(stats[k] for k in RECOGNISED) or any_known():
         return
     records = stats["lines"] - stats["blank"]
+    s = "s" if records != 1 else ""
     if binary():
         reason = "binary data, no line is a JSON record"
     elif records == 0:
         reason = "a JSON document with no list of messages" + (f" (--format {fmt})" if forced else "")
     elif stats["malformed"] == records:
-        reason = f"none of its {records} line{'s' if records != 1 else ''} is a JSON record"
+        reason = f"none of its {records} line{s} is a JSON record"
     elif forced:
-        reason = f"none of its {records} record{'s' if records != 1 else ''} is a {fmt} record (--format {fmt})"
+        reason = f"none of its {records} record{s} is a {fmt} record (--format {fmt})"
     else:
-        reason = f"{records} record{'s' if records != 1 else ''} of no format memory-diff reads"
+        reason = f"{records} record{s} of no format memory-diff reads"
     raise UserError(path, f"not a transcript: {reason}")
 
 
@@ -2881,10 +2845,8 @@ def record_format(record: Any) -> str | None:
 
 
 def trajectory_kind(doc: Any) -> str | None:
-    """The agent whose autonomous-run trajectory this JSON document is: SWE-agent
-    (`.traj`: trajectory and history), mini-swe-agent (trajectory_format), OpenHands (a
-    list of events with source and action or observation). They hold no human user, so
-    nothing in them is a team's decision."""
+    """The agent whose autonomous-run trajectory this JSON document is: with no human user
+    in it, nothing in it is a team's decision."""
     if isinstance(doc, dict):
         if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or (
                 isinstance(doc.get("info"), dict) and "mini_version" in doc["info"]):
@@ -2906,9 +2868,7 @@ SESSION_ID = Lazy(r"[A-Za-z0-9._-]{1,100}")
 
 
 def session_id(record: dict[str, Any], fmt: str) -> str | None:
-    """The session a record names: Codex's in its session_meta record (or a legacy
-    session's first record), Claude Code's and Gemini CLI's in every record's sessionId
-    (a sub-agent's records name their parent's session)."""
+    """The session id a Codex, Claude Code or Gemini CLI record names."""
     if fmt == "codex":
         payload = record.get("payload") if record.get("type") == "session_meta" else record
         value = payload.get("id") if isinstance(payload, dict) else None
@@ -2918,11 +2878,8 @@ def session_id(record: dict[str, Any], fmt: str) -> str | None:
 
 
 def conversation_key(path: str, fmt: str, records: Iterable[Any], root: str) -> str | None:
-    """What names a transcript's conversation in the seen file's baseline: the session id
-    its agent wrote (Claude Code's sessionId, Codex's session_meta id, Gemini's
-    sessionId), with the file's name when that is not the id itself (a copy or a fork
-    of the session); otherwise the file's path, relative to the repository root. None
-    for standard input, which is never baselined."""
+    """A transcript's name in the baseline: its session id (with the file's name, for a
+    copy or a fork), else its path; None for standard input, never baselined."""
     if path == "-":
         return None
     stem = os.path.basename(path).rsplit(".", 1)[0]
@@ -2949,8 +2906,7 @@ def home_display(path: str) -> str:
 
 
 def file_key(path: str, root: str) -> str:
-    """The conversation key of a transcript whose agent wrote no session id: its real
-    path, relative to the repository root (or to the home folder, outside it)."""
+    """The key of a transcript with no session id: its real path, relative to the root."""
     real = os.path.realpath(path)
     shown = os.path.relpath(real, root) if inside(real, root) else home_display(real)
     return "file:" + urllib.parse.quote(shown.replace(os.sep, "/"), safe="/~._-")
@@ -2965,11 +2921,8 @@ Judged = list[tuple[int, str, Verdict]]  # (sentence number, sentence, verdict) 
 
 
 def process_file(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
-    """Everything that can be done for one transcript without seeing the others. A file
-    found in a folder that turns out to be no transcript is counted in skipped_files.
-
-    The assistant's messages since the last user message (its turn) are held until the
-    next user message, which may be a memory request pointing back at them."""
+    """Everything that can be done for one transcript without the others. The assistant's
+    turn is held until the next user message, which may be a request pointing back at it."""
     stats: Counter[str] = Counter()
     explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
@@ -3021,17 +2974,12 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
         return FileResult([], Counter({"skipped_files": 1}), [])
     for entry in turn:
         emit(*entry)
-    if pos is not None:
-        return FileResult(candidates, stats, explain, writes, pos.key, pos.through)
-    return FileResult(candidates, stats, explain, writes)
+    return FileResult(candidates, stats, explain, writes, *((pos.key, pos.through) if pos else ()))
 
 
 def process_notes(index: int, path: str, source: str, opts: Options) -> FileResult:
-    """The notes of one agent-memory file as candidates. A model already chose them, so
-    they skip SIGNAL and the minimum score; the safety gates, NOISE and the length gate
-    still apply, to the note cleaned and its secrets withheld as a message is. `--roles`
-    does not apply: a note's role is its type. A `user` note (about the person) is
-    counted in skipped_role unless asked for."""
+    """The notes of one agent-memory file as candidates: a model already chose them, so
+    they skip SIGNAL and the minimum score, but not the gates, NOISE or length."""
     stats: Counter[str] = Counter()
     explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
@@ -3077,11 +3025,8 @@ def process_notes(index: int, path: str, source: str, opts: Options) -> FileResu
 
 def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
             noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
-    """A request that points back: the statements of the assistant's turn before it and
-    of its own message become candidates without SIGNAL (the gates, NOISE and length
-    still apply), the REQUEST_PULL best (the user's own words first, as in select, then
-    by score), asked for at `here`. Each one's
-    count moves from the stage it had (dropped_no_signal, mostly) to `signal`."""
+    """A request that points back: the REQUEST_PULL best statements of the turn before it
+    become candidates without SIGNAL, their counts moved to `signal`."""
     offers = []
     for at, (sequence, message, judged) in enumerate(turn):
         had = {number: verdict for number, _, verdict in judged or []}
@@ -3107,17 +3052,10 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
     return out
 
 
-# Messages judged in this process, by all their verdicts and counts depend on: the
-# text, the role, `asked`, the rules, and what judging reads of the options. Checkpoint
-# copies of a conversation and resumed sessions repeat whole messages in other files (on
-# the shared corpus a fifth of the messages, a fifth of the judging time); each is judged
-# once, and its counts are added again for every copy. Emptied past JUDGED_MEMO entries,
-# so a long history holds no more than that; 0 turns it off. It lives for one build
-# (run_build), whose worker processes inherit it where they are forked (under spawn or
-# forkserver each worker judges afresh); judge_message called on its own judges afresh.
-# A message shorter than JUDGED_LEAST characters is not remembered: on the corpus it is
-# judged in 15 µs, and one in six repeats, so remembering it (some 3 µs) costs more than
-# it saves; a longer one takes 75 to 650 µs.
+# Messages judged in this build, keyed by all their verdicts depend on: checkpoint copies
+# and resumed sessions repeat whole messages, which are judged once and counted per copy.
+# Emptied past JUDGED_MEMO entries (0: off); a message under JUDGED_LEAST characters is
+# judged faster than it is remembered.
 _JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] | None = None
 JUDGED_MEMO = 50_000
 JUDGED_LEAST = 250
@@ -3125,9 +3063,7 @@ JUDGED_LEAST = 250
 
 def judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
                   stats: Counter[str], asked: bool = False) -> Judged | None:
-    """Each sentence of one message with its verdict, counted (see Options.count_all);
-    None when the message was not split. A message judged before in this process, with
-    the same rules and options, gives the same (see _JUDGED)."""
+    """Each sentence of one message with its verdict, counted; None when it was not split."""
     memo = _JUDGED
     if memo is None or len(message.text) < JUDGED_LEAST:
         return _judge_message(message, opts, signal, noise, stats, asked)
@@ -3148,30 +3084,21 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
 
 def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
                    stats: Counter[str], asked: bool) -> Judged | None:
-    """judge_message's work. The whole message is cleaned of invisible characters and
-    Markdown bold first, and its secrets withheld, so a credential hidden by a zero-width
-    space or spanning lines is still found. A user's sentence may be a memory request
-    (memory_request); `asked` judges every sentence as a request would."""
+    """judge_message's work. The whole message is cleaned and its secrets withheld before
+    splitting, so a credential hidden by a zero-width space or spanning lines is found."""
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
-    # As mask_secrets does, before phrases are looked for.
     text = strip_emphasis(text).replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
+    # Without every `*`: a phrase may yet form across bold markers that splitting strips.
     # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
-    # Phrases are looked for with every `*` out of the way: splitting strips bold markers
-    # line by line, and a home path rewritten below can change which `**` a code span
-    # protects, so a phrase may yet form across one.
     lowered = text.lower().replace("*", "")
     phrases = signal_phrases(lowered) if signal is SIGNAL else None
     requests = message.role == "user" and not asked and any(word in lowered for word in REQUEST_WORDS)
-    # No sentence can match SIGNAL (so none is gated, the secret gate included), none can
-    # ask, and none is to be explained.
+    # No sentence can match SIGNAL, ask, or be explained: unless its sentences are to be
+    # counted, it is not split nor scanned (withholding only removes phrases).
     idle = phrases == [] and not requests and not asked and not opts.explain
     if idle and not opts.count_all:
-        # Splitting it would only count its sentences, and nobody reads that; nor do its
-        # secrets need finding (half the text the scan would read; withholding a value
-        # only removes phrases, so none appears after). A request pointing back at it
-        # judges it again, whole (pull_in).
         return None
     masked = mask_secrets(text, stats)
     if masked is not text:  # a withheld value may have held a phrase or a request word
@@ -3211,15 +3138,13 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
 
 
 def signal_phrases(lowered: str) -> list[str]:
-    """The SIGNAL phrases that occur in a lower-cased message. Its sentences are pieces
-    of it, so a sentence can match SIGNAL only where it holds one of these: most messages
-    hold none and are not split at all."""
+    """The SIGNAL phrases in a lower-cased message: a sentence can match only where it
+    holds one, and most messages hold none."""
     return [phrase for phrase in SIGNAL_PHRASES if phrase in lowered]
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
-    """What --explain may print of a dropped sentence: never a secret, personal data,
-    deceptive or injection-shaped text."""
+    """What --explain may print of a dropped sentence: nothing a gate would withhold."""
     if SECRET_MARK in sentence or RANDOM_MARK in sentence:
         return f"<withheld: {'secret' if SECRET_MARK in sentence else 'random-looking token'}>"
     if verdict.stage == "dropped_no_signal":
@@ -3238,8 +3163,7 @@ def explain_line(stage: str, reason: str, path: str, line: int, role: str, text:
 
 
 def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) -> re.Pattern[str]:
-    """The built-in rules, extended (never replaced) by a team's extra patterns, which
-    are matched case-insensitively."""
+    """The built-in rules extended (never replaced) by a team's case-insensitive patterns."""
     if not extra:
         return compiled
     return re.compile(compiled.pattern + "".join(f"|(?P<{name}_extra__{i}>(?i:{p}))" for i, p in enumerate(extra, 1)))
