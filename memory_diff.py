@@ -3175,26 +3175,21 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 
 # -- likeness: near-duplicates and contradictions, for grouping and the review flags ---
 
-# A proposal whose character trigrams overlap a memory line's this much (Jaccard) is
-# flagged as a near-duplicate. Trigrams of characters, not words, so it works for
-# Chinese; 0.6 flags rewordings ("Never commit .env files" / "Never commit the .env
-# file") and leaves sentences that only share a topic.
+# Character-trigram overlap (Jaccard) of a near-duplicate: characters work for Chinese, and
+# 0.6 flags rewordings but leaves sentences that only share a topic.
 NEAR_DUPLICATE = 0.6
 # Overlap at which a flip of polarity (a negation, always/never, 要/不要) is flagged as a
 # possible contradiction: lower than NEAR_DUPLICATE since the flip itself changes words.
 CONTRADICTION = 0.4
-# Two candidates that name the same SAME_CODE pieces of code (code spans) say one thing
-# at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
-# "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
+# Two candidates naming SAME_CODE code spans in common say one thing at CONTRADICTION's
+# lower overlap: one finding worded twice around the same code.
 SAME_CODE = 2
 NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
                 r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
 ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
 WORD = Lazy(r"\w+")
-# The index is asked for the RELATED lines sharing the most words with a proposal, and
-# counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
-# that keeps flagging to a few hundredths of a second a bullet, and findings() on a
-# long history to a bounded number of comparisons a line.
+# The index gives the RELATED lines sharing the most words with a proposal, counting at
+# most POSTINGS_BUDGET entries, so a huge memory file or history stays bounded.
 RELATED = 50
 POSTINGS_BUDGET = 200_000
 
@@ -3212,15 +3207,13 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def polarity(text: str) -> tuple[int, int]:
-    """How many negations and how many "always" markers: a flip changes a count, even
-    when the reason clause of both sentences holds a negation of its own."""
+    """Counts of negations and "always" markers: a flip changes one, past a shared negation."""
     return len(NEGATION.findall(text)), len(ALWAYS.findall(text))
 
 
 class MemoryIndex:
-    """An inverted index of the memory file's lines by word (by character for CJK),
-    so flagging looks at the few lines that share words with a proposal instead of
-    comparing every proposal with every line."""
+    """The memory file's lines by word (by character for CJK), so a proposal is compared
+    only with the few lines that share its words."""
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
@@ -3231,18 +3224,15 @@ class MemoryIndex:
         self._measures: dict[int, tuple[set[str], tuple[int, int]]] = {}
 
     def measures(self, line: int) -> tuple[set[str], tuple[int, int]]:
-        """A line's trigrams and polarity, as resemblances compares them: counted once
-        however many proposals the line is related to."""
+        """A line's trigrams and polarity, counted once however many proposals it meets."""
         if line not in self._measures:
             key = normalize(self.lines[line])
             self._measures[line] = trigrams(key), polarity(key)
         return self._measures[line]
 
     def related(self, key: str, least: int = 2) -> list[int]:
-        """The lines that share the most words with `key` (at least `least`; at most
-        RELATED of them, ties to the earlier line). Words are counted rarest first, until
-        POSTINGS_BUDGET line entries have been counted: a word on most lines is the last
-        to say which line a proposal resembles."""
+        """The RELATED lines sharing the most words (at least `least`) with `key`, ties to the
+        earlier line. Rarest words first: a word on most lines says least."""
         hits: Counter[int] = Counter()
         budget = POSTINGS_BUDGET
         for token in sorted(set(_tokens(key)), key=lambda t: (len(self.postings.get(t, ())), t)):
@@ -3251,8 +3241,6 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        # Of the lines sharing `least` words, the RELATED sharing the most; a tie goes to
-        # the earlier line.
         found = [(n, count) for n, count in hits.items() if count >= least]
         if len(found) > RELATED:
             found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
@@ -3269,11 +3257,8 @@ def _tokens(text: str) -> list[str]:
 
 def select(candidates: list[Candidate], known: set[str], seen: set[str], rejected: list[str], max_add: int,
            min_score: int, stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str, str]]]:
-    """One proposal a finding (see findings), its score raised by the conversations that
-    said it; then what memory, the seen file or a rejection already holds, the minimum
-    score (not for what a memory request asked for) and the cap, requests first.
-
-    Returns the proposals in reading order and the (candidate, stage, detail) drops."""
+    """One proposal a finding, raised by the conversations that said it, less what memory,
+    the seen file or a rejection holds, the weak and the over-cap; and the drops."""
     dropped: list[tuple[Candidate, str, str]] = []
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
@@ -3330,8 +3315,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
 
 
 def finding_key(key: str) -> str:
-    """What two candidates must share to say the same thing: the comparison key without
-    code-span backticks and emphasis."""
+    """What two candidates must share to say the same thing (no backticks or emphasis)."""
     return key.replace("`", "").replace("*", "").replace("_", " ").strip()
 
 
@@ -3341,15 +3325,9 @@ def note_rule(cand: Candidate) -> str:
 
 
 def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
-    """The candidates grouped by what they say: the same finding key, or near-duplicates
-    (near_duplicates), chained. Near-duplicates are looked for from each candidate that
-    can be proposed on its own (the minimum score reached, a memory request's, an agent's
-    memory note, compared by its rule without its `Why:`), among the lines of those that
-    one more conversation could lift to the minimum; two weak wordings are not looked for
-    each other (an exact repeat still groups them): comparing every weak sentence with
-    every other costs more, on a long history most of the run, than the rare finding
-    said only in weak wordings is worth. A weaker candidate still joins an agent's note
-    it near-duplicates. Groups come in the reading order of their first candidate."""
+    """The candidates grouped by finding key or near-duplicates, chained. Two weak wordings
+    are not compared with each other: on a long history that costs more than the rare
+    finding said only weakly is worth."""
     ordered = sorted(candidates, key=lambda c: c.order)
     parent = list(range(len(ordered)))
 
@@ -3366,8 +3344,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
             parent[i] = first[key]
         else:
             first[key] = i
-    # The lines, in the order of their keys: a tie at the cut of RELATED goes to the
-    # earlier line, so which lines are compared is told by the keys alone.
+    # Sorted by key, so which lines a RELATED cut compares is told by the keys alone.
     lines = sorted(key for key, i in first.items() if ordered[i].request or ordered[i].source
                    or ordered[i].score + EVIDENCE_POINTS >= min_score)
     stand = [ordered[first[key]] for key in lines]
@@ -3392,15 +3369,12 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
 
 def near_duplicates(lines: list[str], looks: list[bool], texts: list[str]) -> Iterator[tuple[int, int]]:
-    """(a, b) for each line a that `looks` and each of its related lines b (MemoryIndex)
-    that says what a says: the same polarity and a character-trigram overlap of
-    NEAR_DUPLICATE, as the memory flags use, or of CONTRADICTION where the two texts name
-    the same SAME_CODE pieces of code (code spans)."""
+    """(a, b) for each line a that `looks` and each related line b that says the same:
+    one polarity, and an overlap of NEAR_DUPLICATE (CONTRADICTION with SAME_CODE spans)."""
     index = MemoryIndex(lines)
     measured: dict[int, tuple[tuple[int, int], set[str], frozenset[str]]] = {}
 
     def measure(a: int) -> tuple[tuple[int, int], set[str], frozenset[str]]:
-        """A line's polarity, trigrams and code spans, counted when it is first compared."""
         if a not in measured:
             measured[a] = polarity(lines[a]), trigrams(lines[a]), frozenset(CODE_SPAN.findall(texts[a]))
         return measured[a]
@@ -3430,8 +3404,7 @@ NEAR_DUPLICATE_OF, MAY_CONTRADICT = "near-duplicate of", "may contradict"
 
 
 def resemblances(key: str, index: MemoryIndex) -> Iterator[tuple[float, int, str]]:
-    """(overlap, line, kind) of each index line that `key` near-duplicates, or that it
-    may contradict (a flip of polarity at a lower overlap), in line order."""
+    """(overlap, line, kind) of each index line `key` near-duplicates or may contradict."""
     if not index.lines:
         return
     grams, mine = trigrams(key), polarity(key)
@@ -3459,26 +3432,15 @@ def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> l
 
 
 def rejected(seen: SeenFile, known: set[str]) -> list[str]:
-    """The seen file's bullets that the memory file does not hold: shown once and
-    deleted from the memory hunk by the reviewer, so rejected (baseline records are no
-    bullets, so no judgement)."""
+    """The seen file's bullets the memory file lacks: the reviewer deleted them, so rejected."""
     return [line for line in seen.bullets if normalize(line) not in known]
 
 
 def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]], memory: str,
                 state: tuple[bool, float] | None, changed: dict[str, float]) -> list[str]:
-    """What the sessions wrote to memory files themselves and may still be unreviewed,
-    and the proposals that restate one of those lines. A write is told on its own line
-    where it can still be unreviewed: it is newer than the memory file's last commit (its
-    transcript changed after it), or the file differs from git's and no commit is older
-    than the write. Writes already committed, or whose state git cannot tell, are one
-    summary line: a hook run over an archive must not open with months of old writes.
-    `memory` is the memory file's name, `state` its memory_git_state, `changed` when each
-    transcript last changed."""
-    def one(path: str, w: MemoryWrite) -> str:
-        return (f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
-                f"{home_display(path)}:{w.line}, unreviewed: see git diff")
-
+    """What the sessions wrote to memory files themselves, and the proposals restating it.
+    Only a write that may be unreviewed gets its own line; the rest are one summary line,
+    so a hook run over an archive does not open with months of old writes."""
     if state is None:
         shown, rest = (writes, []) if len(writes) == 1 else ([], writes)
     else:
@@ -3487,7 +3449,8 @@ def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]
         for path, w in writes:
             newer = w.target == memory and changed[path] > last
             (shown if newer or differs and not last else rest).append((path, w))
-    notes = [one(path, w) for path, w in shown]
+    notes = [f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
+             f"{home_display(path)}:{w.line}, unreviewed: see git diff" for path, w in shown]
     if rest:
         lines = sum(len(w.added) for _, w in rest)
         targets = ", ".join(sorted({w.target for _, w in rest}))
@@ -3520,8 +3483,7 @@ def budget_warnings(after_patch: bytes, shown: str,
 
 
 def reject_note(shown: str, seen_shown: str | None) -> str:
-    """How to reject one bullet by editing the patch (git diff --git headers make the
-    edited patch apply once recounted; patch -p1 cannot recount)."""
+    """How to reject a bullet: git apply --recount applies the edited patch, patch -p1 cannot."""
     if seen_shown:
         return (f"to reject a bullet: delete its + line in {shown} only ({seen_shown} keeps it, "
                 f"recorded as rejected), then apply with git apply --recount")
@@ -3552,9 +3514,8 @@ def summary_line(stats: Counter[str], sessions: int) -> str:
 
 def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: int,
                     notes: list[str]) -> bytes:
-    """What the reviewer reads before the diff. Every line starts with `# `, so git
-    apply and patch skip it as the text before a patch; the memory file gets only the
-    bullets."""
+    """What the reviewer reads before the diff, each line opening `# ` so git apply and
+    patch skip it."""
     lines = ["memory-diff: " + summary_line(stats, sessions)]
     for number, cand in enumerate(proposed, 1):
         when = f", {cand.timestamp}" if cand.timestamp else ""
@@ -3568,8 +3529,7 @@ def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: in
 
 
 def note_label(cand: Candidate) -> str:
-    """How provenance names an agent's memory note: its type, and that a missing or
-    unknown one was read as project."""
+    """How provenance names an agent's memory note: its type, or the one it was read as."""
     if not cand.source:
         return ""
     return f"{cand.role} note" + (f", type missing or unknown: read as {NOTE_DEFAULT_TYPE}"
@@ -3577,19 +3537,14 @@ def note_label(cand: Candidate) -> str:
 
 
 def one_line(text: str) -> str:
-    """Text from a transcript or a file name, made safe to print on one line: a
-    credential withheld (see withhold), then line breaks, control, bidirectional and
-    invisible characters made visible escapes, so nothing printed outside a bullet can
-    start a line of the patch, hide text or show a secret."""
+    """Text made safe to print on one line, credentials withheld and invisible characters
+    escaped, so nothing outside a bullet can start a patch line, hide text or leak."""
     return UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), withhold(text))
 
 
 def withhold(text: str) -> str:
-    """Text with each credential in it replaced by `<withheld: KIND>`, by the decision
-    that withholds a sentence from a bullet (scan_secrets). The scan runs on the text
-    cleaned as a message is (a zero-width space or a soft hyphen cannot hide a token);
-    when it finds one, the cleaned text is what is shown. A documentation example key is
-    shown: a memory file quoting the docs is not a leak."""
+    """Text with each credential replaced by `<withheld: KIND>`, scanned cleaned so an
+    invisible character cannot hide one; a documentation example key is no leak."""
     cleaned = INVISIBLE.sub("", text) if INVISIBLE.search(text) else text
     shown = replace_secrets(cleaned, lambda f: cleaned[f.start:f.end] if f.example else
                             f"<withheld: {'random-looking token' if f.kind == RANDOM_KIND else f.kind}>")
