@@ -2321,8 +2321,7 @@ def in_original(finding: Finding, pieces: list[tuple[int, int, int, bool]]) -> F
 
 
 def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
-    """Credentials in text, in order: the one decision of what is withheld, for every
-    output, so no output can show what another withholds."""
+    """Credentials in text, in order: the one decision of what every output withholds."""
     if not text.isascii() or "%" in text:
         view, pieces = secret_view(text)
         if view != text:
@@ -2377,8 +2376,7 @@ def named_secrets(text: str) -> list[Finding]:
     same_places = len(lowered) == len(text)
     for index in sorted(admitted):
         kind, _, source, check = SECRET_RULES[index]
-        # A (?i) rule reads the lower-cased text, unless a character's lower case
-        # is longer than it (then the places differ): then the original, with re.I.
+        # A (?i) rule reads the lower-cased text, unless lower-casing moved the places.
         folded = source.startswith("(?i)") and same_places
         pattern = SECRET_PATTERNS[index][folded]
         target = lowered if folded else text
@@ -2514,8 +2512,7 @@ def base64_text(run: str) -> str | None:
 def shannon(value: str) -> float:
     if not value:
         return 0.0
-    counts = Counter(value)
-    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in Counter(value).values())
 
 
 def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) -> str:
@@ -2568,15 +2565,6 @@ def clean_invisible(text: str) -> tuple[str, int]:
     return text, removed + more
 
 
-def structure_problem(text: str) -> str | None:
-    """Why this sentence, as a bullet, could change the memory file's structure."""
-    if STRUCTURE.search(text):
-        return "structure"
-    if "@" in text and AT_IMPORT.search(CODE_SPAN.sub("", text)):
-        return "at-import"
-    return None
-
-
 # -- the per-sentence verdict ------------------------------------------------------------
 
 # The stages a sentence reaches once SIGNAL has matched it; `signal` counts them all.
@@ -2597,9 +2585,8 @@ NO_SIGNAL = Verdict("dropped_no_signal", "", "", 0)
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False) -> Verdict:
-    """SIGNAL first (most sentences stop there; `asked` needs none), then the safety gates,
-    NOISE and length. The gates judge only what SIGNAL picked, so the summary does not
-    depend on scanning messages that hold no SIGNAL phrase."""
+    """SIGNAL first (`asked` needs none), then the gates, NOISE and length. The gates judge
+    only what SIGNAL picked: the summary must not depend on unscanned messages."""
     text = sentence.strip()
     lowered = text.lower()
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
@@ -2618,7 +2605,8 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     columns = width(text)
     if columns < MIN_WIDTH or columns > MAX_WIDTH:
         return Verdict("dropped_length", f"{columns} columns", text, 0)
-    return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, score(text, role))
+    points = sum(points for _, points in score_parts(text, role))
+    return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, points)
 
 
 def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
@@ -2631,9 +2619,11 @@ def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
             return Verdict("dropped_pii", pii[0][0], "", 0)
     if INJECTION.search(text) or role != "user" and INJECTION_UNLESS_USER.search(text):
         return Verdict("dropped_injection", "injection", "", 0)
-    problem = structure_problem(text)
-    if problem:
-        return Verdict("dropped_structure", problem, text, 0)
+    # A bullet must not change the memory file's structure.
+    if STRUCTURE.search(text):
+        return Verdict("dropped_structure", "structure", text, 0)
+    if "@" in text and AT_IMPORT.search(CODE_SPAN.sub("", text)):
+        return Verdict("dropped_structure", "at-import", text, 0)
     return None
 
 
@@ -2663,10 +2653,6 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     return parts
 
 
-def score(text: str, role: str) -> int:
-    return sum(points for _, points in score_parts(text, role))
-
-
 def explain_score(cand: Candidate) -> str:
     parts = score_parts(cand.text, "note" if cand.source else cand.role)  # as process_notes scored it
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
@@ -2686,8 +2672,7 @@ class FileResult(NamedTuple):
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
-    """The reader for a file, from its first lines; the name only breaks a tie, since
-    Gemini sessions published as .jsonl are one pretty-printed JSON object."""
+    """The reader for a file, from its first lines (a .jsonl may be one JSON object)."""
     if head and head[0].startswith(SQLITE_MAGIC):
         return "sqlite"
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
@@ -2739,12 +2724,6 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
                     pos: Position | None = None) -> tuple[str, Iterator[Message]]:
     """The format of one transcript and its visible prose. With `pos`, the conversation's
     key is found and what opts.baseline says was reviewed is skipped."""
-    fmt, messages = _read(path, stream, opts, stats, pos)
-    return fmt, (count_scripts(messages, stats) if opts.count_all else messages)
-
-
-def _read(path: str, stream: Any, opts: Options, stats: Counter[str],
-          pos: Position | None) -> tuple[str, Iterator[Message]]:
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
@@ -2807,8 +2786,7 @@ def _read(path: str, stream: Any, opts: Options, stats: Counter[str],
 
 # -- is it a transcript at all? -----------------------------------------------------------
 
-# Counters only a record of the format being read lands in: any of them shows the file
-# is a transcript of it (not skipped_meta nor skipped_unparsed, which any line can reach).
+# Counters only a record of the format lands in (any line can reach skipped_meta).
 RECOGNISED = ("prose", "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_injected",
               "skipped_role", "skipped_sidechain", "skipped_summary", "skipped_duplicate_event",
               "skipped_empty", "skipped_baseline")
@@ -2845,8 +2823,7 @@ def record_format(record: Any) -> str | None:
 
 
 def trajectory_kind(doc: Any) -> str | None:
-    """The agent whose autonomous-run trajectory this JSON document is: with no human user
-    in it, nothing in it is a team's decision."""
+    """The agent of an autonomous-run trajectory: with no human user, it holds no decision."""
     if isinstance(doc, dict):
         if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or (
                 isinstance(doc.get("info"), dict) and "mini_version" in doc["info"]):
@@ -2949,7 +2926,8 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
             raise UserError("-", "standard input is closed")
         stream = sys.stdin.buffer if path == "-" else open(path, "rb", READ_BUFFER)
         with stream if path != "-" else contextlib.nullcontext():
-            _, records = read_transcript(path, stream, opts, stats, pos)
+            records = read_transcript(path, stream, opts, stats, pos)[1]
+            records = count_scripts(records, stats) if opts.count_all else records
             for sequence, item in enumerate(records):
                 if isinstance(item, MemoryWrite):
                     writes.append((path, item))
@@ -3025,8 +3003,7 @@ def process_notes(index: int, path: str, source: str, opts: Options) -> FileResu
 
 def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
             noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
-    """A request that points back: the REQUEST_PULL best statements of the turn before it
-    become candidates without SIGNAL, their counts moved to `signal`."""
+    """A request pointing back: the REQUEST_PULL best statements before it, without SIGNAL."""
     offers = []
     for at, (sequence, message, judged) in enumerate(turn):
         had = {number: verdict for number, _, verdict in judged or []}
@@ -3052,10 +3029,8 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
     return out
 
 
-# Messages judged in this build, keyed by all their verdicts depend on: checkpoint copies
-# and resumed sessions repeat whole messages, which are judged once and counted per copy.
-# Emptied past JUDGED_MEMO entries (0: off); a message under JUDGED_LEAST characters is
-# judged faster than it is remembered.
+# Checkpoint copies and resumed sessions repeat whole messages: each is judged once a build
+# and counted per copy. A message under JUDGED_LEAST characters is quicker to judge again.
 _JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] | None = None
 JUDGED_MEMO = 50_000
 JUDGED_LEAST = 250
@@ -3090,22 +3065,22 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
     text = strip_emphasis(text).replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
-    # Without every `*`: a phrase may yet form across bold markers that splitting strips.
-    # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
-    lowered = text.lower().replace("*", "")
-    phrases = signal_phrases(lowered) if signal is SIGNAL else None
-    requests = message.role == "user" and not asked and any(word in lowered for word in REQUEST_WORDS)
-    # No sentence can match SIGNAL, ask, or be explained: unless its sentences are to be
-    # counted, it is not split nor scanned (withholding only removes phrases).
-    idle = phrases == [] and not requests and not asked and not opts.explain
+    # Without `*`: a phrase may form across bold markers. Extra SIGNAL patterns match all.
+    def looks(text: str) -> tuple[list[str] | None, bool, bool]:  # phrases, requests, idle
+        lowered = text.lower().replace("*", "")
+        phrases = signal_phrases(lowered) if signal is SIGNAL else None
+        requests = message.role == "user" and not asked and any(word in lowered for word in REQUEST_WORDS)
+        return phrases, requests, phrases == [] and not requests and not asked and not opts.explain
+
+    # Idle: no sentence can match SIGNAL, ask, or be explained. Unless its sentences are to
+    # be counted, it is not split nor scanned (withholding only removes phrases).
+    phrases, requests, idle = looks(text)
     if idle and not opts.count_all:
         return None
     masked = mask_secrets(text, stats)
     if masked is not text:  # a withheld value may have held a phrase or a request word
-        text, lowered = masked, masked.lower().replace("*", "")
-        phrases = signal_phrases(lowered) if signal is SIGNAL else None
-        requests = requests and any(word in lowered for word in REQUEST_WORDS)
-        idle = phrases == [] and not requests and not asked and not opts.explain
+        text = masked
+        phrases, requests, idle = looks(text)
     if not opts.allow_pii and HOME_HINT.search(text):
         text, homes = HOME_PATH.subn("~", text)
         stats["rewritten_home_path"] += homes
@@ -3138,8 +3113,7 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
 
 
 def signal_phrases(lowered: str) -> list[str]:
-    """The SIGNAL phrases in a lower-cased message: a sentence can match only where it
-    holds one, and most messages hold none."""
+    """The SIGNAL phrases in a lower-cased message: most hold none and are not split."""
     return [phrase for phrase in SIGNAL_PHRASES if phrase in lowered]
 
 
@@ -3175,21 +3149,17 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 
 # -- likeness: near-duplicates and contradictions, for grouping and the review flags ---
 
-# Character-trigram overlap (Jaccard) of a near-duplicate: characters work for Chinese, and
-# 0.6 flags rewordings but leaves sentences that only share a topic.
+# Trigram overlap (Jaccard) of a rewording; characters, not words, so it works for Chinese.
 NEAR_DUPLICATE = 0.6
-# Overlap at which a flip of polarity (a negation, always/never, 要/不要) is flagged as a
-# possible contradiction: lower than NEAR_DUPLICATE since the flip itself changes words.
+# Overlap flagging a flip of polarity (never, 不要) as a contradiction: the flip changes words.
 CONTRADICTION = 0.4
-# Two candidates naming SAME_CODE code spans in common say one thing at CONTRADICTION's
-# lower overlap: one finding worded twice around the same code.
+# Candidates sharing SAME_CODE code spans say one thing already at CONTRADICTION's overlap.
 SAME_CODE = 2
 NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
                 r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
 ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
 WORD = Lazy(r"\w+")
-# The index gives the RELATED lines sharing the most words with a proposal, counting at
-# most POSTINGS_BUDGET entries, so a huge memory file or history stays bounded.
+# At most RELATED lines a proposal, from POSTINGS_BUDGET entries: a huge file stays bounded.
 RELATED = 50
 POSTINGS_BUDGET = 200_000
 
@@ -3212,8 +3182,7 @@ def polarity(text: str) -> tuple[int, int]:
 
 
 class MemoryIndex:
-    """The memory file's lines by word (by character for CJK), so a proposal is compared
-    only with the few lines that share its words."""
+    """Lines by word (CJK by character): a proposal meets only the lines sharing words."""
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
@@ -3268,8 +3237,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
             if group[0].source:
                 noted.add(id(group[0]))
             continue
-        # Notes are not conversations: they add no evidence. The user's words come
-        # first, then a note's, then the assistant's.
+        # Notes add no evidence. The user's words come first, then a note's, the assistant's.
         said = max(1, len({c.conversation for c in group if not c.source}))
         best = group[0] if len(group) == 1 else \
             min(group, key=lambda c: (c.role != "user" or bool(c.source), not c.source, -c.score, c.order))
@@ -3302,8 +3270,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
         else:
             kept.append(cand)
     if len(kept) > max_add:
-        # What a memory request asked for first, then what an agent's memory note holds,
-        # then the strongest; ties go to the one read first. Shown in reading order.
+        # What a request asked for first, then a memory note, then the strongest.
         ranked = sorted(kept, key=lambda c: (not c.request, id(c) not in noted, -c.score, c.order))
         winners = {id(c) for c in ranked[:max_add]}
         dropped += [(c, "dropped_over_cap", "") for c in kept if id(c) not in winners]
@@ -3326,8 +3293,7 @@ def note_rule(cand: Candidate) -> str:
 
 def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
     """The candidates grouped by finding key or near-duplicates, chained. Two weak wordings
-    are not compared with each other: on a long history that costs more than the rare
-    finding said only weakly is worth."""
+    are not compared: that costs more than the rare finding said only weakly is worth."""
     ordered = sorted(candidates, key=lambda c: c.order)
     parent = list(range(len(ordered)))
 
@@ -3438,9 +3404,8 @@ def rejected(seen: SeenFile, known: set[str]) -> list[str]:
 
 def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]], memory: str,
                 state: tuple[bool, float] | None, changed: dict[str, float]) -> list[str]:
-    """What the sessions wrote to memory files themselves, and the proposals restating it.
-    Only a write that may be unreviewed gets its own line; the rest are one summary line,
-    so a hook run over an archive does not open with months of old writes."""
+    """What sessions wrote to memory files, and proposals restating it. Only a write that
+    may be unreviewed gets its own line: a hook must not open with months of old writes."""
     if state is None:
         shown, rest = (writes, []) if len(writes) == 1 else ([], writes)
     else:
@@ -3514,8 +3479,7 @@ def summary_line(stats: Counter[str], sessions: int) -> str:
 
 def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: int,
                     notes: list[str]) -> bytes:
-    """What the reviewer reads before the diff, each line opening `# ` so git apply and
-    patch skip it."""
+    """What the reviewer reads before the diff, each line `# ` so git apply skips it."""
     lines = ["memory-diff: " + summary_line(stats, sessions)]
     for number, cand in enumerate(proposed, 1):
         when = f", {cand.timestamp}" if cand.timestamp else ""
