@@ -2261,8 +2261,7 @@ class Finding(NamedTuple):
 
 
 def secret_hints(lowered: str) -> set[str]:
-    """The secret pre-filter literals in lower-cased text, overlapping ones and prefixes
-    (`sk` of `sk-ant-`) too, which finditer alone would pass over."""
+    """The pre-filter literals in lower-cased text, with the overlapping ones and prefixes."""
     found = set()
     for match in SECRET_HINT.finditer(lowered):
         found.add(match.group())
@@ -2722,8 +2721,7 @@ def _load_document(path: str, data: bytes) -> Any:
 
 def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
                     pos: Position | None = None) -> tuple[str, Iterator[Message]]:
-    """The format of one transcript and its visible prose. With `pos`, the conversation's
-    key is found and what opts.baseline says was reviewed is skipped."""
+    """The format of one transcript and its visible prose, past what the baseline reviewed."""
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
