@@ -2054,10 +2054,7 @@ def unfenced(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences: `. ! ?` followed by a space, `。！？`, and line breaks.
-
-    Fenced code blocks, table rows and rules are skipped; list markers, heading marks,
-    quote marks and emphasis are stripped."""
+    """Sentences of prose, skipping code blocks, table rows and rules (markers stripped)."""
     out: list[str] = []
     for _, line in unfenced(LINE_BREAK.split(text)):
         stripped = line.strip()
@@ -2068,9 +2065,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def strip_emphasis(text: str) -> str:
-    """Markdown bold markers go (`**Root cause:** X` reads `Root cause: X`); a run of
-    three or more asterisks (`password: ********`) and anything in a code span
-    (`**kwargs`) are text and stay."""
+    """Bold markers go; a run of three asterisks or more and a code span (`**kwargs`) stay."""
     if "**" not in text:
         return text
     if "`" not in text:
@@ -2084,8 +2079,7 @@ def strip_emphasis(text: str) -> str:
 
 
 def _split_line(line: str) -> list[str]:
-    pieces = []
-    start = 0
+    pieces, start = [], 0
     for match in SENTENCE_END.finditer(line):
         end = match.end()
         if match.group().startswith(".") and not match.group().startswith(".."):
@@ -2104,8 +2098,7 @@ def _split_line(line: str) -> list[str]:
 
 
 def width(text: str, wide: int = 2) -> int:
-    """Terminal columns: East Asian wide and full-width characters count as `wide`
-    (two, as a terminal shows them; the score measures with three)."""
+    """Terminal columns, a wide or full-width character counting `wide` (the score uses 3)."""
     if text.isascii():
         return len(text)
     # Only a non-ASCII character can be wide: they are looked up, the rest counted.
@@ -2116,8 +2109,7 @@ NON_ASCII = Lazy(r"[^\x00-\x7f]")
 
 
 def normalize(text: str) -> str:
-    """The comparison key: case, inner white space, a bullet marker and trailing
-    punctuation do not count."""
+    """The comparison key: case, spacing, a bullet marker and end punctuation do not count."""
     text = strip_emphasis(unicodedata.normalize("NFKC", text).casefold())
     text = BULLET.sub("", text)
     text = " ".join(text.split())
@@ -2139,10 +2131,7 @@ class Finding(NamedTuple):
 
 
 def secret_hints(lowered: str) -> set[str]:
-    """The secret pre-filter literals that occur in lower-cased text. finditer passes
-    over what a match spans, so each position inside one is tried too: a literal starting
-    inside another is found. What matches at a position is the longest literal starting
-    there; the others starting there are its prefixes (`sk` of `sk-ant-`), added here."""
+    """The pre-filter literals in lower-cased text, with the overlapping ones and prefixes."""
     found = set()
     for match in SECRET_HINT.finditer(lowered):
         found.add(match.group())
@@ -2201,12 +2190,7 @@ def in_original(finding: Finding, pieces: list[tuple[int, int, int, bool]]) -> F
 
 
 def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
-    """Credentials in text, in order: the one decision of what is withheld, for every
-    output. Read in secret_view's form. Named kinds first (where two overlap, the earlier
-    rule wins; placeholders and values that fail their kind's check are not credentials),
-    then any token that looks generated (credential_shaped) and is not a harmless kind in
-    its context, a token cut by a line break among them; a base64 run that decodes to
-    text holding a named kind is `base64_secret`."""
+    """Credentials in text, in order: the one decision of what every output withholds."""
     if not text.isascii() or "%" in text:
         view, pieces = secret_view(text)
         if view != text:
@@ -2261,8 +2245,7 @@ def named_secrets(text: str) -> list[Finding]:
     same_places = len(lowered) == len(text)
     for index in sorted(admitted):
         kind, _, source, check = SECRET_RULES[index]
-        # A (?i) rule reads the lower-cased text, unless a character's lower case
-        # is longer than it (then the places differ): then the original, with re.I.
+        # A (?i) rule reads the lower-cased text, unless lower-casing moved the places.
         folded = source.startswith("(?i)") and same_places
         pattern = SECRET_PATTERNS[index][folded]
         target = lowered if folded else text
@@ -2304,10 +2287,8 @@ def credible(value: str, check: str, whole: str) -> bool:
 
 
 def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bool:
-    """A generated token rather than a word or a name (see RANDOM_MIN). With `words`,
-    where no keyword backs the token (credential_shaped), a word inside it
-    (CAPITAL_WORD: `getUserByIdV2Async`) opens with no change, and a mixed-case token is
-    judged two more ways (NAME_WORD). `least`: the shortest value judged."""
+    """A generated token rather than a word or a name. `words` (no keyword backs it) lets
+    identifiers like `getUserByIdV2Async` pass as words."""
     hexed = HEX.fullmatch(value)
     if len(value) < least or shannon(value) < (HEX_ENTROPY if hexed else MIN_ENTROPY):
         return False
@@ -2350,9 +2331,8 @@ def credential_shaped(token: str) -> bool:
 
 
 def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
-    """Whether the naming word nearest the token's body (NAMING_WORD) names a kind that
-    is harmless in its form: the word before it wins a tie. The body is a UUID in it, or
-    its longest piece; a word in the token outside it counts (`.../commit/<sha>`)."""
+    """Whether the naming word nearest the token's body (a UUID, or its longest piece)
+    names a kind harmless in that form, such as a commit's hex sha."""
     uuid = UUID.search(token)
     if uuid:
         body, at = uuid.group(), uuid.start()
@@ -2388,8 +2368,7 @@ def _char_class(c: str) -> int:
 
 
 def base64_text(run: str) -> str | None:
-    """The text a base64 run (standard or URL-safe alphabet) decodes to, or None when it
-    is not base64 of printable text."""
+    """The printable text a base64 run (either alphabet) decodes to, or None."""
     alt = b"-_" if "-" in run or "_" in run else None
     try:
         raw = base64.b64decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 4), altchars=alt, validate=True)
@@ -2402,19 +2381,15 @@ def base64_text(run: str) -> str | None:
 def shannon(value: str) -> float:
     if not value:
         return 0.0
-    counts = Counter(value)
-    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in Counter(value).values())
 
 
 def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) -> str:
-    """Text with each credential scan_secrets finds replaced by shown(finding): the one
-    mechanism that hides a value, for a message (mask_secrets) and for what is printed
-    outside a bullet (withhold)."""
+    """Text with each credential replaced by shown(finding): the one way a value is hidden."""
     findings = scan_secrets(text)
     if not findings:
         return text
-    out = []
-    pos = 0
+    out, pos = [], 0
     for finding in findings:
         if stats is not None:
             stats[f"secret_{finding.kind}"] += 1
@@ -2426,10 +2401,8 @@ def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) ->
 
 
 def mask_secrets(text: str, stats: Counter[str]) -> str:
-    """Replace each credential with a mark (RANDOM_MARK for a token withheld by its value,
-    SECRET_MARK for the rest), counting it by kind; a sentence holding a mark is dropped
-    whole. Runs on a message's whole text, so a PEM block or a token spanning lines is one
-    span."""
+    """Each credential replaced by a mark that drops its sentence, counted by kind. Run on
+    the whole message, so a PEM block or a token spanning lines is one span."""
     if SECRET_MARK in text or RANDOM_MARK in text:
         text = text.replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
     return replace_secrets(text, lambda f: RANDOM_MARK if f.kind == RANDOM_KIND else SECRET_MARK, stats)
@@ -2452,23 +2425,13 @@ def find_pii(text: str) -> list[tuple[str, int, int]]:
 
 
 def clean_invisible(text: str) -> tuple[str, int]:
-    """Remove the invisible classes that are cleaned (tab becomes a space); the count
-    of escape sequences and characters removed."""
+    """Text without invisible characters and escapes (tab becomes a space), and their count."""
     text = OTHER_BREAKS.sub("\n", text).replace("\t", " ")
     removed = 0
     if "\x1b" in text or "\x9b" in text:
         text, removed = ANSI_ESCAPE.subn("", text)
     text, more = INVISIBLE.subn("", text)
     return text, removed + more
-
-
-def structure_problem(text: str) -> str | None:
-    """Why this sentence, as a bullet, could change the memory file's structure."""
-    if STRUCTURE.search(text):
-        return "structure"
-    if "@" in text and AT_IMPORT.search(CODE_SPAN.sub("", text)):
-        return "at-import"
-    return None
 
 
 # -- the per-sentence verdict ------------------------------------------------------------
@@ -2482,8 +2445,7 @@ class Verdict(NamedTuple):
     reason: str   # the rule that decided, for --explain
     text: str     # the sentence ("" when it must not be shown)
     score: int
-    asks: str = ""  # a memory request's: "content" (what it asked for), "points" (its frame,
-    # pointing back) or "pulled" (a statement it points at)
+    asks: str = ""  # of a memory request: "content", "points" (points back) or "pulled"
     request: str = ""  # "FILE:LINE" of that request
 
 
@@ -2492,15 +2454,8 @@ NO_SIGNAL = Verdict("dropped_no_signal", "", "", 0)
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False) -> Verdict:
-    """SIGNAL first (most sentences stop there), then the safety gates, NOISE and the
-    length gates; the score goes with a candidate, and the minimum is applied across
-    transcripts. A sentence a memory request asked for (`asked`) needs no SIGNAL. Like
-    every gate, the secret gate judges what SIGNAL picked: a sentence that could never
-    be proposed is not "withheld", so the patch's summary does not depend on scanning
-    messages that hold no SIGNAL phrase (judge_message leaves them unscanned). Its
-    secret was withheld from the message as a whole, cleaned of invisible characters,
-    before it was split (mask_secrets): a mark stands for it. `phrases`, when given, are the SIGNAL phrases of the
-    sentence's message (see signal_phrases)."""
+    """SIGNAL first (`asked` needs none), then the gates, NOISE and length. The gates judge
+    only what SIGNAL picked: the summary must not depend on unscanned messages."""
     text = sentence.strip()
     lowered = text.lower()
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
@@ -2519,12 +2474,12 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     columns = width(text)
     if columns < MIN_WIDTH or columns > MAX_WIDTH:
         return Verdict("dropped_length", f"{columns} columns", text, 0)
-    return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, score(text, role))
+    points = sum(points for _, points in score_parts(text, role))
+    return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, points)
 
 
 def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
-    """The safety gates: deceptive text, personal data, injection, structure. None when
-    the sentence passes them."""
+    """The safety gates (deceptive text, personal data, injection, structure), or None."""
     if BIDI.search(text):
         return Verdict("dropped_invisible", "bidi", "", 0)
     if not opts.allow_pii:
@@ -2533,15 +2488,16 @@ def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
             return Verdict("dropped_pii", pii[0][0], "", 0)
     if INJECTION.search(text) or role != "user" and INJECTION_UNLESS_USER.search(text):
         return Verdict("dropped_injection", "injection", "", 0)
-    problem = structure_problem(text)
-    if problem:
-        return Verdict("dropped_structure", problem, text, 0)
+    # A bullet must not change the memory file's structure.
+    if STRUCTURE.search(text):
+        return Verdict("dropped_structure", "structure", text, 0)
+    if "@" in text and AT_IMPORT.search(CODE_SPAN.sub("", text)):
+        return Verdict("dropped_structure", "at-import", text, 0)
     return None
 
 
 def memory_request(sentence: str) -> tuple[str, str] | None:
-    """(rule, content) when a user's sentence asks for memory: content is what it asked
-    to remember, "" when it points back (see REQUEST_RULES)."""
+    """(rule, content) of a user's memory request; content is "" when it points back."""
     for name, pattern in REQUESTS:
         match = pattern.match(sentence)
         if match:
@@ -2566,10 +2522,6 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
     return parts
 
 
-def score(text: str, role: str) -> int:
-    return sum(points for _, points in score_parts(text, role))
-
-
 def explain_score(cand: Candidate) -> str:
     parts = score_parts(cand.text, "note" if cand.source else cand.role)  # as process_notes scored it
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
@@ -2589,9 +2541,7 @@ class FileResult(NamedTuple):
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
-    """The reader for a file, from its first lines; the name only breaks a tie (Gemini
-    sessions published as .jsonl are one pretty-printed JSON object). "document" means
-    a JSON document whose kind is told by sniff_document once it is read."""
+    """The reader for a file, from its first lines (a .jsonl may be one JSON object)."""
     if head and head[0].startswith(SQLITE_MAGIC):
         return "sqlite"
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
@@ -2641,15 +2591,7 @@ def _load_document(path: str, data: bytes) -> Any:
 
 def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
                     pos: Position | None = None) -> tuple[str, Iterator[Message]]:
-    """The format of one transcript and an iterator over its visible prose (whose
-    scripts are counted when the counters are printed). With `pos`, the conversation's
-    key is found, and what opts.baseline says was reviewed is skipped."""
-    fmt, messages = _read(path, stream, opts, stats, pos)
-    return fmt, (count_scripts(messages, stats) if opts.count_all else messages)
-
-
-def _read(path: str, stream: Any, opts: Options, stats: Counter[str],
-          pos: Position | None) -> tuple[str, Iterator[Message]]:
+    """The format of one transcript and its visible prose, past what the baseline reviewed."""
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
@@ -2712,9 +2654,7 @@ def _read(path: str, stream: Any, opts: Options, stats: Counter[str],
 
 # -- is it a transcript at all? -----------------------------------------------------------
 
-# Counters that only a record of the format being read lands in: any of them shows the
-# file is a transcript of that format, prose or not. Not skipped_meta (an unknown record
-# lands there too) nor skipped_unparsed (the byte test passes over any line).
+# Counters only a record of the format lands in (any line can reach skipped_meta).
 RECOGNISED = ("prose", "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_injected",
               "skipped_role", "skipped_sidechain", "skipped_summary", "skipped_duplicate_event",
               "skipped_empty", "skipped_baseline")
@@ -2722,23 +2662,23 @@ RECOGNISED = ("prose", "skipped_tool_output", "skipped_tool_call", "skipped_thin
 
 def recognised(path: str, fmt: str, forced: bool, stats: Counter[str], messages: Iterator[Message],
                any_known: Any, binary: Any) -> Iterator[Message]:
-    """The messages; once read, an error when no record of the file was recognised as one
-    of `fmt` (an empty file, or a session holding no prose, is fine: `any_known` says
-    so). A file in a folder, or a discovered session, is then passed over (process_file)."""
+    """The messages, then an error when no record was one of `fmt`: a wrong file should
+    say so rather than propose nothing (an empty file is fine: `any_known`)."""
     yield from messages
     if any(stats[k] for k in RECOGNISED) or any_known():
         return
     records = stats["lines"] - stats["blank"]
+    s = "s" if records != 1 else ""
     if binary():
         reason = "binary data, no line is a JSON record"
     elif records == 0:
         reason = "a JSON document with no list of messages" + (f" (--format {fmt})" if forced else "")
     elif stats["malformed"] == records:
-        reason = f"none of its {records} line{'s' if records != 1 else ''} is a JSON record"
+        reason = f"none of its {records} line{s} is a JSON record"
     elif forced:
-        reason = f"none of its {records} record{'s' if records != 1 else ''} is a {fmt} record (--format {fmt})"
+        reason = f"none of its {records} record{s} is a {fmt} record (--format {fmt})"
     else:
-        reason = f"{records} record{'s' if records != 1 else ''} of no format memory-diff reads"
+        reason = f"{records} record{s} of no format memory-diff reads"
     raise UserError(path, f"not a transcript: {reason}")
 
 
@@ -2751,10 +2691,7 @@ def record_format(record: Any) -> str | None:
 
 
 def trajectory_kind(doc: Any) -> str | None:
-    """The agent whose autonomous-run trajectory this JSON document is: SWE-agent
-    (`.traj`: trajectory and history), mini-swe-agent (trajectory_format), OpenHands (a
-    list of events with source and action or observation). They hold no human user, so
-    nothing in them is a team's decision."""
+    """The agent of an autonomous-run trajectory: with no human user, it holds no decision."""
     if isinstance(doc, dict):
         if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or (
                 isinstance(doc.get("info"), dict) and "mini_version" in doc["info"]):
@@ -2776,9 +2713,7 @@ SESSION_ID = Lazy(r"[A-Za-z0-9._-]{1,100}")
 
 
 def session_id(record: dict[str, Any], fmt: str) -> str | None:
-    """The session a record names: Codex's in its session_meta record (or a legacy
-    session's first record), Claude Code's and Gemini CLI's in every record's sessionId
-    (a sub-agent's records name their parent's session)."""
+    """The session id a Codex, Claude Code or Gemini CLI record names."""
     if fmt == "codex":
         payload = record.get("payload") if record.get("type") == "session_meta" else record
         value = payload.get("id") if isinstance(payload, dict) else None
@@ -2788,11 +2723,8 @@ def session_id(record: dict[str, Any], fmt: str) -> str | None:
 
 
 def conversation_key(path: str, fmt: str, records: Iterable[Any], root: str) -> str | None:
-    """What names a transcript's conversation in the seen file's baseline: the session id
-    its agent wrote (Claude Code's sessionId, Codex's session_meta id, Gemini's
-    sessionId), with the file's name when that is not the id itself (a copy or a fork
-    of the session); otherwise the file's path, relative to the repository root. None
-    for standard input, which is never baselined."""
+    """A transcript's name in the baseline: its session id (with the file's name, for a
+    copy or a fork), else its path; None for standard input, never baselined."""
     if path == "-":
         return None
     stem = os.path.basename(path).rsplit(".", 1)[0]
@@ -2819,8 +2751,7 @@ def home_display(path: str) -> str:
 
 
 def file_key(path: str, root: str) -> str:
-    """The conversation key of a transcript whose agent wrote no session id: its real
-    path, relative to the repository root (or to the home folder, outside it)."""
+    """The key of a transcript with no session id: its real path, relative to the root."""
     real = os.path.realpath(path)
     shown = os.path.relpath(real, root) if inside(real, root) else home_display(real)
     return "file:" + urllib.parse.quote(shown.replace(os.sep, "/"), safe="/~._-")
@@ -2835,11 +2766,8 @@ Judged = list[tuple[int, str, Verdict]]  # (sentence number, sentence, verdict) 
 
 
 def process_file(index: int, path: str, opts: Options, walked: bool = False) -> FileResult:
-    """Everything that can be done for one transcript without seeing the others. A file
-    found in a folder that turns out to be no transcript is counted in skipped_files.
-
-    The assistant's messages since the last user message (its turn) are held until the
-    next user message, which may be a memory request pointing back at them."""
+    """Everything that can be done for one transcript without the others. The assistant's
+    turn is held until the next user message, which may be a request pointing back at it."""
     stats: Counter[str] = Counter()
     explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
@@ -2866,7 +2794,8 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
             raise UserError("-", "standard input is closed")
         stream = sys.stdin.buffer if path == "-" else open(path, "rb", READ_BUFFER)
         with stream if path != "-" else contextlib.nullcontext():
-            _, records = read_transcript(path, stream, opts, stats, pos)
+            records = read_transcript(path, stream, opts, stats, pos)[1]
+            records = count_scripts(records, stats) if opts.count_all else records
             for sequence, item in enumerate(records):
                 if isinstance(item, MemoryWrite):
                     writes.append((path, item))
@@ -2891,17 +2820,12 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
         return FileResult([], Counter({"skipped_files": 1}), [])
     for entry in turn:
         emit(*entry)
-    if pos is not None:
-        return FileResult(candidates, stats, explain, writes, pos.key, pos.through)
-    return FileResult(candidates, stats, explain, writes)
+    return FileResult(candidates, stats, explain, writes, *((pos.key, pos.through) if pos else ()))
 
 
 def process_notes(index: int, path: str, source: str, opts: Options) -> FileResult:
-    """The notes of one agent-memory file as candidates. A model already chose them, so
-    they skip SIGNAL and the minimum score; the safety gates, NOISE and the length gate
-    still apply, to the note cleaned and its secrets withheld as a message is. `--roles`
-    does not apply: a note's role is its type. A `user` note (about the person) is
-    counted in skipped_role unless asked for."""
+    """The notes of one agent-memory file as candidates: a model already chose them, so
+    they skip SIGNAL and the minimum score, but not the gates, NOISE or length."""
     stats: Counter[str] = Counter()
     explain: list[tuple[tuple[int, int, int, int], str]] = []
     candidates: list[Candidate] = []
@@ -2947,11 +2871,7 @@ def process_notes(index: int, path: str, source: str, opts: Options) -> FileResu
 
 def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
             noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
-    """A request that points back: the statements of the assistant's turn before it and
-    of its own message become candidates without SIGNAL (the gates, NOISE and length
-    still apply), the REQUEST_PULL best (the user's own words first, as in select, then
-    by score), asked for at `here`. Each one's
-    count moves from the stage it had (dropped_no_signal, mostly) to `signal`."""
+    """A request pointing back: the REQUEST_PULL best statements before it, without SIGNAL."""
     offers = []
     for at, (sequence, message, judged) in enumerate(turn):
         had = {number: verdict for number, _, verdict in judged or []}
@@ -2977,17 +2897,8 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
     return out
 
 
-# Messages judged in this process, by all their verdicts and counts depend on: the
-# text, the role, `asked`, the rules, and what judging reads of the options. Checkpoint
-# copies of a conversation and resumed sessions repeat whole messages in other files (on
-# the shared corpus a fifth of the messages, a fifth of the judging time); each is judged
-# once, and its counts are added again for every copy. Emptied past JUDGED_MEMO entries,
-# so a long history holds no more than that; 0 turns it off. It lives for one build
-# (run_build), whose worker processes inherit it where they are forked (under spawn or
-# forkserver each worker judges afresh); judge_message called on its own judges afresh.
-# A message shorter than JUDGED_LEAST characters is not remembered: on the corpus it is
-# judged in 15 µs, and one in six repeats, so remembering it (some 3 µs) costs more than
-# it saves; a longer one takes 75 to 650 µs.
+# Checkpoint copies and resumed sessions repeat whole messages: each is judged once a build
+# and counted per copy. A message under JUDGED_LEAST characters is quicker to judge again.
 _JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] | None = None
 JUDGED_MEMO = 50_000
 JUDGED_LEAST = 250
@@ -2995,9 +2906,7 @@ JUDGED_LEAST = 250
 
 def judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
                   stats: Counter[str], asked: bool = False) -> Judged | None:
-    """Each sentence of one message with its verdict, counted (see Options.count_all);
-    None when the message was not split. A message judged before in this process, with
-    the same rules and options, gives the same (see _JUDGED)."""
+    """Each sentence of one message with its verdict, counted; None when it was not split."""
     memo = _JUDGED
     if memo is None or len(message.text) < JUDGED_LEAST:
         return _judge_message(message, opts, signal, noise, stats, asked)
@@ -3018,37 +2927,28 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
 
 def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noise: re.Pattern[str],
                    stats: Counter[str], asked: bool) -> Judged | None:
-    """judge_message's work. The whole message is cleaned of invisible characters and
-    Markdown bold first, and its secrets withheld, so a credential hidden by a zero-width
-    space or spanning lines is still found. A user's sentence may be a memory request
-    (memory_request); `asked` judges every sentence as a request would."""
+    """judge_message's work. The whole message is cleaned and its secrets withheld before
+    splitting, so a credential hidden by a zero-width space or spanning lines is found."""
     stats["messages"] += 1
     text, removed = clean_invisible(message.text)
     stats["cleaned_invisible"] += removed
-    # As mask_secrets does, before phrases are looked for.
     text = strip_emphasis(text).replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
-    # A team's extra SIGNAL patterns are not phrases: then every sentence is matched.
-    # Phrases are looked for with every `*` out of the way: splitting strips bold markers
-    # line by line, and a home path rewritten below can change which `**` a code span
-    # protects, so a phrase may yet form across one.
-    lowered = text.lower().replace("*", "")
-    phrases = signal_phrases(lowered) if signal is SIGNAL else None
-    requests = message.role == "user" and not asked and any(word in lowered for word in REQUEST_WORDS)
-    # No sentence can match SIGNAL (so none is gated, the secret gate included), none can
-    # ask, and none is to be explained.
-    idle = phrases == [] and not requests and not asked and not opts.explain
+    # Without `*`: a phrase may form across bold markers. Extra SIGNAL patterns match all.
+    def looks(text: str) -> tuple[list[str] | None, bool, bool]:  # phrases, requests, idle
+        lowered = text.lower().replace("*", "")
+        phrases = signal_phrases(lowered) if signal is SIGNAL else None
+        requests = message.role == "user" and not asked and any(word in lowered for word in REQUEST_WORDS)
+        return phrases, requests, phrases == [] and not requests and not asked and not opts.explain
+
+    # Idle: no sentence can match SIGNAL, ask, or be explained. Unless its sentences are to
+    # be counted, it is not split nor scanned (withholding only removes phrases).
+    phrases, requests, idle = looks(text)
     if idle and not opts.count_all:
-        # Splitting it would only count its sentences, and nobody reads that; nor do its
-        # secrets need finding (half the text the scan would read; withholding a value
-        # only removes phrases, so none appears after). A request pointing back at it
-        # judges it again, whole (pull_in).
         return None
     masked = mask_secrets(text, stats)
     if masked is not text:  # a withheld value may have held a phrase or a request word
-        text, lowered = masked, masked.lower().replace("*", "")
-        phrases = signal_phrases(lowered) if signal is SIGNAL else None
-        requests = requests and any(word in lowered for word in REQUEST_WORDS)
-        idle = phrases == [] and not requests and not asked and not opts.explain
+        text = masked
+        phrases, requests, idle = looks(text)
     if not opts.allow_pii and HOME_HINT.search(text):
         text, homes = HOME_PATH.subn("~", text)
         stats["rewritten_home_path"] += homes
@@ -3081,15 +2981,12 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
 
 
 def signal_phrases(lowered: str) -> list[str]:
-    """The SIGNAL phrases that occur in a lower-cased message. Its sentences are pieces
-    of it, so a sentence can match SIGNAL only where it holds one of these: most messages
-    hold none and are not split at all."""
+    """The SIGNAL phrases in a lower-cased message: most hold none and are not split."""
     return [phrase for phrase in SIGNAL_PHRASES if phrase in lowered]
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
-    """What --explain may print of a dropped sentence: never a secret, personal data,
-    deceptive or injection-shaped text."""
+    """What --explain may print of a dropped sentence: nothing a gate would withhold."""
     if SECRET_MARK in sentence or RANDOM_MARK in sentence:
         return f"<withheld: {'secret' if SECRET_MARK in sentence else 'random-looking token'}>"
     if verdict.stage == "dropped_no_signal":
@@ -3108,8 +3005,7 @@ def explain_line(stage: str, reason: str, path: str, line: int, role: str, text:
 
 
 def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) -> re.Pattern[str]:
-    """The built-in rules, extended (never replaced) by a team's extra patterns, which
-    are matched case-insensitively."""
+    """The built-in rules extended (never replaced) by a team's case-insensitive patterns."""
     if not extra:
         return compiled
     return re.compile(compiled.pattern + "".join(f"|(?P<{name}_extra__{i}>(?i:{p}))" for i, p in enumerate(extra, 1)))
@@ -3121,26 +3017,17 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
 
 # -- likeness: near-duplicates and contradictions, for grouping and the review flags ---
 
-# A proposal whose character trigrams overlap a memory line's this much (Jaccard) is
-# flagged as a near-duplicate. Trigrams of characters, not words, so it works for
-# Chinese; 0.6 flags rewordings ("Never commit .env files" / "Never commit the .env
-# file") and leaves sentences that only share a topic.
+# Trigram overlap (Jaccard) of a rewording; characters, not words, so it works for Chinese.
 NEAR_DUPLICATE = 0.6
-# Overlap at which a flip of polarity (a negation, always/never, 要/不要) is flagged as a
-# possible contradiction: lower than NEAR_DUPLICATE since the flip itself changes words.
+# Overlap flagging a flip of polarity (never, 不要) as a contradiction: the flip changes words.
 CONTRADICTION = 0.4
-# Two candidates that name the same SAME_CODE pieces of code (code spans) say one thing
-# at the lower overlap of CONTRADICTION: "X in `a.go:12` only reads the local config" and
-# "Root cause: `X` in `a.go:12` only reads ..." are one finding in two wordings (0.48).
+# Candidates sharing SAME_CODE code spans say one thing already at CONTRADICTION's overlap.
 SAME_CODE = 2
 NEGATION = Lazy(r"(?i)\b(?:not|never|no|don't|doesn't|dont|mustn't|shouldn't|can't|cannot|won't|"
                 r"without|avoid)\b|不要|不必|不能|不得|禁止|别|没有|不需要|永不|不")
 ALWAYS = Lazy(r"(?i)\balways\b|总是|始终|必须|一定")
 WORD = Lazy(r"\w+")
-# The index is asked for the RELATED lines sharing the most words with a proposal, and
-# counts at most POSTINGS_BUDGET line entries a proposal: on a 100k-line memory file
-# that keeps flagging to a few hundredths of a second a bullet, and findings() on a
-# long history to a bounded number of comparisons a line.
+# At most RELATED lines a proposal, from POSTINGS_BUDGET entries: a huge file stays bounded.
 RELATED = 50
 POSTINGS_BUDGET = 200_000
 
@@ -3158,15 +3045,12 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def polarity(text: str) -> tuple[int, int]:
-    """How many negations and how many "always" markers: a flip changes a count, even
-    when the reason clause of both sentences holds a negation of its own."""
+    """Counts of negations and "always" markers: a flip changes one, past a shared negation."""
     return len(NEGATION.findall(text)), len(ALWAYS.findall(text))
 
 
 class MemoryIndex:
-    """An inverted index of the memory file's lines by word (by character for CJK),
-    so flagging looks at the few lines that share words with a proposal instead of
-    comparing every proposal with every line."""
+    """Lines by word (CJK by character): a proposal meets only the lines sharing words."""
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
@@ -3177,18 +3061,15 @@ class MemoryIndex:
         self._measures: dict[int, tuple[set[str], tuple[int, int]]] = {}
 
     def measures(self, line: int) -> tuple[set[str], tuple[int, int]]:
-        """A line's trigrams and polarity, as resemblances compares them: counted once
-        however many proposals the line is related to."""
+        """A line's trigrams and polarity, counted once however many proposals it meets."""
         if line not in self._measures:
             key = normalize(self.lines[line])
             self._measures[line] = trigrams(key), polarity(key)
         return self._measures[line]
 
     def related(self, key: str, least: int = 2) -> list[int]:
-        """The lines that share the most words with `key` (at least `least`; at most
-        RELATED of them, ties to the earlier line). Words are counted rarest first, until
-        POSTINGS_BUDGET line entries have been counted: a word on most lines is the last
-        to say which line a proposal resembles."""
+        """The RELATED lines sharing the most words (at least `least`) with `key`, ties to the
+        earlier line. Rarest words first: a word on most lines says least."""
         hits: Counter[int] = Counter()
         budget = POSTINGS_BUDGET
         for token in sorted(set(_tokens(key)), key=lambda t: (len(self.postings.get(t, ())), t)):
@@ -3197,8 +3078,6 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        # Of the lines sharing `least` words, the RELATED sharing the most; a tie goes to
-        # the earlier line.
         found = [(n, count) for n, count in hits.items() if count >= least]
         if len(found) > RELATED:
             found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
@@ -3215,11 +3094,8 @@ def _tokens(text: str) -> list[str]:
 
 def select(candidates: list[Candidate], known: set[str], seen: set[str], rejected: list[str], max_add: int,
            min_score: int, stats: Counter[str]) -> tuple[list[Candidate], list[tuple[Candidate, str, str]]]:
-    """One proposal a finding (see findings), its score raised by the conversations that
-    said it; then what memory, the seen file or a rejection already holds, the minimum
-    score (not for what a memory request asked for) and the cap, requests first.
-
-    Returns the proposals in reading order and the (candidate, stage, detail) drops."""
+    """One proposal a finding, raised by the conversations that said it, less what memory,
+    the seen file or a rejection holds, the weak and the over-cap; and the drops."""
     dropped: list[tuple[Candidate, str, str]] = []
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
@@ -3229,8 +3105,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
             if group[0].source:
                 noted.add(id(group[0]))
             continue
-        # Notes are not conversations: they add no evidence. The user's words come
-        # first, then a note's, then the assistant's.
+        # Notes add no evidence. The user's words come first, then a note's, the assistant's.
         said = max(1, len({c.conversation for c in group if not c.source}))
         best = group[0] if len(group) == 1 else \
             min(group, key=lambda c: (c.role != "user" or bool(c.source), not c.source, -c.score, c.order))
@@ -3263,8 +3138,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
         else:
             kept.append(cand)
     if len(kept) > max_add:
-        # What a memory request asked for first, then what an agent's memory note holds,
-        # then the strongest; ties go to the one read first. Shown in reading order.
+        # What a request asked for first, then a memory note, then the strongest.
         ranked = sorted(kept, key=lambda c: (not c.request, id(c) not in noted, -c.score, c.order))
         winners = {id(c) for c in ranked[:max_add]}
         dropped += [(c, "dropped_over_cap", "") for c in kept if id(c) not in winners]
@@ -3276,8 +3150,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
 
 
 def finding_key(key: str) -> str:
-    """What two candidates must share to say the same thing: the comparison key without
-    code-span backticks and emphasis."""
+    """What two candidates must share to say the same thing (no backticks or emphasis)."""
     return key.replace("`", "").replace("*", "").replace("_", " ").strip()
 
 
@@ -3287,15 +3160,8 @@ def note_rule(cand: Candidate) -> str:
 
 
 def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate]]:
-    """The candidates grouped by what they say: the same finding key, or near-duplicates
-    (near_duplicates), chained. Near-duplicates are looked for from each candidate that
-    can be proposed on its own (the minimum score reached, a memory request's, an agent's
-    memory note, compared by its rule without its `Why:`), among the lines of those that
-    one more conversation could lift to the minimum; two weak wordings are not looked for
-    each other (an exact repeat still groups them): comparing every weak sentence with
-    every other costs more, on a long history most of the run, than the rare finding
-    said only in weak wordings is worth. A weaker candidate still joins an agent's note
-    it near-duplicates. Groups come in the reading order of their first candidate."""
+    """The candidates grouped by finding key or near-duplicates, chained. Two weak wordings
+    are not compared: that costs more than the rare finding said only weakly is worth."""
     ordered = sorted(candidates, key=lambda c: c.order)
     parent = list(range(len(ordered)))
 
@@ -3312,8 +3178,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
             parent[i] = first[key]
         else:
             first[key] = i
-    # The lines, in the order of their keys: a tie at the cut of RELATED goes to the
-    # earlier line, so which lines are compared is told by the keys alone.
+    # Sorted by key, so which lines a RELATED cut compares is told by the keys alone.
     lines = sorted(key for key, i in first.items() if ordered[i].request or ordered[i].source
                    or ordered[i].score + EVIDENCE_POINTS >= min_score)
     stand = [ordered[first[key]] for key in lines]
@@ -3338,15 +3203,12 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
 
 def near_duplicates(lines: list[str], looks: list[bool], texts: list[str]) -> Iterator[tuple[int, int]]:
-    """(a, b) for each line a that `looks` and each of its related lines b (MemoryIndex)
-    that says what a says: the same polarity and a character-trigram overlap of
-    NEAR_DUPLICATE, as the memory flags use, or of CONTRADICTION where the two texts name
-    the same SAME_CODE pieces of code (code spans)."""
+    """(a, b) for each line a that `looks` and each related line b that says the same:
+    one polarity, and an overlap of NEAR_DUPLICATE (CONTRADICTION with SAME_CODE spans)."""
     index = MemoryIndex(lines)
     measured: dict[int, tuple[tuple[int, int], set[str], frozenset[str]]] = {}
 
     def measure(a: int) -> tuple[tuple[int, int], set[str], frozenset[str]]:
-        """A line's polarity, trigrams and code spans, counted when it is first compared."""
         if a not in measured:
             measured[a] = polarity(lines[a]), trigrams(lines[a]), frozenset(CODE_SPAN.findall(texts[a]))
         return measured[a]
@@ -3376,8 +3238,7 @@ NEAR_DUPLICATE_OF, MAY_CONTRADICT = "near-duplicate of", "may contradict"
 
 
 def resemblances(key: str, index: MemoryIndex) -> Iterator[tuple[float, int, str]]:
-    """(overlap, line, kind) of each index line that `key` near-duplicates, or that it
-    may contradict (a flip of polarity at a lower overlap), in line order."""
+    """(overlap, line, kind) of each index line `key` near-duplicates or may contradict."""
     if not index.lines:
         return
     grams, mine = trigrams(key), polarity(key)
@@ -3405,26 +3266,14 @@ def review_flags(proposed: list[Candidate], index: MemoryIndex, shown: str) -> l
 
 
 def rejected(seen: SeenFile, known: set[str]) -> list[str]:
-    """The seen file's bullets that the memory file does not hold: shown once and
-    deleted from the memory hunk by the reviewer, so rejected (baseline records are no
-    bullets, so no judgement)."""
+    """The seen file's bullets the memory file lacks: the reviewer deleted them, so rejected."""
     return [line for line in seen.bullets if normalize(line) not in known]
 
 
 def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]], memory: str,
                 state: tuple[bool, float] | None, changed: dict[str, float]) -> list[str]:
-    """What the sessions wrote to memory files themselves and may still be unreviewed,
-    and the proposals that restate one of those lines. A write is told on its own line
-    where it can still be unreviewed: it is newer than the memory file's last commit (its
-    transcript changed after it), or the file differs from git's and no commit is older
-    than the write. Writes already committed, or whose state git cannot tell, are one
-    summary line: a hook run over an archive must not open with months of old writes.
-    `memory` is the memory file's name, `state` its memory_git_state, `changed` when each
-    transcript last changed."""
-    def one(path: str, w: MemoryWrite) -> str:
-        return (f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
-                f"{home_display(path)}:{w.line}, unreviewed: see git diff")
-
+    """What sessions wrote to memory files, and proposals restating it. Only a write that
+    may be unreviewed gets its own line: a hook must not open with months of old writes."""
     if state is None:
         shown, rest = (writes, []) if len(writes) == 1 else ([], writes)
     else:
@@ -3433,7 +3282,8 @@ def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]
         for path, w in writes:
             newer = w.target == memory and changed[path] > last
             (shown if newer or differs and not last else rest).append((path, w))
-    notes = [one(path, w) for path, w in shown]
+    notes = [f"this session wrote {len(w.added)} line{'s' if len(w.added) != 1 else ''} to {w.target} at "
+             f"{home_display(path)}:{w.line}, unreviewed: see git diff" for path, w in shown]
     if rest:
         lines = sum(len(w.added) for _, w in rest)
         targets = ", ".join(sorted({w.target for _, w in rest}))
@@ -3466,8 +3316,7 @@ def budget_warnings(after_patch: bytes, shown: str,
 
 
 def reject_note(shown: str, seen_shown: str | None) -> str:
-    """How to reject one bullet by editing the patch (git diff --git headers make the
-    edited patch apply once recounted; patch -p1 cannot recount)."""
+    """How to reject a bullet: git apply --recount applies the edited patch, patch -p1 cannot."""
     if seen_shown:
         return (f"to reject a bullet: delete its + line in {shown} only ({seen_shown} keeps it, "
                 f"recorded as rejected), then apply with git apply --recount")
@@ -3498,9 +3347,7 @@ def summary_line(stats: Counter[str], sessions: int) -> str:
 
 def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: int,
                     notes: list[str]) -> bytes:
-    """What the reviewer reads before the diff. Every line starts with `# `, so git
-    apply and patch skip it as the text before a patch; the memory file gets only the
-    bullets."""
+    """What the reviewer reads before the diff, each line `# ` so git apply skips it."""
     lines = ["memory-diff: " + summary_line(stats, sessions)]
     for number, cand in enumerate(proposed, 1):
         when = f", {cand.timestamp}" if cand.timestamp else ""
@@ -3514,8 +3361,7 @@ def render_preamble(proposed: list[Candidate], stats: Counter[str], sessions: in
 
 
 def note_label(cand: Candidate) -> str:
-    """How provenance names an agent's memory note: its type, and that a missing or
-    unknown one was read as project."""
+    """How provenance names an agent's memory note: its type, or the one it was read as."""
     if not cand.source:
         return ""
     return f"{cand.role} note" + (f", type missing or unknown: read as {NOTE_DEFAULT_TYPE}"
@@ -3523,19 +3369,14 @@ def note_label(cand: Candidate) -> str:
 
 
 def one_line(text: str) -> str:
-    """Text from a transcript or a file name, made safe to print on one line: a
-    credential withheld (see withhold), then line breaks, control, bidirectional and
-    invisible characters made visible escapes, so nothing printed outside a bullet can
-    start a line of the patch, hide text or show a secret."""
+    """Text made safe to print on one line, credentials withheld and invisible characters
+    escaped, so nothing outside a bullet can start a patch line, hide text or leak."""
     return UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), withhold(text))
 
 
 def withhold(text: str) -> str:
-    """Text with each credential in it replaced by `<withheld: KIND>`, by the decision
-    that withholds a sentence from a bullet (scan_secrets). The scan runs on the text
-    cleaned as a message is (a zero-width space or a soft hyphen cannot hide a token);
-    when it finds one, the cleaned text is what is shown. A documentation example key is
-    shown: a memory file quoting the docs is not a leak."""
+    """Text with each credential replaced by `<withheld: KIND>`, scanned cleaned so an
+    invisible character cannot hide one; a documentation example key is no leak."""
     cleaned = INVISIBLE.sub("", text) if INVISIBLE.search(text) else text
     shown = replace_secrets(cleaned, lambda f: cleaned[f.start:f.end] if f.example else
                             f"<withheld: {'random-looking token' if f.kind == RANDOM_KIND else f.kind}>")
