@@ -385,9 +385,8 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown many proposals approves in bulk, and past five the
-# added lines are mostly ones a reviewer deletes.
-DEFAULT_MAX_ADD = 5
+# Default --max-add: a reviewer shown 30 proposals approves in bulk; ten fit on a screen.
+DEFAULT_MAX_ADD = 10
 
 # Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
 # characters of a CLAUDE.md; Codex truncates its joined AGENTS.md at 32 KiB
