@@ -3509,6 +3509,8 @@ def quotable_context(rel: str, lines: list[bytes], at: int) -> tuple[int, int]:
     as anchored at the file's start or end, so in the middle both sides shrink alike."""
     def clean(index: int) -> bool:
         text = lines[index].decode("utf-8", "replace")
+        record = BASELINE_RECORD.match(text)  # the seen file's own line: its key names a conversation
+        text = f"conversation {record.group(1)} through {record.group(2)}" if record else text
         return not any(not f.example for f in scan_secrets(strip_emphasis(clean_invisible(text)[0])))
     whole_before, whole_after = min(CONTEXT, at), min(CONTEXT, len(lines) - at)
     before = next((n for n in range(whole_before) if not clean(at - 1 - n)), whole_before)
