@@ -644,6 +644,19 @@ TOOL_TEXTS = {**TOOL_RESULT, "content": [{"type": "text", "text": "out"},
 TYPE_FIRST = {"type": "tool_result", "content": TOOL_TEXTS["content"], "tool_use_id": "toolu_3"}
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_next_text_block_counts_as_the_pattern_matches(seed: int) -> None:
+    # The byte counts of next_text_block answer as NEXT_TEXT would, on text built from
+    # the characters that decide it (quotes, backslashes, braces, brackets).
+    rng = random.Random(seed)
+    for _ in range(5000):
+        body = b"".join(rng.choice([b"a", b'"', b"\\", b"}", b",", b"{", b" ", b"]"]) for _ in range(rng.randint(0, 10)))
+        spaced = rng.random() < 0.3
+        raw = (b', "text": "' if spaced else b',"text":"') + body + (b'"}, {' if spaced else b'"},{')
+        raw = raw[:-1] if rng.random() < 0.1 else raw
+        assert md.next_text_block(raw, 0, len(raw), spaced) == bool(md.NEXT_TEXT.fullmatch(raw)), raw
+
+
 def test_edit_call_with_a_second_file_path_is_looked_at_whole() -> None:
     # JSON keeps the last of two equal keys: only the first file_path is no proof.
     raw = (b'{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Edit",'
