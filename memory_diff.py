@@ -3594,13 +3594,15 @@ def file_head(path: str, size: int) -> bytes | None:
         return None
 
 
-def head_records(path: str, lines: int) -> list[dict[str, Any]]:
+def head_records(path: str, lines: int) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL file's first lines, parsed only as far as they are asked for
+    (a line can be hundreds of kB); none where the file cannot be read."""
     try:
         with open(path, "rb") as handle:
-            head = list(itertools.islice(handle, lines))
+            for raw in itertools.islice(handle, lines):
+                yield from (record for record in parse_jsonl_line(raw) or [] if isinstance(record, dict))
     except OSError:
-        return []
-    return [record for raw in head for record in parse_jsonl_line(raw) or [] if isinstance(record, dict)]
+        return
 
 
 def cwd_root() -> str:
