@@ -88,11 +88,11 @@ import sys
 import tempfile
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -251,20 +251,29 @@ def conversation_labels(scans: list[SessionScan], labels: dict[str, list[Label]]
     return {scan.path.name: pooled[scan.conversation] for scan in scans}
 
 
+def hash_half(name: str, even: str, odd: str) -> str:
+    """A fixed split by name: the first byte of its sha256, even or odd."""
+    return even if hashlib.sha256(name.encode("utf-8")).digest()[0] % 2 == 0 else odd
+
+
 def half_of(conversation: str) -> str:
-    return "tune" if hashlib.sha256(conversation.encode("utf-8")).digest()[0] % 2 == 0 else "holdout"
+    return hash_half(conversation, "tune", "holdout")
+
+
+def label_rows(path: Path) -> Iterator[tuple[dict[str, Any], Label]]:
+    """Each row of a labels file (JSON lines) with its Label."""
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                row = json.loads(line)
+                norm = normalise(row["text"])
+                yield row, Label(row["id"], row["text"], row["label"], row.get("kind", "-"), norm, trigrams(norm))
 
 
 def load_labels(path: Path) -> dict[str, list[Label]]:
     by_session: dict[str, list[Label]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            norm = normalise(row["text"])
-            by_session.setdefault(row["session"], []).append(
-                Label(row["id"], row["text"], row["label"], row.get("kind", "-"), norm, trigrams(norm)))
+    for row, label in label_rows(path):
+        by_session.setdefault(row["session"], []).append(label)
     return by_session
 
 
@@ -813,21 +822,14 @@ def print_requests(every: list[MemoryRequest], requests: list[MemoryRequest],
 # -- other teams (corpus/teams) --
 
 def team_half(team: str) -> str:
-    return "write" if hashlib.sha256(team.encode("utf-8")).digest()[0] % 2 == 0 else "check"
+    return hash_half(team, "write", "check")
 
 
 def load_team_labels(path: Path) -> dict[str, list[tuple[str, Label]]]:
     """Labels by transcript file (relative to teams/), each with its team."""
     by_file: dict[str, list[tuple[str, Label]]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            norm = normalise(row["text"])
-            by_file.setdefault(row["file"], []).append(
-                (row["team"], Label(row["id"], row["text"], row["label"], row.get("kind", "-"),
-                                    norm, trigrams(norm))))
+    for row, label in label_rows(path):
+        by_file.setdefault(row["file"], []).append((row["team"], label))
     return by_file
 
 
