@@ -2140,7 +2140,7 @@ RANDOM_MARK = "\ue001"  # the same for a token withheld by its value alone (rand
 RANDOM_KIND = "random_token"
 
 
-class Finding(NamedTuple):
+class SecretHit(NamedTuple):
     kind: str
     start: int
     end: int
@@ -2196,7 +2196,7 @@ def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
     return "".join(out), pieces
 
 
-def in_original(finding: Finding, pieces: list[tuple[int, int, int, bool]]) -> Finding:
+def in_original(finding: SecretHit, pieces: list[tuple[int, int, int, bool]]) -> SecretHit:
     """A finding in secret_view's text, placed in the original."""
     starts = [piece[0] for piece in pieces]
     first = pieces[bisect.bisect_right(starts, finding.start) - 1]
@@ -2206,7 +2206,7 @@ def in_original(finding: Finding, pieces: list[tuple[int, int, int, bool]]) -> F
     return finding._replace(start=start, end=end)
 
 
-def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
+def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     """Credentials in text, in order: the one decision of what every output withholds."""
     if not text.isascii() or "%" in text:
         view, pieces = secret_view(text)
@@ -2222,7 +2222,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
                 if len(lowered) != len(text):  # a letter whose lower case is longer: places differ
                     lowered = text
                 if not harmless_context(lowered, match.start(), match.end(), match.group()):
-                    found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
+                    found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
             for match in WRAPPED.finditer(text):
                 if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
@@ -2237,15 +2237,15 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
                 if len(joined) >= RANDOM_MIN and credential_shaped(joined) and not harmless_context(
                         folded_lower(text[:match.start()] + joined + text[match.end():]), match.start(),
                         match.start() + len(joined), joined):
-                    found.append(Finding(RANDOM_KIND, match.start(), match.end(), False))
+                    found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
             if inner and any(not f.kind.startswith("generic") and f.kind != RANDOM_KIND
                              for f in scan_secrets(inner, False)) \
                     and not any(f.start < run.end() and run.start() < f.end for f in found):
-                found.append(Finding("base64_secret", run.start(), run.end(), False))
-    merged: list[Finding] = []
+                found.append(SecretHit("base64_secret", run.start(), run.end(), False))
+    merged: list[SecretHit] = []
     for finding in sorted(found, key=lambda f: f.start):
         if merged and finding.start < merged[-1].end:
             merged[-1] = merged[-1]._replace(end=max(merged[-1].end, finding.end))
@@ -2254,9 +2254,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[Finding]:
     return merged
 
 
-def named_secrets(text: str) -> list[Finding]:
+def named_secrets(text: str) -> list[SecretHit]:
     """The named kinds of SECRET_RULES in text (see scan_secrets)."""
-    found: list[Finding] = []
+    found: list[SecretHit] = []
     lowered = folded_lower(text)
     admitted = {i for literal in secret_hints(lowered) for i in SECRET_KINDS_OF[literal]}
     same_places = len(lowered) == len(text)
@@ -2279,7 +2279,7 @@ def named_secrets(text: str) -> list[Finding]:
                 match = pattern.search(target, match.start() + 1)
                 continue
             if not any(f.start < match.end() and match.start() < f.end for f in found):
-                found.append(Finding(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(value))))
+                found.append(SecretHit(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(value))))
             match = pattern.search(target, match.end())
     return found
 
