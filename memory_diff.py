@@ -9,7 +9,7 @@ unified diff that appends them as `- <sentence>` bullets to the memory file (AGE
 CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
 `build --baseline` instead prints a patch to the seen file only, recording per conversation
 the last record read, so that what was read before adopting the tool is never proposed.
-`lint` runs the same safety gates over an existing memory file.
+`lint` runs the same safety gates over an existing memory file, and names stale bullets.
 
 The file reads top to bottom as the data flows, one stage a line:
 1. Rules a reviewer argues with (SIGNAL, NOISE, memory requests, SCORE, the cap, the
