@@ -385,8 +385,10 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown 30 proposals approves in bulk; ten fit on a screen.
-DEFAULT_MAX_ADD = 10
+# Default --max-add: a reviewer shown 30 proposals approves in bulk. Five, not ten: on
+# other teams' sessions (both halves) the five best-scored are as many keeps as ten, and
+# half the lines to read (bench/README.md).
+DEFAULT_MAX_ADD = 5
 
 # Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
 # characters of a CLAUDE.md; Codex truncates its joined AGENTS.md at 32 KiB

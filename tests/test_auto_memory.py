@@ -105,6 +105,10 @@ def test_read_notes(text: str, kind: str, expected: list[tuple[int, str, str]]) 
 
 # -- the CLI on the hand-made folder ---------------------------------------------------
 
+# The hand-made folder holds more notes than the default cap: its tests read them all.
+WHOLE = ("--max-add", "10")
+
+
 def run(cwd: Path, *args: str, home: Path | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
     environ = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
     environ["HOME"] = str(home or cwd / "no-home")
@@ -140,7 +144,7 @@ def digest(folder: Path) -> dict[str, str]:
 def test_the_hand_made_folder_gives_the_expected_patch_which_applies(tmp_path: Path) -> None:
     repo = fixture_repo(tmp_path)
     before = digest(repo)
-    done = run(repo, "build", "memory", "--memory", "AGENTS.md")
+    done = run(repo, "build", "memory", "--memory", "AGENTS.md", *WHOLE)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (FIXTURE / "expected.diff").read_bytes()
     assert digest(repo) == before  # neither the memory file nor a note is written
@@ -155,13 +159,13 @@ def test_the_hand_made_folder_gives_the_expected_patch_which_applies(tmp_path: P
     subprocess.run(["git", "apply", "-"], cwd=repo, input=done.stdout, check=True)
     added = [line for line in (repo / "AGENTS.md").read_text().split("\n")[3:] if line]
     assert added == [line[1:] for line in text.split("\n") if line.startswith("+- ")]
-    again = run(repo, "build", "memory", "--memory", "AGENTS.md")
+    again = run(repo, "build", "memory", "--memory", "AGENTS.md", *WHOLE)
     assert again.stdout == b""  # every note is now already in memory
 
 
 def test_json_names_the_note_type_and_source_kind(tmp_path: Path) -> None:
     repo = fixture_repo(tmp_path)
-    doc = json.loads(run(repo, "build", "memory", "--memory", "AGENTS.md", "--json").stdout)
+    doc = json.loads(run(repo, "build", "memory", "--memory", "AGENTS.md", *WHOLE, "--json").stdout)
     by_file = {p["source"]["file"]: p for p in doc["proposed"]}
     feedback = by_file["memory/feedback_testing.md"]
     assert feedback["source"] == {"file": "memory/feedback_testing.md", "line": 7, "role": "feedback",
@@ -193,16 +197,16 @@ def test_user_notes_only_when_asked(tmp_path: Path, flag: tuple[str, ...], confi
     repo = fixture_repo(tmp_path)
     if config:
         (repo / ".memory-diff.toml").write_text(config)
-    done = run(repo, "build", "memory", "--memory", "AGENTS.md", *flag)
+    done = run(repo, "build", "memory", "--memory", "AGENTS.md", *WHOLE, *flag)
     assert b"user_role.md:7 (user note)" in done.stdout
     assert b"+- The user has written Go for ten years" in done.stdout
 
 
 def test_roles_do_not_apply_to_notes(tmp_path: Path) -> None:
     repo = fixture_repo(tmp_path)
-    both = run(repo, "build", "memory", "--memory", "AGENTS.md").stdout
+    both = run(repo, "build", "memory", "--memory", "AGENTS.md", *WHOLE).stdout
     for roles in ("user", "assistant"):
-        assert run(repo, "build", "memory", "--memory", "AGENTS.md", "--roles", roles).stdout == both
+        assert run(repo, "build", "memory", "--memory", "AGENTS.md", *WHOLE, "--roles", roles).stdout == both
 
 
 # id, note body, expected stage in --explain
