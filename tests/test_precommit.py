@@ -69,8 +69,8 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """try-repo builds the hook's environment in a store of its own on every call; the
-    pip and virtualenv caches are what is left to share across calls (about 5 s a call)."""
+    """pre-commit's store, pip's and virtualenv's caches, shared by the tests: the hook's
+    environment is built once."""
     return tmp_path_factory.mktemp("caches")
 
 
@@ -124,7 +124,14 @@ def plant_session(repo: Path, *user_texts: str, session: str = "3f1c2a9e-5b7d-4e
 
 
 def try_repo(repo: Path, hook_repo: Path, hook: str, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = run(["pre-commit", "try-repo", str(hook_repo), hook, "--verbose", *args], repo, check=False)
+    """`pre-commit try-repo`, but with the hook repository pinned at its commit in a config
+    outside `repo`: pre-commit then builds the hook's environment once for all the tests,
+    where try-repo builds it on every call."""
+    config = repo.parent / "try-repo.yaml"
+    sha = git(hook_repo, "rev-parse", "HEAD").strip()
+    config.write_text(f"repos:\n-   repo: {hook_repo}\n    rev: {sha}\n    hooks:\n"
+                      "    -   id: memory-diff\n    -   id: memory-diff-lint\n")
+    proc = run(["pre-commit", "run", "-c", str(config), hook, "--verbose", *args], repo, check=False)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     return proc
 
