@@ -1139,8 +1139,13 @@ def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: 
     return [Message(role, text, line, when, conversation, judged) for text in texts]
 
 
-def set_aside(role: str, content: Any, line: int, stamp: Any, conversation: str = "") -> Outcome:
-    """A role --roles leaves out; an assistant's prose is kept, unjudged, for a request."""
+def read_turn(opts: Options, role: str, content: Any, line: int, stamp: Any, conversation: str = "",
+              clean: Any = None) -> Outcome:
+    """A turn's visible texts as messages. Of a role --roles leaves out, an assistant's
+    prose is kept all the same, unjudged, for a request pointing back (skipped_role)."""
+    if role in opts.roles:
+        outcome, texts = content_texts(content, clean)
+        return outcome, _messages(role, texts, line, stamp, conversation)
     if role != "assistant":
         return "skipped_role", []
     _, texts = content_texts(content)
@@ -1153,10 +1158,7 @@ def native_reader(opts: Options) -> Any:
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
             return "skipped_meta", []
         role = _str(record.get("role"))
-        if role not in opts.roles:
-            return set_aside(role, record["text"], line, record.get("timestamp"))
-        outcome, texts = content_texts(record["text"])
-        return outcome, _messages(role, texts, line, record.get("timestamp"))
+        return read_turn(opts, role, record["text"], line, record.get("timestamp"))
     return read
 
 
@@ -1260,7 +1262,7 @@ def claude_reader(opts: Options) -> Any:
         content = message.get("content")
         conversation = session_id(record, "claude") or ""
         if role not in opts.roles:
-            return set_aside(role, content, line, record.get("timestamp"), conversation)
+            return read_turn(opts, role, content, line, record.get("timestamp"), conversation)
         if summary:  # asked for: past its boilerplate first line
             content = [{"type": "text", "text": _after_first_line(content)}]
         outcome, texts = content_texts(content)
@@ -1349,10 +1351,7 @@ class CodexReader:
             return "skipped_meta", []  # developer and system: instructions, not speech
         self.seen_items = True
         self.events = []
-        if role not in self.opts.roles:
-            return set_aside(role, payload.get("content"), line, stamp)
-        outcome, texts = content_texts(payload.get("content"))
-        return outcome, _messages(role, texts, line, stamp)
+        return read_turn(self.opts, role, payload.get("content"), line, stamp)
 
     def read(self, lines: Iterable[bytes], pos: Position | None = None) -> Iterator[Message]:
         yield from read_jsonl(lines, self, self.stats, pos=pos)
@@ -1393,12 +1392,10 @@ def copilot_reader(opts: Options) -> Any:
         if role == "user" and (data.get("isAutopilotContinuation")
                                or _str(data.get("source")).startswith(("skill-", "agent-", "system"))):
             return "skipped_injected", []
-        if role not in opts.roles:
-            return set_aside(role, data.get("content"), line, record.get("timestamp"))
-        outcome, texts = content_texts(data.get("content"))
+        outcome, found = read_turn(opts, role, data.get("content"), line, record.get("timestamp"))
         if outcome == "skipped_empty" and data.get("toolRequests"):
             outcome = "skipped_tool_call"
-        return outcome, _messages(role, texts, line, record.get("timestamp"))
+        return outcome, found
     return read
 
 
@@ -1502,12 +1499,10 @@ def gemini_reader(opts: Options) -> Any:
         if role is None:
             return "skipped_meta", []  # info, error, warning
         content = msg.get("content", msg.get("parts"))
-        if role not in opts.roles:
-            return set_aside(role, content, index, msg.get("timestamp"))
-        outcome, texts = content_texts(content)
+        outcome, found = read_turn(opts, role, content, index, msg.get("timestamp"))
         if outcome == "skipped_empty" and msg.get("toolCalls"):
             outcome = "skipped_tool_call"
-        return outcome, _messages(role, texts, index, msg.get("timestamp"))
+        return outcome, found
     return read
 
 
@@ -1527,10 +1522,7 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
         if cline and isinstance(content, list):
             content = _cline_content(content)
         stamp = msg.get("ts") or msg.get("timestamp") or msg.get("created_at")
-        if role not in opts.roles:
-            return set_aside(role, content, index, stamp)
-        outcome, texts = content_texts(content, _cline_text if cline else None)
-        return outcome, _messages(role, texts, index, stamp)
+        return read_turn(opts, role, content, index, stamp, clean=_cline_text if cline else None)
     return read
 
 
@@ -1621,7 +1613,7 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             else:
                 in_edit = not line.startswith(">>>>>>> REPLACE")
             stats["skipped_tool_output"] += 1
-        else:  # out of --roles, set aside for a request that points back (see set_aside)
+        else:  # out of --roles, set aside for a request that points back (see read_turn)
             judged = "assistant" in opts.roles
             stats["prose" if judged else "skipped_role"] += 1
             yield Message("assistant", line.strip(), number, stamp, "", judged)
