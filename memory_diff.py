@@ -2552,13 +2552,12 @@ class FileResult(NamedTuple):
 def detect_format(path: str, head: list[bytes]) -> str:
     """The reader for a file, from its first lines (a .jsonl may be one JSON object)."""
     if head and head[0].startswith(SQLITE_MAGIC):
-        return "sqlite"
+        return sqlite_kind(path, head)
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
     body = b"".join(lines).lstrip()
     if looks_like_specstory(body, lines):
         return "specstory"
-    if body.startswith(AIDER_STARTS) or \
-            (path.endswith(".md") and b"\n#### " in body):
+    if body.startswith(AIDER_STARTS) or (path.endswith(".md") and b"\n#### " in body):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
     named_document = path.endswith((".json", ".traj")) and first.startswith(b"{")  # .traj: SWE-agent's
@@ -2604,8 +2603,6 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
-    if fmt == "sqlite":
-        fmt = sqlite_kind(path, head)
     if fmt in NOT_READ:
         raise UserError(path, f"{NOT_READ[fmt]}: a format memory-diff recognises but does not read")
     if fmt == "opencode":
@@ -3914,9 +3911,6 @@ def source_format(path: str) -> str:
             if fmt == "document":
                 handle.seek(0)
                 fmt = sniff_document(_load_document(path, handle.read())) or "unrecognised"
-            if fmt == "sqlite":
-                handle.seek(0)
-                fmt = sqlite_kind(path, read_head(handle))
             return f"not read ({fmt})" if fmt in NOT_READ else fmt
     except OSError as exc:
         raise UserError(path, exc.strerror or str(exc)) from None
