@@ -4400,9 +4400,10 @@ CONFIG_PATHS = ("memory", "seen")  # relative to the config file
 SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size", "stale")
 
 
-def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
-    root = repo_root(start)
-    folder = os.path.abspath(start)
+def read_config() -> dict[str, Any]:
+    """The nearest config file's settings, validated; {} where there is none."""
+    folder = os.getcwd()
+    root = repo_root(folder)
     while True:
         for name in (".memory-diff.toml", "pyproject.toml"):
             path = os.path.join(folder, name)
@@ -4419,9 +4420,9 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
             # .memory-diff.toml holds plain keys or the same [tool.memory-diff] table.
             table = nested if nested is not None or name == "pyproject.toml" else doc
             if table is not None:
-                return path, table
+                return load_config(path, table)
         if folder == root or os.path.dirname(folder) == folder:
-            return None
+            return {}
         folder = os.path.dirname(folder)
 
 
@@ -4667,8 +4668,7 @@ def committed_text(real: str) -> str | None:
 def run_lint(paths: list[str]) -> int:
     """Lint the files named, or build's memory file. A finding lint-ignore silences becomes
     a note; notes and stale bullets never fail the run."""
-    found = find_config(os.getcwd())
-    conf = load_config(*found) if found else {}
+    conf = read_config()
     if not paths:
         memory = conf.get("memory") or default_memory(cwd_root(), set())
         shown = os.path.relpath(memory)
@@ -4936,8 +4936,7 @@ def stale_note(real: str, rel: str, data: bytes | None, seen: str | None) -> lis
     """build's preamble line counting stale bullets: the hook reminds, never blocks."""
     if not data:
         return []
-    found = find_config(os.getcwd())
-    ignore = load_config(*found).get("lint_ignore", ()) if found else ()
+    ignore = read_config().get("lint_ignore", ())
     lines = data.decode("utf-8", "replace").split("\n")
     count = sum(not silenced(ignore, kind, lines[line - 1]) for line, kind, _ in
                 stale_findings(real, "\n".join(lines), seen))
@@ -5062,8 +5061,7 @@ class Settings(NamedTuple):
 
 def settings(args: argparse.Namespace) -> Settings:
     """Command-line flags over the config file over the defaults."""
-    found = find_config(os.getcwd())
-    conf = load_config(*found) if found else {}
+    conf = read_config()
     pick = lambda name, default=None: next(  # noqa: E731
         (v for v in (getattr(args, name, None), conf.get(name)) if v is not None), default)
     opts = Options(
