@@ -3074,8 +3074,8 @@ class MemoryIndex:
             self._measures[line] = trigrams(key), polarity(key)
         return self._measures[line]
 
-    def related(self, key: str, least: int = 2) -> list[int]:
-        """The RELATED lines sharing the most words (at least `least`) with `key`, ties to the
+    def related(self, key: str) -> list[int]:
+        """The RELATED lines sharing the most words (at least two) with `key`, ties to the
         earlier line. Rarest words first: a word on most lines says least."""
         hits: Counter[int] = Counter()
         budget = POSTINGS_BUDGET
@@ -3085,9 +3085,8 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        found = [(n, count) for n, count in hits.items() if count >= least]
-        if len(found) > RELATED:
-            found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
+        found = [(n, count) for n, count in hits.items() if count >= 2]
+        found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
         return sorted(n for n, _ in found)
 
 
@@ -4227,12 +4226,10 @@ def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
     return None
 
 
-def discover(root: str, since: float | None, passed_over: list[str] | None = None,
-             memo: Any = None) -> list[tuple[str, str]]:
+def discover(root: str, since: float | None, passed: list[str], memo: Any) -> list[tuple[str, str]]:
     """(path, tool) of the repository's sessions; those of a matching folder whose cwd is
-    outside it go to `passed_over`."""
-    passed = passed_over if passed_over is not None else []
-    memo, env, home = memo or no_memo, os.environ, os.path.expanduser("~")
+    outside it go to `passed`."""
+    env, home = os.environ, os.path.expanduser("~")
     found: list[tuple[str, str]] = []
 
     def walk(folder: str) -> list[str]:
