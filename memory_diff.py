@@ -2108,13 +2108,7 @@ def _split_line(line: str) -> list[str]:
 
 def width(text: str, wide: int = 2) -> int:
     """Terminal columns, a wide or full-width character counting `wide` (the score uses 3)."""
-    if text.isascii():
-        return len(text)
-    # Only a non-ASCII character can be wide: they are looked up, the rest counted.
-    return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in NON_ASCII.findall(text))
-
-
-NON_ASCII = Lazy(r"[^\x00-\x7f]")
+    return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in text)
 
 
 def normalize(text: str) -> str:
@@ -4510,7 +4504,6 @@ def agent_budgets(path: str) -> list[tuple[str, str, int, int]]:
 
 
 def budgets_for(path: str) -> list[tuple[str, str, int]]:
-    """The budgets of the agents that read this file, less what each loads before it."""
     return [(agent, unit, max(0, limit - before)) for agent, unit, limit, before in agent_budgets(path)]
 
 
