@@ -1075,7 +1075,6 @@ BLANK_START = frozenset((b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c"))  # h
 
 def read_document(messages: Any, reader: Any, stats: Counter[str],
                   pos: Position | None = None) -> Iterator[Message]:
-    """Drive a record reader over the messages of a one-document format."""
     records = messages if isinstance(messages, list) else []
     skip = pos.skip if pos is not None else 0
     if pos is not None:
@@ -2000,7 +1999,6 @@ def not_read(doc: Any) -> str | None:
 
 
 def sniff_records(records: Iterable[Any]) -> str | None:
-    """The JSONL format of the first records of a file, or None if unknown."""
     for record in records:
         if not isinstance(record, dict):
             continue
@@ -2028,7 +2026,6 @@ def sniff_records(records: Iterable[Any]) -> str | None:
 
 
 def sniff_document(doc: Any) -> str | None:
-    """The format of a file that is one JSON document."""
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         typed = any(isinstance(m, dict) and m.get("type") in ("gemini", "user") and "role" not in m
                     for m in doc["messages"][:5])
@@ -3100,11 +3097,6 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
     for group in findings(candidates, min_score):
-        if len(group) == 1 and group[0].said_in == 1 and not group[0].also:  # most: what follows leaves it as it is
-            live.append(group[0])
-            if group[0].source:
-                noted.add(id(group[0]))
-            continue
         # Notes add no evidence. The user's words come first, then a note's, the assistant's.
         said = max(1, len({c.conversation for c in group if not c.source}))
         best = group[0] if len(group) == 1 else \
@@ -3465,7 +3457,6 @@ def section_level(lines: list[bytes]) -> int:
 
 
 def default_section(current: bytes | None) -> str | None:
-    """DEFAULT_SECTION for a memory file that has sections, else None (its end)."""
     return DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
 
 
@@ -4556,7 +4547,6 @@ EMOJI_SEQUENCE = Lazy(f"{EMOJI_BASE}[\ufe0e\ufe0f]?(?:\u200d{EMOJI_BASE}[\ufe0e\
 
 
 def emoji_plain(text: str) -> str:
-    """The text without the selectors and joiners that belong to its emoji."""
     return EMOJI_SEQUENCE.sub(lambda m: re.sub("[\ufe0e\ufe0f\u200d]", "", m.group()), text)
 
 
@@ -4779,7 +4769,6 @@ def span_name(span: str) -> tuple[str, str] | None:
 
 
 def symbol_words(symbol: str) -> list[str]:
-    """The words a symbol is present by, lowered: each part of a dotted one."""
     return [part.lower() for part in re.split(r"\.|::", symbol) if part]
 
 
@@ -5173,7 +5162,6 @@ def print_sources(args: argparse.Namespace, conf: Settings, paths: list[str]) ->
 
 def print_explain(results: list[FileResult], proposed: list[Candidate],
                   dropped: list[tuple[Candidate, str, str]]) -> None:
-    """--explain: every sentence's row, in reading order."""
     rows = [(order, text) for result in results for order, text in result.explain]
     rows += [(c.order, explain_line(stage, detail or (explain_score(c) if stage in ("dropped_over_cap", "dropped_weak")
                                                       else ""), c.file, c.line, c.role, c.text))
