@@ -3295,11 +3295,11 @@ def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]
     return notes
 
 
-def budget_warnings(after_patch: bytes, shown: str,
-                    budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> list[str]:
-    """Where applying the patch would push the memory file past what agents load."""
+def budget_warnings(after_patch: bytes, shown: str, path: str) -> list[str]:
+    """Where the patch would push the memory file past what agents load (see agent_budgets)."""
     out = []
-    for agent, unit, limit in budgets:
+    for agent, unit, limit, before in agent_budgets(path):
+        limit = max(0, limit - before)
         after = len(after_patch.decode("utf-8", "replace")) if unit == "chars" else len(after_patch)
         if after > limit:
             out.append(f"warning: with this patch {shown} is {after:,} {unit}; "
@@ -4494,10 +4494,6 @@ def agent_budgets(path: str) -> list[tuple[str, str, int, int]]:
     return out
 
 
-def budgets_for(path: str) -> list[tuple[str, str, int]]:
-    return [(agent, unit, max(0, limit - before)) for agent, unit, limit, before in agent_budgets(path)]
-
-
 def codex_before(real: str, root: str | None) -> int:
     """Bytes of the AGENTS.md files Codex reads before this one, from the root down."""
     if root is None:
@@ -4556,7 +4552,7 @@ def home_names_person(home: str) -> bool:
     return name.lower() not in SYSTEM_ACCOUNTS and not HOME_PLACEHOLDER.search(name)
 
 
-def lint_text(text: str, budgets: Sequence[tuple[Any, ...]] = BUDGETS,
+def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
               committed: str | None = None) -> list[tuple[int, str, str]]:
     """(line, kind, message) findings, never quoting a secret or personal datum. Personal
     data already in `committed` (the file as last committed) is a note: the team kept it."""
@@ -4616,8 +4612,7 @@ def lint_text(text: str, budgets: Sequence[tuple[Any, ...]] = BUDGETS,
                 first_line[key] = number
         if number - 1 not in heading_at and number - 1 not in fenced and opens_group(clean_invisible(raw)[0]):
             group = number
-    for agent, unit, limit, *rest in budgets:
-        before = rest[0] if rest else 0
+    for agent, unit, limit, before in budgets:
         size = len(original) if unit == "chars" else len(original.encode())
         if before + size > limit:
             room = max(0, limit - before)
@@ -5189,7 +5184,7 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
         changed = {path: getattr(_stat(path), "st_mtime", math.inf) for path, _ in writes}  # stdin: not old
         notes += write_notes(proposed, writes, os.path.basename(real), memory_git_state(real) if writes else None,
                              changed)
-        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(conf.memory))
+        notes += budget_warnings(patched(current, bullets, section), rel, conf.memory)
         notes += stale_note(real, rel, current, conf.seen)
         notes += pending_note(stats, conf.max_add)
     if args.json:
