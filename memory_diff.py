@@ -2905,17 +2905,16 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
                   stats: Counter[str], asked: bool = False) -> Judged | None:
     """Each sentence of one message with its verdict, counted; None when it was not split."""
     memo = _JUDGED
-    if memo is None or len(message.text) < JUDGED_LEAST:
+    if memo is None or not JUDGED_MEMO or len(message.text) < JUDGED_LEAST:
         return _judge_message(message, opts, signal, noise, stats, asked)
     key = (message.text, message.role, asked, signal, noise, opts.allow_pii, opts.count_all, opts.explain)
     known = memo.get(key)
     if known is None:
         counts: Counter[str] = Counter()
         known = _judge_message(message, opts, signal, noise, counts, asked), tuple(counts.items())
-        if JUDGED_MEMO:
-            if len(memo) >= JUDGED_MEMO:
-                memo.clear()
-            memo[key] = known
+        if len(memo) >= JUDGED_MEMO:
+            memo.clear()
+        memo[key] = known
     judged, counted = known
     for name, count in counted:
         stats[name] += count
