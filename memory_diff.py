@@ -4945,8 +4945,7 @@ def positive_int(value: str) -> int:
 
 def parse_roles(value: str) -> frozenset[str]:
     roles = frozenset(r.strip() for r in value.split(",") if r.strip())
-    unknown = roles - {"user", "assistant"}
-    if not roles or unknown:
+    if not roles or roles - {"user", "assistant"}:
         raise argparse.ArgumentTypeError(f"roles are user and assistant: {value!r}")
     return roles
 
