@@ -2568,13 +2568,10 @@ def sqlite_kind(path: str, head: list[bytes]) -> str:
 
 def read_head(stream: Any) -> list[bytes]:
     head: list[bytes] = []
-    size = 0
-    while len(head) < SNIFF_LINES and size < SNIFF_BYTES:
-        raw = stream.readline()
-        if not raw:
-            break
+    for raw in iter(stream.readline, b""):
         head.append(raw)
-        size += len(raw)
+        if len(head) == SNIFF_LINES or sum(map(len, head)) >= SNIFF_BYTES:
+            break
     return head
 
 
@@ -2639,10 +2636,8 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
     if pos is not None:
         locate(pos, path, fmt, [doc], opts)
     found = doc.get("messages") if isinstance(doc, dict) else doc
-    if fmt == "gemini":
-        messages = read_document(found, gemini_reader(opts), stats, pos)
-    else:
-        messages = read_document(found, messages_reader(opts, cline=fmt == "cline"), stats, pos)
+    reader = gemini_reader(opts) if fmt == "gemini" else messages_reader(opts, cline=fmt == "cline")
+    messages = read_document(found, reader, stats, pos)
     return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
                            lambda: isinstance(found, list) and (not found or any(
                                isinstance(m, dict) and ("role" in m or "type" in m) for m in found)),
@@ -2889,8 +2884,7 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
             stats["signal"] += 1
         if before is None or before.stage != "candidate":
             stats["requested"] += 1
-        kept = [entry for entry in judged if entry[0] != number]
-        out[at] = (sequence, message, kept + [pulled])
+        out[at] = (sequence, message, [entry for entry in judged if entry[0] != number] + [pulled])
     return out
 
 
@@ -3118,12 +3112,10 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
             stage = "already_in_memory"
         elif cand.key in seen or rule in seen:
             stage = "already_seen"
-        else:
-            line = near_duplicate(cand.key, refused) if rejected else None
-            if line is not None:
-                stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
-            elif cand.score < min_score and not cand.request and id(cand) not in noted:
-                stage = "dropped_weak"
+        elif rejected and (line := near_duplicate(cand.key, refused)) is not None:
+            stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
+        elif cand.score < min_score and not cand.request and id(cand) not in noted:
+            stage = "dropped_weak"
         if stage:
             dropped.append((cand, stage, detail))
         else:
@@ -3164,11 +3156,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
     first: dict[str, int] = {}  # each key's first candidate, which stands for it
     for i, cand in enumerate(ordered):
-        key = finding_key(note_rule(cand))
-        if key in first:
-            parent[i] = first[key]
-        else:
-            first[key] = i
+        parent[i] = first.setdefault(finding_key(note_rule(cand)), i)
     # Sorted by key, so which lines a RELATED cut compares is told by the keys alone.
     lines = sorted(key for key, i in first.items() if ordered[i].request or ordered[i].source
                    or ordered[i].score + EVIDENCE_POINTS >= min_score)
@@ -3620,7 +3608,6 @@ def repo_root(start: str) -> str | None:
         path = parent
 
 # -- the cache: each transcript's result, reused while the file is unchanged -------------
-#
 # The hook reads every session on every commit, and almost none changed since the last.
 # Anything wrong with the cache means the file is read again: never an error or another answer.
 
@@ -3826,9 +3813,6 @@ def plain_result(result: FileResult, path: str) -> Any:
         if cut < 0 or not text.startswith(shown, cut):
             return None
         explain.append([list(order[1:]), text[:cut], text[cut + len(shown):]])
-    if any(file != path for file, _ in result.writes) \
-            or not isinstance(result.conversation, (str, type(None))):
-        return None
     writes = [[write.line, write.target, list(write.added)] for _, write in result.writes]
     return [rows, [list(item) for item in result.stats.items()], explain, writes, result.conversation, result.through]
 
