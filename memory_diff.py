@@ -2542,8 +2542,10 @@ class FileResult(NamedTuple):
 
 def detect_format(path: str, head: list[bytes]) -> str:
     """The reader for a file, from its first lines (a .jsonl may be one JSON object)."""
-    if head and head[0].startswith(SQLITE_MAGIC):
-        return sqlite_kind(path, head)
+    if head and head[0].startswith(SQLITE_MAGIC):  # which store: OpenCode's is read, others are not
+        if any(b"ItemTable" in raw or b"cursorDiskKV" in raw for raw in head):
+            return "vscdb"
+        return "opencode" if path != "-" and is_opencode_db(path) else "sqlite"
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
     body = b"".join(lines).lstrip()
     if looks_like_specstory(body, lines):
@@ -2557,13 +2559,6 @@ def detect_format(path: str, head: list[bytes]) -> str:
     # Parsed as the sniffer asks for them: the first record usually decides.
     records = (r for raw in lines if raw.strip() for r in parse_jsonl_line(raw) or [])
     return sniff_records(records) or ("aider" if path.endswith(".md") else "native")
-
-
-def sqlite_kind(path: str, head: list[bytes]) -> str:
-    """Which SQLite store a file is: OpenCode's (read), or a recognised one that is not."""
-    if any(b"ItemTable" in raw or b"cursorDiskKV" in raw for raw in head):
-        return "vscdb"
-    return "opencode" if path != "-" and is_opencode_db(path) else "sqlite"
 
 
 def read_head(stream: Any) -> list[bytes]:
