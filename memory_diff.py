@@ -3180,12 +3180,10 @@ def near_duplicates(lines: list[str], looks: list[bool], texts: list[str]) -> It
     """(a, b) for each line a that `looks` and each related line b that says the same:
     one polarity, and an overlap of NEAR_DUPLICATE (CONTRADICTION with SAME_CODE spans)."""
     index = MemoryIndex(lines)
-    measured: dict[int, tuple[tuple[int, int], set[str], frozenset[str]]] = {}
 
+    @functools.cache  # a line is measured once however many lines it meets
     def measure(a: int) -> tuple[tuple[int, int], set[str], frozenset[str]]:
-        if a not in measured:
-            measured[a] = polarity(lines[a]), trigrams(lines[a]), frozenset(CODE_SPAN.findall(texts[a]))
-        return measured[a]
+        return polarity(lines[a]), trigrams(lines[a]), frozenset(CODE_SPAN.findall(texts[a]))
 
     for a, key in enumerate(lines):
         if not looks[a]:
@@ -3213,8 +3211,6 @@ NEAR_DUPLICATE_OF, MAY_CONTRADICT = "near-duplicate of", "may contradict"
 
 def resemblances(key: str, index: MemoryIndex) -> Iterator[tuple[float, int, str]]:
     """(overlap, line, kind) of each index line `key` near-duplicates or may contradict."""
-    if not index.lines:
-        return
     grams, mine = trigrams(key), polarity(key)
     for line_no in index.related(key):
         their_grams, theirs = index.measures(line_no)
