@@ -3265,8 +3265,7 @@ def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]
     lines = [(path, w, text) for path, w in writes for text in w.added]
     index = MemoryIndex([text for _, _, text in lines])
     for number, cand in enumerate(proposed, 1):
-        found = near_duplicate(cand.key, index)
-        if found is not None:
+        if (found := near_duplicate(cand.key, index)) is not None:
             path, write, text = lines[found]
             notes.append(f"bullet {number} near-duplicate of what {home_display(path)}:{write.line} wrote to "
                          f"{write.target}: {text.strip()}")
@@ -4578,12 +4577,9 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
         if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")):
-            key = (group, normalize(line))
-            if key in first_line:
-                findings.append((number, "duplicate",
-                                 f"same bullet as line {first_line[key]} in the same section"))
-            else:
-                first_line[key] = number
+            first = first_line.setdefault((group, normalize(line)), number)
+            if first != number:
+                findings.append((number, "duplicate", f"same bullet as line {first} in the same section"))
         if number - 1 not in heading_at and number - 1 not in fenced and opens_group(clean_invisible(raw)[0]):
             group = number
     for agent, unit, limit, before in budgets:
@@ -4732,9 +4728,7 @@ def span_name(span: str) -> tuple[str, str] | None:
         return "file", text
     if DOTTED_NAME.fullmatch(text):
         return None if HOST_NAME.fullmatch(text) else ("symbol", text)
-    if CAMEL_CASE.fullmatch(text) or SNAKE_CASE.fullmatch(text):
-        return "symbol", text
-    return None
+    return ("symbol", text) if CAMEL_CASE.fullmatch(text) or SNAKE_CASE.fullmatch(text) else None
 
 
 def symbol_words(symbol: str) -> list[str]:
@@ -5083,8 +5077,7 @@ def _run_build(args: argparse.Namespace) -> int:
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
-    stats["skipped_same_session"] += same_session
-    stats["cached_files"] += cached
+    stats.update(skipped_same_session=same_session, cached_files=cached)
     candidates = [c for result in results for c in result.candidates]
     target = patch_target(memory)
     current = read_memory(target[0], memory)
@@ -5107,12 +5100,10 @@ def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
     """The transcripts to read, named or discovered; those read leniently (a file that is
     no transcript, one being written, is passed over); the agents discovery found."""
     if args.transcripts:
-        paths, walked = expand_inputs(args.transcripts)
-        return paths, walked, set()
+        return (*expand_inputs(args.transcripts), set())
     passed: list[str] = []
     found = discover(root, conf.since, passed, memo)
-    note = discovery_note(root, len(found), passed, conf.since is not None)
-    if note:
+    if note := discovery_note(root, len(found), passed, conf.since is not None):
         sys.stderr.write(one_line(note) + "\n")
     paths = [p for p, _ in found]
     return paths, set(paths), {t for _, t in found}
@@ -5183,8 +5174,7 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
 def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candidate]) -> int:
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
-        note = script_note(stats)
-        if note:
+        if note := script_note(stats):
             sys.stderr.write(f"{PROG}: note: {note}\n")
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
 
