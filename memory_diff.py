@@ -4176,7 +4176,6 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
 
 
 def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
-    """The first cwd in a JSONL file's first records (in the payload of those of `kinds`)."""
     for record in head_records(path, 200):
         payload = record.get("payload") if record.get("type") in kinds else record
         if isinstance(payload, dict) and payload.get("cwd"):
@@ -4319,7 +4318,6 @@ def opencode_holds(path: str, root: str) -> bool:
 
 
 def copilot_cwd(path: str) -> Any:
-    """The cwd of a Copilot CLI session: its session.start event's data.context."""
     for record in head_records(path, 20):
         if record.get("type") == "session.start":
             data = record.get("data")
