@@ -1077,7 +1077,6 @@ BLANK_START = frozenset((b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c"))  # h
 
 def read_document(messages: Any, reader: Any, stats: Counter[str],
                   pos: Position | None = None) -> Iterator[Message]:
-    """Drive a record reader over the messages of a one-document format."""
     records = messages if isinstance(messages, list) else []
     skip = pos.skip if pos is not None else 0
     if pos is not None:
@@ -1141,8 +1140,13 @@ def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: 
     return [Message(role, text, line, when, conversation, judged) for text in texts]
 
 
-def set_aside(role: str, content: Any, line: int, stamp: Any, conversation: str = "") -> Outcome:
-    """A role --roles leaves out; an assistant's prose is kept, unjudged, for a request."""
+def read_turn(opts: Options, role: str, content: Any, line: int, stamp: Any, conversation: str = "",
+              clean: Any = None) -> Outcome:
+    """A turn's visible texts as messages. Of a role --roles leaves out, an assistant's
+    prose is kept all the same, unjudged, for a request pointing back (skipped_role)."""
+    if role in opts.roles:
+        outcome, texts = content_texts(content, clean)
+        return outcome, _messages(role, texts, line, stamp, conversation)
     if role != "assistant":
         return "skipped_role", []
     _, texts = content_texts(content)
@@ -1155,10 +1159,7 @@ def native_reader(opts: Options) -> Any:
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
             return "skipped_meta", []
         role = _str(record.get("role"))
-        if role not in opts.roles:
-            return set_aside(role, record["text"], line, record.get("timestamp"))
-        outcome, texts = content_texts(record["text"])
-        return outcome, _messages(role, texts, line, record.get("timestamp"))
+        return read_turn(opts, role, record["text"], line, record.get("timestamp"))
     return read
 
 
@@ -1262,7 +1263,7 @@ def claude_reader(opts: Options) -> Any:
         content = message.get("content")
         conversation = session_id(record, "claude") or ""
         if role not in opts.roles:
-            return set_aside(role, content, line, record.get("timestamp"), conversation)
+            return read_turn(opts, role, content, line, record.get("timestamp"), conversation)
         if summary:  # asked for: past its boilerplate first line
             content = [{"type": "text", "text": _after_first_line(content)}]
         outcome, texts = content_texts(content)
@@ -1351,10 +1352,7 @@ class CodexReader:
             return "skipped_meta", []  # developer and system: instructions, not speech
         self.seen_items = True
         self.events = []
-        if role not in self.opts.roles:
-            return set_aside(role, payload.get("content"), line, stamp)
-        outcome, texts = content_texts(payload.get("content"))
-        return outcome, _messages(role, texts, line, stamp)
+        return read_turn(self.opts, role, payload.get("content"), line, stamp)
 
     def read(self, lines: Iterable[bytes], pos: Position | None = None) -> Iterator[Message]:
         yield from read_jsonl(lines, self, self.stats, pos=pos)
@@ -1395,12 +1393,10 @@ def copilot_reader(opts: Options) -> Any:
         if role == "user" and (data.get("isAutopilotContinuation")
                                or _str(data.get("source")).startswith(("skill-", "agent-", "system"))):
             return "skipped_injected", []
-        if role not in opts.roles:
-            return set_aside(role, data.get("content"), line, record.get("timestamp"))
-        outcome, texts = content_texts(data.get("content"))
+        outcome, found = read_turn(opts, role, data.get("content"), line, record.get("timestamp"))
         if outcome == "skipped_empty" and data.get("toolRequests"):
             outcome = "skipped_tool_call"
-        return outcome, _messages(role, texts, line, record.get("timestamp"))
+        return outcome, found
     return read
 
 
@@ -1504,12 +1500,10 @@ def gemini_reader(opts: Options) -> Any:
         if role is None:
             return "skipped_meta", []  # info, error, warning
         content = msg.get("content", msg.get("parts"))
-        if role not in opts.roles:
-            return set_aside(role, content, index, msg.get("timestamp"))
-        outcome, texts = content_texts(content)
+        outcome, found = read_turn(opts, role, content, index, msg.get("timestamp"))
         if outcome == "skipped_empty" and msg.get("toolCalls"):
             outcome = "skipped_tool_call"
-        return outcome, _messages(role, texts, index, msg.get("timestamp"))
+        return outcome, found
     return read
 
 
@@ -1529,10 +1523,7 @@ def messages_reader(opts: Options, cline: bool = False) -> Any:
         if cline and isinstance(content, list):
             content = _cline_content(content)
         stamp = msg.get("ts") or msg.get("timestamp") or msg.get("created_at")
-        if role not in opts.roles:
-            return set_aside(role, content, index, stamp)
-        outcome, texts = content_texts(content, _cline_text if cline else None)
-        return outcome, _messages(role, texts, index, stamp)
+        return read_turn(opts, role, content, index, stamp, clean=_cline_text if cline else None)
     return read
 
 
@@ -1623,7 +1614,7 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             else:
                 in_edit = not line.startswith(">>>>>>> REPLACE")
             stats["skipped_tool_output"] += 1
-        else:  # out of --roles, set aside for a request that points back (see set_aside)
+        else:  # out of --roles, set aside for a request that points back (see read_turn)
             judged = "assistant" in opts.roles
             stats["prose" if judged else "skipped_role"] += 1
             yield Message("assistant", line.strip(), number, stamp, "", judged)
@@ -2010,7 +2001,6 @@ def not_read(doc: Any) -> str | None:
 
 
 def sniff_records(records: Iterable[Any]) -> str | None:
-    """The JSONL format of the first records of a file, or None if unknown."""
     for record in records:
         if not isinstance(record, dict):
             continue
@@ -2038,7 +2028,6 @@ def sniff_records(records: Iterable[Any]) -> str | None:
 
 
 def sniff_document(doc: Any) -> str | None:
-    """The format of a file that is one JSON document."""
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         typed = any(isinstance(m, dict) and m.get("type") in ("gemini", "user") and "role" not in m
                     for m in doc["messages"][:5])
@@ -2118,13 +2107,7 @@ def _split_line(line: str) -> list[str]:
 
 def width(text: str, wide: int = 2) -> int:
     """Terminal columns, a wide or full-width character counting `wide` (the score uses 3)."""
-    if text.isascii():
-        return len(text)
-    # Only a non-ASCII character can be wide: they are looked up, the rest counted.
-    return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in NON_ASCII.findall(text))
-
-
-NON_ASCII = Lazy(r"[^\x00-\x7f]")
+    return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in text)
 
 
 def normalize(text: str) -> str:
@@ -2561,14 +2544,15 @@ class FileResult(NamedTuple):
 
 def detect_format(path: str, head: list[bytes]) -> str:
     """The reader for a file, from its first lines (a .jsonl may be one JSON object)."""
-    if head and head[0].startswith(SQLITE_MAGIC):
-        return "sqlite"
+    if head and head[0].startswith(SQLITE_MAGIC):  # which store: OpenCode's is read, others are not
+        if any(b"ItemTable" in raw or b"cursorDiskKV" in raw for raw in head):
+            return "vscdb"
+        return "opencode" if path != "-" and is_opencode_db(path) else "sqlite"
     lines = [raw.lstrip(b"\xef\xbb\xbf") for raw in head]
     body = b"".join(lines).lstrip()
     if looks_like_specstory(body, lines):
         return "specstory"
-    if body.startswith(AIDER_STARTS) or \
-            (path.endswith(".md") and b"\n#### " in body):
+    if body.startswith(AIDER_STARTS) or (path.endswith(".md") and b"\n#### " in body):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
     named_document = path.endswith((".json", ".traj")) and first.startswith(b"{")  # .traj: SWE-agent's
@@ -2579,22 +2563,12 @@ def detect_format(path: str, head: list[bytes]) -> str:
     return sniff_records(records) or ("aider" if path.endswith(".md") else "native")
 
 
-def sqlite_kind(path: str, head: list[bytes]) -> str:
-    """Which SQLite store a file is: OpenCode's (read), or a recognised one that is not."""
-    if any(b"ItemTable" in raw or b"cursorDiskKV" in raw for raw in head):
-        return "vscdb"
-    return "opencode" if path != "-" and is_opencode_db(path) else "sqlite"
-
-
 def read_head(stream: Any) -> list[bytes]:
     head: list[bytes] = []
-    size = 0
-    while len(head) < SNIFF_LINES and size < SNIFF_BYTES:
-        raw = stream.readline()
-        if not raw:
-            break
+    for raw in iter(stream.readline, b""):
         head.append(raw)
-        size += len(raw)
+        if len(head) == SNIFF_LINES or sum(map(len, head)) >= SNIFF_BYTES:
+            break
     return head
 
 
@@ -2614,8 +2588,6 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
     head = read_head(stream)
     sniffed = detect_format(path, head)
     fmt = opts.fmt or sniffed
-    if fmt == "sqlite":
-        fmt = sqlite_kind(path, head)
     if fmt in NOT_READ:
         raise UserError(path, f"{NOT_READ[fmt]}: a format memory-diff recognises but does not read")
     if fmt == "opencode":
@@ -2661,10 +2633,8 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
     if pos is not None:
         locate(pos, path, fmt, [doc], opts)
     found = doc.get("messages") if isinstance(doc, dict) else doc
-    if fmt == "gemini":
-        messages = read_document(found, gemini_reader(opts), stats, pos)
-    else:
-        messages = read_document(found, messages_reader(opts, cline=fmt == "cline"), stats, pos)
+    reader = gemini_reader(opts) if fmt == "gemini" else messages_reader(opts, cline=fmt == "cline")
+    messages = read_document(found, reader, stats, pos)
     return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
                            lambda: isinstance(found, list) and (not found or any(
                                isinstance(m, dict) and ("role" in m or "type" in m) for m in found)),
@@ -2911,8 +2881,7 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
             stats["signal"] += 1
         if before is None or before.stage != "candidate":
             stats["requested"] += 1
-        kept = [entry for entry in judged if entry[0] != number]
-        out[at] = (sequence, message, kept + [pulled])
+        out[at] = (sequence, message, [entry for entry in judged if entry[0] != number] + [pulled])
     return out
 
 
@@ -2927,17 +2896,16 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
                   stats: Counter[str], asked: bool = False) -> Judged | None:
     """Each sentence of one message with its verdict, counted; None when it was not split."""
     memo = _JUDGED
-    if memo is None or len(message.text) < JUDGED_LEAST:
+    if memo is None or not JUDGED_MEMO or len(message.text) < JUDGED_LEAST:
         return _judge_message(message, opts, signal, noise, stats, asked)
     key = (message.text, message.role, asked, signal, noise, opts.allow_pii, opts.count_all, opts.explain)
     known = memo.get(key)
     if known is None:
         counts: Counter[str] = Counter()
         known = _judge_message(message, opts, signal, noise, counts, asked), tuple(counts.items())
-        if JUDGED_MEMO:
-            if len(memo) >= JUDGED_MEMO:
-                memo.clear()
-            memo[key] = known
+        if len(memo) >= JUDGED_MEMO:
+            memo.clear()
+        memo[key] = known
     judged, counted = known
     for name, count in counted:
         stats[name] += count
@@ -3087,8 +3055,8 @@ class MemoryIndex:
             self._measures[line] = trigrams(key), polarity(key)
         return self._measures[line]
 
-    def related(self, key: str, least: int = 2) -> list[int]:
-        """The RELATED lines sharing the most words (at least `least`) with `key`, ties to the
+    def related(self, key: str) -> list[int]:
+        """The RELATED lines sharing the most words (at least two) with `key`, ties to the
         earlier line. Rarest words first: a word on most lines says least."""
         hits: Counter[int] = Counter()
         budget = POSTINGS_BUDGET
@@ -3098,9 +3066,8 @@ class MemoryIndex:
                 break
             budget -= len(postings)
             hits.update(postings)
-        found = [(n, count) for n, count in hits.items() if count >= least]
-        if len(found) > RELATED:
-            found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
+        found = [(n, count) for n, count in hits.items() if count >= 2]
+        found = heapq.nlargest(RELATED, found, key=lambda found: (found[1], -found[0]))
         return sorted(n for n, _ in found)
 
 
@@ -3120,11 +3087,6 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     live = []
     noted: set[int] = set()  # findings an agent's memory note holds: no minimum score, ranked second
     for group in findings(candidates, min_score):
-        if len(group) == 1 and group[0].said_in == 1 and not group[0].also:  # most: what follows leaves it as it is
-            live.append(group[0])
-            if group[0].source:
-                noted.add(id(group[0]))
-            continue
         # Notes add no evidence. The user's words come first, then a note's, the assistant's.
         said = max(1, len({c.conversation for c in group if not c.source}))
         best = group[0] if len(group) == 1 else \
@@ -3147,12 +3109,10 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
             stage = "already_in_memory"
         elif cand.key in seen or rule in seen:
             stage = "already_seen"
-        else:
-            line = near_duplicate(cand.key, refused) if rejected else None
-            if line is not None:
-                stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
-            elif cand.score < min_score and not cand.request and id(cand) not in noted:
-                stage = "dropped_weak"
+        elif rejected and (line := near_duplicate(cand.key, refused)) is not None:
+            stage, detail = "already_rejected", f"rejected before: {rejected[line].strip()}"
+        elif cand.score < min_score and not cand.request and id(cand) not in noted:
+            stage = "dropped_weak"
         if stage:
             dropped.append((cand, stage, detail))
         else:
@@ -3193,11 +3153,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
     first: dict[str, int] = {}  # each key's first candidate, which stands for it
     for i, cand in enumerate(ordered):
-        key = finding_key(note_rule(cand))
-        if key in first:
-            parent[i] = first[key]
-        else:
-            first[key] = i
+        parent[i] = first.setdefault(finding_key(note_rule(cand)), i)
     # Sorted by key, so which lines a RELATED cut compares is told by the keys alone.
     lines = sorted(key for key, i in first.items() if ordered[i].request or ordered[i].source
                    or ordered[i].score + EVIDENCE_POINTS >= min_score)
@@ -3226,12 +3182,10 @@ def near_duplicates(lines: list[str], looks: list[bool], texts: list[str]) -> It
     """(a, b) for each line a that `looks` and each related line b that says the same:
     one polarity, and an overlap of NEAR_DUPLICATE (CONTRADICTION with SAME_CODE spans)."""
     index = MemoryIndex(lines)
-    measured: dict[int, tuple[tuple[int, int], set[str], frozenset[str]]] = {}
 
+    @functools.cache  # a line is measured once however many lines it meets
     def measure(a: int) -> tuple[tuple[int, int], set[str], frozenset[str]]:
-        if a not in measured:
-            measured[a] = polarity(lines[a]), trigrams(lines[a]), frozenset(CODE_SPAN.findall(texts[a]))
-        return measured[a]
+        return polarity(lines[a]), trigrams(lines[a]), frozenset(CODE_SPAN.findall(texts[a]))
 
     for a, key in enumerate(lines):
         if not looks[a]:
@@ -3259,8 +3213,6 @@ NEAR_DUPLICATE_OF, MAY_CONTRADICT = "near-duplicate of", "may contradict"
 
 def resemblances(key: str, index: MemoryIndex) -> Iterator[tuple[float, int, str]]:
     """(overlap, line, kind) of each index line `key` near-duplicates or may contradict."""
-    if not index.lines:
-        return
     grams, mine = trigrams(key), polarity(key)
     for line_no in index.related(key):
         their_grams, theirs = index.measures(line_no)
@@ -3315,19 +3267,18 @@ def write_notes(proposed: list[Candidate], writes: list[tuple[str, MemoryWrite]]
     lines = [(path, w, text) for path, w in writes for text in w.added]
     index = MemoryIndex([text for _, _, text in lines])
     for number, cand in enumerate(proposed, 1):
-        found = near_duplicate(cand.key, index)
-        if found is not None:
+        if (found := near_duplicate(cand.key, index)) is not None:
             path, write, text = lines[found]
             notes.append(f"bullet {number} near-duplicate of what {home_display(path)}:{write.line} wrote to "
                          f"{write.target}: {text.strip()}")
     return notes
 
 
-def budget_warnings(after_patch: bytes, shown: str,
-                    budgets: Sequence[tuple[str, str, int]] = BUDGETS) -> list[str]:
-    """Where applying the patch would push the memory file past what agents load."""
+def budget_warnings(after_patch: bytes, shown: str, path: str) -> list[str]:
+    """Where the patch would push the memory file past what agents load (see agent_budgets)."""
     out = []
-    for agent, unit, limit in budgets:
+    for agent, unit, limit, before in agent_budgets(path):
+        limit = max(0, limit - before)
         after = len(after_patch.decode("utf-8", "replace")) if unit == "chars" else len(after_patch)
         if after > limit:
             out.append(f"warning: with this patch {shown} is {after:,} {unit}; "
@@ -3485,7 +3436,6 @@ def section_level(lines: list[bytes]) -> int:
 
 
 def default_section(current: bytes | None) -> str | None:
-    """DEFAULT_SECTION for a memory file that has sections, else None (its end)."""
     return DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
 
 
@@ -3650,7 +3600,6 @@ def repo_root(start: str) -> str | None:
         path = parent
 
 # -- the cache: each transcript's result, reused while the file is unchanged -------------
-#
 # The hook reads every session on every commit, and almost none changed since the last.
 # Anything wrong with the cache means the file is read again: never an error or another answer.
 
@@ -3856,9 +3805,6 @@ def plain_result(result: FileResult, path: str) -> Any:
         if cut < 0 or not text.startswith(shown, cut):
             return None
         explain.append([list(order[1:]), text[:cut], text[cut + len(shown):]])
-    if any(file != path for file, _ in result.writes) \
-            or not isinstance(result.conversation, (str, type(None))):
-        return None
     writes = [[write.line, write.target, list(write.added)] for _, write in result.writes]
     return [rows, [list(item) for item in result.stats.items()], explain, writes, result.conversation, result.through]
 
@@ -3924,9 +3870,6 @@ def source_format(path: str) -> str:
             if fmt == "document":
                 handle.seek(0)
                 fmt = sniff_document(_load_document(path, handle.read())) or "unrecognised"
-            if fmt == "sqlite":
-                handle.seek(0)
-                fmt = sqlite_kind(path, read_head(handle))
             return f"not read ({fmt})" if fmt in NOT_READ else fmt
     except OSError as exc:
         raise UserError(path, exc.strerror or str(exc)) from None
@@ -4235,7 +4178,6 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
 
 
 def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
-    """The first cwd in a JSONL file's first records (in the payload of those of `kinds`)."""
     for record in head_records(path, 200):
         payload = record.get("payload") if record.get("type") in kinds else record
         if isinstance(payload, dict) and payload.get("cwd"):
@@ -4243,12 +4185,10 @@ def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
     return None
 
 
-def discover(root: str, since: float | None, passed_over: list[str] | None = None,
-             memo: Any = None) -> list[tuple[str, str]]:
+def discover(root: str, since: float | None, passed: list[str], memo: Any) -> list[tuple[str, str]]:
     """(path, tool) of the repository's sessions; those of a matching folder whose cwd is
-    outside it go to `passed_over`."""
-    passed = passed_over if passed_over is not None else []
-    memo, env, home = memo or no_memo, os.environ, os.path.expanduser("~")
+    outside it go to `passed`."""
+    env, home = os.environ, os.path.expanduser("~")
     found: list[tuple[str, str]] = []
 
     def walk(folder: str) -> list[str]:
@@ -4380,7 +4320,6 @@ def opencode_holds(path: str, root: str) -> bool:
 
 
 def copilot_cwd(path: str) -> Any:
-    """The cwd of a Copilot CLI session: its session.start event's data.context."""
     for record in head_records(path, 20):
         if record.get("type") == "session.start":
             data = record.get("data")
@@ -4416,9 +4355,10 @@ CONFIG_PATHS = ("memory", "seen")  # relative to the config file
 SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "size", "stale")
 
 
-def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
-    root = repo_root(start)
-    folder = os.path.abspath(start)
+def read_config() -> dict[str, Any]:
+    """The nearest config file's settings, validated; {} where there is none."""
+    folder = os.getcwd()
+    root = repo_root(folder)
     while True:
         for name in (".memory-diff.toml", "pyproject.toml"):
             path = os.path.join(folder, name)
@@ -4435,9 +4375,9 @@ def find_config(start: str) -> tuple[str, dict[str, Any]] | None:
             # .memory-diff.toml holds plain keys or the same [tool.memory-diff] table.
             table = nested if nested is not None or name == "pyproject.toml" else doc
             if table is not None:
-                return path, table
+                return load_config(path, table)
         if folder == root or os.path.dirname(folder) == folder:
-            return None
+            return {}
         folder = os.path.dirname(folder)
 
 
@@ -4527,11 +4467,6 @@ def agent_budgets(path: str) -> list[tuple[str, str, int, int]]:
     return out
 
 
-def budgets_for(path: str) -> list[tuple[str, str, int]]:
-    """The budgets of the agents that read this file, less what each loads before it."""
-    return [(agent, unit, max(0, limit - before)) for agent, unit, limit, before in agent_budgets(path)]
-
-
 def codex_before(real: str, root: str | None) -> int:
     """Bytes of the AGENTS.md files Codex reads before this one, from the root down."""
     if root is None:
@@ -4581,7 +4516,6 @@ EMOJI_SEQUENCE = Lazy(f"{EMOJI_BASE}[\ufe0e\ufe0f]?(?:\u200d{EMOJI_BASE}[\ufe0e\
 
 
 def emoji_plain(text: str) -> str:
-    """The text without the selectors and joiners that belong to its emoji."""
     return EMOJI_SEQUENCE.sub(lambda m: re.sub("[\ufe0e\ufe0f\u200d]", "", m.group()), text)
 
 
@@ -4591,7 +4525,7 @@ def home_names_person(home: str) -> bool:
     return name.lower() not in SYSTEM_ACCOUNTS and not HOME_PLACEHOLDER.search(name)
 
 
-def lint_text(text: str, budgets: Sequence[tuple[Any, ...]] = BUDGETS,
+def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
               committed: str | None = None) -> list[tuple[int, str, str]]:
     """(line, kind, message) findings, never quoting a secret or personal datum. Personal
     data already in `committed` (the file as last committed) is a note: the team kept it."""
@@ -4643,16 +4577,12 @@ def lint_text(text: str, budgets: Sequence[tuple[Any, ...]] = BUDGETS,
         if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")):
-            key = (group, normalize(line))
-            if key in first_line:
-                findings.append((number, "duplicate",
-                                 f"same bullet as line {first_line[key]} in the same section"))
-            else:
-                first_line[key] = number
+            first = first_line.setdefault((group, normalize(line)), number)
+            if first != number:
+                findings.append((number, "duplicate", f"same bullet as line {first} in the same section"))
         if number - 1 not in heading_at and number - 1 not in fenced and opens_group(clean_invisible(raw)[0]):
             group = number
-    for agent, unit, limit, *rest in budgets:
-        before = rest[0] if rest else 0
+    for agent, unit, limit, before in budgets:
         size = len(original) if unit == "chars" else len(original.encode())
         if before + size > limit:
             room = max(0, limit - before)
@@ -4683,8 +4613,7 @@ def committed_text(real: str) -> str | None:
 def run_lint(paths: list[str]) -> int:
     """Lint the files named, or build's memory file. A finding lint-ignore silences becomes
     a note; notes and stale bullets never fail the run."""
-    found = find_config(os.getcwd())
-    conf = load_config(*found) if found else {}
+    conf = read_config()
     if not paths:
         memory = conf.get("memory") or default_memory(cwd_root(), set())
         shown = os.path.relpath(memory)
@@ -4799,13 +4728,10 @@ def span_name(span: str) -> tuple[str, str] | None:
         return "file", text
     if DOTTED_NAME.fullmatch(text):
         return None if HOST_NAME.fullmatch(text) else ("symbol", text)
-    if CAMEL_CASE.fullmatch(text) or SNAKE_CASE.fullmatch(text):
-        return "symbol", text
-    return None
+    return ("symbol", text) if CAMEL_CASE.fullmatch(text) or SNAKE_CASE.fullmatch(text) else None
 
 
 def symbol_words(symbol: str) -> list[str]:
-    """The words a symbol is present by, lowered: each part of a dotted one."""
     return [part.lower() for part in re.split(r"\.|::", symbol) if part]
 
 
@@ -4952,8 +4878,7 @@ def stale_note(real: str, rel: str, data: bytes | None, seen: str | None) -> lis
     """build's preamble line counting stale bullets: the hook reminds, never blocks."""
     if not data:
         return []
-    found = find_config(os.getcwd())
-    ignore = load_config(*found).get("lint_ignore", ()) if found else ()
+    ignore = read_config().get("lint_ignore", ())
     lines = data.decode("utf-8", "replace").split("\n")
     count = sum(not silenced(ignore, kind, lines[line - 1]) for line, kind, _ in
                 stale_findings(real, "\n".join(lines), seen))
@@ -4989,8 +4914,7 @@ def positive_int(value: str) -> int:
 
 def parse_roles(value: str) -> frozenset[str]:
     roles = frozenset(r.strip() for r in value.split(",") if r.strip())
-    unknown = roles - {"user", "assistant"}
-    if not roles or unknown:
+    if not roles or roles - {"user", "assistant"}:
         raise argparse.ArgumentTypeError(f"roles are user and assistant: {value!r}")
     return roles
 
@@ -5078,8 +5002,7 @@ class Settings(NamedTuple):
 
 def settings(args: argparse.Namespace) -> Settings:
     """Command-line flags over the config file over the defaults."""
-    found = find_config(os.getcwd())
-    conf = load_config(*found) if found else {}
+    conf = read_config()
     pick = lambda name, default=None: next(  # noqa: E731
         (v for v in (getattr(args, name, None), conf.get(name)) if v is not None), default)
     opts = Options(
@@ -5154,8 +5077,7 @@ def _run_build(args: argparse.Namespace) -> int:
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)
-    stats["skipped_same_session"] += same_session
-    stats["cached_files"] += cached
+    stats.update(skipped_same_session=same_session, cached_files=cached)
     candidates = [c for result in results for c in result.candidates]
     target = patch_target(memory)
     current = read_memory(target[0], memory)
@@ -5178,12 +5100,10 @@ def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
     """The transcripts to read, named or discovered; those read leniently (a file that is
     no transcript, one being written, is passed over); the agents discovery found."""
     if args.transcripts:
-        paths, walked = expand_inputs(args.transcripts)
-        return paths, walked, set()
+        return (*expand_inputs(args.transcripts), set())
     passed: list[str] = []
     found = discover(root, conf.since, passed, memo)
-    note = discovery_note(root, len(found), passed, conf.since is not None)
-    if note:
+    if note := discovery_note(root, len(found), passed, conf.since is not None):
         sys.stderr.write(one_line(note) + "\n")
     paths = [p for p, _ in found]
     return paths, set(paths), {t for _, t in found}
@@ -5201,7 +5121,6 @@ def print_sources(args: argparse.Namespace, conf: Settings, paths: list[str]) ->
 
 def print_explain(results: list[FileResult], proposed: list[Candidate],
                   dropped: list[tuple[Candidate, str, str]]) -> None:
-    """--explain: every sentence's row, in reading order."""
     rows = [(order, text) for result in results for order, text in result.explain]
     rows += [(c.order, explain_line(stage, detail or (explain_score(c) if stage in ("dropped_over_cap", "dropped_weak")
                                                       else ""), c.file, c.line, c.role, c.text))
@@ -5229,7 +5148,7 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
         changed = {path: getattr(_stat(path), "st_mtime", math.inf) for path, _ in writes}  # stdin: not old
         notes += write_notes(proposed, writes, os.path.basename(real), memory_git_state(real) if writes else None,
                              changed)
-        notes += budget_warnings(patched(current, bullets, section), rel, budgets_for(conf.memory))
+        notes += budget_warnings(patched(current, bullets, section), rel, conf.memory)
         notes += stale_note(real, rel, current, conf.seen)
         notes += pending_note(stats, conf.max_add)
     if args.json:
@@ -5255,8 +5174,7 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
 def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candidate]) -> int:
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
-        note = script_note(stats)
-        if note:
+        if note := script_note(stats):
             sys.stderr.write(f"{PROG}: note: {note}\n")
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
 
