@@ -696,7 +696,9 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
 # without a `:`, a publishable key (PUBLIC_VALUE).
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
-WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")  # a word when short or holding a vowel
+# A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`), or short and lower-case
+# (`cfg`, `v2`; not `BG`, `Xv`).
+WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
@@ -2232,7 +2234,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     continue
                 # Where a word ends a line or opens the next, a line ended and another began.
                 left, right = match.group().split("\n")
-                if any(len(piece) > 3 and WORD_PIECE.fullmatch(piece) and VOWEL.search(piece)
+                if any(len(piece) > 3 and piece.isalpha() and WORD_PIECE.fullmatch(piece)
                        for piece in (TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0])):
                     continue
                 joined = left + right
@@ -2339,9 +2341,13 @@ def credential_shaped(token: str) -> bool:
     if not UUID.search(token):
         pieces = TOKEN_PIECES.split(token)
         if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
-            # Pieces next to each other that are neither a word nor a number, joined.
-            runs = "".join(" " if piece.isdigit() or WORD_PIECE.fullmatch(piece)
-                           and (len(piece) <= 3 or VOWEL.search(piece)) else piece for piece in pieces).split()
+            # Pieces next to each other that are neither a word nor a number, joined; and all
+            # pieces when one mixes cases (base64 breaks anywhere, a name between its words).
+            runs = "".join(" " if piece.isdigit() or WORD_PIECE.fullmatch(piece) else piece
+                           for piece in pieces).split()
+            whole = "".join(pieces)
+            if len(whole) >= RANDOM_MIN and any(run.lower() != run != run.upper() for run in runs):
+                runs.append(whole)
             if len(pieces) == 1 or not any(looks_random(run, words=True, least=RANDOM_MIN if HEX.fullmatch(run)
                                                         else NAME_REST) for run in runs):
                 return False
