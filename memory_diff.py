@@ -676,16 +676,19 @@ HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
 # A word inside a camelCase name, as looks_random reads one: a capital and three
-# lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`).
-CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])")
-# A mixed-case token with no keyword (looks_random): with a name's words (NAME_WORD) taken
-# out, a random rest still changes kind nearly everywhere; and a long token of
-# LONG_ENTROPY bits a character is random (a long name repeats letters: about 4.2).
-NAME_WORD = Lazy(r"(?<![A-Za-z])[a-z]{3,}|[A-Z][a-z]{2,}")
+# lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`), or a version's (`V2`).
+CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
+# A mixed-case token with no keyword (looks_random), split where a name's words meet
+# (`get|User|By|Id|V2|Async`, `HTML|Parser`), is random when ODD_PIECES of its parts are no
+# word: a lone letter (not a version's `V`), capitals, no vowel, five consonants in a row;
+# or a letter names rarely hold (j, z, q not in `qu`: 0.5% of CPython's, 3 in 26 of random).
+# Measured: 0.2-0.4% of random bodies of 20 to 32 characters pass, 0.2% of names are held.
+NAME_PIECE = Lazy(r"([A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+ODD_PIECE = Lazy(r".|[A-Z]+|[^AEIOUYaeiouy]+|.*[^AEIOUYaeiouy]{5}.*")
+RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
+ODD_PIECES = 4
 VOWEL = Lazy(r"[AEIOUYaeiouy]")
 DIGIT = Lazy(r"[0-9]")
-LONG_TOKEN = 32
-LONG_ENTROPY = 4.45
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
@@ -695,7 +698,9 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
 # without a `:`, a publishable key (PUBLIC_VALUE).
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
-WORD_PIECE = Lazy(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")  # a word when short or holding a vowel
+# A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`), or short and lower-case
+# (`cfg`, `v2`; not `BG`, `Xv`).
+WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
@@ -2216,7 +2221,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     continue
                 # Where a word ends a line or opens the next, a line ended and another began.
                 left, right = match.group().split("\n")
-                if any(len(piece) > 3 and WORD_PIECE.fullmatch(piece) and VOWEL.search(piece)
+                if any(len(piece) > 3 and piece.isalpha() and WORD_PIECE.fullmatch(piece)
                        for piece in (TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0])):
                     continue
                 joined = left + right
@@ -2302,20 +2307,18 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
         return True  # a run of 16 hex characters or more is a hash, an id or a key, not a word
     if not any(c.isupper() for c in value) and len(INNER_DIGITS.findall(value)) >= INNER_DIGIT_RUNS:
         return True
-    # An upper-case letter before lower-case ones opens a word (`CamelCase`): no change.
+    # An upper-case letter before lower-case ones opens a word (`CamelCase`): no change; with
+    # `words`, neither does a word's capital after a lower-case letter or a digit (`S3Bucket`).
     changes = sum(1 for at, (a, b) in enumerate(zip(value, value[1:]))
                   if _char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
-                  and not (words and a.islower() and b.isupper() and CAPITAL_WORD.match(value, at + 1)))
+                  and not (words and not a.isupper() and b.isupper()
+                           and CAPITAL_WORD.match(value, at + 1)))
     if changes * RANDOM_MIX >= len(value):
         return True
     if not words or value.islower() or value.isupper():
         return False
-    if len(value) >= LONG_TOKEN and shannon(value) >= LONG_ENTROPY:
-        return True
-    rest = NAME_WORD.sub(lambda m: " " if VOWEL.search(m.group()) else m.group(), value).split()
-    changes = sum(_char_class(a) != _char_class(b) for part in rest for a, b in zip(part, part[1:]))
-    size = sum(map(len, rest))
-    return size >= NAME_REST and changes * RANDOM_MIX >= size
+    odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
+    return odd + len(RARE_LETTER.findall(value)) >= ODD_PIECES
 
 
 def credential_shaped(token: str) -> bool:
@@ -2325,9 +2328,13 @@ def credential_shaped(token: str) -> bool:
     if not UUID.search(token):
         pieces = TOKEN_PIECES.split(token)
         if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
-            # Pieces next to each other that are neither a word nor a number, joined.
-            runs = "".join(" " if piece.isdigit() or WORD_PIECE.fullmatch(piece)
-                           and (len(piece) <= 3 or VOWEL.search(piece)) else piece for piece in pieces).split()
+            # Pieces next to each other that are neither a word nor a number, joined; and all
+            # pieces when one mixes cases (base64 breaks anywhere, a name between its words).
+            runs = "".join(" " if piece.isdigit() or WORD_PIECE.fullmatch(piece) else piece
+                           for piece in pieces).split()
+            whole = "".join(pieces)
+            if len(whole) >= RANDOM_MIN and any(run.lower() != run != run.upper() for run in runs):
+                runs.append(whole)
             if len(pieces) == 1 or not any(looks_random(run, words=True, least=RANDOM_MIN if HEX.fullmatch(run)
                                                         else NAME_REST) for run in runs):
                 return False

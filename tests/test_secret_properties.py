@@ -415,6 +415,9 @@ def _row(name: str, slot: str, value: str, frame: str = RULE):
 _HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 14)
 _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
+# Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
+_WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "base62", 24),
+          (417, "base62", 27), (418, "base62", 29), (59, "base64url", 23)]
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
@@ -444,6 +447,9 @@ CLASSES = [
     _row("zh-smtp-code", f"SMTP 授权码：{_SMTP}", _SMTP, RULE_ZH),
     _row("zh-misspelling", f"密匙是{_B62}", _B62, RULE_ZH),
     _row("zh-key-words-before", f"密钥在部署时要用到：{_B62}", _B62, RULE_ZH),
+    # A short mixed-case token alone in a plain sentence, its letters read like words.
+    *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
+      for seed, a, n in _WORDY],
 ]
 
 
@@ -468,6 +474,14 @@ LOOKALIKES = [
     _row("mkdir-p", "`mkdir -p build/out`", "mkdir -p build/out"),
     _row("package-spec", "`npm i @angular/core@17`", "@angular/core@17"),
     _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
+    # Names of words, acronyms and versions, not random however mixed (the last two come from
+    # property 3's generator).
+    *[_row(f"name-{name}", f"`{name}`", name) for name in [
+        "getUserByIdV2Async", "TestResumeLargeFiles2", "useQueryClientV5", "HTMLParserUTF8Helper",
+        "k8sV1beta1Api", "useS3BucketForEC2Logs", "AmazonRedshiftQueryEditorV2FullAccess",
+        "RecvmsgIntoRFC3542AncillaryUDP6Test", "OAuth2ClientCredentialsProviderV3",
+        "parseX509CertificateFromPEMv3", "listAllURLsForUserV2", "build-cfg-v2-x86-msvc-2022",
+        "nonlinear_2eq_order1_type1", "CacheQueueRequestRequestRequest2", "RequestV2V2Cache2"]],
 ]
 
 
