@@ -3836,11 +3836,14 @@ def _of(value: Any, *kinds: Any) -> Any:
 
 def kept_candidate(row: Any, at: int, path: str) -> Candidate:
     """A candidate plain_result kept, for input `at` read from `path` as given."""
-    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES \
-            or max(abs(n) for n in row if type(n) is int) >= CACHE_INT:
+    if type(row) is not list or tuple(map(type, row)) not in KEPT_TYPES:
         raise ValueError("a cache entry of another shape")
     text, key, role, line, stamp, kind, score, line_at, sequence, number, conversation, request, said_in, \
         source, also = row
+    # The numbers' bits together: under CACHE_INT only if each number is.
+    numbers = abs(line) | abs(score) | abs(line_at) | abs(sequence) | abs(number) | abs(said_in)
+    if numbers | abs(request or 0) >= CACHE_INT:
+        raise ValueError("a cache entry of another shape")
     return Candidate(text, key, role, path, line, stamp, kind, score, (at, line_at, sequence, number),
                      path if conversation is None else conversation, "" if request is None else f"{path}:{request}",
                      said_in, source, also)
@@ -3850,11 +3853,11 @@ def rebuilt(plain: Any, at: int, path: str, root: str) -> FileResult:
     """ValueError or TypeError when of another shape, or keyed by another path (moved)."""
     rows, stats_in, explain_in, writes_in, conversation_key, through = _of(plain, list)
     candidates = [kept_candidate(row, at, path) for row in _of(rows, list)]
-    stats: Counter[str] = Counter()
-    for name, count in _of(stats_in, list):
-        if _of(name, str) in stats:
-            raise ValueError("a cache entry of another shape")
-        stats[name] = _of(count, int)
+    stats: Counter[str] = Counter(dict(_of(stats_in, list)))  # a name twice is another shape
+    sound = all(type(name) is str and type(count) is int and -CACHE_INT < count < CACHE_INT
+                for name, count in stats.items())
+    if len(stats) != len(stats_in) or not sound:
+        raise ValueError("a cache entry of another shape")
     shown = "\t" + one_line(path) + ":" if _of(explain_in, list) else ""  # (--explain's only)
     explain = [((at, *(_of(n, int) for n in _of(order, list))), _of(label, str) + shown + _of(rest, str))
                for order, label, rest in explain_in]
