@@ -680,11 +680,12 @@ INNER_DIGIT_RUNS = 3
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword (looks_random), split where a name's words meet
 # (`get|User|By|Id|V2|Async`, `HTML|Parser`), is random when ODD_PIECES of its parts are no
-# word: one or two letters (not a version's `V`), capitals, no vowel, five consonants in a
-# row; or a letter names rarely hold (j, z, q not in `qu`: 0.5% of CPython's, 3 in 26 of
-# random). Names have a short word or two (`By|Id`), random tokens many (`Sx|91|Hq|ak`).
-NAME_PIECE = Lazy(r"([A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
-ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUYaeiouy]+|.*[^AEIOUYaeiouy]{5}.*")
+# word: one or two letters (not a version's `V` after a word), capitals, no vowel but y,
+# four consonants in a row; or a letter names rarely hold (j, z, q not in `qu`: 0.5% of
+# CPython's, 3 in 26 of random). Names have a short word or two (`By|Id`), random tokens
+# many (`Sx|91|Hq|8e2`).
+NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{4}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 ODD_PIECES = 4
 VOWEL = Lazy(r"[AEIOUYaeiouy]")

@@ -416,10 +416,12 @@ _HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 
 _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
 # Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
-# 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did.
+# 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did;
+# 1878, 2437 and 2500 until a letter between digits, four consonants or a y alone did.
 _WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "base62", 24),
           (417, "base62", 27), (418, "base62", 29), (59, "base64url", 23), (1023, "base62", 20),
-          (1209, "base62", 20), (1564, "base62", 20)]
+          (1209, "base62", 20), (1564, "base62", 20), (1878, "base62", 20), (2437, "base62", 20),
+          (2500, "base62", 20)]
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
