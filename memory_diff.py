@@ -681,12 +681,15 @@ CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword (looks_random), split where a name's words meet
 # (`get|User|By|Id|V2|Async`, `HTML|Parser`), is random when ODD_PIECES of its parts are no
 # word: one or two letters (not a version's `V` after a word), capitals, no vowel but y,
-# four consonants in a row; or a letter names rarely hold (j, z, q not in `qu`: 0.5% of
+# five consonants in a row; or a letter names rarely hold (j, z, q not in `qu`: 0.5% of
 # CPython's, 3 in 26 of random). Names have a short word or two (`By|Id`), random tokens
 # many (`Sx|91|Hq|8e2`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
-ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{4}.*")
+ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
+# A token in one case (`a-z0-9`, base32's `A-Z2-7`) has no capitals to split at: it is random
+# when under a quarter of its letters are vowels (words have about 40%, random letters 19%).
+VOWEL_SHARE = 0.25
 ODD_PIECES = 4
 VOWEL = Lazy(r"[AEIOUYaeiouy]")
 DIGIT = Lazy(r"[0-9]")
@@ -2316,8 +2319,12 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
                            and CAPITAL_WORD.match(value, at + 1)))
     if changes * RANDOM_MIX >= len(value):
         return True
-    if not words or value.islower() or value.isupper():
+    if not words:
         return False
+    letters = [c for c in value if c.isalpha()]
+    if (value.islower() or value.isupper()) and len(letters) >= len(value) / 2 \
+            and sum(c in "aeiouAEIOU" for c in letters) < VOWEL_SHARE * len(letters):
+        return True
     odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
     return odd + len(RARE_LETTER.findall(value)) >= ODD_PIECES
 

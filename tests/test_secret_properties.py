@@ -1,11 +1,12 @@
 """Issue 26: the secret gate judged by properties, over values nobody listed.
 
-Generated token bodies (hex, base62, base64, base64url, UUID-shaped; with or without an
-issuer-like prefix made up here, never a real issuer's) are put into generated sentence
-shapes (plain, code span, link, URL query, quotes, `NAME = value`, JSON, table row, a line
-wrap inside the message, invisible and format characters, percent-encoding, full-width
-forms, Chinese with full-width punctuation), said by the user or the assistant, in a frame
-that is proposed when it holds a harmless phrase instead (test_frame_control_is_proposed).
+Generated token bodies (hex, base62, base64, base64url, one-case a-z0-9 and base32,
+UUID-shaped; with or without an issuer-like prefix made up here, never a real issuer's) are
+put into generated sentence shapes (plain, code span, link, URL query, quotes, `NAME =
+value`, JSON, table row, a line wrap inside the message, invisible and format characters,
+percent-encoding, full-width forms, Chinese with full-width punctuation), said by the user
+or the assistant, in a frame that is proposed when it holds a harmless phrase instead
+(test_frame_control_is_proposed).
 
 1. No 12-character window of the body appears in any output of any mode (the patch and its
    `--stats` stderr, `--json --stats`, `--explain`, `lint` of the sentence as a bullet),
@@ -63,6 +64,8 @@ ALPHABETS = {
     "base62": string.ascii_letters + string.digits,
     "base64": string.ascii_letters + string.digits + "+/",
     "base64url": string.ascii_letters + string.digits + "-_",
+    "lower36": string.ascii_lowercase + string.digits,  # one case: no capitals to split at
+    "base32": string.ascii_uppercase + "234567",  # TOTP seeds and the like
 }
 
 
@@ -84,8 +87,10 @@ def make_body(seed: int, alphabet: str, length: int) -> str:
 @st.composite
 def tokens(draw: st.DrawFn) -> tuple[str, str]:
     """(token as written, its random body)."""
-    alphabet = draw(st.sampled_from(["hex", "HEX", "base62", "base64", "base64url", "uuid"]))
-    low = 32 if alphabet in ("hex", "HEX") else 20
+    alphabet = draw(st.sampled_from(["hex", "HEX", "base62", "base64", "base64url", "lower36", "base32", "uuid"]))
+    # One-case bodies from 28 characters: shorter, a random one and a name run together
+    # (`mistral7binstructv02`) are too alike; README's Security section gives that residual.
+    low = 32 if alphabet in ("hex", "HEX") else 28 if alphabet in ("lower36", "base32") else 20
     body = make_body(draw(st.integers(0, 2**32)), alphabet, draw(st.integers(low, 64)))
     prefix = ""
     if draw(st.booleans()):
@@ -417,11 +422,13 @@ _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
 # Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
 # 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did;
-# 1878, 2437 and 2500 until a letter between digits, four consonants or a y alone did.
+# 1878 and 2437 until a letter between digits or a part whose only vowel is y did.
 _WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "base62", 24),
           (417, "base62", 27), (418, "base62", 29), (59, "base64url", 23), (1023, "base62", 20),
-          (1209, "base62", 20), (1564, "base62", 20), (1878, "base62", 20), (2437, "base62", 20),
-          (2500, "base62", 20)]
+          (1209, "base62", 20), (1564, "base62", 20), (1878, "base62", 20), (2437, "base62", 20)]
+# One-case bodies printed until a one-case token with under a quarter vowels counted as random
+# (the second pair's base32 at 32 characters is a TOTP seed's length).
+_ONE_CASE = [(15, "lower36", 24), (104, "lower36", 32), (2, "base32", 32), (4, "base32", 32), (2, "base32", 16)]
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
@@ -454,6 +461,8 @@ CLASSES = [
     # A short mixed-case token alone in a plain sentence, its letters read like words.
     *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
       for seed, a, n in _WORDY],
+    *[_row(f"one-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
+      for seed, a, n in _ONE_CASE],
 ]
 
 
