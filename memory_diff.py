@@ -240,8 +240,7 @@ REQUEST_PULL = 3
 
 # SCORE: a candidate starts at BASE_SCORE, gains each matching rule's points and is
 # proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points, tuned on half
-# the labelled corpus (bench/quality.py). Alternatives share one leading \b, which costs
-# the regex engine more to try at every position than a literal.
+# the labelled corpus (bench/quality.py).
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
@@ -408,8 +407,7 @@ EXIT_ERROR = 2
 # Abbreviations after which ". " does not end a sentence.
 ABBREVIATIONS = frozenset(
     "e.g i.e vs etc cf approx al fig no mr mrs ms dr st jr sr inc ltd co eq resp"
-    " incl esp viz ca".split()
-)
+    " incl esp viz ca".split())
 
 # Wrappers that agents inject into the user's turn; never the user's own words.
 INJECTED_TAGS = (
@@ -420,8 +418,7 @@ INJECTED_TAGS = (
     "ide_opened_file", "ide_selection", "ide_diagnostics", "thinking",
 )
 INJECTED_SPAN = Lazy(
-    r"<(" + "|".join(INJECTED_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.S
-)
+    r"<(" + "|".join(INJECTED_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.S)
 # Whole messages that are the agent's own boilerplate, by their first characters.
 COMPACTION_OPENING = "This session is being continued from a previous conversation"
 INJECTED_PREFIXES = (
@@ -446,8 +443,7 @@ CLINE_TOOLS = (
 CLINE_TOOL_XML = Lazy(r"<(" + "|".join(CLINE_TOOLS) + r")>.*?(?:</\1>|\Z)", re.S)
 CLINE_KEEP_XML = Lazy(
     r"</?(?:attempt_completion|result|plan_mode_respond|response|task|feedback|"
-    r"user_message|answer|command)>"
-)
+    r"user_message|answer|command)>")
 
 # -- safety gates ----------------------------------------------------------------------
 
@@ -471,6 +467,9 @@ def literal_trie(words: Iterable[str]) -> str:
 # whose alphabet holds `_` or `-` has no end edge: its prefix is the proof.
 _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
+_PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space or a quote
+# A credential's word assigned a value, quoted (to its quote) or not (to a space, `,` or `;`).
+_ASSIGNED = r"s?(?![a-z0-9])[\"']?\s*(?:=|:=|=>|:)\s*(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))"
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
@@ -608,20 +607,27 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature)=([^\s&#\"'<>`]{6,})",
      "password"),
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
-    # Passwords by position, whatever they look like: a password option, a database
-    # client's glued `-p` (not `ssh -p 2222`), sshpass, htpasswd, Oracle `user/pw@host`.
-    ("password_option", "-password|-passwd",
-     r"(?i)(?<![a-z0-9-])--(?:[a-z]+-)?(?:password|passwd)(?:=|\s+)(?!-)[\"']?([^\s\"'`]+)", "position"),
+    # Passwords by position (_PW): an option, mysql's glued `-p` (not `ssh -p 2222`), a login's
+    # `-p` (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd, `user/pw@host`.
+    ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass",
+     r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
+     r"|keypass)(?:=|\s+)(?!-)" + _PW, "position"),
     ("password_option", "mysql|mariadb",
-     r"(?<![A-Za-z0-9_.-])(?:mysql|mariadb)[a-z]*[^\n|;&]*?(?<=\s)-p[\"']?([^\s\"'`]+)",
-     "position"),
-    ("password_option", "sshpass", r"sshpass\s+-p\s*[\"']?([^\s\"'`]+)", "position"),
-    ("password_option", "htpasswd",
-     r"htpasswd\s+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*\s+\S+\s+[\"']?([^\s\"'`]+)|"
-     r"htpasswd\s+-[A-Za-z]*b[A-Za-z]*\s+\S+\s+\S+\s+[\"']?([^\s\"'`]+)", "position"),
+     r"(?<![A-Za-z0-9_.-])(?:mysql|mariadb)[a-z]*[^\n|;&]*?(?<=\s)-p" + _PW, "position"),
+    ("password_option", "login|machine|default|password>|passwd>|secret>",
+     r"(?<![A-Za-z0-9_.-])login\b[^\n|;&]*?(?<=\s)-p\s*" + _PW + r"|(?<![a-z0-9])(?:machine\s+\S+"
+     r"|default)\s+(?:login\s+\S+\s+)?password\s+" + _PW
+     + r"|(?i:<(?:password|passwd|secret)>([^<\s]{3,})</)", "position"),
+    ("password_option", "sshpass", r"sshpass\s+-p\s*" + _PW, "position"),
+    ("password_option", "htpasswd", r"htpasswd\s+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*\s+\S+"
+     r"\s+" + _PW + r"|htpasswd\s+-[A-Za-z]*b[A-Za-z]*\s+\S+\s+\S+\s+" + _PW, "position"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
-    ("bearer_token", "bearer", r"(?i)bearer\s+([a-z0-9._~+/-]{16,}=*)", "random"),
+    # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
+    ("bearer_token", "bearer", r"(?i)(?<![a-z0-9])bearer\s+[\"']?([^\s\"'`]{8,})", "position"),
+    ("http_credential", "authorization:|key:|token:|secret:|auth:|cookie:",
+     r"(?i)(?<![a-z0-9-])(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?|x-[a-z-]*(?:key|token|secret"
+     r"|auth)[a-z-]*:\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=)([^\s;\"'`]{6,})", "position"),
     # HTTP Basic credentials: base64 `user:password` after `Basic`, and curl's `-u u:p`.
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
@@ -629,15 +635,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
     # ...`, `"password": "a,b;c"`), quoted or not.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     r"(?i)(?<![a-z0-9])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w) + r")s?(?![a-z0-9])"
-     r"[\"']?\s*(?:=|:=|=>|:)\s*(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))", "password"),
+     r"(?i)(?<![a-z0-9])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w) + ")" + _ASSIGNED, "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word
     # first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})" for word in ("Password", "Passwd", "Passphrase", "Pwd", "Pass",
                                                                "Secret", "Token", "Credential", "Auth", "Key"))
-     + r")s?(?![a-z0-9])"
-     r"[\"']?\s*(?:=|:=|=>|:)\s*(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))", "password"),
+     + ")" + _ASSIGNED, "password"),
     # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
     # `<add key="Password" value="..." />`.
     ("generic_secret", "key=",
@@ -653,8 +657,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
     # After the generic rules, which name the kind where both match (`DB_PASSWORD=...`).
-    ("password_variable", "password=|passwd=|pwd=|pass=",
-     r"(?i)(?<![a-z0-9_])(?:pgpassword|[a-z0-9_]*_(?:password|passwd|pwd|pass)|password|passwd)=[\"']?"
+    ("password_variable", "password|passwd|pwd=|pass=|pass_|secret",
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))"
+     r"(?:_(?!file\b|path\b|env\b)[a-z0-9]+)*=[\"']?"
      r"([^\s\"'`,;&]+)", "position"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
@@ -744,11 +749,11 @@ BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
 # Values that are obviously no secret: placeholders and variable references.
 PLACEHOLDER = Lazy(
-    r"^(?:<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|x{3,}|\*{3,}|"
-    r"\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)[-_]?\S*|changeme|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|"
+    r"^(?:<[^>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$\(\S*|\.{0,2}/\S*|%[A-Za-z_]+%|\{\{.*\}\}|"
+    r"x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)(?:[-_.]\S*|"
+    r"(?:password|secret|token|key|here)\S*)?|changeme|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|"
     r"password|secret|redacted|\[redacted\]|none|null|true|false|os\.environ\S*|"
-    r"process\.env\S*|env\(\S*)$", re.I
-)
+    r"process\.env\S*|env\(\S*)$", re.I)
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
@@ -763,12 +768,10 @@ EMAIL = Lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z
              r"(?![A-Za-z0-9-])")
 NOT_PERSONAL_EMAIL = Lazy(
     r"(?i)(?:^|[.@])(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$|"
-    r"noreply|no-reply"
-)
+    r"noreply|no-reply")
 PHONE = Lazy(
     r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![A-Za-z0-9])|"
-    r"(?<![A-Za-z0-9])(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)"
-)
+    r"(?<![A-Za-z0-9])(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)")
 # Absolute home paths name a person and a machine: rewritten to `~/...`, which keeps the
 # fact and drops the name.
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
@@ -800,8 +803,7 @@ INVISIBLE = Lazy(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f"
     "\u200b-\u200d\u2060-\u2064\u206a-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff\ufdd0-\ufdef"
-    "\ufffe\uffff]"
-)
+    "\ufffe\uffff]")
 # Other line breaks become \n before cleaning, so removing controls never joins lines.
 OTHER_BREAKS = Lazy("\r\n?|\x85|\u2028|\u2029")
 
@@ -817,8 +819,7 @@ INJECTION = Lazy(
     r"system prompt\s*:|do not (?:tell|inform|alert) the user\b|"
     r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
     r"\b(?:to|at|into)\s+(?:https?|ftp)://)|"
-    r"忽略(?:之前|以上|前面|上面|所有)|你现在是|无视(?:之前|以上|前面)"
-)
+    r"忽略(?:之前|以上|前面|上面|所有)|你现在是|无视(?:之前|以上|前面)")
 # "From now on, you ..." re-addresses the agent: from a document, a tool or the agent
 # itself it is an attempt to override; in the user's own turn it is the user's rule.
 INJECTION_UNLESS_USER = Lazy(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
@@ -1213,8 +1214,7 @@ CLAUDE_MARKERS = {
                   rb'\s*"id":\s*"[^"]*",\s*"name":\s*"(?:Edit|MultiEdit|Write)")'),
              b'"content' + sep,
              b'"type%stool_result"' % sep, b'"toolUseResult": {' if spaced else b'"toolUseResult":{')
-    for spaced, sep in ((False, b'":"'), (True, b'": "'))
-}
+    for spaced, sep in ((False, b'":"'), (True, b'": "'))}
 # Between two text blocks of a tool result's content list: the first one's text, `},{`.
 NEXT_TEXT = Lazy(rb',\s?"text":\s?"[^"\\]*(?:\\.[^"\\]*)*"\},\s?\{')
 TOOL_TEXTS = Lazy(rb'\{"tool_use_id":\s?"[^"\\]*",\s?"type":\s?"tool_result",\s?"content":\s?\[\{')

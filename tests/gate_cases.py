@@ -258,9 +258,11 @@ _SECRETS.append(_secret("stripe-sk-test", "stripe_key",
     "sk_test_" + _body, _body))
 
 _head, _body = jwt("jwt-bearer")
+# After `Bearer` any value is a credential by its place: the control names a variable.
 _SECRETS.append(_secret("jwt-bearer", "jwt",
     "Always send the header Authorization: Bearer {x} when calling the admin API because the proxy strips cookies.",
-    _head + _body, _body))
+    _head + _body, _body, control="Always send the header Authorization: Bearer $ADMIN_TOKEN when calling the "
+                                  "admin API because the proxy strips cookies."))
 _head, _body = jwt("jwt-cookie")
 _SECRETS.append(_secret("jwt-cookie", "jwt",
     "Never cache the session cookie value {x} in localStorage because XSS can read it.",

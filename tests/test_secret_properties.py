@@ -419,6 +419,8 @@ def _row(name: str, slot: str, value: str, frame: str = RULE):
 
 _HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 14)
 _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
+# A password as people choose one, long enough for a 12-character window.
+_HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
 _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
 # Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
 # 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did;
@@ -458,6 +460,23 @@ CLASSES = [
     _row("zh-smtp-code", f"SMTP 授权码：{_SMTP}", _SMTP, RULE_ZH),
     _row("zh-misspelling", f"密匙是{_B62}", _B62, RULE_ZH),
     _row("zh-key-words-before", f"密钥在部署时要用到：{_B62}", _B62, RULE_ZH),
+    # Places a probe found printing a chosen password (made up here): a header, a cookie, a
+    # login's `-p`, `.netrc`, an XML element, long options of other names, a suffixed variable,
+    # a value opening with a placeholder's word.
+    _row("authorization-any-scheme", f"`Authorization: Token {_HUMAN}`", _HUMAN),
+    _row("api-key-header", f"`X-Api-Key: {_HUMAN}`", _HUMAN),
+    _row("cookie-value", f"`Cookie: session={_HEX32[:24]}`", _HEX32[:24]),
+    _row("bearer-chosen", f"`Authorization: Bearer {_HUMAN}`", _HUMAN),
+    _row("login-p-space", f"`docker login -u deploy -p {_HUMAN}`", _HUMAN),
+    _row("netrc", f"`machine git.example.net login deploy password {_HUMAN}`", _HUMAN),
+    _row("xml-element", f"`<password>{_HUMAN}</password>`", _HUMAN),
+    _row("passphrase-option", f"`gpg --batch --passphrase {_HUMAN} -d backup.gpg`", _HUMAN),
+    _row("storepass-option", f"`keytool -list -keystore app.jks -storepass {_HUMAN}`", _HUMAN),
+    _row("client-secret-option", f"`az ad sp create --client-secret {_HUMAN}`", _HUMAN),
+    _row("suffixed-password-variable", f"`DB_PASSWORD_PROD={_HUMAN}`", _HUMAN),
+    _row("secret-key-base", f"`SECRET_KEY_BASE={_HUMAN}`", _HUMAN),
+    _row("placeholder-word-prefix", f"`docker login --password MyS3cretPass{_PW[:4]}`", f"MyS3cretPass{_PW[:4]}"),
+    _row("name-opening-with-the", f"`PGPASSWORD=Theodore{_PW[:6]} psql -h db`", f"Theodore{_PW[:6]}"),
     # A short mixed-case token alone in a plain sentence, its letters read like words.
     *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
       for seed, a, n in _WORDY],
@@ -487,6 +506,14 @@ LOOKALIKES = [
     _row("mkdir-p", "`mkdir -p build/out`", "mkdir -p build/out"),
     _row("package-spec", "`npm i @angular/core@17`", "@angular/core@17"),
     _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
+    # What a credential's place may hold that is none: a command's output, a file, a variable.
+    _row("password-from-command", "`PGPASSWORD=$(cat /run/secrets/pg) psql`", "PGPASSWORD=$(cat /run/secrets/pg)"),
+    _row("password-from-file", "`kubectl create secret generic db --from-file=password=./pw.txt`", "password=./pw.txt"),
+    _row("secret-from-command", "`SECRET_KEY_BASE=$(rails secret)`", "SECRET_KEY_BASE=$(rails secret)"),
+    _row("bearer-variable", "`Authorization: Bearer $TOKEN`", "Authorization: Bearer $TOKEN"),
+    _row("password-stdin", "`docker login -u deploy --password-stdin`", "docker login -u deploy --password-stdin"),
+    _row("password-file-variable", "`DB_PASSWORD_FILE=/run/secrets/db`", "DB_PASSWORD_FILE=/run/secrets/db"),
+    _row("list-all", "`ls -a /tmp`", "ls -a /tmp"),
     # Names of words, acronyms and versions, not random however mixed (the last two come from
     # property 3's generator).
     *[_row(f"name-{name}", f"`{name}`", name) for name in [
