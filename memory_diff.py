@@ -2293,9 +2293,10 @@ def credible(value: str, check: str, whole: str) -> bool:
         return len(value) >= 3 and not (spaced and value.isalpha() and value.islower())
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
-    if check in ("password", "phrase"):
-        return shannon(value) >= MIN_ENTROPY and (
-            any(c.isdigit() for c in value) or bool(PASSWORD_WORD.search(whole)) or not value.isascii())
+    named = check in ("password", "phrase") and bool(PASSWORD_WORD.search(whole))
+    if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
+        return (shannon(value) >= MIN_ENTROPY or named and value.isascii() and DIGIT.search(value)) and (
+            any(c.isdigit() for c in value) or named or not value.isascii())
     return True
 
 
@@ -2322,11 +2323,10 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
     if not words:
         return False
     letters = [c for c in value if c.isalpha()]
-    if (value.islower() or value.isupper()) and len(letters) >= len(value) / 2 \
-            and sum(c in "aeiouAEIOU" for c in letters) < VOWEL_SHARE * len(letters):
-        return True
+    one_case = (value.islower() or value.isupper()) and len(letters) >= len(value) / 2
     odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
-    return odd + len(RARE_LETTER.findall(value)) >= ODD_PIECES
+    return one_case and sum(c in "aeiouAEIOU" for c in letters) < VOWEL_SHARE * len(letters) \
+        or odd + len(RARE_LETTER.findall(value)) >= ODD_PIECES
 
 
 def credential_shaped(token: str) -> bool:

@@ -421,6 +421,7 @@ _HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 
 _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 # A password as people choose one, long enough for a 12-character window.
 _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
+_REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password of low entropy
 _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
 # Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
 # 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did;
@@ -476,6 +477,8 @@ CLASSES = [
     _row("suffixed-password-variable", f"`DB_PASSWORD_PROD={_HUMAN}`", _HUMAN),
     _row("secret-key-base", f"`SECRET_KEY_BASE={_HUMAN}`", _HUMAN),
     _row("placeholder-word-prefix", f"`docker login --password MyS3cretPass{_PW[:4]}`", f"MyS3cretPass{_PW[:4]}"),
+    _row("low-entropy-after-password", f'`db_password = "{_REPEAT}"`', _REPEAT),
+    _row("low-entropy-json-password", f'`{{"password": "{_REPEAT}"}}`', _REPEAT),
     _row("name-opening-with-the", f"`PGPASSWORD=Theodore{_PW[:6]} psql -h db`", f"Theodore{_PW[:6]}"),
     # A short mixed-case token alone in a plain sentence, its letters read like words.
     *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
