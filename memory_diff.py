@@ -2293,10 +2293,10 @@ def credible(value: str, check: str, whole: str) -> bool:
         return len(value) >= 3 and not (spaced and value.isalpha() and value.islower())
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
-    named = check in ("password", "phrase") and bool(PASSWORD_WORD.search(whole))
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
-        return (shannon(value) >= MIN_ENTROPY or named and value.isascii() and DIGIT.search(value)) and (
-            any(c.isdigit() for c in value) or named or not value.isascii())
+        named, digit = bool(PASSWORD_WORD.search(whole)), any(c.isdigit() for c in value)
+        return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
+            digit or named or not value.isascii())
     return True
 
 
