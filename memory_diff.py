@@ -2223,9 +2223,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             for match in WRAPPED.finditer(text):
                 if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
                     continue
-                # Where a word ends a line or opens the next, a line ended and another began.
+                # Where a word (not base32's capitals) ends a line or opens the next, a line ended.
                 left, right = match.group().split("\n")
-                if any(len(piece) > 3 and piece.isalpha() and WORD_PIECE.fullmatch(piece)
+                if any(len(piece) > 3 and piece.isalpha() and not piece.isupper() and WORD_PIECE.fullmatch(piece)
                        for piece in (TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0])):
                     continue
                 joined = left + right
@@ -2322,10 +2322,10 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
         return True
     if not words:
         return False
-    letters = [c for c in value if c.isalpha()]
-    one_case = (value.islower() or value.isupper()) and len(letters) >= len(value) / 2
     odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
-    return one_case and sum(c in "aeiouAEIOU" for c in letters) < VOWEL_SHARE * len(letters) \
+    letters = sum(map(str.isalpha, value))  # in one case and mostly letters: judged by its vowels
+    return (value.islower() or value.isupper()) and 2 * letters >= len(value) \
+        and sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * letters \
         or odd + len(RARE_LETTER.findall(value)) >= ODD_PIECES
 
 

@@ -422,6 +422,8 @@ _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 # A password as people choose one, long enough for a 12-character window.
 _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
 _REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password of low entropy
+_B32 = make_body(12, "base32", 28)  # its last 12 characters are capitals with vowels
+_B32_CUT = 16
 _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
 # Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
 # 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did;
@@ -480,6 +482,8 @@ CLASSES = [
     _row("low-entropy-after-password", f'`db_password = "{_REPEAT}"`', _REPEAT),
     _row("low-entropy-json-password", f'`{{"password": "{_REPEAT}"}}`', _REPEAT),
     _row("name-opening-with-the", f"`PGPASSWORD=Theodore{_PW[:6]} psql -h db`", f"Theodore{_PW[:6]}"),
+    # Base32 wrapped where its second line opens with capitals that read like a word.
+    _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
     # A short mixed-case token alone in a plain sentence, its letters read like words.
     *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
       for seed, a, n in _WORDY],
