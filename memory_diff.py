@@ -614,7 +614,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|keypass)(?:=|\s+)(?!-)" + _PW, "position"),
     ("password_option", "mysql|mariadb",
      r"(?<![A-Za-z0-9_.-])(?:mysql|mariadb)[a-z]*[^\n|;&]*?(?<=\s)-p" + _PW, "position"),
-    ("password_option", "login|machine|default|password>|passwd>|secret>",
+    ("password_option", "login|password|passwd>|secret>",
      r"(?<![A-Za-z0-9_.-])login\b[^\n|;&]*?(?<=\s)-p\s*" + _PW + r"|(?<![a-z0-9])(?:machine\s+\S+"
      r"|default)\s+(?:login\s+\S+\s+)?password\s+" + _PW
      + r"|(?i:<(?:password|passwd|secret)>([^<\s]{3,})</)", "position"),
@@ -626,8 +626,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
     ("bearer_token", "bearer", r"(?i)(?<![a-z0-9])bearer\s+[\"']?([^\s\"'`]{8,})", "position"),
     ("http_credential", "authorization:|key:|token:|secret:|auth:|cookie:",
-     r"(?i)(?<![a-z0-9-])(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?|x-[a-z-]*(?:key|token|secret"
-     r"|auth)[a-z-]*:\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=)([^\s;\"'`]{6,})", "position"),
+     r"(?i)(?<![a-z0-9-])(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?+|x-[a-z-]*(?:key|token|secret"
+     r"|auth):\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=)([^\s;\"'`]{6,})", "position"),
     # HTTP Basic credentials: base64 `user:password` after `Basic`, and curl's `-u u:p`.
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
@@ -656,11 +656,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret",
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
-    # After the generic rules, which name the kind where both match (`DB_PASSWORD=...`).
-    ("password_variable", "password|passwd|pwd=|pass=|pass_|secret",
-     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))"
-     r"(?:_(?!file\b|path\b|env\b)[a-z0-9]+)*=[\"']?"
-     r"([^\s\"'`,;&]+)", "position"),
+    # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
+    ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
+     r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id)\b)[a-z0-9]+)*="
+     r"[\"']?([^\s\"'`,;&]+)", "position"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
 )
@@ -749,11 +749,11 @@ BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
 # Values that are obviously no secret: placeholders and variable references.
 PLACEHOLDER = Lazy(
-    r"^(?:<[^>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$\(\S*|\.{0,2}/\S*|%[A-Za-z_]+%|\{\{.*\}\}|"
-    r"x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|sample)(?:[-_.]\S*|"
-    r"(?:password|secret|token|key|here)\S*)?|changeme|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|"
-    r"password|secret|redacted|\[redacted\]|none|null|true|false|os\.environ\S*|"
-    r"process\.env\S*|env\(\S*)$", re.I)
+    r"^(?:<[^>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$\(.*|\.\.?/\S*|/[^/\s]+/\S*|%[A-Za-z_]+%|"
+    r"\{\{.*\}\}|x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|"
+    r"sample)(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?|changeme|"
+    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|password|secret|redacted|\[redacted\]|none|null|true|"
+    r"false|os\.environ\S*|process\.env\S*|env\(\S*)$", re.I)
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)

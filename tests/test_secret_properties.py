@@ -477,6 +477,7 @@ CLASSES = [
     _row("storepass-option", f"`keytool -list -keystore app.jks -storepass {_HUMAN}`", _HUMAN),
     _row("client-secret-option", f"`az ad sp create --client-secret {_HUMAN}`", _HUMAN),
     _row("suffixed-password-variable", f"`DB_PASSWORD_PROD={_HUMAN}`", _HUMAN),
+    _row("suffixed-pwd-variable", f"`DB_PWD_PROD={_HUMAN}`", _HUMAN),
     _row("secret-key-base", f"`SECRET_KEY_BASE={_HUMAN}`", _HUMAN),
     _row("placeholder-word-prefix", f"`docker login --password MyS3cretPass{_PW[:4]}`", f"MyS3cretPass{_PW[:4]}"),
     _row("low-entropy-after-password", f'`db_password = "{_REPEAT}"`', _REPEAT),
@@ -514,13 +515,18 @@ LOOKALIKES = [
     _row("package-spec", "`npm i @angular/core@17`", "@angular/core@17"),
     _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
     # What a credential's place may hold that is none: a command's output, a file, a variable.
-    _row("password-from-command", "`PGPASSWORD=$(cat /run/secrets/pg) psql`", "PGPASSWORD=$(cat /run/secrets/pg)"),
-    _row("password-from-file", "`kubectl create secret generic db --from-file=password=./pw.txt`", "password=./pw.txt"),
-    _row("secret-from-command", "`SECRET_KEY_BASE=$(rails secret)`", "SECRET_KEY_BASE=$(rails secret)"),
-    _row("bearer-variable", "`Authorization: Bearer $TOKEN`", "Authorization: Bearer $TOKEN"),
-    _row("password-stdin", "`docker login -u deploy --password-stdin`", "docker login -u deploy --password-stdin"),
-    _row("password-file-variable", "`DB_PASSWORD_FILE=/run/secrets/db`", "DB_PASSWORD_FILE=/run/secrets/db"),
-    _row("list-all", "`ls -a /tmp`", "ls -a /tmp"),
+    *[_row(name, f"`{text}`", text) for name, text in [
+        ("password-from-command", "PGPASSWORD=$(cat /run/secrets/pg) psql"),
+        ("password-from-file", "kubectl create secret generic db --from-file=password=./pw.txt"),
+        ("secret-from-command", "SECRET_KEY_BASE=$(rails secret)"),
+        ("bearer-variable", "Authorization: Bearer $TOKEN"),
+        ("password-stdin", "docker login -u deploy --password-stdin"),
+        ("password-file-variable", "DB_PASSWORD_FILE=/run/secrets/db"),
+        ("password-from-absolute-path", "DB_PASSWORD=/run/secrets/db"),
+        ("bearer-template", "Authorization: Bearer ${{ secrets.TOKEN }}"),
+        ("password-metadata", "password_policy=strict"),
+        ("secret-name", "SECRET_NAME=db-creds"),
+        ("password-from-password-manager", 'psql --password "$(pass show db/prod)"')]],
     # Names of words, acronyms and versions, not random however mixed (the last two come from
     # property 3's generator).
     *[_row(f"name-{name}", f"`{name}`", name) for name in [
