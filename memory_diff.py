@@ -476,6 +476,22 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
                 "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
                 "private key", "key")
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
+# "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
+PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|contraseña|senha|passwort|kennwort|"
+                  "mot de passe|wachtwoord|hasło|heslo|parola|şifre|mật khẩu|пароль|パスワード|비밀번호")
+# Commands that take a password after an option, and the option (later in the command): glued
+# only for mysql and 7z (`mysql -p app` prompts); htpasswd's `-b` and `.netrc` by position.
+PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
+    ("mysql[a-z]*|mariadb[a-z]*|7z[az]?", r"-p"), ("login|sshpass|mongo[a-z]*", r"-p\s*"),
+    ("sqlcmd|bcp|osql|zip|unzip", r"-P\s*"), ("ldap[a-z]+", r"-w\s*"), ("redis-cli", r"-a\s*"),
+    ("pscp|plink|psftp", r"-pw\s+"), ("ssh-keygen", r"-[NP]\s*"), ("openssl", r"-k\s+|pass:"),
+    ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("https?", r"-a\s*[^\s:]+:"),
+    ("machine|default|nmcli", r"password\s+"), ("aws", r"aws_secret_access_key\s+"),
+    ("htpasswd", r"-\w*(?:n\w*b|b\w*n)\w*\s+\S+\s+|-\w*b\w*(?:\s+\S+){2}\s+"),
+    ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"),
+)
+_TOOL_FLAG = "|".join(f"(?:{tool})\\b[^\\n|;&]*?(?<=\\s)(?:{opt})" for tool, opt in PASSWORD_FLAGS)
+_TOOLS = "|".join(re.findall(r"(?:^|\|)([a-z0-9-]+)", "|".join(t for t, _ in PASSWORD_FLAGS)))
 
 
 def issued(*forms: str) -> str:
@@ -612,15 +628,20 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass",
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
      r"|keypass)(?:=|\s+)(?!-)" + _PW, "position"),
-    ("password_option", "mysql|mariadb",
-     r"(?<![A-Za-z0-9_.-])(?:mysql|mariadb)[a-z]*[^\n|;&]*?(?<=\s)-p" + _PW, "position"),
-    ("password_option", "login|password|passwd>|secret>",
-     r"(?<![A-Za-z0-9_.-])login\b[^\n|;&]*?(?<=\s)-p\s*" + _PW + r"|(?<![a-z0-9])(?:machine\s+\S+"
-     r"|default)\s+(?:login\s+\S+\s+)?password\s+" + _PW
-     + r"|(?i:<(?:password|passwd|secret)>([^<\s]{3,})</)", "position"),
-    ("password_option", "sshpass", r"sshpass\s+-p\s*" + _PW, "position"),
-    ("password_option", "htpasswd", r"htpasswd\s+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*\s+\S+"
-     r"\s+" + _PW + r"|htpasswd\s+-[A-Za-z]*b[A-Za-z]*\s+\S+\s+\S+\s+" + _PW, "position"),
+    ("password_option", _TOOLS, r"(?<![A-Za-z0-9_.-])(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
+     "position"),
+    ("password_option", "password>|passwd>|secret>",
+     r"(?i)<(?:password|passwd|secret)>([^<\s]{3,})</", "position"),
+    # A password piped to a command that reads it (`echo pw | docker login --password-stdin`), or
+    # the second string of a login call or auth pair in code (`auth=("me", "pw")`).
+    ("password_option", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
+     r"(?:--password-stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
+    ("password_option", "auth|login",
+     r"(?i)(?:auth|login)\w*\s*(?:=\s*)?\(\s*[\"'][^\"'\n]*[\"']\s*,\s*[\"']([^\"'\n]+)",
+     "position"),
+    # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`).
+    ("password_option", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
+     r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
@@ -656,6 +677,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret",
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
+    # A password word and its value in prose of several languages ("the password is ...",
+    # "das Passwort ist ...", "pw: ..."; English `password:` is generic_secret's): a value of
+    # words is a phrase (see credible).
+    ("generic_secret", PASSWORD_NAMES,
+     r"(?i)(?<![^\W\d_])(?:(?:" + PASSWORD_NAMES + r")s?(?:\s+(?:is|was|es|ist|est|é|je|jest)\s+"
+     r"|は|는|은)|(?:" + "|".join(w for w in PASSWORD_NAMES.split("|") if w not in SECRET_WORDS)
+     + r")\s*[:：=]\s*)\s*[\"'`“「]?([^\s\"'`”」]{6,})", "prose"),
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
@@ -696,7 +724,6 @@ RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # when under a quarter of its letters are vowels (words have about 40%, random letters 19%).
 VOWEL_SHARE = 0.25
 ODD_PIECES = 4
-VOWEL = Lazy(r"[AEIOUYaeiouy]")
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
@@ -753,7 +780,7 @@ PLACEHOLDER = Lazy(
     r"\{\{.*\}\}|x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|"
     r"sample)(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?|changeme|"
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|password|secret|redacted|\[redacted\]|none|null|true|"
-    r"false|os\.environ\S*|process\.env\S*|env\(\S*)$", re.I)
+    r"false|os\.environ\S*|process\.env\S*|env\(\S*|![a-z]\w*)$", re.I)  # `!vault`: a YAML tag
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
@@ -2203,12 +2230,16 @@ def in_original(finding: SecretHit, pieces: list[tuple[int, int, int, bool]]) ->
 
 
 def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
-    """Credentials in text, in order: the one decision of what every output withholds."""
+    """Credentials in text, in order: the one decision of what every output withholds. Read
+    in its normalised view (secret_view), and as written too where a `%` may be its own."""
+    found: list[SecretHit] = []
     if not text.isascii() or "%" in text:
         view, pieces = secret_view(text)
         if view != text:
-            return [in_original(f, pieces) for f in scan_secrets(view, decode)]
-    found = named_secrets(text)
+            found = [in_original(f, pieces) for f in scan_secrets(view, decode)]
+            if "%" not in text:
+                return found
+    found += named_secrets(text)
     if len(text) >= RANDOM_MIN:
         lowered = None
         for match in RANDOM_TOKEN.finditer(text):
@@ -2291,6 +2322,14 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "position":  # the place says password: any value, but a word of prose after a space
         spaced = whole[:whole.rfind(value)].rstrip("\"'")[-1:].isspace()
         return len(value) >= 3 and not (spaced and value.isalpha() and value.islower())
+    if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
+        value = value.rstrip(".,;:!?)]}")
+        last = value.rpartition("-")[2]
+        if "-" in value and last.isalpha() and last.islower() and last.endswith("ed"):
+            return False
+        inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
+        return inner and not value.istitle() or any(
+            c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
@@ -2398,18 +2437,13 @@ def base64_text(run: str) -> str | None:
 
 
 def shannon(value: str) -> float:
-    if not value:
-        return 0.0
     return -sum(n / len(value) * math.log2(n / len(value)) for n in Counter(value).values())
 
 
 def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) -> str:
     """Text with each credential replaced by shown(finding): the one way a value is hidden."""
-    findings = scan_secrets(text)
-    if not findings:
-        return text
     out, pos = [], 0
-    for finding in findings:
+    for finding in scan_secrets(text):
         if stats is not None:
             stats[f"secret_{finding.kind}"] += 1
         out.append(text[pos:finding.start])
@@ -2422,8 +2456,7 @@ def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) ->
 def mask_secrets(text: str, stats: Counter[str]) -> str:
     """Each credential replaced by a mark that drops its sentence, counted by kind. Run on
     the whole message, so a PEM block or a token spanning lines is one span."""
-    if SECRET_MARK in text or RANDOM_MARK in text:
-        text = text.replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
+    text = text.replace(SECRET_MARK, "").replace(RANDOM_MARK, "")
     return replace_secrets(text, lambda f: RANDOM_MARK if f.kind == RANDOM_KIND else SECRET_MARK, stats)
 
 
@@ -3419,7 +3452,7 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
     where = find_section(lines, section) if section else (-1, len(lines))
     if where is None:  # no such section: a new one at the end of the file
         title = section if section.lstrip().startswith("#") else \
-            f"{'#' * section_level(lines)} {section.strip()}"
+            f"{'#' * min((level for _, level, _ in sections(lines)), default=2)} {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
         after = [eol] if space_after else []
@@ -3445,15 +3478,6 @@ def sections(lines: list[bytes]) -> list[tuple[int, int, str]]:
     if found and found[0][1] == 1 and all(level > 1 for _, level, _ in found[1:]):
         return found[1:]
     return found
-
-
-def section_level(lines: list[bytes]) -> int:
-    """The heading level of the file's top sections (## when it has none)."""
-    return min((level for _, level, _ in sections(lines)), default=2)
-
-
-def default_section(current: bytes | None) -> str | None:
-    return DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
 
 
 def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
@@ -4069,10 +4093,6 @@ def read_seen(data: bytes | None) -> SeenFile:
             if BULLET.match(line):
                 seen.bullets.append(line)
     return seen
-
-
-def baseline_record(key: str, through: int) -> str:
-    return f"<!-- memory-diff baseline: {key} through {through} -->"
 
 
 # -- inputs and discovery: which transcripts are read ------------------------------------
@@ -5160,7 +5180,8 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
     assert conf.memory is not None  # chosen by _run_build
     writes = [(path, write) for result in results for path, write in result.writes]
     bullets = [c.text for c in proposed]
-    section = conf.section if conf.section is not None else default_section(current)
+    section = conf.section if conf.section is not None else \
+        DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
     notes: list[str] = []
     if proposed:  # what the reviewer is told, in the preamble or the JSON alike
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
@@ -5208,7 +5229,8 @@ def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[
         key = result.conversation
         if key and result.through > max(record.baseline.get(key, 0), furthest.get(key, 0)):
             furthest[key] = result.through
-    lines = [baseline_record(key, through) for key, through in sorted(furthest.items())]
+    lines = [f"<!-- memory-diff baseline: {key} through {through} -->"
+             for key, through in sorted(furthest.items())]
     if lines:
         pending = stats["proposed"] + stats["dropped_over_cap"]
         read = sessions - stats["skipped_files"]

@@ -500,6 +500,45 @@ def test_class_prints_no_window(message: str, value: str) -> None:
         assert not leaks(outputs, value), (ascii(message), role, leaks(outputs, value))
 
 
+# -- property 4: a chosen password in a password's place ---------------------------------------
+
+# Places a password stands in whatever it looks like: a tool's option, a `.pgpass` line, a
+# pipe into a reader, a login call in code, prose in several languages. Written apart from
+# the probes the rules were fixed on (other tools of the same kinds, other wordings).
+PASSWORD_PLACES = [
+    "`mysqladmin -u root -p{pw} status`", "`mariadb-dump -u backup -p{pw} app`",
+    "`mongorestore --host db -u admin -p {pw} dump/`", "`bcp app.dbo.orders out o.dat -S db -U sa -P {pw}`",
+    "`ldapmodify -x -D cn=admin,dc=corp -w {pw} -f users.ldif`", "`redis-cli -a {pw} --scan`",
+    "`plink -ssh deploy@host -pw {pw} uptime`", "`unzip -P {pw} backup.zip`", "`7za x -p{pw} backup.7z`",
+    "`ssh-keygen -p -P {pw} -f deploy_key`", "`openssl pkcs12 -export -in c.pem -passout pass:{pw}`",
+    "`smbclient -L nas -U admin%{pw}`", "`podman login quay.io -u bot -p {pw}`",
+    "`*:*:*:postgres:{pw}` in ~/.pgpass", "`echo '{pw}' | sudo -S systemctl restart app`",
+    "`conn.login('ops', '{pw}')`", "`auth=('deploy', '{pw}')`",
+    "the root password is {pw}", "Kennwort: {pw}", "a senha é {pw}", "wachtwoord = {pw}",
+]
+
+
+@st.composite
+def chosen_passwords(draw: st.DrawFn) -> str:
+    """A password as people choose one: words, digits and a sign, or a run of mixed signs;
+    at least 12 characters, so that a window fits, and never only letters (nor opening with
+    `$`, which a shell reads as a variable)."""
+    words = st.sampled_from(["Harbor", "sunset", "Quartz", "maple", "Falcon", "river", "Tango", "orbit"])
+    signs = st.sampled_from(list("!@#$^*-_+=.?~"))
+    made = draw(st.one_of(
+        st.tuples(words, st.integers(0, 9999).map(str), signs, words).map("".join),
+        st.text(string.ascii_letters + string.digits + "!@#^*_+=.?~", min_size=12, max_size=24)))
+    return made if any(c.isdigit() for c in made) and len(made) >= 12 else made + "2024!x9Q"
+
+
+@SETTINGS
+@given(st.sampled_from(PASSWORD_PLACES), chosen_passwords(), st.sampled_from(["user", "assistant"]))
+def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, role: str) -> None:
+    message = RULE.replace("{s}", place.replace("{pw}", password))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
+
+
 SHA = _chars("sha", 40, "hex")
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
 FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
@@ -526,7 +565,16 @@ LOOKALIKES = [
         ("bearer-template", "Authorization: Bearer ${{ secrets.TOKEN }}"),
         ("password-metadata", "password_policy=strict"),
         ("secret-name", "SECRET_NAME=db-creds"),
-        ("password-from-password-manager", 'psql --password "$(pass show db/prod)"')]],
+        ("password-from-password-manager", 'psql --password "$(pass show db/prod)"'),
+        ("mysql-p-prompts", "mysql -u root -p app"), ("ansible-vault-tag", "password: !vault |"),
+        ("mongo-p-before-an-option", "mongosh -u admin -p --authenticationDatabase admin"),
+        ("empty-passphrase", "ssh-keygen -t ed25519 -N '' -f deploy_key"),
+        ("compiler-position", "main.c:12:5: error: expected ';'")]],
+    # Prose about a password, not one: words after "the password is" (property 4's places).
+    *[_row(f"prose-{n}", text, text) for n, text in enumerate([
+        "the password is hashed with bcrypt", "the admin password is printed to the log on first start",
+        "the password is PBKDF2-hashed with 600000 iterations", "the password is NOT sent to analytics",
+        "Passwort ist erforderlich, wenn der Dienst startet", "the password is `$POSTGRES_PASSWORD`"])],
     # Names of words, acronyms and versions, not random however mixed (the last two come from
     # property 3's generator).
     *[_row(f"name-{name}", f"`{name}`", name) for name in [
