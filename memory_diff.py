@@ -164,6 +164,8 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"\S {2,}\S+(?: \S+)* {2,}\S"),
+    # ... or an exception's message (`ValueError: ...`) or the line that raises it.
+    ("pasted-output", r"^[\w.]*(?:error|exception|warning):|^(?:raise|throw) (?:new )?[\w.]+\("),
     # A template's blank ("Root Cause: [identified cause or best hypothesis]"): bracketed
     # words that are no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
@@ -478,7 +480,12 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|contraseña|senha|passwort|kennwort|"
-                  "mot de passe|wachtwoord|hasło|heslo|parola|şifre|mật khẩu|пароль|パスワード|비밀번호")
+                  "wachtwoord|mot de passe|hasło|heslo|parola|şifre|mật khẩu|пароль|パスワード|"
+                  "비밀번호")
+# What joins a password word to its value in prose, a few words on ("... is", "lautet", は), and
+# the words a colon joins (English `password:` is generic_secret's).
+_COPULA = r"(?:(?:\s+[^\s:=]+){0,5}?\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+|は|는|은)"
+_COLON_NAMES = "|".join(w for w in PASSWORD_NAMES.split("|") if w not in SECRET_WORDS)
 # Commands that take a password after an option, and the option (later in the command): glued
 # only for mysql and 7z (`mysql -p app` prompts); htpasswd's `-b` and `.netrc` by position.
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -488,7 +495,9 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("https?", r"-a\s*[^\s:]+:"),
     ("machine|default|nmcli", r"password\s+"), ("aws", r"aws_secret_access_key\s+"),
     ("htpasswd", r"-\w*(?:n\w*b|b\w*n)\w*\s+\S+\s+|-\w*b\w*(?:\s+\S+){2}\s+"),
-    ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"),
+    ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("rar", r"-hp"),
+    ("lftp", r"-u\s*[^\s,]+,"), ("requirepass|masterauth", ""),
+    ("IDENTIFIED|identified", r"(?i:by)\s+"), ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
 )
 _TOOL_FLAG = "|".join(f"(?:{tool})\\b[^\\n|;&]*?(?<=\\s)(?:{opt})" for tool, opt in PASSWORD_FLAGS)
 _TOOLS = "|".join(re.findall(r"(?:^|\|)([a-z0-9-]+)", "|".join(t for t, _ in PASSWORD_FLAGS)))
@@ -633,12 +642,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "password>|passwd>|secret>",
      r"(?i)<(?:password|passwd|secret)>([^<\s]{3,})</", "position"),
     # A password piped to a command that reads it (`echo pw | docker login --password-stdin`), or
-    # the second string of a login call or auth pair in code (`auth=("me", "pw")`).
+    # in code the second string of a login call or auth pair (`auth=("me", "pw")`) and the string
+    # after one naming a password (`fill("#password", "pw")`).
     ("password_option", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
      r"(?:--password-stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
-    ("password_option", "auth|login",
-     r"(?i)(?:auth|login)\w*\s*(?:=\s*)?\(\s*[\"'][^\"'\n]*[\"']\s*,\s*[\"']([^\"'\n]+)",
-     "position"),
+    ("password_option", "auth|login|password",
+     r"(?i)(?:(?:auth|login)\w*\s*(?:=\s*)?\(\s*[\"'][^\"'\n]*|[\"'][^\"'\n]*password[^\"'\n]*)"
+     r"[\"']\s*,\s*[\"']([^\"'\n]+)", "position"),
     # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`).
     ("password_option", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
@@ -678,12 +688,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
      r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
     # A password word and its value in prose of several languages ("the password is ...",
-    # "das Passwort ist ...", "pw: ..."; English `password:` is generic_secret's): a value of
-    # words is a phrase (see credible).
+    # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
     ("generic_secret", PASSWORD_NAMES,
-     r"(?i)(?<![^\W\d_])(?:(?:" + PASSWORD_NAMES + r")s?(?:\s+(?:is|was|es|ist|est|é|je|jest)\s+"
-     r"|は|는|은)|(?:" + "|".join(w for w in PASSWORD_NAMES.split("|") if w not in SECRET_WORDS)
-     + r")\s*[:：=]\s*)\s*[\"'`“「]?([^\s\"'`”」]{6,})", "prose"),
+     r"(?i)(?<![^\W\d_])(?:(?:" + PASSWORD_NAMES + ")s?" + _COPULA
+     + "|(?:" + _COLON_NAMES + r")\s*[:：=])"
+     r"\s*[\"'`“「]?([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
@@ -780,7 +789,7 @@ PLACEHOLDER = Lazy(
     r"\{\{.*\}\}|x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|"
     r"sample)(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?|changeme|"
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|password|secret|redacted|\[redacted\]|none|null|true|"
-    r"false|os\.environ\S*|process\.env\S*|env\(\S*|![a-z]\w*)$", re.I)  # `!vault`: a YAML tag
+    r"false|os\.environ\S*|process\.env\S*|env\(\S*|![a-z]+)$", re.I)  # `!vault`: a YAML tag
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
@@ -2320,10 +2329,14 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "basic":  # base64 of `user:password`, or a value that looks generated
         return ":" in (base64_text(value) or "") or looks_random(value)
     if check == "position":  # the place says password: any value, but a word of prose after a space
-        spaced = whole[:whole.rfind(value)].rstrip("\"'")[-1:].isspace()
-        return len(value) >= 3 and not (spaced and value.isalpha() and value.islower())
+        spaced = whole[:whole.rfind(value)][-1:].isspace()  # quoted, it is a value
+        word = value.rstrip(".,;:!?)")
+        return len(value) >= 3 and not (spaced and word.isalpha() and word.islower())
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
         value = value.rstrip(".,;:!?)]}")
+        name = value.partition("=")[0].replace("_", "") if "=" in value else ""
+        if len(name) > 2 and name.isalpha() and name.islower() or "://" in value:
+            return False  # a setting (`minlength=12`) or a link
         last = value.rpartition("-")[2]
         if "-" in value and last.isalpha() and last.islower() and last.endswith("ed"):
             return False

@@ -483,6 +483,19 @@ CLASSES = [
     _row("low-entropy-after-password", f'`db_password = "{_REPEAT}"`', _REPEAT),
     _row("low-entropy-json-password", f'`{{"password": "{_REPEAT}"}}`', _REPEAT),
     _row("name-opening-with-the", f"`PGPASSWORD=Theodore{_PW[:6]} psql -h db`", f"Theodore{_PW[:6]}"),
+    # Places a second probe found printing a chosen password (its sentences were written apart
+    # from the rules; these are other instances of the same classes).
+    *[_row(f"place-{name}", text.replace("{pw}", _HUMAN), _HUMAN) for name, text in [
+        ("sql-identified-by", "`ALTER USER 'app'@'%' IDENTIFIED BY '{pw}';`"),
+        ("redis-requirepass", "`requirepass {pw}` in redis.conf"), ("rar-hp", "`rar a -hp{pw} logs.rar logs/`"),
+        ("lftp-user-comma", "`lftp -u deploy,{pw} ftp.example.net`"),
+        ("rabbitmq-add-user", "`rabbitmqctl add_user monitor {pw}`"),
+        ("string-after-password-selector", "`await page.fill('input[name=password]', '{pw}')`"),
+        ("words-before-the-copula", "the password of the staging database is {pw}"),
+        ("set-to", "set the admin password to {pw}"), ("german-lautet", "das Kennwort für den Server lautet {pw}"),
+        ("japanese-desu", "パスワードは {pw} です"),
+    ]],
+    _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
     # Base32 wrapped where its second line opens with capitals that read like a word.
     _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
     # A short mixed-case token alone in a plain sentence, its letters read like words.
@@ -569,12 +582,16 @@ LOOKALIKES = [
         ("mysql-p-prompts", "mysql -u root -p app"), ("ansible-vault-tag", "password: !vault |"),
         ("mongo-p-before-an-option", "mongosh -u admin -p --authenticationDatabase admin"),
         ("empty-passphrase", "ssh-keygen -t ed25519 -N '' -f deploy_key"),
-        ("compiler-position", "main.c:12:5: error: expected ';'")]],
+        ("compiler-position", "main.c:12:5: error: expected ';'"),
+        ("ipv6-full-form", "2001:0db8:85a3:0000:0000:8a2e:0370:7334"),
+        ("requirepass-enabled", "the redis server runs with requirepass enabled.")]],
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
         "the password is hashed with bcrypt", "the admin password is printed to the log on first start",
         "the password is PBKDF2-hashed with 600000 iterations", "the password is NOT sent to analytics",
-        "Passwort ist erforderlich, wenn der Dienst startet", "the password is `$POSTGRES_PASSWORD`"])],
+        "Passwort ist erforderlich, wenn der Dienst startet", "the password is `$POSTGRES_PASSWORD`",
+        "the password policy is `minlength=12`", "the password reset link is https://example.com/reset2",
+        "パスワードはbcryptでハッシュ化して保存します"])],
     # Names of words, acronyms and versions, not random however mixed (the last two come from
     # property 3's generator).
     *[_row(f"name-{name}", f"`{name}`", name) for name in [
