@@ -686,7 +686,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password quoted within 16 characters after its word ("the password for staging is").
     ("generic_secret", "pass|pwd|secret",
      r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
-     r"([^\"'”\n]{6,100})[\"'”]", "phrase"),
+     r"([^\s\"'”][^\"'”\n]{5,99})[\"'”]", "phrase"),
     # A password word and its value in prose of several languages ("the password is ...",
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
     ("generic_secret", PASSWORD_NAMES,
@@ -699,7 +699,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id)\b)[a-z0-9]+)*="
      r"[\"']?([^\s\"'`,;&]+)", "position"),
     ("generic_secret", SECRET_WORDS_ZH,
-     r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?([^\s`\"'」”，。；,;]{6,})", "password"),
+     r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?"
+     r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
 )
 # Characters re.IGNORECASE matches to other ASCII letters (`ſecret=`), folded so the
 # lower-cased pre-filters admit what a case-insensitive rule matches.
@@ -783,13 +784,14 @@ WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Public by design: a Stripe publishable key is in every checkout page.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
-# Values that are obviously no secret: placeholders and variable references.
+# Values that are obviously no secret: placeholders, templates, variable references, a YAML
+# tag (`!vault`), `env:NAME`, and code (`cfg.password`, `os.environ[...]`, `db_pass`).
 PLACEHOLDER = Lazy(
-    r"^(?:<[^>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$\(.*|\.\.?/\S*|/[^/\s]+/\S*|%[A-Za-z_]+%|"
-    r"\{\{.*\}\}|x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|"
-    r"sample)(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?|changeme|"
+    r"^(?:<.*|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$\(.*|\.\.?/\S*|/[^/\s]+/\S*|%[A-Za-z_]+%|"
+    r"\{\{.*\}\}|\{[a-z_][\w.]*\}|x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|"
+    r"sample)(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?|changeme|(?:env|file|fd):\S+|"
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|password|secret|redacted|\[redacted\]|none|null|true|"
-    r"false|os\.environ\S*|process\.env\S*|env\(\S*|![a-z]+)$", re.I)  # `!vault`: a YAML tag
+    r"false|![a-z]+|\w*env\(.*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?|[a-z]+(?:_[a-z]+)+)$", re.I)
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
@@ -2306,8 +2308,9 @@ def named_secrets(text: str) -> list[SecretHit]:
         while match:
             group = next((g for g in range(1, match.re.groups + 1) if match.start(g) >= 0), 0)
             value = text[match.start(group):match.end(group)].strip("\"'`")
-            # A placeholder's word before a random-looking rest is a value (`myQ8zr4...`).
-            if group and PLACEHOLDER.match(value) and not looks_random(value) \
+            # A placeholder's word before a random-looking rest is a value (`myQ8zr4...`); code
+            # may close its call after the value (`password=cfg.pw)`).
+            if group and PLACEHOLDER.match(value.rstrip(")];,")) and not looks_random(value) \
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" and same_places \
                     and harmless_context(lowered, match.start(group), match.end(group), value):

@@ -584,7 +584,17 @@ LOOKALIKES = [
         ("empty-passphrase", "ssh-keygen -t ed25519 -N '' -f deploy_key"),
         ("compiler-position", "main.c:12:5: error: expected ';'"),
         ("ipv6-full-form", "2001:0db8:85a3:0000:0000:8a2e:0370:7334"),
-        ("requirepass-enabled", "the redis server runs with requirepass enabled.")]],
+        ("requirepass-enabled", "the redis server runs with requirepass enabled."),
+        # Code that passes a password, not one: a member, a snake_case variable, a call, a template.
+        ("password-member", "smtp.login(user=cfg.user, password=cfg.smtp_password)"),
+        ("password-variable-in-a-call", "pika.PlainCredentials(username=mq_user, password=mq_pass)"),
+        ("password-from-a-call", "db_password = vault.read_secret('db').get('password')"),
+        ("format-template", 'dsn = f"mysql://{user}:{password}@{host}/app"'),
+        ("bearer-format-template", "headers = {'Authorization': f'Bearer {api_token}'}"),
+        ("openssl-env-source", "openssl enc -aes-256-cbc -pass env:BACKUP_PASS -in a.tar"),
+        ("angle-placeholder-with-a-space", "PASSWORD=<the service password> in .env.local"),
+        ("html-password-field", '<input type="password" name="password" autocomplete="new-password">')]],
+    _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
         "the password is hashed with bcrypt", "the admin password is printed to the log on first start",
