@@ -479,13 +479,13 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
                 "private key", "key")
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
-PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|contraseña|senha|passwort|kennwort|"
-                  "wachtwoord|mot de passe|hasło|heslo|parola|şifre|mật khẩu|пароль|パスワード|"
-                  "비밀번호")
-# What joins a password word to its value in prose, a few words on ("... is", "lautet", は), and
-# the words a colon joins (English `password:` is generic_secret's).
-_COPULA = r"(?:(?:\s+[^\s:=]+){0,5}?\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+|は|는|은)"
-_COLON_NAMES = "|".join(w for w in PASSWORD_NAMES.split("|") if w not in SECRET_WORDS)
+PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
+                  "kennwort|wachtwoord|mot de passe|hasło|heslo|parola|şifre|mật khẩu|"
+                  "пароль|パスワード|비밀번호")
+# What joins a password word to its value in prose: a verb or a colon a few words on ("... is",
+# "lautet", "for the VM:"), a particle (は), or, for a word of prose, nothing ("password X").
+_COPULA = (r"(?:(?:\s+[^\s:=]+){0,5}?(?:\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+"
+           r"|\s*[:：=]\s*)|[はが는은]\s*)")
 # Commands that take a password after an option, and the option (later in the command): glued
 # only for mysql and 7z (`mysql -p app` prompts); htpasswd's `-b` and `.netrc` by position.
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -493,6 +493,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("sqlcmd|bcp|osql|zip|unzip", r"-P\s*"), ("ldap[a-z]+", r"-w\s*"), ("redis-cli", r"-a\s*"),
     ("pscp|plink|psftp", r"-pw\s+"), ("ssh-keygen", r"-[NP]\s*"), ("openssl", r"-k\s+|pass:"),
     ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("https?", r"-a\s*[^\s:]+:"),
+    ("mosquitto_[a-z]+", r"-P\s*"),
     ("machine|default|nmcli", r"password\s+"), ("aws", r"aws_secret_access_key\s+"),
     ("htpasswd", r"-\w*(?:n\w*b|b\w*n)\w*\s+\S+\s+|-\w*b\w*(?:\s+\S+){2}\s+"),
     ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("rar", r"-hp"),
@@ -646,9 +647,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # after one naming a password (`fill("#password", "pw")`).
     ("password_option", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
      r"(?:--password-stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
-    ("password_option", "auth|login|password",
-     r"(?i)(?:(?:auth|login)\w*\s*(?:=\s*)?\(\s*[\"'][^\"'\n]*|[\"'][^\"'\n]*password[^\"'\n]*)"
-     r"[\"']\s*,\s*[\"']([^\"'\n]+)", "position"),
+    ("password_option", "auth|login|password|credential",
+     r"(?i)(?:(?:auth|login|credential)\w*\s*(?:=\s*)?\(\s*[\"'][^\"'\n]*"
+     r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\n]+)"
+     r"|\.password\(\s*[\"']([^\"'\n]+)", "position"),
     # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`).
     ("password_option", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
@@ -675,9 +677,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      + ")" + _ASSIGNED, "password"),
     # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
     # `<add key="Password" value="..." />`.
-    ("generic_secret", "key=",
-     r"(?i)key=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|apikey|api_key|credential)[^\"'\n]*[\"']\s+"
-     r"value=[\"']([^\"'\n]{6,200})[\"']", "password"),
+    ("generic_secret", "key=|name=",
+     r"(?i)(?:key|name)=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
+     r"[^\"'\n]*[\"']\s+value=[\"']([^\"'\n]{6,200})[\"']", "password"),
     # A value within 32 characters after a credential word in the same clause ("the key is
     # 3f9a..."): further on, or before it, the word labels something else.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
@@ -690,9 +692,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password word and its value in prose of several languages ("the password is ...",
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
     ("generic_secret", PASSWORD_NAMES,
-     r"(?i)(?<![^\W\d_])(?:(?:" + PASSWORD_NAMES + ")s?" + _COPULA
-     + "|(?:" + _COLON_NAMES + r")\s*[:：=])"
-     r"\s*[\"'`“「]?([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
+     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _COPULA + r"|(?<![\w$])(?:" + PASSWORD_NAMES
+     + r")s?\s+)[\"'`“「]?(?![(\[{<])([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
@@ -759,9 +760,9 @@ NAMING_WORD = Lazy(
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|checkpoints?|conversations?)|"
-    r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|sha(?:224|256|384|512)|md5|integrity|"
-    r"verif(?:y|ies|ied|ication))|"
-    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?)|"
+    r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
+    r"integrity|verif(?:y|ies|ied|ication))|"
+    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\w+)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig))s?(?![a-z0-9])"
     r"|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
@@ -784,14 +785,17 @@ WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Public by design: a Stripe publishable key is in every checkout page.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
-# Values that are obviously no secret: placeholders, templates, variable references, a YAML
-# tag (`!vault`), `env:NAME`, and code (`cfg.password`, `os.environ[...]`, `db_pass`).
-PLACEHOLDER = Lazy(
-    r"^(?:<.*|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$\(.*|\.\.?/\S*|/[^/\s]+/\S*|%[A-Za-z_]+%|"
-    r"\{\{.*\}\}|\{[a-z_][\w.]*\}|x{3,}|\*{3,}|\.{3,}|(?:your|my|the|some|example|dummy|fake|test|"
-    r"sample)(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?|changeme|(?:env|file|fd):\S+|"
-    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|password|secret|redacted|\[redacted\]|none|null|true|"
-    r"false|![a-z]+|\w*env\(.*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?|[a-z]+(?:_[a-z]+)+)$", re.I)
+# Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
+# word, variables and templates, files, secret stores and tags, a variable's name, and code.
+PLACEHOLDER = Lazy("^(?:" + "|".join((
+    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)|changeme|password|secret|\[?redacted\]?|none|null|true|false",
+    r"(?:your|my|the|some|example|dummy|fake|test|sample)"
+    r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
+    r"\$\{[^}]*\}|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*\}\}|\{[a-z_][\w.]*\}",
+    r"\.\.?/\S*|/[^/\s]+/\S*|(?:env|file|fd):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*|enc\[.*|![a-z]+",
+    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|[a-z]+(?:_[a-z]+)+",
+    r"\w*env\(.*|[a-z_][\w.:]*\(|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
+)) + ")$", re.I)
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
@@ -2338,10 +2342,11 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
-        if len(name) > 2 and name.isalpha() and name.islower() or "://" in value:
-            return False  # a setting (`minlength=12`) or a link
+        if len(name) > 2 and name.isalpha() and name.islower() or "/" in value:
+            return False  # a setting (`minlength=12`), a path or a link
         last = value.rpartition("-")[2]
-        if "-" in value and last.isalpha() and last.islower() and last.endswith("ed"):
+        acronym = value.isupper() and value.replace("-", "").isalnum()  # `PBKDF2`, `SHA-256`
+        if "-" in value and last.isalpha() and last.islower() and last.endswith("ed") or acronym:
             return False
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
         return inner and not value.istitle() or any(

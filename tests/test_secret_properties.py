@@ -494,6 +494,13 @@ CLASSES = [
         ("words-before-the-copula", "the password of the staging database is {pw}"),
         ("set-to", "set the admin password to {pw}"), ("german-lautet", "das Kennwort für den Server lautet {pw}"),
         ("japanese-desu", "パスワードは {pw} です"),
+        # A third probe's classes: no verb, a colon a few words on, psk, another tool, code.
+        ("password-then-value", "sign in as the demo user with password {pw} on staging"),
+        ("colon-after-words", "Passwort für den Build-Server: {pw}"), ("psk", 'lan_psk = "{pw}"'),
+        ("mosquitto-P", "`mosquitto_sub -u sensor -P {pw} -t temp`"),
+        ("credential-call", 'new NetworkCredential("backup", "{pw}")'),
+        ("password-builder-call", '.password("{pw}")'),
+        ("xml-name-value", '<property name="db.password" value="{pw}"/>'),
     ]],
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
     # Base32 wrapped where its second line opens with capitals that read like a word.
@@ -593,7 +600,16 @@ LOOKALIKES = [
         ("bearer-format-template", "headers = {'Authorization': f'Bearer {api_token}'}"),
         ("openssl-env-source", "openssl enc -aes-256-cbc -pass env:BACKUP_PASS -in a.tar"),
         ("angle-placeholder-with-a-space", "PASSWORD=<the service password> in .env.local"),
-        ("html-password-field", '<input type="password" name="password" autocomplete="new-password">')]],
+        ("html-password-field", '<input type="password" name="password" autocomplete="new-password">'),
+        # Where a secret store or a later step holds the value.
+        ("secret-store-uri", "DB_PASSWORD=op://Platform/Postgres/password"),
+        ("powershell-env", "$env:DB_PASSWORD = $env:VAULT_DB_PASSWORD"),
+        ("sops-encrypted", "api_key: ENC[AES256_GCM,data:Zm9v,type:str]"),
+        ("hiera-lookup", "password: \"%{hiera('db::password')}\""),
+        ("elided-value", "STRIPE_SECRET_KEY=sk_live_..."),
+        ("config-call", "DB_PASSWORD = config('DB_PASSWORD')"),
+        ("parenthetical", "password (hashed by the identity provider)"),
+        ("acronym-after-password", "the password PBKDF2 parameters live in auth.py")]],
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
