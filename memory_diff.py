@@ -483,9 +483,9 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "kennwort|wachtwoord|mot de passe|hasło|heslo|parola|şifre|mật khẩu|"
                   "пароль|パスワード|비밀번호")
 # What joins a password word to its value in prose: a verb or a colon a few words on ("... is",
-# "lautet", "for the VM:"), a particle (は), or, for a word of prose, nothing ("password X").
+# "lautet", "for the VM:"), `=`, a particle (は), or, for a word of prose, nothing ("password X").
 _COPULA = (r"(?:(?:\s+[^\s:=]+){0,5}?(?:\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+"
-           r"|\s*[:：=]\s*)|[はが는은]\s*)")
+           r"|\s*[:：]\s*)|\s*=\s*|[はが는은]\s*)")
 # Commands that take a password after an option, and the option (later in the command): glued
 # only for mysql and 7z (`mysql -p app` prompts); htpasswd's `-b` and `.netrc` by position.
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (

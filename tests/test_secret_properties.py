@@ -609,7 +609,8 @@ LOOKALIKES = [
         ("elided-value", "STRIPE_SECRET_KEY=sk_live_..."),
         ("config-call", "DB_PASSWORD = config('DB_PASSWORD')"),
         ("parenthetical", "password (hashed by the identity provider)"),
-        ("acronym-after-password", "the password PBKDF2 parameters live in auth.py")]],
+        ("acronym-after-password", "the password PBKDF2 parameters live in auth.py"),
+        ("settings-after-words", "we store passwords with scrypt (N=16384, r=8, p=1), never plain SHA-1")]],
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
