@@ -666,13 +666,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?([^\s\"':@]*:[^\s\"']{6,})", "password"),
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
-    # ...`, `"password": "a,b;c"`), quoted or not.
+    # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     r"(?i)(?<![a-z0-9])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w) + ")" + _ASSIGNED, "password"),
+     r"(?i)(?<![a-z0-9])(?<!public[ _-])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w) + ")" + _ASSIGNED, "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word
     # first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})" for word in ("Password", "Passwd", "Passphrase", "Pwd", "Pass",
+     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})" for word in ("Password", "Passwd", "Passphrase", "Pwd", "Pass",
                                                                "Secret", "Token", "Credential", "Auth", "Key"))
      + ")" + _ASSIGNED, "password"),
     # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
@@ -762,7 +762,8 @@ NAMING_WORD = Lazy(
     r"requests?|traces?|checkpoints?|conversations?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication))|"
-    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\w+)|"
+    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\w+|"
+    r"data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig))s?(?![a-z0-9])"
     r"|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2

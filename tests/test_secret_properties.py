@@ -503,6 +503,7 @@ CLASSES = [
         ("xml-name-value", '<property name="db.password" value="{pw}"/>'),
     ]],
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
+    _row("private-key-assigned", f"`PrivateKey = {_B62}` in the interface section", _B62),
     # Base32 wrapped where its second line opens with capitals that read like a word.
     _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
     # A short mixed-case token alone in a plain sentence, its letters read like words.
@@ -560,6 +561,7 @@ def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, r
 
 
 SHA = _chars("sha", 40, "hex")
+_B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
 FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
 LOOKALIKES = [
@@ -611,6 +613,10 @@ LOOKALIKES = [
         ("parenthetical", "password (hashed by the identity provider)"),
         ("acronym-after-password", "the password PBKDF2 parameters live in auth.py"),
         ("settings-after-words", "we store passwords with scrypt (N=16384, r=8, p=1), never plain SHA-1")]],
+    # A public key or encoded content named as such, its body random.
+    _row("wireguard-public-key", f"`PublicKey = {_B64_KEY}` in the peer section", _B64_KEY),
+    _row("public-key-assigned", f"`public_key: {_B64_KEY}`", _B64_KEY),
+    _row("data-uri", f'`<img src="data:image/png;base64,{_B64_KEY}">`', _B64_KEY),
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
