@@ -792,10 +792,10 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)|changeme|password|secret|\[?redacted\]?|none|null|true|false",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
-    r"\$\{[^}]*\}|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*\}\}|\{[a-z_][\w.]*\}",
+    r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}",
     r"\.\.?/\S*|/[^/\s]+/\S*|(?:env|file|fd):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*|enc\[.*|![a-z]+",
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|[a-z]+(?:_[a-z]+)+",
-    r"\w*env\(.*|[a-z_][\w.:]*\(|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
+    r"\w*env\(.*|[a-z_][\w.:]*[(\[]|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
 )) + ")$", re.I)
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.

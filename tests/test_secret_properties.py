@@ -617,6 +617,10 @@ LOOKALIKES = [
     _row("wireguard-public-key", f"`PublicKey = {_B64_KEY}` in the peer section", _B64_KEY),
     _row("public-key-assigned", f"`public_key: {_B64_KEY}`", _B64_KEY),
     _row("data-uri", f'`<img src="data:image/png;base64,{_B64_KEY}">`', _B64_KEY),
+    *[_row(name, f"`{text}`", text) for name, text in [
+        ("ruby-interpolation", "password = \"#{ENV['MAIL_PASSWORD']}\""),
+        ("index-lookup", 'keyPassword = signingProps["keyPassword"] as String'),
+        ("positional-format", "Password={0};User Id={1};")]],
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
