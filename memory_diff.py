@@ -3474,7 +3474,7 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
     where = find_section(lines, section) if section else (-1, len(lines))
     if where is None:  # no such section: a new one at the end of the file
         title = section if section.lstrip().startswith("#") else \
-            f"{'#' * min((level for _, level, _ in sections(lines)), default=2)} {section.strip()}"
+            f"{'#' * section_level(lines)} {section.strip()}"
         space_before, space_after = heading_habits(lines, blank)
         before = [eol] if lines and not blank(lines[-1]) and space_before else []
         after = [eol] if space_after else []
@@ -3500,6 +3500,15 @@ def sections(lines: list[bytes]) -> list[tuple[int, int, str]]:
     if found and found[0][1] == 1 and all(level > 1 for _, level, _ in found[1:]):
         return found[1:]
     return found
+
+
+def section_level(lines: list[bytes]) -> int:
+    """The heading level of the file's top sections (## when it has none)."""
+    return min((level for _, level, _ in sections(lines)), default=2)
+
+
+def default_section(current: bytes | None) -> str | None:
+    return DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
 
 
 def heading_habits(lines: list[bytes], blank: Any) -> tuple[bool, bool]:
@@ -4115,6 +4124,10 @@ def read_seen(data: bytes | None) -> SeenFile:
             if BULLET.match(line):
                 seen.bullets.append(line)
     return seen
+
+
+def baseline_record(key: str, through: int) -> str:
+    return f"<!-- memory-diff baseline: {key} through {through} -->"
 
 
 # -- inputs and discovery: which transcripts are read ------------------------------------
@@ -5202,8 +5215,7 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
     assert conf.memory is not None  # chosen by _run_build
     writes = [(path, write) for result in results for path, write in result.writes]
     bullets = [c.text for c in proposed]
-    section = conf.section if conf.section is not None else \
-        DEFAULT_SECTION if current and sections(split_keep_ends(current)) else None
+    section = conf.section if conf.section is not None else default_section(current)
     notes: list[str] = []
     if proposed:  # what the reviewer is told, in the preamble or the JSON alike
         text = (current or b"").decode("utf-8", "replace").lstrip("\ufeff")
@@ -5251,8 +5263,7 @@ def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[
         key = result.conversation
         if key and result.through > max(record.baseline.get(key, 0), furthest.get(key, 0)):
             furthest[key] = result.through
-    lines = [f"<!-- memory-diff baseline: {key} through {through} -->"
-             for key, through in sorted(furthest.items())]
+    lines = [baseline_record(key, through) for key, through in sorted(furthest.items())]
     if lines:
         pending = stats["proposed"] + stats["dropped_over_cap"]
         read = sessions - stats["skipped_files"]
