@@ -471,7 +471,8 @@ _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space or a quote
 # A credential's word assigned a value, quoted (to its quote) or not (to a space, `,` or `;`).
-_ASSIGNED = r"s?(?![a-z0-9])[\"']?\s*(?:=|:=|=>|:)\s*(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))"
+_ASSIGNED = (r"s?(?![a-z0-9])[\"']?\s*(?:=|:=|=>|:)\s*"
+             r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
@@ -486,22 +487,22 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
 # "lautet", "for the VM:"), `=`, a particle (は), or, for a word of prose, nothing ("password X").
 _COPULA = (r"(?:(?:\s+[^\s:=]+){0,5}?(?:\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+"
            r"|\s*[:：]\s*)|\s*=\s*|[はが는은]\s*)")
-# Commands that take a password after an option, and the option (later in the command): glued
-# only for mysql and 7z (`mysql -p app` prompts); htpasswd's `-b` and `.netrc` by position.
+# Commands that take a password after an option, and the option (later in the command): a
+# command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
+# glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
-    ("mysql[a-z]*|mariadb[a-z]*|7z[az]?", r"-p"), ("login|sshpass|mongo[a-z]*", r"-p\s*"),
-    ("sqlcmd|bcp|osql|zip|unzip", r"-P\s*"), ("ldap[a-z]+", r"-w\s*"), ("redis-cli", r"-a\s*"),
+    ("mysql|mariadb|7z", r"-p"), ("login|sshpass|mongo", r"-p\s*"), ("redis-cli", r"-a\s*"),
+    ("sqlcmd|bcp|osql|zip|unzip|mosquitto_", r"-P\s*"), ("ldap", r"-w\s*"), ("rar", r"-hp"),
     ("pscp|plink|psftp", r"-pw\s+"), ("ssh-keygen", r"-[NP]\s*"), ("openssl", r"-k\s+|pass:"),
-    ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("https?", r"-a\s*[^\s:]+:"),
-    ("mosquitto_[a-z]+", r"-P\s*"),
+    ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("http", r"-a\s*[^\s:]+:"),
     ("machine|default|nmcli", r"password\s+"), ("aws", r"aws_secret_access_key\s+"),
     ("htpasswd", r"-\w*(?:n\w*b|b\w*n)\w*\s+\S+\s+|-\w*b\w*(?:\s+\S+){2}\s+"),
-    ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("rar", r"-hp"),
-    ("lftp", r"-u\s*[^\s,]+,"), ("requirepass|masterauth", ""),
-    ("IDENTIFIED|identified", r"(?i:by)\s+"), ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
+    ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("lftp", r"-u\s*[^\s,]+,"),
+    ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
+    ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
 )
-_TOOL_FLAG = "|".join(f"(?:{tool})\\b[^\\n|;&]*?(?<=\\s)(?:{opt})" for tool, opt in PASSWORD_FLAGS)
-_TOOLS = "|".join(re.findall(r"(?:^|\|)([a-z0-9-]+)", "|".join(t for t, _ in PASSWORD_FLAGS)))
+_TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+[^\\n|;&]*?(?<=\\s)(?:{opt})"
+                      for tools, opt in PASSWORD_FLAGS)
 
 
 def issued(*forms: str) -> str:
@@ -638,21 +639,21 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass",
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
      r"|keypass)(?:=|\s+)(?!-)" + _PW, "position"),
-    ("password_option", _TOOLS, r"(?<![A-Za-z0-9_.-])(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
-     "position"),
+    ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
+     r"(?<![A-Za-z0-9_.-])(?:" + _TOOL_FLAG + ")(?!-)" + _PW, "position"),
     ("password_option", "password>|passwd>|secret>",
      r"(?i)<(?:password|passwd|secret)>([^<\s]{3,})</", "position"),
     # A password piped to a command that reads it (`echo pw | docker login --password-stdin`), or
     # in code the second string of a login call or auth pair (`auth=("me", "pw")`) and the string
     # after one naming a password (`fill("#password", "pw")`).
-    ("password_option", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
+    ("password_stdin", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
      r"(?:--password-stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
-    ("password_option", "auth|login|password|credential",
+    ("password_argument", "auth|login|password|credential",
      r"(?i)(?:(?:auth|login|credential)\w*\s*(?:=\s*)?\(\s*[\"'][^\"'\n]*"
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\n]+)"
      r"|\.password\(\s*[\"']([^\"'\n]+)", "position"),
     # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`).
-    ("password_option", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
+    ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
@@ -668,12 +669,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
     # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     r"(?i)(?<![a-z0-9])(?<!public[ _-])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w) + ")" + _ASSIGNED, "password"),
+     r"(?i)(?<![a-z0-9])(?<!public[ _-])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w)
+     + ")" + _ASSIGNED, "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word
     # first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})" for word in ("Password", "Passwd", "Passphrase", "Pwd", "Pass",
-                                                               "Secret", "Token", "Credential", "Auth", "Key"))
+     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})" for word in (
+         "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
+         "Key"))
      + ")" + _ASSIGNED, "password"),
     # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
     # `<add key="Password" value="..." />`.
@@ -2272,7 +2275,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     continue
                 # Where a word (not base32's capitals) ends a line or opens the next, a line ended.
                 left, right = match.group().split("\n")
-                if any(len(piece) > 3 and piece.isalpha() and not piece.isupper() and WORD_PIECE.fullmatch(piece)
+                if any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
+                       and WORD_PIECE.fullmatch(piece)
                        for piece in (TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0])):
                     continue
                 joined = left + right
