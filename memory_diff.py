@@ -485,8 +485,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "пароль|パスワード|비밀번호")
 # What joins a password word to its value in prose: a verb or a colon a few words on ("... is",
 # "lautet", "for the VM:"), `=`, a particle (は), or, for a word of prose, nothing ("password X").
-_COPULA = (r"(?:(?:\s+[^\s:=]+){0,5}?(?:\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+"
-           r"|\s*[:：]\s*)|\s*=\s*|[はが는은]\s*)")
+_PASSWORD_JOIN = (r"(?:(?:\s+[^\s:=]+){0,5}?(?:\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+"
+                  r"|\s*[:：]\s*)|\s*=\s*|[はが는은]\s*)")
 # Commands that take a password after an option, and the option (later in the command): a
 # command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
 # glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
@@ -695,8 +695,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password word and its value in prose of several languages ("the password is ...",
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
     ("generic_secret", PASSWORD_NAMES,
-     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _COPULA + r"|(?<![\w$])(?:" + PASSWORD_NAMES
-     + r")s?\s+)[\"'`“「]?(?![(\[{<])([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
+     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _PASSWORD_JOIN
+     + r"|(?<![\w$])(?:" + PASSWORD_NAMES + r")s?\s+)"
+     r"[\"'`“「]?(?![(\[{<])([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
