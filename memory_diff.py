@@ -471,7 +471,10 @@ _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space or a quote
 # A credential's word assigned a value, quoted (to its quote) or not (to a space, `,` or `;`).
-_ASSIGNED = (r"s?(?![a-z0-9])[\"']?\s*(?:=|:=|=>|:)\s*"
+# A type may stand between (`pass: string = "..."`), a string prefix before the quote (`b'...'`),
+# and the quotes may be escaped (`\"password\":\"...\"` in a log line).
+_ASSIGNED = (r"s?(?![a-z0-9])\\?[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
+             r"\s*(?:=|:=|=>|:)\s*(?:[bBrRuU]{1,2}(?=[\"'])|\\(?=\"))?"
              r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
@@ -481,25 +484,31 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
-                  "kennwort|wachtwoord|mot de passe|hasło|heslo|parola|şifre|mật khẩu|"
-                  "пароль|パスワード|비밀번호")
-# What joins a password word to its value in prose: a verb or a colon a few words on ("... is",
-# "lautet", "for the VM:"), `=`, a particle (は), or, for a word of prose, nothing ("password X").
-_PASSWORD_JOIN = (r"(?:(?:\s+[^\s:=]+){0,5}?(?:\s+(?:is|was|to|es|ist|est|é|è|je|jest|lautet|—)\s+"
-                  r"|\s*[:：]\s*)|\s*=\s*|[はが는은]\s*)")
+                  "kennwort|wachtwoord|mot de passe|mdp|hasło|heslo|parola|şifre|mật khẩu|"
+                  "şifresi|parolasi|пароль|パスワード|비밀번호")
+# What joins a password word to its value in prose, on one line: a verb or a colon a few
+# words on ("... is", "lautet", "for the VM:"), `=`, a particle (は), or, for a word of
+# prose, nothing ("password X").
+_PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?"
+                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|—) +| *[:：] *)"
+                  r"| *= *|[はが는은] *)")
 # Commands that take a password after an option, and the option (later in the command): a
 # command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
 # glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
-    ("mysql|mariadb|7z", r"-p"), ("login|sshpass|mongo", r"-p\s*"), ("redis-cli", r"-a\s*"),
-    ("sqlcmd|bcp|osql|zip|unzip|mosquitto_", r"-P\s*"), ("ldap", r"-w\s*"), ("rar", r"-hp"),
+    ("mysql|mariadb|7z", r"-p"), ("login|sshpass|mongo|mcrcon|cqlsh", r"-p\s*"),
+    ("redis-cli", r"-a\s*"), ("sqlcmd|bcp|osql|zip|unzip|mosquitto_|ipmitool", r"-P\s*"),
+    ("ldap", r"-w\s*"), ("rar", r"-hp"),
     ("pscp|plink|psftp", r"-pw\s+"), ("ssh-keygen", r"-[NP]\s*"), ("openssl", r"-k\s+|pass:"),
     ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("http", r"-a\s*[^\s:]+:"),
     ("machine|default|nmcli", r"password\s+"), ("aws", r"aws_secret_access_key\s+"),
-    ("htpasswd", r"-\w*(?:n\w*b|b\w*n)\w*\s+\S+\s+|-\w*b\w*(?:\s+\S+){2}\s+"),
+    ("htpasswd", r"-\w*(?:n\w*b|b\w*n)\w*(?:\s+-\w+)*\s+\S+\s+"
+                 r"|-\w*b\w*(?:\s+-\w+)*(?:\s+\S+){2}\s+"),
     ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("lftp", r"-u\s*[^\s,]+,"),
     ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
     ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
+    ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+)\s+(?![/*])"),
+    ("ConvertTo-SecureString", r"(?:-String\s+)?"),
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+[^\\n|;&]*?(?<=\\s)(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
@@ -522,10 +531,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # the lower-cased text before the pattern runs; a (?i) pattern is matched against the
     # lower-cased text, faster than re.I. The first group that took part is the value the
     # check judges (see credible); "" means the prefix is proof.
-    # PEM, SSH2 and PuTTY key files, to their end or the message's: no line is printed.
+    # PEM, SSH2 and PuTTY key files, to their end or the message's: no line is printed (one
+    # with no line of key, `...` for its body, holds none).
     ("private_key", "private key|putty-user-key-file",
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
-     r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", ""),
+     r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
+     "body"),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
     # GitHub: ghp_ / gho_ / ghu_ / ghs_ / ghr_ and fine-grained github_pat_.
@@ -648,13 +659,25 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # after one naming a password (`fill("#password", "pw")`).
     ("password_stdin", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
      r"(?:--password-stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
-    ("password_argument", "auth|login|password|credential",
-     r"(?i)(?:(?:auth|login|credential)\w*\s*(?:=\s*)?\(\s*[\"'][^\"'\n]*"
-     r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\n]+)"
+    ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
+     r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
+     r"\w*\s*"
+     r"(?:=\s*)?\((?:[^()\n\"']|\"[^\"\n]*\"|'[^'\n]*')*?[\"'][^\"'\n]*"
+     r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"'])"
      r"|\.password\(\s*[\"']([^\"'\n]+)", "position"),
+    # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
+    ("login_pair", "login|log in|logon|credential|creds|account|sign in",
+     r"(?i)(?<![a-z])(?:log ?ins?|logon|credentials?|creds|accounts?|sign ?in)(?![a-z])"
+     r"[^\n.;!?]{0,40}?"
+     r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
+     r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)", "prose"),
     # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
+    # A connection string with no scheme, as Go's MySQL driver takes it (`"root:pw@tcp(db)/app"`).
+    ("connection_password", "@",
+     r"(?<=[\"'`])(?!(?:mailto|sips?|xmpp|tel):)[A-Za-z_][\w.-]*:([^\s:/@\"'`<>]+)@[\w(\[.-]",
+     "position"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
@@ -689,20 +712,24 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + literal_trie(SECRET_WORDS) + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
     # A password quoted within 16 characters after its word ("the password for staging is").
-    ("generic_secret", "pass|pwd|secret",
-     r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pwd|secret)s?(?![a-z0-9])[^\n\"'“”=(\[.,;:!?]{0,16}?[\"'“]"
-     r"([^\s\"'”][^\"'”\n]{5,99})[\"'”]", "phrase"),
+    ("generic_secret", PASSWORD_NAMES + "|secret",
+     r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
+     r"[^\n\"'“”„«=(\[.,;:!?]{0,16}?"
+     r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
     # A password word and its value in prose of several languages ("the password is ...",
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
-    ("generic_secret", PASSWORD_NAMES,
-     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _PASSWORD_JOIN
+    ("generic_secret", PASSWORD_NAMES + "|secret",
+     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN
      + r"|(?<![\w$])(?:" + PASSWORD_NAMES + r")s?\s+)"
-     r"[\"'`“「]?(?![(\[{<])([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
+     r"[\"'`“「]?(?![(\[{<-])([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
      r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id)\b)[a-z0-9]+)*="
      r"[\"']?([^\s\"'`,;&]+)", "position"),
+    # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
+    ("generic_secret", "#define",
+     r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?"
      r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
@@ -719,6 +746,7 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
+MACHINE_WORD = Lazy(r"0[xX][0-9a-fA-F]{1,16}")  # a number in hex, 64 bits at most, is no key
 # Digits between letters (`k8s`, `v2beta1`): a name has them in a place or two, a random
 # lower-case run in INNER_DIGIT_RUNS or more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
@@ -754,28 +782,39 @@ TOKEN_PIECES = Lazy(r"[-_/+=]+")
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+# A ULID names its own time: one of these years is an id, whatever word stands before it.
+ULID_YEARS = (2016, 2040)
+CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # harmless_context: the naming word nearest the token in its clause decides whether it is
 # harmless: a commit word names hex, an id word a UUID, ULID or hex, a digest word any
-# digest, "public key" anything. This is the residual risk: a credential right after such
+# digest (and a content id, cursor, nonce, OAuth state or challenge, shown by design: any
+# form), "public key" anything. This is the residual risk: a credential right after such
 # a word, in the form it names, is printed. Groups: commit, id, digest, public, secret.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree)|"
+    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
-    r"requests?|traces?|checkpoints?|conversations?)|"
+    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
-    r"integrity|verif(?:y|ies|ied|ication))|"
-    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\w+|"
+    r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|cids?|cidv[01]|cursors?|nonces?|"
+    r"state|(?:code[ _])?challenge)|"
+    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|ssh-(?:rsa|ed25519|dss)|"
+    r"ecdsa-sha2-\w+|"
     r"data:[\w.+-]+/[\w.+-]+;base64)|"
-    r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig))s?(?![a-z0-9])"
+    r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))s?(?![a-z0-9])"
     r"|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
+# Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  name.tar.xz`), and
+# a host's first label (`<client id>.apps.googleusercontent.com`).
+LISTED_FILE = Lazy(r" [ *][\w.+-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
+                   r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 # A URL query's value is named by its parameter alone (`?session_id=` names an id, `?t=`
 # nothing), whatever the URL's path says.
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
+CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z][a-z])")  # where camelCase's words meet
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # secret_view reads a text NFKC-folded, without format characters and percent-decoded,
 # so a disguised token is still found; only texts with non-ASCII or `%` need it.
@@ -788,8 +827,16 @@ FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u18
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
-# Public by design: a Stripe publishable key is in every checkout page.
-PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_")
+# Text that holds no credential whatever it looks like: a PEM block of a public key or a
+# certificate, a Mapbox public token (`pk.`), an AWS resource's name (ARN), a value
+# encrypted by sops or ansible-vault.
+PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE)[A-Z ]*-----"
+                   r".*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)|(?<![\w.])pk\.eyJ[\w.-]+"
+                   r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:\S+|ENC\[[^\]\n]*\]"
+                   r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+", re.S)
+# Public by design: a Stripe publishable key is in every checkout page, an age recipient in
+# every sops file.
+PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
@@ -801,6 +848,10 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|[a-z]+(?:_[a-z]+)+",
     r"\w*env\(.*|[a-z_][\w.:]*[(\[]|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
 )) + ")$", re.I)
+SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
+COOKIE_NAME = Lazy(r"^[a-z][a-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
+FILLER = Lazy(r"([xX0*])\1{11}$")  # a body that ends in twelve of one filler character
+KEY_LINE = Lazy(r"[A-Za-z0-9+/=]{16}")  # a key file's body holds lines of base64
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
@@ -2261,15 +2312,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 return found
     found += named_secrets(text)
     if len(text) >= RANDOM_MIN:
-        lowered = None
         for match in RANDOM_TOKEN.finditer(text):
             if credential_shaped(match.group()) and not any(f.start < match.end() and match.start() < f.end
-                                                            for f in found):
-                lowered = lowered or folded_lower(text)
-                if len(lowered) != len(text):  # a letter whose lower case is longer: places differ
-                    lowered = text
-                if not harmless_context(lowered, match.start(), match.end(), match.group()):
-                    found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+                                                            for f in found) \
+                    and not harmless_context(text, match.start(), match.end(), match.group()):
+                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
             for match in WRAPPED.finditer(text):
                 if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
@@ -2283,7 +2330,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 joined = left + right
                 # A wrapped value a named kind took in part is withheld to its end.
                 if len(joined) >= RANDOM_MIN and credential_shaped(joined) and not harmless_context(
-                        folded_lower(text[:match.start()] + joined + text[match.end():]), match.start(),
+                        text[:match.start()] + joined + text[match.end():], match.start(),
                         match.start() + len(joined), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     if decode and len(text) >= 24:
@@ -2293,6 +2340,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                              for f in scan_secrets(inner, False)) \
                     and not any(f.start < run.end() and run.start() < f.end for f in found):
                 found.append(SecretHit("base64_secret", run.start(), run.end(), False))
+    if found:  # a finding whose value ends in a public span holds none
+        spans = [match.span() for match in PUBLIC_SPAN.finditer(text)]
+        found = [f for f in found if not any(a < f.end <= b for a, b in spans)]
     merged: list[SecretHit] = []
     for finding in sorted(found, key=lambda f: f.start):
         if merged and finding.start < merged[-1].end:
@@ -2317,13 +2367,14 @@ def named_secrets(text: str) -> list[SecretHit]:
         match = pattern.search(target)
         while match:
             group = next((g for g in range(1, match.re.groups + 1) if match.start(g) >= 0), 0)
-            value = text[match.start(group):match.end(group)].strip("\"'`")
-            # A placeholder's word before a random-looking rest is a value (`myQ8zr4...`); code
-            # may close its call after the value (`password=cfg.pw)`).
-            if group and PLACEHOLDER.match(value.rstrip(")];,")) and not looks_random(value) \
+            value = text[match.start(group):match.end(group)].strip("\"'`\\")
+            quoted = text[match.start(group) - 1:match.start(group)] in ("\"", "'", "`")
+            # A named kind's body of filler is a stand-in (`ghp_XXXX...`).
+            if group and placeholder(value, quoted) or not group and FILLER.search(value) \
                     or not credible(value, check, text[match.start():match.end()]) \
-                    or check == "random" and same_places \
-                    and harmless_context(lowered, match.start(group), match.end(group), value):
+                    or check == "random" \
+                    and harmless_context(text, match.start(group), match.end(group), value) \
+                    or in_template(text, match.start(), TEMPLATE_OPENERS[check == "prose"]):
                 # Not this one; a match starting inside it may be (`key: NAME_TOKEN=value`).
                 match = pattern.search(target, match.start() + 1)
                 continue
@@ -2333,12 +2384,34 @@ def named_secrets(text: str) -> list[SecretHit]:
     return found
 
 
+TEMPLATE_OPENERS = (("{{",), ("{{", "${"))  # a default's value (`${PW:-pw}`) is one: prose rules only
+
+
+def in_template(text: str, at: int, openers: tuple[str, ...]) -> bool:
+    """Whether text at `at` is inside a template's expression (`{{ lookup(...) }}`, `${X:?msg}`):
+    code, whose words name no value."""
+    return any(text.rfind(opener, 0, at) > text.rfind("}", 0, at) for opener in openers)
+
+
+def placeholder(value: str, quoted: bool) -> bool:
+    """Whether a rule's value stands in for one (PLACEHOLDER): one opening with a letter is
+    a value when the rest looks generated (`myQ8zr4...`), as a path or a bracket is not; code
+    may close its call after it (`password=cfg.pw)`); `user:<password>` is one; in quotes,
+    words joined by `_` are a string (`"dragon_storm_kiwi"`), not a variable's name."""
+    value = value.rstrip(")];,")
+    value = value.rpartition(":")[2] if value.endswith(">") else value
+    return bool(PLACEHOLDER.match(value)) and not (value[:1].isalpha() and looks_random(value)) \
+        and not (quoted and SNAKE_WORDS.fullmatch(value))
+
+
 def credible(value: str, check: str, whole: str) -> bool:
     """Whether a rule's value passes its check (see SECRET_RULES)."""
     if PUBLIC_VALUE.match(value):
         return False
     if check == "random":
         return credential_shaped(value)
+    if check == "body":
+        return bool(KEY_LINE.search(value))
     if check == "basic":  # base64 of `user:password`, or a value that looks generated
         return ":" in (base64_text(value) or "") or looks_random(value)
     if check == "position":  # the place says password: any value, but a word of prose after a space
@@ -2397,7 +2470,9 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
 
 def credential_shaped(token: str) -> bool:
     """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
-    if not DIGIT.search(token) or PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token):
+    if not DIGIT.search(token) or PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token) \
+            or MACHINE_WORD.fullmatch(token) \
+            or ULID.fullmatch(token) and ULID_YEARS[0] <= ulid_year(token) <= ULID_YEARS[1]:
         return False  # every generated kind holds a digit (looks_random)
     if not UUID.search(token):
         pieces = TOKEN_PIECES.split(token)
@@ -2412,35 +2487,51 @@ def credential_shaped(token: str) -> bool:
             if len(pieces) == 1 or not any(looks_random(run, words=True, least=RANDOM_MIN if HEX.fullmatch(run)
                                                         else NAME_REST) for run in runs):
                 return False
-    return ":" in (base64_text(token) or ":")
+    # Text in base64 (after a cookie's `name=`) is judged by the text: `user:pw`, or a credential.
+    decoded = base64_text(COOKIE_NAME.sub("", token, 1))
+    return decoded is None or ":" in decoded and decoded[:1] not in "{[" \
+        or bool(scan_secrets(decoded, False))
 
 
-def harmless_context(lowered: str, start: int, end: int, token: str) -> bool:
+def ulid_year(token: str) -> float:
+    """The year a ULID's first ten characters (milliseconds since 1970, Crockford base32) name."""
+    return 1970 + int(token[:10].translate(CROCKFORD_DIGITS), 32) / 31_556_952_000
+
+
+def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     """Whether the naming word nearest the token's body (a UUID, or its longest piece)
-    names a kind harmless in that form, such as a commit's hex sha."""
+    names a kind harmless in that form, such as a commit's hex sha. Words are read in
+    camelCase names too (`subscriptionId`), and beside the body, never inside it."""
     uuid = UUID.search(token)
     if uuid:
         body, at = uuid.group(), uuid.start()
     else:
         body = max(TOKEN_PIECES.split(token), key=len)
         at = token.index(body)
-    named_file = bool(FILE_EXTENSION.match(lowered, end)) and end == start + at + len(body)
-    start, end = start + at, start + at + len(body)
-    best, family = NAMING_REACH + 1, "id" if named_file else ""
-    query = QUERY_NAME.search(lowered, max(0, start - NAMING_REACH - 2), start)
+    if LISTED_FILE.match(text, end):
+        return True
+    head, tail = at, end - start - at - len(body)  # the token's own text beside its body
+    family = "id" if not tail and FILE_EXTENSION.match(text, end) else ""
+    start, end, best = start + at, start + at + len(body), NAMING_REACH + 1
+    query = QUERY_NAME.search(folded_lower(text[max(0, start - NAMING_REACH - 2):start]))
     if query:
         named = NAMING_WORD.search(query.group(1).replace("_", " ").replace("-", " "))
         family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
-    for match in () if query else NAMING_WORD.finditer(lowered, max(0, start - NAMING_REACH),
-                                                          min(len(lowered), end + NAMING_REACH)):
-        if match.end() <= start:
-            gap, between = start - match.end(), lowered[match.end():start]
-        elif match.start() >= end:
-            gap, between = match.start() - end, lowered[end:match.start()]
+    first, last = start - head, end + tail  # the token's edges
+    before = CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):first]) + text[first:start]
+    before = folded_lower(before)
+    after = folded_lower(text[end:last] + CAMEL_HUMP.sub(" ", text[last:last + NAMING_REACH]))
+    for match in () if query else NAMING_WORD.finditer(before + "\0" + after):
+        if match.end() <= len(before):
+            gap, between = max(0, len(before) - match.end() - head), before[match.end():]
+        elif match.start() > len(before):
+            gap = max(0, match.start() - len(before) - 1 - tail)
+            between = after[:match.start() - len(before) - 1]
         else:
-            continue  # the word is inside the body (`sha256` of a base64 digest is the digest's)
+            continue
         if gap < best and not CLAUSE_BREAK.search(between):
             best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+    body = body[2:] if body[:2] in ("0x", "0X") else body
     if family == "commit":
         return bool(HEX.fullmatch(body))
     if family == "id":

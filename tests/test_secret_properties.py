@@ -503,6 +503,23 @@ CLASSES = [
         ("xml-name-value", '<property name="db.password" value="{pw}"/>'),
         ("httpie-without-a-url-scheme", "`http -a deploy:{pw} example.org/api`"),
     ]],
+    # A fifth round of classes (other instances than the probes showed): a user and password
+    # pair in prose, a password by its place in a call or a schemeless DSN, more tools, typed
+    # and prefixed assignments, a C macro, "secret is", more languages, a key named by hmac.
+    *[_row(f"place-{name}", text.replace("{pw}", _HUMAN), _HUMAN) for name, text in [
+        ("login-pair-slash", "the demo account for QA is ops / {pw}"),
+        ("login-pair-colon", "the creds for the staging box are deploy:{pw}"),
+        ("connect-call-positional", '`conn = pymssql.connect("db.example.net", "sa", "{pw}")`'),
+        ("pdo-positional", "`$pdo = new PDO($dsn, 'shop', '{pw}');`"),
+        ("dsn-without-scheme", '`sql.Open("mysql", "app:{pw}@tcp(db:3306)/shop")`'),
+        ("net-user-add", "`net user svc_sync {pw} /add`"), ("mcrcon-p", "`mcrcon -H 10.0.0.5 -p {pw} list`"),
+        ("typed-declaration", 'const adminPass: string = "{pw}";'),
+        ("bytes-literal", "SECRET_KEY = b'{pw}'"), ("c-macro", '#define MQTT_PASSWORD "{pw}"'),
+        ("secret-is", "the webhook secret is {pw}"), ("vietnamese-la", "mật khẩu wifi là {pw}"),
+        ("turkish-possessive", "Yönetici parolası: {pw}"),
+    ]],
+    _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
+    _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
     _row("private-key-assigned", f"`PrivateKey = {_B62}` in the interface section", _B62),
     # Base32 wrapped where its second line opens with capitals that read like a word.
@@ -537,6 +554,8 @@ PASSWORD_PLACES = [
     "`*:*:*:postgres:{pw}` in ~/.pgpass", "`echo '{pw}' | sudo -S systemctl restart app`",
     "`conn.login('ops', '{pw}')`", "`auth=('deploy', '{pw}')`",
     "the root password is {pw}", "Kennwort: {pw}", "a senha é {pw}", "wachtwoord = {pw}",
+    "the login for the test VM is ops / {pw}", '`mysqli_connect("db", "app", "{pw}", "shop")`',
+    "`net use S: \\\\nas\\share /user:corp\\ops {pw}`", "the signing secret is {pw}",
 ]
 
 
@@ -565,6 +584,8 @@ SHA = _chars("sha", 40, "hex")
 _B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
 FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
+AGE_RECIPIENT = "age1" + "".join(_rng("age").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
+JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
 LOOKALIKES = [
     _row("commit-nearest-word", f"the signing key fix from commit {SHA}", SHA),
     _row("ssh-host-key-fingerprint", f"the SSH host key fingerprint {FINGERPRINT}", FINGERPRINT),
@@ -622,6 +643,22 @@ LOOKALIKES = [
         ("ruby-interpolation", "password = \"#{ENV['MAIL_PASSWORD']}\""),
         ("index-lookup", 'keyPassword = signingProps["keyPassword"] as String'),
         ("positional-format", "Password={0};User Id={1};")]],
+    # Named by a camelCase key, a number in hex, a module checksum, a public age recipient,
+    # base64 of JSON, a placeholder in brackets or after a user, a template's expression.
+    _row("uuid-camel-case-id", f'`"orderId": "{_UUID}"`', _UUID),
+    _row("hex-number", "the device address is 0x7ffee4b2c3a8d1f0", "0x7ffee4b2c3a8d1f0"),
+    _row("go-sum-checksum", f"`golang.org/x/net v0.24.0 h1:{_B64_KEY}`", _B64_KEY),
+    _row("age-recipient", f"the sops recipient {AGE_RECIPIENT}", AGE_RECIPIENT),
+    _row("jwt-header-alone", f"the JWT header `{JWT_HEADER}` names the algorithm", JWT_HEADER),
+    *[_row(name, f"`{text}`", text) for name, text in [
+        ("angle-placeholder-with-signs", "Password=<YourStrong@Passw0rd>;"),
+        ("curl-user-placeholder", "curl -u elastic:<password> https://localhost:9200"),
+        ("template-lookup", "password: \"{{ vault('secret/data/app:db_password') }}\""),
+        ("shell-required-message", 'client_secret: "${CLIENT_SECRET:?set the secret first}"'),
+        ("path-in-quotes", "Enter passphrase for key '/root/.ssh/id_ed25519':"),
+        ("brands-after-login", "login via GitHub / GitLab is supported"),
+        ("image-tag-after-account", "the account service image node:18-alpine"),
+        ("name-in-a-user-call", 'createUser("alice", "Alice Smith")')]],
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
