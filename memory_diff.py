@@ -476,8 +476,8 @@ _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space o
 # A credential's word assigned a value, quoted (to its quote) or not (to a space, `,` or `;`).
 # A type may stand between (`pass: string = "..."`), a string prefix before the quote (`b'...'`),
 # and the quotes may be escaped (`\"password\":\"...\"` in a log line).
-_ASSIGNED = (r"s?(?![a-z0-9])\\?[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
-             r"\s*(?:=|:=|=>|:)\s*(?:[bBrRuU]{1,2}(?=[\"'])|\\(?=\"))?"
+_ASSIGNED = (r"s?(?![a-z0-9])\\*[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
+             r"\s*(?:=|:=|=>|:)\s*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
              r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
@@ -487,14 +487,16 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
-                  "kennwort|wachtwoord|mot de passe|mdp|hasło|heslo|parola|şifre|mật khẩu|"
+                  "kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|parola|şifre|mật khẩu|"
                   "şifresi|parolasi|пароль|パスワード|비밀번호")
+_NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
 # words on ("... is", "lautet", "for the VM:"), `=`, a particle (は), or, for a word of
-# prose, nothing ("password X").
+# prose, nothing ("password X": its own rule, tried where the first one's value is none).
 _PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?"
-                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|—) +| *[:：] *)"
+                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|—) +| *[:：] *)"
                   r"| *= *|[はが는은] *)")
+_PROSE_VALUE = r"[\"'`“「]?(?![(\[{<-])([^\s\"'`”」\x80-\U0010ffff]{6,})"
 # Commands that take a password after an option, and the option (later in the command): a
 # command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
 # glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
@@ -511,7 +513,8 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
     ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
     ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+)\s+(?![/*])"),
-    ("ConvertTo-SecureString", r"(?:-String\s+)?"),
+    ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
+    ("username|enable", r"(?:secret|password) [05] "),
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+[^\\n|;&]*?(?<=\\s)(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
@@ -661,16 +664,16 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # in code the second string of a login call or auth pair (`auth=("me", "pw")`) and the string
     # after one naming a password (`fill("#password", "pw")`).
     ("password_stdin", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
-     r"(?:--password-stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
+     r"(?:--pass(?:word|wd)?-(?:on-)?stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
-     r"\w*\s*"
+     r"[\w.]*\s*"
      r"(?:=\s*)?\((?:[^()\n\"']|\"[^\"\n]*\"|'[^'\n]*')*?[\"'][^\"'\n]*"
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"'])"
      r"|\.password\(\s*[\"']([^\"'\n]+)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
-    ("login_pair", "login|log in|logon|credential|creds|account|sign in",
-     r"(?i)(?<![a-z])(?:log ?ins?|logon|credentials?|creds|accounts?|sign ?in)(?![a-z])"
+    ("login_pair", "login|log in|logon|credential|creds|account|sign in|ログイン|登录|登入|로그인",
+     r"(?i)(?<![a-z])(?:log ?ins?|logon|credentials?|creds|accounts?|sign ?in|ログイン|登录|登入|로그인)(?![a-z])"
      r"[^\n.;!?]{0,40}?"
      r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
      r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)", "prose"),
@@ -694,16 +697,17 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?([^\s\"':@]*:[^\s\"']{6,})", "password"),
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
     # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
-    ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     r"(?i)(?<![a-z0-9])(?<!public[ _-])(?:" + literal_trie(w for w in SECRET_WORDS if " " not in w)
+    ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
+     r"(?i)(?<![a-z0-9])(?<!public[ _-])(?:" + literal_trie(w for w in SECRET_WORDS + tuple(
+         _NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _ASSIGNED, "password"),
-    # The same in camelCase (`clientSecret := "..."`), in the original case, each word
+    # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the original case, each word
     # first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})" for word in (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
          "Key"))
-     + ")" + _ASSIGNED, "password"),
+     + ")" + _ASSIGNED.replace("(?:=|:=|=>|:)", "(?:=|:=|=>|:|(?<=\\s)(?=[\"']))"), "password"),
     # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
     # `<add key="Password" value="..." />`.
     ("generic_secret", "key=|name=",
@@ -721,15 +725,19 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
     # A password word and its value in prose of several languages ("the password is ...",
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
-    ("generic_secret", PASSWORD_NAMES + "|secret",
-     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN
-     + r"|(?<![\w$])(?:" + PASSWORD_NAMES + r")s?\s+)"
-     r"[\"'`“「]?(?![(\[{<-])([^\s\"'`”」\x80-\U0010ffff]{6,})", "prose"),
+    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose") for join in (
+        r"(?<![a-z])(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN,
+        r"(?<![\w$])(?:" + PASSWORD_NAMES + r")s?\s+")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
      r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id)\b)[a-z0-9]+)*="
      r"[\"']?([^\s\"'`,;&]+)", "position"),
+    # An account's one-time recovery or backup code ("use recovery code WLWH-TSO4-...").
+    ("recovery_code", "recovery code|backup code|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
+     r"(?i:(?:recovery|backup|wiederherstellungs) ?codes?|c[oó]digos? de recuperaci[oó]n|codes? de r[ée]cup[ée]ration"
+     r"|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)(?=[\w -]*\d)(?=[\w -]{8})"
+     r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
     # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
     ("generic_secret", "#define",
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
@@ -796,11 +804,12 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # a word, in the form it names, is printed. Groups: commit, id, digest, public, secret.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?)|"
+    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
-    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?)|"
+    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|containers?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
-    r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|cids?|cidv[01]|cursors?|nonces?|"
+    r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|murmur\w*|"
+    r"cids?|cidv[01]|cursors?|nonces?|"
     r"state|(?:code[ _])?challenge)|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|"
@@ -819,9 +828,9 @@ LISTED_FILE = Lazy(r" [ *][\w.+-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z][a-z])")  # where camelCase's words meet
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
-# secret_view reads a text NFKC-folded, without format characters and percent-decoded,
-# so a disguised token is still found; only texts with non-ASCII or `%` need it.
-VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}")
+# secret_view reads a text NFKC-folded, without format characters, percent-escapes and
+# JSON's `\u00XX` decoded, so a disguised token is still found; only such texts need it.
+VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}|\\u00[2-7][0-9A-Fa-f]")
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
@@ -832,18 +841,21 @@ WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Text that holds no credential whatever it looks like: a PEM block of a public key or a
 # certificate, a Mapbox public token (`pk.`), an AWS resource's name (ARN), a value
-# encrypted by sops or ansible-vault.
+# encrypted by sops or ansible-vault, a DKIM record (its `p=` is a public key).
 PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE)[A-Z ]*-----"
                    r".*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)|(?<![\w.])pk\.eyJ[\w.-]+"
                    r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:\S+|ENC\[[^\]\n]*\]"
-                   r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+", re.S)
-# Public by design: a Stripe publishable key is in every checkout page, an age recipient in
-# every sops file.
-PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}")
+                   r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*", re.S)
+# Public by design or by form: a Stripe publishable key is in every checkout page, an age
+# recipient in every sops file; an SSH key's type, an IPFS content id, an Ethereum address (a
+# private key is 64 hex digits), a Bitcoin address and a nostr public key.
+PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-"
+                    r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|bafy[a-z2-7]{55}$|0x[0-9a-fA-F]{40}$"
+                    r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
-    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)|changeme|password|secret|\[?redacted\]?|none|null|true|false",
+    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|\[?(?:redacted|filtered)\]?|none|null|true|false",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
     r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}",
@@ -852,8 +864,10 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"\w*env\(.*|[a-z_][\w.:]*[(\[]|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
 )) + ")$", re.I)
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
-COOKIE_NAME = Lazy(r"^[a-z][a-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
-FILLER = Lazy(r"([xX0*])\1{11}$")  # a body that ends in twelve of one filler character
+TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
+COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
+# A value masked or filled (`sk_live_****4242`, `••••••••`, `ghp_XXXX...`, `xoxb-your-token`).
+FILLER = Lazy(r"([xX*•●])\1{7}|your[-_]")
 KEY_LINE = Lazy(r"[A-Za-z0-9+/=]{16}")  # a key file's body holds lines of base64
 # Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
 # `note` in lint, since a memory file quoting the docs is not a leak.
@@ -2273,8 +2287,8 @@ def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
             out.append(text[at:match.start()])
             size += match.start() - at
         run = match.group()
-        if run[0] == "%":
-            code = int(run[1:], 16)
+        if run[0] in "%\\":  # `%3D`, or a JSON escape (`\u0022`)
+            code = int(run[-2:], 16)
             changed = [(chr(code) if 0x20 < code < 0x7f else run, match.start(), match.end())]
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed = [(run, match.start(), match.end())]
@@ -2307,7 +2321,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     """Credentials in text, in order: the one decision of what every output withholds. Read
     in its normalised view (secret_view), and as written too where a `%` may be its own."""
     found: list[SecretHit] = []
-    if not text.isascii() or "%" in text:
+    if not text.isascii() or "%" in text or "\\u00" in text:
         view, pieces = secret_view(text)
         if view != text:
             found = [in_original(f, pieces) for f in scan_secrets(view, decode)]
@@ -2372,8 +2386,7 @@ def named_secrets(text: str) -> list[SecretHit]:
             group = next((g for g in range(1, match.re.groups + 1) if match.start(g) >= 0), 0)
             value = text[match.start(group):match.end(group)].strip("\"'`\\")
             quoted = text[match.start(group) - 1:match.start(group)] in ("\"", "'", "`")
-            # A named kind's body of filler is a stand-in (`ghp_XXXX...`).
-            if group and placeholder(value, quoted) or not group and FILLER.search(value) \
+            if group and placeholder(value, quoted) or FILLER.search(value) \
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" \
                     and harmless_context(text, match.start(group), match.end(group), value) \
@@ -2403,13 +2416,17 @@ def placeholder(value: str, quoted: bool) -> bool:
     words joined by `_` are a string (`"dragon_storm_kiwi"`), not a variable's name."""
     value = value.rstrip(")];,")
     value = value.rpartition(":")[2] if value.endswith(">") else value
-    return bool(PLACEHOLDER.match(value)) and not (value[:1].isalpha() and looks_random(value)) \
+    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # `TU_CONTRASEÑA`
+    return (upper_snake or bool(PLACEHOLDER.match(value))) and not (value[:1].isalpha() and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
 
 
 def credible(value: str, check: str, whole: str) -> bool:
     """Whether a rule's value passes its check (see SECRET_RULES)."""
     if PUBLIC_VALUE.match(value):
+        return False
+    decoded = base64_text(value) if len(value) >= RANDOM_MIN else None  # JSON in base64, no credential in it
+    if decoded and decoded[:1] in "{[" and not scan_secrets(decoded, False):
         return False
     if check == "random":
         return credential_shaped(value)
@@ -2419,8 +2436,9 @@ def credible(value: str, check: str, whole: str) -> bool:
         return ":" in (base64_text(value) or "") or looks_random(value)
     if check == "position":  # the place says password: any value, but a word of prose after a space
         spaced = whole[:whole.rfind(value)][-1:].isspace()  # quoted, it is a value
-        word = value.rstrip(".,;:!?)")
-        return len(value) >= 3 and not (spaced and word.isalpha() and word.islower())
+        word, setting = value.rstrip(".,;:!?)"), value.partition("=")[0]  # `id=npmrc,src=...`
+        return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()) \
+            and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower())
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
@@ -2492,7 +2510,7 @@ def credential_shaped(token: str) -> bool:
                 return False
     # Text in base64 (after a cookie's `name=`) is judged by the text: `user:pw`, or a credential.
     decoded = base64_text(COOKIE_NAME.sub("", token, 1))
-    return decoded is None or ":" in decoded and decoded[:1] not in "{[" \
+    return decoded is None or ":" in decoded and decoded[:1] not in "{[" and not TYPED_ID.fullmatch(decoded) \
         or bool(scan_secrets(decoded, False))
 
 
@@ -2521,9 +2539,9 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         named = NAMING_WORD.search(query.group(1).replace("_", " ").replace("-", " "))
         family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
     first, last = start - head, end + tail  # the token's edges
-    before = CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):first]) + text[first:start]
-    before = folded_lower(before)
-    after = folded_lower(text[end:last] + CAMEL_HUMP.sub(" ", text[last:last + NAMING_REACH]))
+    before = folded_lower(CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):start]))
+    after = folded_lower(CAMEL_HUMP.sub(" ", text[end:last + NAMING_REACH]))
+    head, tail = len(CAMEL_HUMP.sub(" ", text[first:start])), len(CAMEL_HUMP.sub(" ", text[end:last]))
     for match in () if query else NAMING_WORD.finditer(before + "\0" + after):
         if match.end() <= len(before):
             gap, between = max(0, len(before) - match.end() - head), before[match.end():]

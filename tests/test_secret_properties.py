@@ -434,6 +434,7 @@ _WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "bas
 # One-case bodies printed until a one-case token with under a quarter vowels counted as random
 # (the second pair's base32 at 32 characters is a TOTP seed's length).
 _ONE_CASE = [(15, "lower36", 24), (104, "lower36", 32), (2, "base32", 32), (4, "base32", 32), (2, "base32", 16)]
+_RECOVERY = "-".join(_chars("recovery", 16, "base32")[i:i + 4] for i in range(0, 16, 4))
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
@@ -517,7 +518,19 @@ CLASSES = [
         ("bytes-literal", "SECRET_KEY = b'{pw}'"), ("c-macro", '#define MQTT_PASSWORD "{pw}"'),
         ("secret-is", "the webhook secret is {pw}"), ("vietnamese-la", "mật khẩu wifi là {pw}"),
         ("turkish-possessive", "Yönetici parolası: {pw}"),
+        # A sixth round: a reader of stdin by another flag, RDP's /p:, a router's `secret 0`,
+        # a config directive, a member call, more languages, escaped JSON.
+        ("passwd-on-stdin", "`echo '{pw}' | sudo openconnect --user=ops --passwd-on-stdin vpn.example.org`"),
+        ("rdp-p", "`xfreerdp /v:rdp.example.org /u:ops /p:{pw}`"),
+        ("router-secret-0", "`username backup privilege 15 secret 0 {pw}`"),
+        ("config-directive", 'ProxyPassword "{pw}" in the vhost'),
+        ("smtp-member-call", "`Net::SMTP.start('mx.example.org', 25, 'example.org', 'ops', '{pw}', :plain)`"),
+        ("spanish-clave", "la clave del wifi es {pw}"), ("japanese-login-pair", "ステージングのログインは ops / {pw} です"),
+        ("turkish-olarak", "Şifre olarak {pw} kullan"),
+        ("json-escaped-german", '`body={\\"passwort\\":\\"{pw}\\"}`'),
+        ("json-unicode-escape", '`{\\u0022password\\u0022:\\u0022{pw}\\u0022}`'),
     ]],
+    _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
@@ -584,6 +597,11 @@ SHA = _chars("sha", 40, "hex")
 _B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
 FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
+IPFS_CID = "Qm" + "".join(_rng("cid").choice("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz") for _ in range(44))
+BTC_ADDRESS = "bc1q" + "".join(_rng("btc").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(38))
+ETH_ADDRESS = "0x" + _chars("eth", 40, "hex")
+NODE_ID = base64.b64encode(b"Order:437900").decode()
+CURSOR = base64.b64encode(b'{"pk": "tenant-17", "rk": "9d2549100bdb"}').decode()
 AGE_RECIPIENT = "age1" + "".join(_rng("age").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
 JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
 LOOKALIKES = [
@@ -658,7 +676,20 @@ LOOKALIKES = [
         ("path-in-quotes", "Enter passphrase for key '/root/.ssh/id_ed25519':"),
         ("brands-after-login", "login via GitHub / GitLab is supported"),
         ("image-tag-after-account", "the account service image node:18-alpine"),
-        ("name-in-a-user-call", 'createUser("alice", "Alice Smith")')]],
+        ("name-in-a-user-call", 'createUser("alice", "Alice Smith")'),
+        ("masked-key", "STRIPE_SECRET_KEY=sk_live_************************4242"),
+        ("masked-password", "password=•••••••• (hidden)"), ("filtered-log", '"password"=>"[FILTERED]"'),
+        ("secret-spec-option", "docker build --secret id=npmrc,src=.npmrc ."),
+        ("spanish-placeholder", "contraseña: TU_CONTRASEÑA_AQUÍ")]],
+    _row("uuid-named-inside-its-token", f"`correlationId={_UUID} durationMs=482`", _UUID),
+    _row("ipfs-cid", f"ipfs add returned {IPFS_CID}", IPFS_CID),
+    _row("bitcoin-address", f"the donation address {BTC_ADDRESS}", BTC_ADDRESS),
+    _row("ethereum-address", f"send the test ETH to {ETH_ADDRESS}", ETH_ADDRESS),
+    _row("xxh64-digest", f"xxh64 of the chunk: {_HEX32[:16]}", _HEX32[:16]),
+    _row("graphql-node-id", f"query {{ node(id: \"{NODE_ID}\") {{ id }} }}", NODE_ID),
+    _row("cursor-in-base64-json", f"`continuationToken={CURSOR}`", CURSOR),
+    _row("checksum-listing", f"`{SHA}{SHA[:24]}  node-v20.15.1-linux-x64.tar.xz`", SHA + SHA[:24]),
+    _row("recovery-codes-stored", "keep the recovery codes in 1Password, never in the repo", "1Password"),
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
