@@ -96,9 +96,7 @@ class Lazy:
         return getattr(compiled, name)
 
 
-# --------------------------------------------------------------------------------------
-# Constants a reviewer will want to argue with. Each carries the reason for its value.
-# --------------------------------------------------------------------------------------
+# == Constants a reviewer will want to argue with. Each carries the reason for its value. ==
 
 # SIGNAL: a sentence is a candidate only when one of these markers occurs in it. Each rule:
 # a class (`--explain` names it) and `|`-separated literal phrases matched in the
@@ -283,7 +281,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                                   r"不允许|只能|偏好)", 3),
     # A prohibition in either voice ("Do not call `exec()` in the notebook"): a constraint as
     # it is given, whoever gives it.
-    ("prohibition", "", r"^(?:please )?(?:do not|don't|never|avoid)\b|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
+    ("prohibition", "", r"^(?:please )?(?:do not|don't|never|avoid)\b"
+                        r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
     # The user's words outrank the agent's summaries of them.
     ("from-user", "user", r"", 1),
     # "X should be Y" is mostly a plan for one change, not a rule.
@@ -389,9 +388,8 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown 30 proposals approves in bulk. Five, not ten: on
-# other teams' sessions (both halves) the five best-scored are as many keeps as ten, and
-# half the lines to read (bench/README.md).
+# Default --max-add: a reviewer shown 30 proposals approves in bulk; on other teams'
+# sessions the five best-scored hold as many keeps as ten (bench/README.md).
 DEFAULT_MAX_ADD = 5
 
 # Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
@@ -673,7 +671,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\.password\(\s*[\"']([^\"'\n]+)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
     ("login_pair", "login|log in|logon|credential|creds|account|sign in|ログイン|登录|登入|로그인",
-     r"(?i)(?<![a-z])(?:log ?ins?|logon|credentials?|creds|accounts?|sign ?in|ログイン|登录|登入|로그인)(?![a-z])"
+     r"(?i)(?<![a-z])(?:log ?ins?|logon|credentials?|creds|accounts?|sign ?in"
+     r"|ログイン|登录|登入|로그인)(?![a-z])"
      r"[^\n.;!?]{0,40}?"
      r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
      r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)", "prose"),
@@ -701,7 +700,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?:" + literal_trie(w for w in SECRET_WORDS + tuple(
          _NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _ASSIGNED, "password"),
-    # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the original case, each word
+    # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
+    # original case, each word
     # first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})" for word in (
@@ -725,7 +725,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
     # A password word and its value in prose of several languages ("the password is ...",
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
-    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose") for join in (
+    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
+      for join in (
         r"(?<![a-z])(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN,
         r"(?<![\w$])(?:" + PASSWORD_NAMES + r")s?\s+")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
@@ -734,9 +735,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id)\b)[a-z0-9]+)*="
      r"[\"']?([^\s\"'`,;&]+)", "position"),
     # An account's one-time recovery or backup code ("use recovery code WLWH-TSO4-...").
-    ("recovery_code", "recovery code|backup code|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
-     r"(?i:(?:recovery|backup|wiederherstellungs) ?codes?|c[oó]digos? de recuperaci[oó]n|codes? de r[ée]cup[ée]ration"
-     r"|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)(?=[\w -]*\d)(?=[\w -]{8})"
+    ("recovery_code", "recovery code|backup code|wiederherstellungscode|recuperaci|récupération|"
+                      "恢复码|备用码",
+     r"(?i:(?:recovery|backup|wiederherstellungs) ?codes?|c[oó]digos? de recuperaci[oó]n"
+     r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
     # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
     ("generic_secret", "#define",
@@ -806,9 +808,11 @@ NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
-    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|containers?)|"
+    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
+    r"containers?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
-    r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|murmur\w*|"
+    r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|"
+    r"murmur\w*|"
     r"cids?|cidv[01]|cursors?|nonces?|"
     r"state|(?:code[ _])?challenge)|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|ssh-(?:rsa|ed25519|dss)|"
@@ -849,13 +853,15 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
 # Public by design or by form: a Stripe publishable key is in every checkout page, an age
 # recipient in every sops file; an SSH key's type, an IPFS content id, an Ethereum address (a
 # private key is 64 hex digits), a Bitcoin address and a nostr public key.
-PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-"
+PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
+                    r"|ecdsa-sha2-"
                     r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|bafy[a-z2-7]{55}$|0x[0-9a-fA-F]{40}$"
                     r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
-    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|\[?(?:redacted|filtered)\]?|none|null|true|false",
+    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|\[?(?:redacted|filtered)\]?"
+    r"|none|null|true|false",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
     r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}",
@@ -922,8 +928,7 @@ INVISIBLE = Lazy(
 # Other line breaks become \n before cleaning, so removing controls never joins lines.
 OTHER_BREAKS = Lazy("\r\n?|\x85|\u2028|\u2029")
 
-# A sentence telling the agent to override its instructions or send data somewhere:
-# dropped whatever its role. One leading \b (see SCORE_RULES).
+# Text telling the agent to override its instructions or send data away: dropped, any role.
 INJECTION = Lazy(
     r"(?i)\b(?:(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
@@ -967,6 +972,7 @@ def fence_after(fence: str, line: str) -> tuple[str, bool]:
     return ("" if closes else fence), True
 LIST_MARKER = Lazy(r"^(?:\s*(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?|\s*#{1,6}\s+|\s*>\s?)+")
 EMPHASIS = Lazy(r"(?<!\*)\*\*(?!\*)")
+CODE_OR_EMPHASIS = Lazy(r"(`+[^`\n]*`+)|" + EMPHASIS.pattern)  # a code span, within a line
 # A sentence ends at `.!?` with closing quotes and a space, at `。！？`, or at `;` before a
 # capital. One leading character class lets the engine jump between candidates.
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
@@ -1042,9 +1048,7 @@ SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"),
 SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
 
 
-# --------------------------------------------------------------------------------------
-# Records
-# --------------------------------------------------------------------------------------
+# == Records ===========================================================================
 
 class UserError(Exception):
     """An input or usage problem: printed as one line, exit 2."""
@@ -1120,10 +1124,8 @@ class Options(NamedTuple):
     root: str = "."
 
 
-# --------------------------------------------------------------------------------------
-# Reading: records in, visible prose out. A reader maps one record to (outcome, messages),
+# == Reading: records in, visible prose out. A reader maps one record to (outcome, messages),
 # the outcome being its counter ("prose" or a skipped_* reason): each record counts once.
-# --------------------------------------------------------------------------------------
 
 _DECODER = json.JSONDecoder()
 Outcome = tuple[str, list[Message]]
@@ -1131,28 +1133,19 @@ Outcome = tuple[str, list[Message]]
 
 def parse_jsonl_line(raw: bytes) -> list[Any] | None:
     """A JSONL line's records (glued ones each), or None when it is not JSON (half-written)."""
-    try:  # one record in UTF-8, decoded as json.loads decodes bytes without sniffing
-        return [json.loads(raw.decode("utf-8", "surrogatepass").removeprefix("\ufeff"))]
-    except (ValueError, RecursionError):
-        pass
-    try:  # json.loads tells UTF-16 and UTF-32 from the bytes
-        return [json.loads(raw)]
-    except RecursionError:
-        return None  # nested deeper than the decoder goes: not a transcript record
-    except ValueError:
-        pass
-    try:
+    try:  # in UTF-8, decoded as json.loads decodes bytes without sniffing
         text = raw.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return None
-    records, pos = [], 0
-    try:
+        records, pos = [], 0
         while (pos := json.decoder.WHITESPACE.match(text, pos).end()) < len(text):
             obj, pos = _DECODER.raw_decode(text, pos)
             records.append(obj)
+        return records
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        pass
+    try:  # json.loads tells UTF-16 and UTF-32, and a BOM, from the bytes
+        return [json.loads(raw)]
     except (ValueError, RecursionError):
         return None
-    return records
 
 
 class Position:
@@ -1163,12 +1156,12 @@ class Position:
     through = 0
 
 
-def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
-               may_hold_prose: Any = None, pos: Position | None = None) -> Iterator[Message]:
+def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str], pos: Position,
+               may_hold_prose: Any = None) -> Iterator[Message]:
     """Drive a reader over JSONL lines; one ruled out or reviewed is counted, not parsed."""
     number = blank = unparsed = malformed = skipped = 0  # plain ints: this loop runs once a line
     raw = b"\n"
-    if pos is not None and pos.skip:
+    if pos.skip:
         lines = iter(lines)
         skipped = sum(1 for _ in itertools.islice(lines, pos.skip))
     for number, raw in enumerate(lines, skipped + 1):
@@ -1193,21 +1186,19 @@ def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str],
     number = max(number, skipped)
     stats.update(lines=number, blank=blank, skipped_unparsed=unparsed, malformed=malformed,
                  skipped_baseline=skipped, parsed=number - blank - unparsed - malformed - skipped)
-    if pos is not None:  # a half-written last line is read again once complete
-        pos.through = number - (not raw.endswith(b"\n") and parse_jsonl_line(raw) is None)
+    # A half-written last line is read again once complete.
+    pos.through = number - (not raw.endswith(b"\n") and parse_jsonl_line(raw) is None)
 
 
 BLANK_START = frozenset((b"", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c"))  # how a blank line starts
 
 
 def read_document(messages: Any, reader: Any, stats: Counter[str],
-                  pos: Position | None = None) -> Iterator[Message]:
+                  pos: Position) -> Iterator[Message]:
     records = messages if isinstance(messages, list) else []
-    skip = pos.skip if pos is not None else 0
-    if pos is not None:
-        pos.through = len(records)
-    stats.update(lines=len(records), parsed=len(records), skipped_baseline=min(skip, len(records)))
-    for index, record in enumerate(records[skip:], skip + 1):
+    pos.through = len(records)
+    stats.update(lines=pos.through, parsed=pos.through, skipped_baseline=min(pos.skip, pos.through))
+    for index, record in enumerate(records[pos.skip:], pos.skip + 1):
         outcome, found = reader(record, index)
         stats[outcome] += 1
         yield from found
@@ -1266,11 +1257,12 @@ def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: 
 
 
 def read_turn(opts: Options, role: str, content: Any, line: int, stamp: Any, conversation: str = "",
-              clean: Any = None) -> Outcome:
-    """A turn's visible texts as messages. Of a role --roles leaves out, an assistant's
-    prose is kept all the same, unjudged, for a request pointing back (skipped_role)."""
+              clean: Any = None, calls: Any = None) -> Outcome:
+    """A turn's visible texts as messages (none but tool `calls`: skipped_tool_call). Of a role
+    --roles leaves out, an assistant's prose is kept, unjudged, for a request pointing back."""
     if role in opts.roles:
         outcome, texts = content_texts(content, clean)
+        outcome = "skipped_tool_call" if outcome == "skipped_empty" and calls else outcome
         return outcome, _messages(role, texts, line, stamp, conversation)
     if role != "assistant":
         return "skipped_role", []
@@ -1386,19 +1378,15 @@ def claude_reader(opts: Options) -> Any:
         role = "user" if kind == "user" and not summary else "assistant"
         content = message.get("content")
         conversation = session_id(record, "claude") or ""
-        if role not in opts.roles:
-            return read_turn(opts, role, content, line, record.get("timestamp"), conversation)
-        if summary:  # asked for: past its boilerplate first line
+        if summary and role in opts.roles:  # asked for: past its boilerplate first line
             content = [{"type": "text", "text": _after_first_line(content)}]
-        outcome, texts = content_texts(content)
-        found: list[Any] = _messages(role, texts, line, record.get("timestamp"), conversation)
-        if role == "assistant" and isinstance(content, list):
-            found += memory_writes(content, line)
+        outcome, found = read_turn(opts, role, content, line, record.get("timestamp"), conversation)
+        if role == "assistant" and role in opts.roles and isinstance(content, list):
+            return outcome, [*found, *memory_writes(content, line)]
         return outcome, found
     return read
 
 
-# An edit of a memory file in a session is the agent's own unreviewed write (MemoryWrite).
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 
 
@@ -1478,12 +1466,11 @@ class CodexReader:
         self.events = []
         return read_turn(self.opts, role, payload.get("content"), line, stamp)
 
-    def read(self, lines: Iterable[bytes], pos: Position | None = None) -> Iterator[Message]:
-        yield from read_jsonl(lines, self, self.stats, pos=pos)
+    def read(self, lines: Iterable[bytes], pos: Position) -> Iterator[Message]:
+        yield from read_jsonl(lines, self, self.stats, pos)
         if not self.seen_items and self.events:  # no response_item messages: events are the prose
             lines = min(len({m.line for m in self.events}), self.stats["skipped_duplicate_event"])
-            self.stats["skipped_duplicate_event"] -= lines
-            self.stats["prose"] += lines
+            self.stats.update(skipped_duplicate_event=-lines, prose=lines)
             yield from self.events
 
 
@@ -1517,10 +1504,8 @@ def copilot_reader(opts: Options) -> Any:
         if role == "user" and (data.get("isAutopilotContinuation")
                                or _str(data.get("source")).startswith(("skill-", "agent-", "system"))):
             return "skipped_injected", []
-        outcome, found = read_turn(opts, role, data.get("content"), line, record.get("timestamp"))
-        if outcome == "skipped_empty" and data.get("toolRequests"):
-            outcome = "skipped_tool_call"
-        return outcome, found
+        return read_turn(opts, role, data.get("content"), line, record.get("timestamp"),
+                         calls=data.get("toolRequests"))
     return read
 
 
@@ -1624,10 +1609,8 @@ def gemini_reader(opts: Options) -> Any:
         if role is None:
             return "skipped_meta", []  # info, error, warning
         content = msg.get("content", msg.get("parts"))
-        outcome, found = read_turn(opts, role, content, index, msg.get("timestamp"))
-        if outcome == "skipped_empty" and msg.get("toolCalls"):
-            outcome = "skipped_tool_call"
-        return outcome, found
+        return read_turn(opts, role, content, index, msg.get("timestamp"),
+                         calls=msg.get("toolCalls"))
     return read
 
 
@@ -1697,20 +1680,19 @@ AIDER_COMMAND = Lazy(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/
 
 
 def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
-               pos: Position | None = None) -> Iterator[Message]:
+               pos: Position) -> Iterator[Message]:
     """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines tool output, the
     rest the assistant. A line is a record and a message, so a sentence keeps its line."""
     stamp: str | None = None
     in_edit = False
     fence = ""
-    skip = pos.skip if pos is not None else 0
     number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
         line = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff" if number == 1 else "")
         header = AIDER_HEADER.match(line)
         stamp = header.group(1) if header else stamp  # dates what follows, reviewed or not
-        if number <= skip:
+        if number <= pos.skip:
             stats["skipped_baseline"] += 1
             continue
         user = line.startswith("#### ") or line.rstrip() == "####"
@@ -1742,8 +1724,7 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             judged = "assistant" in opts.roles
             stats["prose" if judged else "skipped_role"] += 1
             yield Message("assistant", line.strip(), number, stamp, "", judged)
-    if pos is not None:
-        pos.through = number
+    pos.through = number
 
 
 # A SpecStory turn (markdown.go v2.1.0): `_**User**_`, `_**Agent - sidechain (model time)**_`;
@@ -1856,23 +1837,21 @@ class SpecStoryTurns:
 
 
 def read_specstory(lines: Iterable[bytes], opts: Options, stats: Counter[str],
-                   pos: Position | None = None) -> Iterator[Message]:
+                   pos: Position) -> Iterator[Message]:
     """SpecStory Markdown, a line a record, as Aider's; reviewed lines still open turns."""
     turns = SpecStoryTurns(opts)
-    reviewed = pos.skip if pos is not None else 0
     number = 0
     for number, raw in enumerate(lines, 1):
         line = raw.decode("utf-8", "replace").rstrip("\r\n").lstrip("\ufeff" if number == 1 else "")
         kind = turns.kind(line)
         visible = (strip_injected(line) if turns.role == "user" else line.strip()) if kind == "prose" else ""
-        if number > reviewed:
+        if number > pos.skip:
             stats["lines"] += 1
             stats["skipped_injected" if kind == "prose" and not visible else kind] += 1
             if visible:
                 yield Message(turns.role, visible, number, turns.stamp)
-    stats.update(lines=min(number, reviewed), skipped_baseline=min(number, reviewed))
-    if pos is not None:
-        pos.through = number
+    stats.update(lines=min(number, pos.skip), skipped_baseline=min(number, pos.skip))
+    pos.through = number
 
 
 # -- agents' own memory: note folders ---------------------------------------------------
@@ -1903,8 +1882,7 @@ def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
     lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
-    stats["lines"] += len(lines)
-    stats["blank"] += sum(1 for line in lines if not line.strip())
+    stats.update(lines=len(lines), blank=sum(1 for line in lines if not line.strip()))
     notes = _frontmatter_note(lines) if lines and FRONTMATTER_FENCE.fullmatch(lines[0]) else None
     if notes is None:
         notes = _bullet_notes(lines, kind)
@@ -2167,9 +2145,7 @@ def sniff_document(doc: Any) -> str | None:
     return not_read(doc)
 
 
-# --------------------------------------------------------------------------------------
-# Sentences: visible text in, candidate sentences out (pure).
-# --------------------------------------------------------------------------------------
+# == Sentences: visible text in, candidate sentences out (pure). =======================
 
 BULLET = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 LINE_BREAK = Lazy(f"{OTHER_BREAKS.pattern}|\n")
@@ -2202,12 +2178,7 @@ def strip_emphasis(text: str) -> str:
         return text
     if "`" not in text:
         return EMPHASIS.sub("", text)
-    if "\n" in text:  # code spans do not cross lines
-        return "\n".join(strip_emphasis(line) for line in text.split("\n"))
-    pieces = CODE_SPAN.split(text)
-    spans = CODE_SPAN.findall(text)
-    return "".join(EMPHASIS.sub("", piece) + (spans[i] if i < len(spans) else "")
-                   for i, piece in enumerate(pieces))
+    return CODE_OR_EMPHASIS.sub(lambda match: match.group(1) or "", text)
 
 
 def _split_line(line: str) -> list[str]:
@@ -2215,18 +2186,12 @@ def _split_line(line: str) -> list[str]:
     for match in SENTENCE_END.finditer(line):
         end = match.end()
         if match.group().startswith(".") and not match.group().startswith(".."):
-            word = line[start:match.start()].rsplit(None, 1)[-1:] or [""]
-            token = word[0].lower().lstrip("(\"'")
+            token = (line[start:match.start()].split() or [""])[-1].lower().lstrip("(\"'")
             if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
                 continue  # e.g. / i.e. / vs. / an initial
-        piece = line[start:end].strip()
-        if piece:
-            pieces.append(piece)
+        pieces.append(line[start:end].strip())
         start = end
-    tail = line[start:].strip()
-    if tail:
-        pieces.append(tail)
-    return pieces
+    return [piece for piece in [*pieces, line[start:].strip()] if piece]
 
 
 def width(text: str, wide: int = 2) -> int:
@@ -2400,7 +2365,8 @@ def named_secrets(text: str) -> list[SecretHit]:
     return found
 
 
-TEMPLATE_OPENERS = (("{{",), ("{{", "${"))  # a default's value (`${PW:-pw}`) is one: prose rules only
+# Template openers (in_template): a default's value (`${PW:-pw}`) is one, so `${` for prose only.
+TEMPLATE_OPENERS = (("{{",), ("{{", "${"))
 
 
 def in_template(text: str, at: int, openers: tuple[str, ...]) -> bool:
@@ -2416,8 +2382,9 @@ def placeholder(value: str, quoted: bool) -> bool:
     words joined by `_` are a string (`"dragon_storm_kiwi"`), not a variable's name."""
     value = value.rstrip(")];,")
     value = value.rpartition(":")[2] if value.endswith(">") else value
-    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # `TU_CONTRASEÑA`
-    return (upper_snake or bool(PLACEHOLDER.match(value))) and not (value[:1].isalpha() and looks_random(value)) \
+    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # `TU_CLAVE_AQUÍ`
+    return (upper_snake or bool(PLACEHOLDER.match(value))) \
+        and not (value[:1].isalpha() and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
 
 
@@ -2425,9 +2392,9 @@ def credible(value: str, check: str, whole: str) -> bool:
     """Whether a rule's value passes its check (see SECRET_RULES)."""
     if PUBLIC_VALUE.match(value):
         return False
-    decoded = base64_text(value) if len(value) >= RANDOM_MIN else None  # JSON in base64, no credential in it
+    decoded = base64_text(value) if len(value) >= RANDOM_MIN else None
     if decoded and decoded[:1] in "{[" and not scan_secrets(decoded, False):
-        return False
+        return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
     if check == "body":
@@ -2510,7 +2477,8 @@ def credential_shaped(token: str) -> bool:
                 return False
     # Text in base64 (after a cookie's `name=`) is judged by the text: `user:pw`, or a credential.
     decoded = base64_text(COOKIE_NAME.sub("", token, 1))
-    return decoded is None or ":" in decoded and decoded[:1] not in "{[" and not TYPED_ID.fullmatch(decoded) \
+    return decoded is None \
+        or ":" in decoded and decoded[:1] not in "{[" and not TYPED_ID.fullmatch(decoded) \
         or bool(scan_secrets(decoded, False))
 
 
@@ -2541,7 +2509,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     first, last = start - head, end + tail  # the token's edges
     before = folded_lower(CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):start]))
     after = folded_lower(CAMEL_HUMP.sub(" ", text[end:last + NAMING_REACH]))
-    head, tail = len(CAMEL_HUMP.sub(" ", text[first:start])), len(CAMEL_HUMP.sub(" ", text[end:last]))
+    head = len(CAMEL_HUMP.sub(" ", text[first:start]))
+    tail = len(CAMEL_HUMP.sub(" ", text[end:last]))
     for match in () if query else NAMING_WORD.finditer(before + "\0" + after):
         if match.end() <= len(before):
             gap, between = max(0, len(before) - match.end() - head), before[match.end():]
@@ -2679,7 +2648,6 @@ def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
             return Verdict("dropped_pii", pii[0][0], "", 0)
     if INJECTION.search(text) or role != "user" and INJECTION_UNLESS_USER.search(text):
         return Verdict("dropped_injection", "injection", "", 0)
-    # A bullet must not change the memory file's structure.
     if STRUCTURE.search(text):
         return Verdict("dropped_structure", "structure", text, 0)
     if "@" in text and AT_IMPORT.search(CODE_SPAN.sub("", text)):
@@ -2718,9 +2686,7 @@ def explain_score(cand: Candidate) -> str:
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
 
 
-# --------------------------------------------------------------------------------------
-# One transcript: read, pick visible text, split, gate, filter. Runs in a worker.
-# --------------------------------------------------------------------------------------
+# == One transcript: read, pick visible text, split, gate, filter. Runs in a worker. ===
 
 class FileResult(NamedTuple):
     candidates: list[Candidate]
@@ -2785,7 +2751,8 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
         return fmt, read_opencode(path, opts, stats)
     lines = itertools.chain(head, stream)
     head_records = lambda: (r for raw in head if raw.strip() for r in parse_jsonl_line(raw) or [])  # noqa: E731
-    if pos is not None and fmt != "document":
+    pos = pos or Position()  # without a baseline: nothing reviewed, no conversation key
+    if opts.baseline is not None and fmt != "document":
         locate(pos, path, fmt, head_records(), opts)
     if fmt == "aider":
         body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
@@ -2800,10 +2767,10 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
         if fmt == "codex":
             messages: Iterator[Message] = CodexReader(opts, stats).read(lines, pos)
         elif fmt == "claude":
-            messages = read_jsonl(lines, claude_reader(opts), stats, claude_may_hold_prose, pos)
+            messages = read_jsonl(lines, claude_reader(opts), stats, pos, claude_may_hold_prose)
         else:
             reader = {"native": native_reader, "copilot": copilot_reader}.get(fmt, messages_reader)(opts)
-            messages = read_jsonl(lines, reader, stats, pos=pos)
+            messages = read_jsonl(lines, reader, stats, pos)
         return fmt, recognised(path, fmt, bool(opts.fmt), stats, messages,
                                lambda: stats["lines"] == stats["blank"] or any(
                                    record_format(r) == fmt for r in head_records()),
@@ -2819,7 +2786,7 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
                               "(an autonomous run, with no human user in it)")
     if not fmt:
         raise UserError(path, "not a transcript: a JSON document of no shape memory-diff reads")
-    if pos is not None:
+    if opts.baseline is not None:
         locate(pos, path, fmt, [doc], opts)
     found = doc.get("messages") if isinstance(doc, dict) else doc
     reader = gemini_reader(opts) if fmt == "gemini" else messages_reader(opts, cline=fmt == "cline")
@@ -3018,14 +2985,12 @@ def process_notes(index: int, path: str, source: str, opts: Options) -> FileResu
         role = note.declared if note.declared in NOTE_TYPES else NOTE_DEFAULT_TYPE
         order = (index, note.line, number, 0)
         if role == "user" and not opts.include_user_notes:
-            stats["prose"] -= 1
-            stats["skipped_role"] += 1
+            stats.update(prose=-1, skipped_role=1)
             if opts.explain:
                 explain.append((order, explain_line("skipped_role", "user note", path, note.line, role,
                                                     "<not read: a note about the person>")))
             continue
-        stats["messages"] += 1
-        stats["sentences"] += 1
+        stats.update(messages=1, sentences=1)
         cleaned, removed = clean_invisible(note.text)
         stats["cleaned_invisible"] += removed
         cleaned = mask_secrets(strip_emphasis(cleaned), stats)
@@ -3158,8 +3123,7 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
 
 def signal_phrases(lowered: str) -> list[str]:
     """The SIGNAL phrases in a lower-cased message: most hold none and are not split."""
-    return [phrase for phrase in ASCII_PHRASES if phrase in lowered] if lowered.isascii() else \
-        [phrase for phrase in SIGNAL_PHRASES if phrase in lowered]
+    return [p for p in (ASCII_PHRASES if lowered.isascii() else SIGNAL_PHRASES) if p in lowered]
 
 
 def shown_text(sentence: str, verdict: Verdict, opts: Options) -> str:
@@ -3188,9 +3152,7 @@ def build_rules(compiled: re.Pattern[str], extra: tuple[str, ...], name: str) ->
     return re.compile(compiled.pattern + "".join(f"|(?P<{name}_extra__{i}>(?i:{p}))" for i, p in enumerate(extra, 1)))
 
 
-# --------------------------------------------------------------------------------------
-# Across transcripts: dedupe, drop what memory holds, cap (pure).
-# --------------------------------------------------------------------------------------
+# == Across transcripts: dedupe, drop what memory holds, cap (pure). ===================
 
 # -- likeness: near-duplicates and contradictions, for grouping and the review flags ---
 
@@ -3543,9 +3505,7 @@ def withhold(text: str) -> str:
     return text if shown == cleaned else shown
 
 
-# --------------------------------------------------------------------------------------
-# The patch (pure): memory bytes and bullets in, unified-diff bytes out.
-# --------------------------------------------------------------------------------------
+# == The patch (pure): memory bytes and bullets in, unified-diff bytes out. ============
 
 def split_keep_ends(data: bytes) -> list[bytes]:
     """Lines as git sees them: split on \\n only, terminators kept."""
@@ -3715,9 +3675,7 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     return head.encode("utf-8", "surrogateescape") + f"@@ -{old} +{new} @@\n".encode() + b"".join(body)
 
 
-# --------------------------------------------------------------------------------------
-# The I/O edge: files, the repository, discovery, configuration.
-# --------------------------------------------------------------------------------------
+# == The I/O edge: files, the repository, discovery, configuration. ====================
 
 def _stat(path: str) -> os.stat_result | None:
     """A file's metadata, or None when there is none: reading the file will say why."""
@@ -3777,16 +3735,19 @@ def memory_git_state(real: str) -> tuple[bool, float] | None:
     return bool(status.strip()), float(stamp) if stamp.isdigit() else 0.0
 
 
+def upward(folder: str, top: str | None = None) -> Iterator[str]:
+    """`folder` and each folder above it, to `top` or to the root of the file system."""
+    while True:
+        yield folder
+        if folder == top or os.path.dirname(folder) == folder:
+            return
+        folder = os.path.dirname(folder)
+
+
 def repo_root(start: str) -> str | None:
     """The nearest folder above `start` that holds .git (a folder, or a worktree file)."""
-    path = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(path, ".git")):
-            return path
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
+    found = (f for f in upward(os.path.abspath(start)) if os.path.exists(os.path.join(f, ".git")))
+    return next(found, None)
 
 # -- the cache: each transcript's result, reused while the file is unchanged -------------
 # The hook reads every session on every commit, and almost none changed since the last.
@@ -4530,10 +4491,8 @@ def discovery_note(root: str, found: int, passed: list[str], since: bool) -> str
             f"Copilot CLI, OpenCode, SpecStory; see --list-sources)" + (f"; {outside}" if outside else ""))
 
 
-# --------------------------------------------------------------------------------------
-# Configuration a team commits: [tool.memory-diff] in pyproject.toml, or
+# == Configuration a team commits: [tool.memory-diff] in pyproject.toml, or
 # .memory-diff.toml, the nearest one from the current folder up to the repository root.
-# --------------------------------------------------------------------------------------
 
 CONFIG_KEYS = {  # each key's type
     **dict.fromkeys(("memory", "section", "seen", "format", "since"), str),
@@ -4549,9 +4508,7 @@ SILENCEABLE = ("note", "pii", "invisible", "injection", "import", "duplicate", "
 
 def read_config() -> dict[str, Any]:
     """The nearest config file's settings, validated; {} where there is none."""
-    folder = os.getcwd()
-    root = repo_root(folder)
-    while True:
+    for folder in upward(os.getcwd(), repo_root(os.getcwd())):
         for name in (".memory-diff.toml", "pyproject.toml"):
             path = os.path.join(folder, name)
             if not os.path.isfile(path):
@@ -4568,9 +4525,7 @@ def read_config() -> dict[str, Any]:
             table = nested if nested is not None or name == "pyproject.toml" else doc
             if table is not None:
                 return load_config(path, table)
-        if folder == root or os.path.dirname(folder) == folder:
-            return {}
-        folder = os.path.dirname(folder)
+    return {}
 
 
 def load_config(path: str, table: Any) -> dict[str, Any]:
@@ -4631,9 +4586,7 @@ def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | N
     return tuple(entries)
 
 
-# --------------------------------------------------------------------------------------
-# Lint: the same gates over an existing memory file, read only.
-# --------------------------------------------------------------------------------------
+# == Lint: the same gates over an existing memory file, read only. =====================
 
 # What reads a file decides its budget: its name (or its symbolic link's target), a
 # CLAUDE.md above it that imports it with `@path` (Claude Code loads that file on its own),
@@ -4663,21 +4616,19 @@ def codex_before(real: str, root: str | None) -> int:
     """Bytes of the AGENTS.md files Codex reads before this one, from the root down."""
     if root is None:
         return 0
-    folder, total, root = os.path.dirname(os.path.dirname(real)), 0, os.path.realpath(root)
-    while folder.startswith(root):
+    total, root = 0, os.path.realpath(root)
+    for folder in upward(os.path.dirname(os.path.dirname(real)), root):
+        if not folder.startswith(root):
+            break
         found = next(filter(None, (_stat(os.path.join(folder, n)) for n in CODEX_CHAIN)), None)
         total += found.st_size if found else 0
-        if folder == root:
-            break
-        folder = os.path.dirname(folder)
     return total
 
 
 def imported_by_claude(real: str, root: str | None) -> bool:
     """Whether a CLAUDE.md here or above (up to the root) imports it with `@path`."""
-    folder = os.path.dirname(real)
-    top = os.path.realpath(root) if root else folder
-    while True:
+    top = os.path.realpath(root) if root else os.path.dirname(real)
+    for folder in upward(os.path.dirname(real), top):
         for name in CLAUDE_IMPORTERS:
             importer = os.path.join(folder, name)
             if os.path.realpath(importer) == real or not os.path.isfile(importer):
@@ -4689,9 +4640,9 @@ def imported_by_claude(real: str, root: str | None) -> bool:
                     if not target.startswith(("~", "/")) and \
                             os.path.realpath(os.path.join(os.path.dirname(importer), target)) == real:
                         return True
-        if folder == top or os.path.dirname(folder) == folder or not folder.startswith(top):
-            return False
-        folder = os.path.dirname(folder)
+        if not folder.startswith(top):
+            break
+    return False
 
 
 # Lines that group the bullets after them as a heading does, under which teams repeat a
@@ -4728,16 +4679,15 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
     # hides nothing from lint either; the invisible characters are findings below.
     raw_lines = text.split("\n")
     text = "\n".join(strip_emphasis(clean_invisible(line)[0].replace("\n", " ")) for line in raw_lines)
-    starts = [0] + [match.end() for match in re.finditer("\n", text)]  # the same in the original
-    line_of = lambda pos: bisect.bisect_right(starts, pos)  # noqa: E731
     secrets = scan_secrets(text)
     for secret in secrets:
+        at = text.count("\n", 0, secret.start) + 1  # the same line in the original
         if secret.example:
-            findings.append((line_of(secret.start), "note",
+            findings.append((at, "note",
                              f"documentation example {secret.kind} (not a leak; value withheld)"))
         else:
             kind = "random-looking token of no named kind" if secret.kind == RANDOM_KIND else secret.kind
-            findings.append((line_of(secret.start), "secret", f"{kind} (value withheld)"))
+            findings.append((at, "secret", f"{kind} (value withheld)"))
     for secret in reversed(secrets):  # blank them out, keeping offsets: reported once
         text = text[:secret.start] + re.sub(r"[^\n]", " ", text[secret.start:secret.end]) + text[secret.end:]
     first_line: dict[tuple[int, str], int] = {}
@@ -5078,9 +5028,7 @@ def stale_note(real: str, rel: str, data: bytes | None, seen: str | None) -> lis
             f"(they name files or code the repository no longer has): memory-diff lint lists them"] if count else []
 
 
-# --------------------------------------------------------------------------------------
-# The command line.
-# --------------------------------------------------------------------------------------
+# == The command line. =================================================================
 
 def parse_since(value: str) -> float:
     """`7d`, `12h`, `30m`, `2w` ago, or an ISO date, as an epoch time."""
