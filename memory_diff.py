@@ -289,10 +289,6 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("should", "", r"\bshould\b(?!n't)|应该", -1),
     # "We need to make sure ..." is a plan.
     ("plan", "", r"\b(?:ensure|make sure|need to|needs to|going to)\b|需要确保|确保|打算", -2),
-    # A failure in progress ("the build is failing because ..."): this incident, not how the
-    # code works.
-    ("in-progress", "", r"\b(?:is|are|was|were|keeps?) (?:still )?(?:failing|crashing|erroring|breaking|"
-                        r"timing out|hanging|happening|occurring)\b", -2),
     # Status of the moment: "now", "currently", "already".
     ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前", -1),
     # A question inside the sentence: it asks rather than states.
