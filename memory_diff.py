@@ -2355,7 +2355,7 @@ def named_secrets(text: str) -> list[SecretHit]:
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" \
                     and harmless_context(text, match.start(group), match.end(group), value) \
-                    or in_template(text, match.start(), TEMPLATE_OPENERS[check == "prose"]):
+                    or in_template(text, match.start(), prose=check == "prose"):
                 # Not this one; a match starting inside it may be (`key: NAME_TOKEN=value`).
                 match = pattern.search(target, match.start() + 1)
                 continue
@@ -2365,13 +2365,11 @@ def named_secrets(text: str) -> list[SecretHit]:
     return found
 
 
-# Template openers (in_template): a default's value (`${PW:-pw}`) is one, so `${` for prose only.
-TEMPLATE_OPENERS = (("{{",), ("{{", "${"))
-
-
-def in_template(text: str, at: int, openers: tuple[str, ...]) -> bool:
+def in_template(text: str, at: int, prose: bool) -> bool:
     """Whether text at `at` is inside a template's expression (`{{ lookup(...) }}`, `${X:?msg}`):
-    code, whose words name no value."""
+    code, whose words name no value. A shell default's value (`${PW:-pw}`) is one: `${` is
+    code only to the prose rules."""
+    openers = ("{{", "${") if prose else ("{{",)
     return any(text.rfind(opener, 0, at) > text.rfind("}", 0, at) for opener in openers)
 
 
