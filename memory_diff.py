@@ -820,7 +820,7 @@ NAMING_WORD = Lazy(
     r"ecdsa-sha2-\w+|"
     r"data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))s?(?![a-z0-9])"
-    r"|(提交)|(编号|标识)|(哈希|校验和|摘要|指纹)|(公钥)|(" + SECRET_WORDS_ZH + ")")
+    r"|(提交)|(编号|标识|идентификатор\w*|identifiant|identificador|kennung)|(哈希|校验和|摘要|指纹)|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
@@ -853,11 +853,12 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*", re.S)
 # Public by design or by form: a Stripe publishable key is in every checkout page, an age
 # recipient in every sops file; an SSH key's type, an IPFS content id, an Ethereum address (a
-# private key is 64 hex digits), a Bitcoin address and a nostr public key.
+# private key is 64 hex digits), a Bitcoin address, a nostr public key, an AWS resource id.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|ecdsa-sha2-"
                     r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|bafy[a-z2-7]{55}$|0x[0-9a-fA-F]{40}$"
-                    r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$")
+                    r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$"
+                    r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}(?:[0-9a-f]{9})?$")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((

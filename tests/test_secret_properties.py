@@ -690,6 +690,8 @@ LOOKALIKES = [
     _row("cursor-in-base64-json", f"`continuationToken={CURSOR}`", CURSOR),
     _row("checksum-listing", f"`{SHA}{SHA[:24]}  node-v20.15.1-linux-x64.tar.xz`", SHA + SHA[:24]),
     _row("recovery-codes-stored", "keep the recovery codes in 1Password, never in the repo", "1Password"),
+    _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
+    _row("uuid-named-in-russian", f"Идентификатор запроса {_UUID}, ошибка 502", _UUID),
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
     # Prose about a password, not one: words after "the password is" (property 4's places).
     *[_row(f"prose-{n}", text, text) for n, text in enumerate([
