@@ -739,7 +739,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("recovery_code", "recovery code|backup code|wiederherstellungscode|recuperaci|récupération|"
                       "恢复码|备用码",
      r"(?i:(?:recovery|backup|wiederherstellungs) ?codes?|c[oó]digos? de recuperaci[oó]n"
-     r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)(?=[\w -]*\d)(?=[\w -]{8})"
+     r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
+     r"(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
     # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
     ("generic_secret", "#define",
@@ -820,7 +821,8 @@ NAMING_WORD = Lazy(
     r"ecdsa-sha2-\w+|"
     r"data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))s?(?![a-z0-9])"
-    r"|(提交)|(编号|标识|идентификатор\w*|identifiant|identificador|kennung)|(哈希|校验和|摘要|指纹)|(公钥)|(" + SECRET_WORDS_ZH + ")")
+    r"|(提交)|(编号|标识|идентификатор\w*|identifiant|identificador|kennung)|(哈希|校验和|摘要|指纹)"
+    r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
@@ -858,7 +860,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25
                     r"|ecdsa-sha2-"
                     r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|bafy[a-z2-7]{55}$|0x[0-9a-fA-F]{40}$"
                     r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$"
-                    r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}(?:[0-9a-f]{9})?$")
+                    r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}"
+                    r"(?:[0-9a-f]{9})?$")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
@@ -2382,7 +2385,7 @@ def placeholder(value: str, quoted: bool) -> bool:
     words joined by `_` are a string (`"dragon_storm_kiwi"`), not a variable's name."""
     value = value.rstrip(")];,")
     value = value.rpartition(":")[2] if value.endswith(">") else value
-    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # `TU_CLAVE_AQUÍ`
+    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # `TU_CLAVE`
     return (upper_snake or bool(PLACEHOLDER.match(value))) \
         and not (value[:1].isalpha() and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
