@@ -476,7 +476,7 @@ _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space o
 # A type may stand between (`pass: string = "..."`), a string prefix before the quote (`b'...'`),
 # and the quotes may be escaped (`\"password\":\"...\"` in a log line).
 _ASSIGNED = (r"s?(?![a-z0-9])\\*[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
-             r"\s*(?:=|:=|=>|:)\s*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
+             r"[ \t]*(?:=|:=|=>|:)[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
              r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
@@ -487,15 +487,19 @@ SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭�
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|parola|şifre|mật khẩu|"
-                  "şifresi|parolasi|пароль|パスワード|비밀번호")
+                  "şifresi|parolasi|пароль|パスワード|비밀번호|κωδικός|סיסמה|סיסמא|"
+                  "كلمة المرور|كلمة السر|पासवर्ड|รหัสผ่าน")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
 # words on ("... is", "lautet", "for the VM:"), `=`, a particle (は), or, for a word of
 # prose, nothing ("password X": its own rule, tried where the first one's value is none).
 _PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?"
-                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|—) +| *[:：] *)"
-                  r"| *= *|[はが는은] *)")
-_PROSE_VALUE = r"[\"'`“「]?(?![(\[{<-])([^\s\"'`”」\x80-\U0010ffff]{6,})"
+                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ|—)"
+                  r" +"
+                  r"| *[:：] *| *(?=[(（]))| *= *|[はが는은를을] *)")
+# The value, maybe quoted, or alone in parentheses with a digit or a sign (not "(AuthError)").
+_PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)))?[\"'`“「]?(?![(\[{<-])"
+                r"([^\s\"'`”」\x80-\U0010ffff]{6,})")
 # Commands that take a password after an option, and the option (later in the command): a
 # command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
 # glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
@@ -514,6 +518,8 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+)\s+(?![/*])"),
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
     ("username|enable", r"(?:secret|password) [05] "),
+    ("altool|notarytool", r"-p\s*|--password\s+"),
+    ("snmp", r"-c\s*"),
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+[^\\n|;&]*?(?<=\\s)(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
@@ -671,8 +677,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"'])"
      r"|\.password\(\s*[\"']([^\"'\n]+)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
-    ("login_pair", "login|log in|logon|credential|creds|account|sign in|ログイン|登录|登入|로그인",
-     r"(?i)(?<![a-z])(?:log ?ins?|logon|credentials?|creds|accounts?|sign ?in"
+    ("login_pair", "login|log in|logged in|logon|credential|creds|account|sign in|signed in|"
+                   "ログイン|登录|登入|로그인",
+     r"(?i)(?<![a-z])(?:log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?"
+     r"|sign(?:ed)? ?in"
      r"|ログイン|登录|登入|로그인)(?![a-z])"
      r"[^\n.;!?]{0,40}?"
      r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
@@ -728,7 +736,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
-        r"(?<![a-z])(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN,
+        # A Latin letter before only matters to a Latin word (`Redisパスワード` is one).
+        r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN,
         r"(?<![\w$])(?:" + PASSWORD_NAMES + r")s?\s+")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
@@ -742,6 +751,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
      r"(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
+    # An app password as Google prints it, four groups of four letters, after a password word
+    # or in postfix's `sasl_passwd` (`[host]:587 user:pass word`): letters that are no words.
+    ("app_password", PASSWORD_NAMES + "|]:",
+     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _PASSWORD_JOIN + r"|\]:\d+\s+\S+?:)"
+     r"((?-i:[a-z]{4}(?: [a-z]{4}){3}))(?![a-z])", "letters"),
     # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
     ("generic_secret", "#define",
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
@@ -811,6 +825,7 @@ NAMING_WORD = Lazy(
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
+    r"templates?|"
     r"containers?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|"
@@ -821,7 +836,8 @@ NAMING_WORD = Lazy(
     r"ecdsa-sha2-\w+|"
     r"data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))s?(?![a-z0-9])"
-    r"|(提交)|(编号|标识|идентификатор\w*|identifiant|identificador|kennung)|(哈希|校验和|摘要|指纹)"
+    r"|(提交)|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã)"
+    r"|(哈希|校验和|摘要|指纹)"
     r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
@@ -843,37 +859,46 @@ FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u18
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 # A token cut by a line break inside a message, its halves rejoined (see scan_secrets).
+ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=")
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Text that holds no credential whatever it looks like: a PEM block of a public key or a
 # certificate, a Mapbox public token (`pk.`), an AWS resource's name (ARN), a value
-# encrypted by sops or ansible-vault, a DKIM record (its `p=` is a public key).
+# encrypted by sops or ansible-vault, a DKIM record (its `p=` is a public key), a password's
+# hash (bcrypt `$2b$`, argon2, SCRAM), which the rubric keeps.
 PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE)[A-Z ]*-----"
                    r".*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)|(?<![\w.])pk\.eyJ[\w.-]+"
                    r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:\S+|ENC\[[^\]\n]*\]"
-                   r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*", re.S)
+                   r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*"
+                   r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[156]|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
+                   r"|SCRAM-SHA-256\$[^\s'\"|]+", re.S)
 # Public by design or by form: a Stripe publishable key is in every checkout page, an age
 # recipient in every sops file; an SSH key's type, an IPFS content id, an Ethereum address (a
-# private key is 64 hex digits), a Bitcoin address, a nostr public key, an AWS resource id.
+# private key is 64 hex digits), a Bitcoin address, a nostr public key, an AWS resource id,
+# a Kubernetes pod's name (its hashes have no vowels).
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|ecdsa-sha2-"
                     r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|bafy[a-z2-7]{55}$|0x[0-9a-fA-F]{40}$"
                     r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$"
                     r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}"
-                    r"(?:[0-9a-f]{9})?$")
+                    r"(?:[0-9a-f]{9})?$"
+                    r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
+                    r"-[b-df-hj-np-tv-z2-9]{5}$")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|\[?(?:redacted|filtered)\]?"
-    r"|none|null|true|false",
+    r"|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
-    r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}",
-    r"\.\.?/\S*|/[^/\s]+/\S*|(?:env|file|fd):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*|enc\[.*|![a-z]+",
+    r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
+    r"\.\.?/\S*|/[^/\s]+/\S*|@?(?:env|file|fd|keychain):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
+    r"|enc\[.*|![a-z]+",
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|[a-z]+(?:_[a-z]+)+",
     r"\w*env\(.*|[a-z_][\w.:]*[(\[]|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
 )) + ")$", re.I)
+PASSWORD_HEADER = Lazy(r"(?i)(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
@@ -2298,6 +2323,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             if "%" not in text:
                 return found
     found += named_secrets(text)
+    if "|" in text:
+        found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
         for match in RANDOM_TOKEN.finditer(text):
             if credential_shaped(match.group()) and not any(f.start < match.end() and match.start() < f.end
@@ -2308,11 +2335,12 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             for match in WRAPPED.finditer(text):
                 if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
                     continue
-                # Where a word (not base32's capitals) ends a line or opens the next, a line ended.
+                # Where a word (not base32's capitals) ends a line or opens the next, or the next
+                # assigns (`NAME=...`), a line ended.
                 left, right = match.group().split("\n")
-                if any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
-                       and WORD_PIECE.fullmatch(piece)
-                       for piece in (TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0])):
+                ends = TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0]
+                if ASSIGNS.match(right) or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
+                                               and WORD_PIECE.fullmatch(piece) for piece in ends):
                     continue
                 joined = left + right
                 # A wrapped value a named kind took in part is withheld to its end.
@@ -2339,6 +2367,29 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     return merged
 
 
+def table_passwords(text: str) -> list[SecretHit]:
+    """The cells of a Markdown table's column headed by a password word (`| Env | Password |`),
+    each a password by its position."""
+    found: list[SecretHit] = []
+    column, at = None, 0
+    for line in text.split("\n"):
+        cells = line.strip().strip("|").split("|") if line.lstrip().startswith("|") else []
+        if not cells:
+            column = None
+        elif column is None:
+            named = [n for n, cell in enumerate(cells) if PASSWORD_HEADER.fullmatch(cell.strip())]
+            column = named[0] if named else None
+        elif column < len(cells) and not set(cells[column].strip()) <= set("-: "):
+            value = cells[column].strip().strip("`\"'")
+            words = all(word.isalpha() for word in value.split())  # "in Vault", 无
+            if not placeholder(value, False) and not value.startswith("(") and not words \
+                    and credible(value, "position", value):
+                start = at + line.index(cells[column])
+                found.append(SecretHit("password_table", start, start + len(cells[column]), False))
+        at += len(line) + 1
+    return found
+
+
 def named_secrets(text: str) -> list[SecretHit]:
     """The named kinds of SECRET_RULES in text (see scan_secrets)."""
     found: list[SecretHit] = []
@@ -2355,7 +2406,8 @@ def named_secrets(text: str) -> list[SecretHit]:
         while match:
             group = next((g for g in range(1, match.re.groups + 1) if match.start(g) >= 0), 0)
             value = text[match.start(group):match.end(group)].strip("\"'`\\")
-            quoted = text[match.start(group) - 1:match.start(group)] in ("\"", "'", "`")
+            before = text[max(0, match.start(group) - 2):match.start(group)]
+            quoted = before[-1:] in ("\"", "'", "`") and before[:1] != ":"  # psql's :'var' names
             if group and placeholder(value, quoted) or FILLER.search(value) \
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" \
@@ -2385,7 +2437,8 @@ def placeholder(value: str, quoted: bool) -> bool:
     words joined by `_` are a string (`"dragon_storm_kiwi"`), not a variable's name."""
     value = value.rstrip(")];,")
     value = value.rpartition(":")[2] if value.endswith(">") else value
-    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # `TU_CLAVE`
+    value = value.split(" ", 1)[1] if value.lower().startswith(("basic ", "bearer ")) else value
+    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # TU_CLAVE
     return (upper_snake or bool(PLACEHOLDER.match(value))) \
         and not (value[:1].isalpha() and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
@@ -2400,6 +2453,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
+    if check == "letters":  # random letters have fewer vowels than words (VOWEL_SHARE)
+        return sum(c in "aeiou" for c in value) < VOWEL_SHARE * sum(c.isalpha() for c in value)
     if check == "body":
         return bool(KEY_LINE.search(value))
     if check == "basic":  # base64 of `user:password`, or a value that looks generated

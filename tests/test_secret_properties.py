@@ -435,6 +435,8 @@ _WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "bas
 # (the second pair's base32 at 32 characters is a TOTP seed's length).
 _ONE_CASE = [(15, "lower36", 24), (104, "lower36", 32), (2, "base32", 32), (4, "base32", 32), (2, "base32", 16)]
 _RECOVERY = "-".join(_chars("recovery", 16, "base32")[i:i + 4] for i in range(0, 16, 4))
+_APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("0123456789", "bcdfghjklm"))[i:i + 4]
+                   for i in range(0, 16, 4))
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
@@ -531,6 +533,15 @@ CLASSES = [
         ("json-unicode-escape", '`{\\u0022password\\u0022:\\u0022{pw}\\u0022}`'),
     ]],
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
+    # A seventh round (from probe8): a table's password column, an app password of letters,
+    # a value in parentheses after its word, more scripts' words for "password".
+    *[_row(f"place-{name}", text.replace("{pw}", _HUMAN), _HUMAN) for name, text in [
+        ("table-column", "| env | host | password |\n|---|---|---|\n| qa | qa-db:5432 | `{pw}` |"),
+        ("in-parentheses", "la contraseña de la base (`{pw}`) ya está en el .env"),
+        ("greek", "ο κωδικός του staging είναι {pw}"), ("hebrew", "הסיסמה לשרת היא {pw}"),
+        ("hindi", "डेटाबेस का पासवर्ड {pw} है"), ("snmp-community", "`snmpget -v2c -c {pw} 10.0.0.9 sysName.0`"),
+    ]],
+    _row("app-password-letters", f"the SMTP app password is {_APP_PW}", _APP_PW),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
@@ -690,6 +701,11 @@ LOOKALIKES = [
     _row("cursor-in-base64-json", f"`continuationToken={CURSOR}`", CURSOR),
     _row("checksum-listing", f"`{SHA}{SHA[:24]}  node-v20.15.1-linux-x64.tar.xz`", SHA + SHA[:24]),
     _row("recovery-codes-stored", "keep the recovery codes in 1Password, never in the repo", "1Password"),
+    *[_row(name, f"`{text}`", text) for name, text in [
+        ("bcrypt-hash", "INSERT INTO users (email, pw_hash) VALUES ('a@b.c', '$2b$12$" + _B62[:22] + _B62[:31] + "')"),
+        ("bind-variable", "CREATE USER etl IDENTIFIED BY :new_password;"),
+        ("keychain-reference", 'xcrun altool --upload-app -f App.ipa -u ci@example.org -p "@keychain:AC_PASSWORD"'),
+        ("kubernetes-pod-name", "checkout-api-7d9fb8c6b4-x2kqz   1/1   Running")]],
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
     _row("uuid-named-in-russian", f"Идентификатор запроса {_UUID}, ошибка 502", _UUID),
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
@@ -709,6 +725,19 @@ LOOKALIKES = [
         "parseX509CertificateFromPEMv3", "listAllURLsForUserV2", "build-cfg-v2-x86-msvc-2022",
         "nonlinear_2eq_order1_type1", "CacheQueueRequestRequestRequest2", "RequestV2V2Cache2"]],
 ]
+
+
+# Look-alikes over several lines, which no one sentence shows: the scan itself holds nothing.
+MULTILINE_LOOKALIKES = [
+    pytest.param("GOOGLE_CLIENT_SECRET=\nNEXTAUTH_URL=http://localhost:3000", id="empty-value-then-next-line"),
+    pytest.param("| env | password |\n|---|---|\n| dev | in Vault |\n| qa | n/a |", id="table-without-passwords"),
+    pytest.param("org.gradle.jvmargs=-Xmx4g\nVERSION_NAME=1.17.15", id="assignment-after-a-line-break"),
+]
+
+
+@pytest.mark.parametrize("text", MULTILINE_LOOKALIKES)
+def test_multiline_lookalike_holds_no_secret(text: str) -> None:
+    assert md.scan_secrets(text) == []
 
 
 @pytest.mark.parametrize(("message", "value"), LOOKALIKES)
