@@ -280,9 +280,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                                   r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),
-    # A prohibition in either voice ("Do not call `exec()` in the notebook"): a constraint as
-    # it is given, whoever gives it.
-    ("prohibition", "", r"^(?:please )?(?:do not|don't|never|avoid)\b"
+    # The user's prohibition ("Do not reinit the task list, ..."), whatever follows it: a
+    # constraint as it is given (user-rule asks more of a "don't").
+    ("prohibition", "user", r"^(?:please )?(?:do not|don't|never|avoid)\b"
                         r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
     # The user's words outrank the agent's summaries of them.
     ("from-user", "user", r"", 1),
