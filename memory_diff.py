@@ -710,8 +710,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
          _NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _ASSIGNED, "password"),
     # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
-    # original case, each word
-    # first and what precedes it checked after (see issued).
+    # original case, each word first and what precedes it checked after (see issued).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})" for word in (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
@@ -2257,8 +2256,7 @@ def secret_hints(lowered: str) -> set[str]:
     """The pre-filter literals in lower-cased text, with the overlapping ones and prefixes."""
     found = set()
     for match in SECRET_HINT.finditer(lowered):
-        found.add(match.group())
-        for inside in range(match.start() + 1, match.end()):  # where finditer does not look
+        for inside in range(match.start(), match.end()):  # finditer looks at the first only
             hit = SECRET_HINT.match(lowered, inside)
             if hit:
                 found.add(hit.group())
@@ -2273,33 +2271,28 @@ def folded_lower(text: str) -> str:
 def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
     """What the scan reads (see VIEW_CHANGE), and its pieces (view start, original start,
     original end, same length) to tell where a view's span stands in the original."""
-    pieces: list[tuple[int, int, int, bool]] = []
-    out: list[str] = []
-    at = size = 0
+    changed: list[tuple[str, int, int]] = []  # (view text, original start, original end)
+    at = 0
     for match in VIEW_CHANGE.finditer(text):
-        if match.start() > at:
-            pieces.append((size, at, match.start(), True))
-            out.append(text[at:match.start()])
-            size += match.start() - at
-        run = match.group()
+        start, run = match.start(), match.group()
+        changed.append((text[at:start], at, start))
         if run[0] in "%\\":  # `%3D`, or a JSON escape (`\u0022`)
             code = int(run[-2:], 16)
-            changed = [(chr(code) if 0x20 < code < 0x7f else run, match.start(), match.end())]
+            changed.append((chr(code) if 0x20 < code < 0x7f else run, start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
-            changed = [(run, match.start(), match.end())]
+            changed.append((run, start, match.end()))
         else:
-            changed = [("" if FORMAT_CHAR.match(c) else unicodedata.normalize("NFKC", c),
-                        match.start() + n, match.start() + n + 1) for n, c in enumerate(run)]
-        for piece, first, last in changed:
-            if piece:
-                pieces.append((size, first, last, len(piece) == last - first))
-                out.append(piece)
-                size += len(piece)
+            changed += [("" if FORMAT_CHAR.match(c) else unicodedata.normalize("NFKC", c),
+                         start + n, start + n + 1) for n, c in enumerate(run)]
         at = match.end()
-    if at < len(text):
-        pieces.append((size, at, len(text), True))
-        out.append(text[at:])
-    return "".join(out), pieces
+    changed.append((text[at:], at, len(text)))
+    pieces: list[tuple[int, int, int, bool]] = []
+    size = 0
+    for piece, first, last in changed:
+        if piece:
+            pieces.append((size, first, last, len(piece) == last - first))
+            size += len(piece)
+    return "".join(piece for piece, _, _ in changed), pieces
 
 
 def in_original(finding: SecretHit, pieces: list[tuple[int, int, int, bool]]) -> SecretHit:
@@ -2344,7 +2337,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     continue
                 joined = left + right
                 # A wrapped value a named kind took in part is withheld to its end.
-                if len(joined) >= RANDOM_MIN and credential_shaped(joined) and not harmless_context(
+                if credential_shaped(joined) and not harmless_context(
                         text[:match.start()] + joined + text[match.end():], match.start(),
                         match.start() + len(joined), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
@@ -2557,14 +2550,13 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         at = token.index(body)
     if LISTED_FILE.match(text, end):
         return True
-    head, tail = at, end - start - at - len(body)  # the token's own text beside its body
-    family = "id" if not tail and FILE_EXTENSION.match(text, end) else ""
-    start, end, best = start + at, start + at + len(body), NAMING_REACH + 1
+    first, last = start, end  # the token's edges
+    start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
+    family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""
     query = QUERY_NAME.search(folded_lower(text[max(0, start - NAMING_REACH - 2):start]))
     if query:
         named = NAMING_WORD.search(query.group(1).replace("_", " ").replace("-", " "))
         family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
-    first, last = start - head, end + tail  # the token's edges
     before = folded_lower(CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):start]))
     after = folded_lower(CAMEL_HUMP.sub(" ", text[end:last + NAMING_REACH]))
     head = len(CAMEL_HUMP.sub(" ", text[first:start]))
@@ -2594,8 +2586,9 @@ def _char_class(c: str) -> int:
 def base64_text(run: str) -> str | None:
     """The printable text a base64 run (either alphabet) decodes to, or None."""
     alt = b"-_" if "-" in run or "_" in run else None
+    bare = run.rstrip("=")
     try:
-        raw = base64.b64decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 4), altchars=alt, validate=True)
+        raw = base64.b64decode(bare + "=" * (-len(bare) % 4), altchars=alt, validate=True)
         text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return None
