@@ -487,14 +487,15 @@ SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭�
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|parola|şifre|mật khẩu|"
-                  "şifresi|parolasi|пароль|パスワード|비밀번호|κωδικός|סיסמה|סיסמא|"
+                  "şifresi|parolasi|пароль|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
                   "كلمة المرور|كلمة السر|पासवर्ड|รหัสผ่าน")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
 # words on ("... is", "lautet", "for the VM:"), `=`, a particle (は), or, for a word of
 # prose, nothing ("password X": its own rule, tried where the first one's value is none).
 _PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?"
-                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ|—)"
+                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ"
+                  r"|—)"
                   r" +"
                   r"| *[:：] *| *(?=[(（]))| *= *|[はが는은를을] *)")
 # The value, maybe quoted, or alone in parentheses with a digit or a sign (not "(AuthError)").
@@ -519,7 +520,8 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
     ("username|enable", r"(?:secret|password) [05] "),
     ("altool|notarytool", r"-p\s*|--password\s+"),
-    ("snmp", r"-c\s*"),
+    ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
+    ("add-user", r"-p\s*"),
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+[^\\n|;&]*?(?<=\\s)(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
@@ -663,8 +665,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|keypass)(?:=|\s+)(?!-)" + _PW, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?<![A-Za-z0-9_.-])(?:" + _TOOL_FLAG + ")(?!-)" + _PW, "position"),
-    ("password_option", "password>|passwd>|secret>",
-     r"(?i)<(?:password|passwd|secret)>([^<\s]{3,})</", "position"),
+    ("password_option", "<pass|<secret",
+     r"(?i)<(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>([^<\s]{3,})</", "position"),
+    # Dovecot's `{PLAIN}pw` and a space-separated config line (`remote_password pw`, mosquitto).
+    ("password_option", "{plain}|{cleartext}", r"(?i)\{(?:plain|cleartext)\}([^:\s]+)", "position"),
+    ("password_option", "pass",
+     r"(?im)^[ \t]*[a-z_]*(?:password|passwd)[ \t]+([!-9;<>-~][!-~]*)[ \t]*$", "position"),
     # A password piped to a command that reads it (`echo pw | docker login --password-stdin`), or
     # in code the second string of a login call or auth pair (`auth=("me", "pw")`) and the string
     # after one naming a password (`fill("#password", "pw")`).
@@ -675,9 +681,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[\w.]*\s*"
      r"(?:=\s*)?\((?:[^()\n\"']|\"[^\"\n]*\"|'[^'\n]*')*?[\"'][^\"'\n]*"
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"'])"
-     r"|\.password\(\s*[\"']([^\"'\n]+)", "position"),
+     r"|[.:](?:password|auth)\(\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
-    ("login_pair", "login|log in|logged in|logon|credential|creds|account|sign in|signed in|"
+    ("login_pair", "login|log in|logged in|logging in|logon|credential|creds|account|sign in|signed in|"
                    "ログイン|登录|登入|로그인",
      r"(?i)(?<![a-z])(?:log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?"
      r"|sign(?:ed)? ?in"
@@ -706,8 +712,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
     # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
-     r"(?i)(?<![a-z0-9])(?<!public[ _-])(?:" + literal_trie(w for w in SECRET_WORDS + tuple(
-         _NAMES_ONE_WORD.split("|")) if " " not in w)
+     r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?:[a-z]+(?:password|passwd)|"
+     + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _ASSIGNED, "password"),
     # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
     # original case, each word first and what precedes it checked after (see issued).
@@ -737,16 +743,17 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
       for join in (
         # A Latin letter before only matters to a Latin word (`Redisパスワード` is one).
         r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN,
-        r"(?<![\w$])(?:" + PASSWORD_NAMES + r")s?\s+")],
+        r"(?<![\w$])(?:" + PASSWORD_NAMES + r")s?[ \t]+")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
-     r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id)\b)[a-z0-9]+)*="
+     r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|cmd)\b)"
+     r"[a-z0-9]+)*="
      r"[\"']?([^\s\"'`,;&]+)", "position"),
     # An account's one-time recovery or backup code ("use recovery code WLWH-TSO4-...").
-    ("recovery_code", "recovery code|backup code|wiederherstellungscode|recuperaci|récupération|"
+    ("recovery_code", "recovery code|recovery key|backup code|wiederherstellungscode|recuperaci|récupération|"
                       "恢复码|备用码",
-     r"(?i:(?:recovery|backup|wiederherstellungs) ?codes?|c[oó]digos? de recuperaci[oó]n"
+     r"(?i:(?:recovery|backup|wiederherstellungs) ?(?:codes?|keys?)|c[oó]digos? de recuperaci[oó]n"
      r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
      r"(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
@@ -754,7 +761,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # or in postfix's `sasl_passwd` (`[host]:587 user:pass word`): letters that are no words.
     ("app_password", PASSWORD_NAMES + "|]:",
      r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _PASSWORD_JOIN + r"|\]:\d+\s+\S+?:)"
-     r"((?-i:[a-z]{4}(?: [a-z]{4}){3}))(?![a-z])", "letters"),
+     r"((?-i:[a-z]{4}([ -])[a-z]{4}(?:\2[a-z]{4}){2}))(?![a-z])", "letters"),
     # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
     ("generic_secret", "#define",
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
@@ -824,7 +831,7 @@ NAMING_WORD = Lazy(
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"templates?|"
+    r"templates?|kid|tx(?:id|hash)?|"
     r"containers?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|"
@@ -835,8 +842,9 @@ NAMING_WORD = Lazy(
     r"ecdsa-sha2-\w+|"
     r"data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))s?(?![a-z0-9])"
-    r"|(提交)|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã)"
-    r"|(哈希|校验和|摘要|指纹)"
+    r"|(提交|коммит\w*|커밋|コミット)"
+    r"|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã)"
+    r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬)"
     r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
@@ -848,7 +856,7 @@ LISTED_FILE = Lazy(r" [ *][\w.+-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
 # A URL query's value is named by its parameter alone (`?session_id=` names an id, `?t=`
 # nothing), whatever the URL's path says.
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
-CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z][a-z])")  # where camelCase's words meet
+CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes and
 # JSON's `\u00XX` decoded, so a disguised token is still found; only such texts need it.
@@ -870,7 +878,7 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r".*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)|(?<![\w.])pk\.eyJ[\w.-]+"
                    r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:\S+|ENC\[[^\]\n]*\]"
                    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*"
-                   r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[156]|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
+                   r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+", re.S)
 # Public by design or by form: a Stripe publishable key is in every checkout page, an age
 # recipient in every sops file; an SSH key's type, an IPFS content id, an Ethereum address (a
@@ -887,7 +895,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
-    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|\[?(?:redacted|filtered)\]?"
+    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|redacted|filtered"
+    r"|\[[a-z _-]+\]?"
     r"|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
@@ -895,7 +904,7 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"\.\.?/\S*|/[^/\s]+/\S*|@?(?:env|file|fd|keychain):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
     r"|enc\[.*|![a-z]+",
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|[a-z]+(?:_[a-z]+)+",
-    r"\w*env\(.*|[a-z_][\w.:]*[(\[]|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
+    r"\w*env\(.*|[a-z_][\w.:]*!?[(\[]|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
 )) + ")$", re.I)
 PASSWORD_HEADER = Lazy(r"(?i)(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
@@ -2332,7 +2341,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 # assigns (`NAME=...`), a line ended.
                 left, right = match.group().split("\n")
                 ends = TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0]
-                if ASSIGNS.match(right) or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
+                if ASSIGNS.match(right) or any(len(piece) > 3 and piece.isalpha()
+                                               and not piece.isupper()
                                                and WORD_PIECE.fullmatch(piece) for piece in ends):
                     continue
                 joined = left + right
@@ -2557,10 +2567,11 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     if query:
         named = NAMING_WORD.search(query.group(1).replace("_", " ").replace("-", " "))
         family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
-    before = folded_lower(CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):start]))
-    after = folded_lower(CAMEL_HUMP.sub(" ", text[end:last + NAMING_REACH]))
-    head = len(CAMEL_HUMP.sub(" ", text[first:start]))
-    tail = len(CAMEL_HUMP.sub(" ", text[end:last]))
+    # The token's own text is read in words only where it names the body (`correlationId=`).
+    own = text[first:start] if ASSIGNS.fullmatch(text[first:start]) else text[first:start].lower()
+    before = folded_lower(CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):first] + own))
+    after = folded_lower(text[end:last] + CAMEL_HUMP.sub(" ", text[last:last + NAMING_REACH]))
+    head, tail = len(CAMEL_HUMP.sub(" ", own)), last - end
     for match in () if query else NAMING_WORD.finditer(before + "\0" + after):
         if match.end() <= len(before):
             gap, between = max(0, len(before) - match.end() - head), before[match.end():]

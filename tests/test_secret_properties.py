@@ -540,6 +540,12 @@ CLASSES = [
         ("in-parentheses", "la contraseña de la base (`{pw}`) ya está en el .env"),
         ("greek", "ο κωδικός του staging είναι {pw}"), ("hebrew", "הסיסמה לשרת היא {pw}"),
         ("hindi", "डेटाबेस का पासवर्ड {pw} है"), ("snmp-community", "`snmpget -v2c -c {pw} 10.0.0.9 sysName.0`"),
+        # An eighth round (from probe9): an XML element with attributes, Dovecot's {PLAIN}, a
+        # space-separated config line, a lowercase compound name, a one-string auth call.
+        ("xml-pass-attributes", '<Pass encoding="plain">{pw}</Pass>'),
+        ("dovecot-plain", "`ops:{PLAIN}{pw}:5000:5000::/home/ops`"),
+        ("config-line-spaced", "bridge config:\nremote_password {pw}\nremote_username gw"),
+        ("php-compound-key", "`'dbpassword' => '{pw}',`"), ("lua-auth-call", '`red:auth("{pw}")`'),
     ]],
     _row("app-password-letters", f"the SMTP app password is {_APP_PW}", _APP_PW),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
@@ -706,6 +712,12 @@ LOOKALIKES = [
         ("bind-variable", "CREATE USER etl IDENTIFIED BY :new_password;"),
         ("keychain-reference", 'xcrun altool --upload-app -f App.ipa -u ci@example.org -p "@keychain:AC_PASSWORD"'),
         ("kubernetes-pod-name", "checkout-api-7d9fb8c6b4-x2kqz   1/1   Running")]],
+    *[_row(name, f"`{text}`", text) for name, text in [
+        ("yescrypt-shadow-line", "deploy:$y$j9T$" + _B62[:22] + "$" + _B62[22:] + ":19782:0:99999:7:::"),
+        ("masked-in-brackets", "dbPassword      [secret]"),
+        ("password-command-variable", 'RCLONE_PASSWORD_COMMAND="pass show rclone/config"')]],
+    _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
+    _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
     _row("uuid-named-in-russian", f"Идентификатор запроса {_UUID}, ошибка 502", _UUID),
     _row("zh-prose-after-password-word", "密码放在团队的密码管理器里，不要发到群里", "密码放在团队的密码管理器里"),
