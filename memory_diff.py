@@ -2387,7 +2387,7 @@ def table_passwords(text: str) -> list[SecretHit]:
             words = all(word.isalpha() for word in value.split())  # "in Vault", 无
             if not placeholder(value, False) and not value.startswith("(") and not words \
                     and credible(value, "position", value):
-                start = at + line.index(cells[column])
+                start = at + line.index("|") + 1 + sum(len(cell) + 1 for cell in cells[:column])
                 found.append(SecretHit("password_table", start, start + len(cells[column]), False))
         at += len(line) + 1
     return found
