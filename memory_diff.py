@@ -493,11 +493,9 @@ _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w 
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
 # words on ("... is", "lautet", "for the VM:"), `=`, a particle (は), or, for a word of
 # prose, nothing ("password X": its own rule, tried where the first one's value is none).
-_PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?"
-                  r"(?: +(?:is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ"
-                  r"|—)"
-                  r" +"
-                  r"| *[:：] *| *(?=[(（]))| *= *|[はが는은를을] *)")
+_COPULAS = "is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ|—"
+_PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
+                  r"| *= *|[はが는은를을] *)")
 # The value, maybe quoted, or alone in parentheses with a digit or a sign (not "(AuthError)").
 _PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)))?[\"'`“「]?(?![(\[{<-])"
                 r"([^\s\"'`”」\x80-\U0010ffff]{6,})")
@@ -831,16 +829,12 @@ NAMING_WORD = Lazy(
     r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"templates?|kid|tx(?:id|hash)?|"
-    r"containers?)|"
+    r"templates?|kid|tx(?:id|hash)?|containers?)|"
     r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|"
-    r"murmur\w*|"
-    r"cids?|cidv[01]|cursors?|nonces?|"
-    r"state|(?:code[ _])?challenge)|"
+    r"murmur\w*|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge)|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|ssh-(?:rsa|ed25519|dss)|"
-    r"ecdsa-sha2-\w+|"
-    r"data:[\w.+-]+/[\w.+-]+;base64)|"
+    r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))s?(?![a-z0-9])"
     r"|(提交|коммит\w*|커밋|コミット)"
     r"|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã)"
