@@ -488,12 +488,12 @@ SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭�
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|parola|şifre|mật khẩu|"
                   "şifresi|parolasi|пароль|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
-                  "كلمة المرور|كلمة السر|पासवर्ड|รหัสผ่าน")
+                  "كلمة المرور|كلمة السر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
 # words on ("... is", "lautet", "for the VM:"), `=`, a particle (は), or, for a word of
 # prose, nothing ("password X": its own rule, tried where the first one's value is none).
-_COPULAS = "is|was|to|es|ist|est|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ|—"
+_COPULAS = "is|was|to|es|ist|est|este|er|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ|—"
 _PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|[はが는은를을] *)")
 # The value, maybe quoted, or alone in parentheses with a digit or a sign (not "(AuthError)").
@@ -681,8 +681,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"'])"
      r"|[.:](?:password|auth)\(\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
-    ("login_pair", "login|log in|logged in|logging in|logon|credential|creds|account|sign in|signed in|"
-                   "ログイン|登录|登入|로그인",
+    ("login_pair", "login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
+                   "signed in|ログイン|登录|登入|로그인",
      r"(?i)(?<![a-z])(?:log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?"
      r"|sign(?:ed)? ?in"
      r"|ログイン|登录|登入|로그인)(?![a-z])"
@@ -714,9 +714,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _ASSIGNED, "password"),
     # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
-    # original case, each word first and what precedes it checked after (see issued).
+    # original case, each word first and what precedes it checked after (see issued); a
+    # reference's name (Helm's `existingSecret`, `adminPasswordKey`) names an object, no value.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})" for word in (
+     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})(?<!existing{word})"
+                      f"(?<!PasswordKey)(?<!SecretKey)" for word in (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
          "Key"))
      + ")" + _ASSIGNED.replace("(?:=|:=|=>|:)", "(?:=|:=|=>|:|(?<=\\s)(?=[\"']))"), "password"),
@@ -749,8 +751,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[a-z0-9]+)*="
      r"[\"']?([^\s\"'`,;&]+)", "position"),
     # An account's one-time recovery or backup code ("use recovery code WLWH-TSO4-...").
-    ("recovery_code", "recovery code|recovery key|backup code|wiederherstellungscode|recuperaci|récupération|"
-                      "恢复码|备用码",
+    ("recovery_code", "recovery code|recovery key|backup code|wiederherstellungscode|recuperaci|"
+                      "récupération|恢复码|备用码",
      r"(?i:(?:recovery|backup|wiederherstellungs) ?(?:codes?|keys?)|c[oó]digos? de recuperaci[oó]n"
      r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
      r"(?=[\w -]*\d)(?=[\w -]{8})"
@@ -826,7 +828,7 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # a word, in the form it names, is printed. Groups: commit, id, digest, public, secret.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned)|"
+    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned|tags?)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
     r"templates?|kid|tx(?:id|hash)?|containers?)|"
@@ -876,7 +878,8 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|SCRAM-SHA-256\$[^\s'\"|]+", re.S)
 # Public by design or by form: a Stripe publishable key is in every checkout page, an age
 # recipient in every sops file; an SSH key's type, an IPFS content id, an Ethereum address (a
-# private key is 64 hex digits), a Bitcoin address, a nostr public key, an AWS resource id,
+# private key is 64 hex digits), a Bitcoin address, a nostr public key, an AWS resource or
+# unique id (`AIDA...`),
 # a Kubernetes pod's name (its hashes have no vowels).
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|ecdsa-sha2-"
@@ -884,21 +887,22 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25
                     r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$"
                     r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}"
                     r"(?:[0-9a-f]{9})?$"
+                    r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
-    r"<.*|x{3,}|\*{3,}|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|redacted|filtered"
-    r"|\[[a-z _-]+\]?"
-    r"|none|null|true|false|n/a|tbd|todo|empty|unknown",
+    r"<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|redacted|filtered"
+    r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z _-]+\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
     r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
-    r"\.\.?/\S*|/[^/\s]+/\S*|@?(?:env|file|fd|keychain):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
+    r"\.\.?/\S*|/[^/\s]+/\S*|[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,4}"
+    r"|@?(?:env|file|fd|keychain):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
     r"|enc\[.*|![a-z]+",
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|[a-z]+(?:_[a-z]+)+",
-    r"\w*env\(.*|[a-z_][\w.:]*!?[(\[]|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
+    r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
 )) + ")$", re.I)
 PASSWORD_HEADER = Lazy(r"(?i)(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
@@ -2437,7 +2441,7 @@ def placeholder(value: str, quoted: bool) -> bool:
     value = value.split(" ", 1)[1] if value.lower().startswith(("basic ", "bearer ")) else value
     upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # TU_CLAVE
     return (upper_snake or bool(PLACEHOLDER.match(value))) \
-        and not (value[:1].isalpha() and looks_random(value)) \
+        and not (value[:1].isalpha() and "/" not in value and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
 
 
@@ -2513,7 +2517,8 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
 
 def credential_shaped(token: str) -> bool:
     """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
-    if not DIGIT.search(token) or PUBLIC_VALUE.match(token) or DIGEST_LABEL.match(token) \
+    if not DIGIT.search(token) or PUBLIC_VALUE.match(token.lstrip("/")) \
+            or DIGEST_LABEL.match(token) \
             or MACHINE_WORD.fullmatch(token) \
             or ULID.fullmatch(token) and ULID_YEARS[0] <= ulid_year(token) <= ULID_YEARS[1]:
         return False  # every generated kind holds a digit (looks_random)
@@ -2552,8 +2557,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     else:
         body = max(TOKEN_PIECES.split(token), key=len)
         at = token.index(body)
-    if LISTED_FILE.match(text, end):
-        return True
+    if LISTED_FILE.match(text, end) or "/" in token and FILE_EXTENSION.match(text, end):
+        return True  # a file's path names it too (`dist/assets/index-0B3gZeCM.js`)
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
     family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""
