@@ -475,9 +475,14 @@ _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space o
 # A credential's word assigned a value, quoted (to its quote) or not (to a space, `,` or `;`).
 # A type may stand between (`pass: string = "..."`), a string prefix before the quote (`b'...'`),
 # and the quotes may be escaped (`\"password\":\"...\"` in a log line).
-_ASSIGNED = (r"s?(?![a-z0-9])\\*[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
-             r"[ \t]*(?:=|:=|=>|:)[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
-             r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
+_OPERATORS = r"=|:=|=>|:"
+
+
+def assigned(operators: str = _OPERATORS) -> str:
+    """The pattern of a credential's word assigned a value (see above), by `operators`."""
+    return (r"s?(?![a-z0-9])\\*[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
+            r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
+            r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 # Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
@@ -712,7 +717,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?:[a-z]+(?:password|passwd)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
-     + ")" + _ASSIGNED, "password"),
+     + ")" + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
     # original case, each word first and what precedes it checked after (see issued); a
     # reference's name (Helm's `existingSecret`, `adminPasswordKey`) names an object, no value.
@@ -721,7 +726,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
                       f"(?<!PasswordKey)(?<!SecretKey)" for word in (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
          "Key"))
-     + ")" + _ASSIGNED.replace("(?:=|:=|=>|:)", "(?:=|:=|=>|:|(?<=\\s)(?=[\"']))"), "password"),
+     + ")" + assigned(_OPERATORS + r"|(?<=\s)(?=[\"'])"), "password"),
     # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
     # `<add key="Password" value="..." />`.
     ("generic_secret", "key=|name=",
@@ -781,7 +786,6 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
-MACHINE_WORD = Lazy(r"0[xX][0-9a-fA-F]{1,16}")  # a number in hex, 64 bits at most, is no key
 # Digits between letters (`k8s`, `v2beta1`): a name has them in a place or two, a random
 # lower-case run in INNER_DIGIT_RUNS or more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
@@ -876,12 +880,13 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*"
                    r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+", re.S)
-# Public by design or by form: a Stripe publishable key is in every checkout page, an age
-# recipient in every sops file; an SSH key's type, an IPFS content id, an Ethereum address (a
-# private key is 64 hex digits), a Bitcoin address, a nostr public key, an AWS resource or
-# unique id (`AIDA...`),
-# a Kubernetes pod's name (its hashes have no vowels).
+# Public by design or harmless by form: a Stripe publishable key is in every checkout page,
+# an age recipient in every sops file; an SSH key's type, a number in hex of 64 bits at most,
+# an IPFS content id, an Ethereum address (a private key is 64 hex digits), a Bitcoin
+# address, a nostr public key, an AWS resource or unique id (`AIDA...`), a Kubernetes pod's
+# name (its hashes have no vowels).
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
+                    r"|0[xX][0-9a-fA-F]{1,16}$"
                     r"|ecdsa-sha2-"
                     r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|bafy[a-z2-7]{55}$|0x[0-9a-fA-F]{40}$"
                     r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$"
@@ -2323,7 +2328,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             if "%" not in text:
                 return found
     found += named_secrets(text)
-    if "|" in text:
+    if "|" in text and PASSWORD_HEADER.search(text):
         found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
         for match in RANDOM_TOKEN.finditer(text):
@@ -2519,7 +2524,6 @@ def credential_shaped(token: str) -> bool:
     """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
     if not DIGIT.search(token) or PUBLIC_VALUE.match(token.lstrip("/")) \
             or DIGEST_LABEL.match(token) \
-            or MACHINE_WORD.fullmatch(token) \
             or ULID.fullmatch(token) and ULID_YEARS[0] <= ulid_year(token) <= ULID_YEARS[1]:
         return False  # every generated kind holds a digit (looks_random)
     if not UUID.search(token):
