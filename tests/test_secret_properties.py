@@ -505,11 +505,9 @@ CLASSES = [
         ("password-builder-call", '.password("{pw}")'),
         ("xml-name-value", '<property name="db.password" value="{pw}"/>'),
         ("httpie-without-a-url-scheme", "`http -a deploy:{pw} example.org/api`"),
-    ]],
-    # A fifth round of classes (other instances than the probes showed): a user and password
-    # pair in prose, a password by its place in a call or a schemeless DSN, more tools, typed
-    # and prefixed assignments, a C macro, "secret is", more languages, a key named by hmac.
-    *[_row(f"place-{name}", text.replace("{pw}", _HUMAN), _HUMAN) for name, text in [
+        # A fifth round of classes (other instances than the probes showed): a user and password
+        # pair in prose, a password by its place in a call or a schemeless DSN, more tools, typed
+        # and prefixed assignments, a C macro, "secret is", more languages.
         ("login-pair-slash", "the demo account for QA is ops / {pw}"),
         ("login-pair-colon", "the creds for the staging box are deploy:{pw}"),
         ("connect-call-positional", '`conn = pymssql.connect("db.example.net", "sa", "{pw}")`'),
@@ -531,11 +529,8 @@ CLASSES = [
         ("turkish-olarak", "Şifre olarak {pw} kullan"),
         ("json-escaped-german", '`body={\\"passwort\\":\\"{pw}\\"}`'),
         ("json-unicode-escape", '`{\\u0022password\\u0022:\\u0022{pw}\\u0022}`'),
-    ]],
-    _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
-    # A seventh round (from probe8): a table's password column, an app password of letters,
-    # a value in parentheses after its word, more scripts' words for "password".
-    *[_row(f"place-{name}", text.replace("{pw}", _HUMAN), _HUMAN) for name, text in [
+        # A seventh round (from probe8): a table's password column, a value in parentheses
+        # after its word, more scripts' words for "password".
         ("table-column", "| env | host | password |\n|---|---|---|\n| qa | qa-db:5432 | `{pw}` |"),
         ("in-parentheses", "la contraseña de la base (`{pw}`) ya está en el .env"),
         ("greek", "ο κωδικός του staging είναι {pw}"), ("hebrew", "הסיסמה לשרת היא {pw}"),
@@ -549,6 +544,7 @@ CLASSES = [
         ("hungarian", "a teszt szerver jelszava {pw}, a felhasználó admin"),
         ("danish", "adgangskoden til serveren er {pw}"),
     ]],
+    _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
     _row("app-password-letters", f"the SMTP app password is {_APP_PW}", _APP_PW),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
