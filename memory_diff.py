@@ -898,7 +898,7 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
-    r"<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|redacted|filtered"
+    r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|redacted|filtered"
     r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z _-]+\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
@@ -906,7 +906,7 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"\.\.?/\S*|/[^/\s]+/\S*|[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,4}"
     r"|@?(?:env|file|fd|keychain):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
     r"|enc\[.*|![a-z]+",
-    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|[a-z]+(?:_[a-z]+)+",
+    r"(?-i:[A-ZÀ-ÖØ-Þ][A-ZÀ-ÖØ-Þ0-9]*(?:_[A-ZÀ-ÖØ-Þ0-9]*)+)|[a-z]+(?:_[a-z]+)+",
     r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
 )) + ")$", re.I)
 PASSWORD_HEADER = Lazy(r"(?i)(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
@@ -2439,14 +2439,11 @@ def in_template(text: str, at: int, prose: bool) -> bool:
 def placeholder(value: str, quoted: bool) -> bool:
     """Whether a rule's value stands in for one (PLACEHOLDER): one opening with a letter is
     a value when the rest looks generated (`myQ8zr4...`), as a path or a bracket is not; code
-    may close its call after it (`password=cfg.pw)`); `user:<password>` is one; in quotes,
-    words joined by `_` are a string (`"dragon_storm_kiwi"`), not a variable's name."""
+    may close its call after it (`password=cfg.pw)`); in quotes, words joined by `_` are a
+    string (`"dragon_storm_kiwi"`), not a variable's name."""
     value = value.rstrip(")];,")
-    value = value.rpartition(":")[2] if value.endswith(">") else value
-    value = value.split(" ", 1)[1] if value.lower().startswith(("basic ", "bearer ")) else value
-    upper_snake = "_" in value and value.isupper() and value.replace("_", "").isalnum()  # TU_CLAVE
-    return (upper_snake or bool(PLACEHOLDER.match(value))) \
-        and not (value[:1].isalpha() and "/" not in value and looks_random(value)) \
+    return bool(PLACEHOLDER.match(value)) \
+        and not (value[:1].isalpha() and not {"/", "<"} & set(value) and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
 
 
