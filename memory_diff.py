@@ -158,11 +158,13 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                  r"correct me if\b|if i understand (?:correctly|right)\b|我?[想再]?确认一下\s*[，,：:]|"
                  r"如果我没(?:理解|记)错)"),
     # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
-    # frame, or space-aligned columns, which no prose sentence has.
+    # frame, or space-aligned columns (two spaces between words, not after a full stop or a
+    # colon, where a typist may put them), which prose rarely has (a typo's double space is
+    # taken too: precision ranks above recall).
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
-                      r"\S {2,}\S+(?: \S+)* {2,}\S"),
+                      r"[^\s.!?:;,。！？：；，] {2,}\S"),
     # ... or an exception's message (`ValueError: ...`) or the line that raises it.
     ("pasted-output", r"^[\w.]*(?:error|exception|warning):|^(?:raise|throw) (?:new )?[\w.]+\("),
     # A template's blank ("Root Cause: [identified cause or best hypothesis]"): bracketed
