@@ -498,11 +498,13 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "كلمة المرور|كلمة السر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
-# words on ("... is", "lautet", "for the VM:"), `=`, a particle (は), or, for a word of
+# words on ("... is", "lautet", "for the VM:", ", c'est"), `=`, a particle (は), or, for a word of
 # prose, nothing ("password X": its own rule, tried where the first one's value is none).
-_COPULAS = "is|was|to|es|ist|est|este|er|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|คือ|—"
-_PASSWORD_JOIN = (r"(?:(?: +[^\s:=]+){0,7}?(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
+_COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|é|è|je|jest|là|lautet|olarak|"
+            "είναι|היא|הוא|هي|هو|คือ|—")
+_PASSWORD_JOIN = (r"(?:,?(?: +[^\s:=]+){0,7}?(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|[はが는은를을] *)")
+_SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # The value, maybe quoted, or alone in parentheses with a digit or a sign (not "(AuthError)").
 _PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)))?[\"'`“「]?(?![(\[{<-])"
                 r"([^\s\"'`”」\x80-\U0010ffff]{6,})")
@@ -555,6 +557,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
      "body"),
+    # A wallet's recovery phrase: twelve to twenty-four short words after the word for it and
+    # a colon, `=` or a line break.
+    ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
+     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*[:=：\n][>\s\"'`“「]*"
+     r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
     # GitHub: ghp_ / gho_ / ghu_ / ghs_ / ghr_ and fine-grained github_pat_.
@@ -696,8 +703,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[^\n.;!?]{0,40}?"
      r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
      r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)", "prose"),
-    # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`).
-    ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
+    # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`), but
+    # not hex groups joined by colons (a MAC or an IPv6 address).
+    ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
+     r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
     # A connection string with no scheme, as Go's MySQL driver takes it (`"root:pw@tcp(db)/app"`).
     ("connection_password", "@",
@@ -713,7 +722,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # HTTP Basic credentials: base64 `user:password` after `Basic`, and curl's `-u u:p`.
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
-     r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?([^\s\"':@]*:[^\s\"']{6,})", "password"),
+     r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
+     r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
     # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
@@ -739,18 +749,20 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?:" + literal_trie(SECRET_WORDS) + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A password quoted within 16 characters after its word ("the password for staging is").
+    # A password quoted within 16 characters after its word ("the password for staging is"),
+    # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`).
     ("generic_secret", PASSWORD_NAMES + "|secret",
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
-     r"[^\n\"'“”„«=(\[.,;:!?]{0,16}?"
+     r"[^\n\"'“”„«=(\[.,;:!?]{1,16}?"
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
     # A password word and its value in prose of several languages ("the password is ...",
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
-        # A Latin letter before only matters to a Latin word (`Redisパスワード` is one).
-        r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _PASSWORD_JOIN,
-        r"(?<![\w$])(?:" + PASSWORD_NAMES + r")s?[ \t]+")],
+        # A Latin letter before only matters to a Latin word (`Redisパスワード` is one, and so
+        # is Arabic's `وكلمة`).
+        r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX + _PASSWORD_JOIN,
+        r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
@@ -828,22 +840,27 @@ ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # harmless_context: the naming word nearest the token in its clause decides whether it is
-# harmless: a commit word names hex, an id word a UUID, ULID or hex, a digest word any
-# digest (and a content id, cursor, nonce, OAuth state or challenge, shown by design: any
-# form), "public key" anything. This is the residual risk: a credential right after such
-# a word, in the form it names, is printed. Groups: commit, id, digest, public, secret.
+# harmless: a commit word (or `owner/repo@`, a pinned ref) names hex, an id word a UUID,
+# ULID or hex, a digest word any digest (and a content id, cursor, nonce, OAuth state or
+# challenge, shown by design: any form), "public key" anything; a signature is a secret's
+# (a signed URL's `sig=` is a credential). This is the residual risk: a credential right after such
+# a word, in the form it names, is printed. Groups: commit, id, digest, public, secret (a
+# `secret_id` is Vault's AppRole credential, not an id).
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned|tags?)|"
+    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned|tags?|refs?|"
+    r"references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"templates?|kid|tx(?:id|hash)?|containers?)|"
-    r"(hash(?:es)?|checksums?|digests?|fingerprints?|etags?|(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
+    r"templates?|kid|tx(?:id|hash)?|containers?|sids?|serials?)|"
+    r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
+    r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|"
     r"murmur\w*|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge)|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
-    r"(" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))s?(?![a-z0-9])"
+    r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))"
+    r"s?(?![a-z0-9])"
     r"|(提交|коммит\w*|커밋|コミット)"
     r"|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã)"
     r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬)"
@@ -867,21 +884,30 @@ VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}|\\u00[2-7][0-9A-Fa-f]")
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
-# A token cut by a line break inside a message, its halves rejoined (see scan_secrets).
-ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=")
+# A token cut by a line break inside a message, its halves rejoined (see scan_secrets), but
+# not where the break ends a record: the next line opens with a key (`NAME=`, `HostId: `),
+# or either line holds columns (a tab or two spaces between values: a table, a listing).
+ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
+COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
+# A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
+GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,})"
+               r"(?![\w-])")
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
-# Text that holds no credential whatever it looks like: a PEM block of a public key or a
-# certificate, a Mapbox public token (`pk.`), an AWS resource's name (ARN), a value
-# encrypted by sops or ansible-vault, a DKIM record (its `p=` is a public key), a password's
-# hash (bcrypt `$2b$`, argon2, SCRAM), which the rubric keeps.
-PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE)[A-Z ]*-----"
-                   r".*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)|(?<![\w.])pk\.eyJ[\w.-]+"
+# Text that holds no credential whatever it looks like: a PEM block of a public key, a
+# certificate (also in XML) or a signature, a Mapbox public token (`pk.`), an AWS resource's
+# name (ARN), a value encrypted by sops or ansible-vault, a DKIM record (its `p=` is a public
+# key), a password's hash (bcrypt `$2b$`, argon2, SCRAM), which the rubric keeps, a GUID in
+# braces (Windows names its classes and projects so), a hashed host of `known_hosts`.
+PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE|SIGNATURE)"
+                   r"[A-Z ]*-----.*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)"
+                   r"|X509Certificate>[^<]*|(?<![\w.])pk\.eyJ[\w.-]+"
                    r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:\S+|ENC\[[^\]\n]*\]"
-                   r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*"
+                   r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*(?:\"\s+\"[^\"\n]*)*"
+                   r"|\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*"
                    r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
-                   r"|SCRAM-SHA-256\$[^\s'\"|]+", re.S)
+                   r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}", re.S)
 # Public by design or harmless by form: a Stripe publishable key is in every checkout page,
 # an age recipient in every sops file; an SSH key's type, a number in hex of 64 bits at most,
 # an IPFS content id, an Ethereum address (a private key is 64 hex digits), a Bitcoin
@@ -890,7 +916,7 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
                     r"|ecdsa-sha2-"
-                    r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|bafy[a-z2-7]{55}$|0x[0-9a-fA-F]{40}$"
+                    r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|baf[a-z2-7]{50,}$|0x[0-9a-fA-F]{40}$"
                     r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$"
                     r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}"
                     r"(?:[0-9a-f]{9})?$"
@@ -900,7 +926,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
-    r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|password|secret|redacted|filtered"
+    r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
+    r"|redacted|filtered"
     r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z _-]+\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
@@ -909,11 +936,12 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"|@?(?:env|file|fd|keychain):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
     r"|enc\[.*|![a-z]+",
     r"(?-i:[A-ZÀ-ÖØ-Þ][A-ZÀ-ÖØ-Þ0-9]*(?:_[A-ZÀ-ÖØ-Þ0-9]*)+)|[a-z]+(?:_[a-z]+)+",
-    r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?",
+    r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?!?",
 )) + ")$", re.I)
 PASSWORD_HEADER = Lazy(r"(?i)(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
+USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
 # A value masked or filled (`sk_live_****4242`, `••••••••`, `ghp_XXXX...`, `xoxb-your-token`).
 FILLER = Lazy(r"([xX*•●])\1{7}|your[-_]")
@@ -2342,13 +2370,15 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             for match in WRAPPED.finditer(text):
                 if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
                     continue
-                # Where a word (not base32's capitals) ends a line or opens the next, or the next
-                # assigns (`NAME=...`), a line ended.
+                # Where a word (not base32's capitals) ends a line or opens the next, or a record
+                # ends (see ASSIGNS), a line ended.
                 left, right = match.group().split("\n")
                 ends = TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0]
-                if ASSIGNS.match(right) or any(len(piece) > 3 and piece.isalpha()
-                                               and not piece.isupper()
-                                               and WORD_PIECE.fullmatch(piece) for piece in ends):
+                lines = (text.rfind("\n", 0, match.start()) + 1,
+                         (text + "\n").find("\n", match.end()))
+                if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \
+                        or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
+                               and WORD_PIECE.fullmatch(piece) for piece in ends):
                     continue
                 joined = left + right
                 # A wrapped value a named kind took in part is withheld to its end.
@@ -2356,6 +2386,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                         text[:match.start()] + joined + text[match.end():], match.start(),
                         match.start() + len(joined), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+        for match in GROUPED.finditer(text):
+            joined = match.group().replace(" ", "")
+            if credential_shaped(joined) \
+                    and not harmless_context(text, match.start(), match.end(), joined):
+                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
@@ -2540,9 +2575,8 @@ def credential_shaped(token: str) -> bool:
                 return False
     # Text in base64 (after a cookie's `name=`) is judged by the text: `user:pw`, or a credential.
     decoded = base64_text(COOKIE_NAME.sub("", token, 1))
-    return decoded is None \
-        or ":" in decoded and decoded[:1] not in "{[" and not TYPED_ID.fullmatch(decoded) \
-        or bool(scan_secrets(decoded, False))
+    return decoded is None or bool(scan_secrets(decoded, False)) \
+        or bool(USER_PASSWORD.fullmatch(decoded)) and not TYPED_ID.fullmatch(decoded)
 
 
 def ulid_year(token: str) -> float:
@@ -2571,8 +2605,13 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
     # The token's own text is read in words only where it names the body (`correlationId=`).
     own = text[first:start] if ASSIGNS.fullmatch(text[first:start]) else text[first:start].lower()
-    before = folded_lower(CAMEL_HUMP.sub(" ", text[max(0, first - NAMING_REACH):first] + own))
-    after = folded_lower(text[end:last] + CAMEL_HUMP.sub(" ", text[last:last + NAMING_REACH]))
+    reach, out = max(0, first - NAMING_REACH), last + NAMING_REACH  # no word cut ("sid|ecar")
+    while 0 < reach and text[reach - 1].isalnum():
+        reach -= 1
+    while out < len(text) and text[out].isalnum():
+        out += 1
+    before = folded_lower(CAMEL_HUMP.sub(" ", text[reach:first] + own))
+    after = folded_lower(text[end:last] + CAMEL_HUMP.sub(" ", text[last:out]))
     head, tail = len(CAMEL_HUMP.sub(" ", own)), last - end
     for match in () if query else NAMING_WORD.finditer(before + "\0" + after):
         if match.end() <= len(before):

@@ -434,6 +434,14 @@ _WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "bas
 # One-case bodies printed until a one-case token with under a quarter vowels counted as random
 # (the second pair's base32 at 32 characters is a TOTP seed's length).
 _ONE_CASE = [(15, "lower36", 24), (104, "lower36", 32), (2, "base32", 32), (4, "base32", 32), (2, "base32", 16)]
+_SPACED_KEY = " ".join(_chars("spaced", 32, "base32").lower()[i:i + 4] for i in range(0, 32, 4))
+_SEED_WORDS = " ".join(_rng("seed").choice(["anchor", "badge", "cliff", "dune", "ember", "flock", "grape", "hinge",
+                                            "ivory", "jolly", "kettle", "lunar", "mango", "nerve", "oyster"])
+                       for _ in range(12))
+# A secret after a word the naming window used to cut short ("state|ful" read as OAuth's
+# state, "sid|ecar" as a SID).
+_CUT = f"We decided to keep {_HEX32} for staging, the deploy job has a stateful cache that needs it."
+_CUT_SID = f"We decided to keep {_HEX32} for staging; it is read by a deploy sidecar that cannot reach the vault."
 _RECOVERY = "-".join(_chars("recovery", 16, "base32")[i:i + 4] for i in range(0, 16, 4))
 _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("0123456789", "bcdfghjklm"))[i:i + 4]
                    for i in range(0, 16, 4))
@@ -543,8 +551,19 @@ CLASSES = [
         ("php-compound-key", "`'dbpassword' => '{pw}',`"), ("lua-auth-call", '`red:auth("{pw}")`'),
         ("hungarian", "a teszt szerver jelszava {pw}, a felhasználó admin"),
         ("danish", "adgangskoden til serveren er {pw}"),
+        # A ninth round (from probe11): a quote after curl's `user:`, a word's suffix after a
+        # hyphen, a clitic glued to the word (Arabic's "and"), French's "c'est".
+        ("curl-user-quoted", "`curl -k -u ops:'{pw}' https://search:9200/_cat/indices`"),
+        ("hyphen-suffix", "akun admin, password-nya {pw}, jangan disebar"),
+        ("arabic-clitic", "اسم المستخدم admin وكلمة المرور {pw} للخادم"),
+        ("french-cest", "le compte de service demande un mot de passe, c'est {pw} pour l'instant"),
     ]],
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
+    _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
+    _row("seed-phrase", f"the wallet was restored from this phrase:\n> {_SEED_WORDS}\n", _SEED_WORDS, frame="{s}"),
+    _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
+    _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),
+    _row("word-cut-at-the-window-sid", _CUT_SID, _HEX32, frame="{s}"),
     _row("app-password-letters", f"the SMTP app password is {_APP_PW}", _APP_PW),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
@@ -718,7 +737,27 @@ LOOKALIKES = [
         ("two-star-mask", "transport: redis://:**@redis:6379/0"),
         ("path-as-a-key", "key=uploads/2024/31aa0703-d9fd-4e44-9563-13217ff06ac5.jpg"),
         ("hashed-bundle-name", "dist/assets/index-0B3gZeCM.js   412.18 kB"),
-        ("aws-unique-id", '"UserId": "AIDA9G628B71J7XKTFBQ9"')]],
+        ("aws-unique-id", '"UserId": "AIDA9G628B71J7XKTFBQ9"'),
+        # From probe11's look-alikes, new instances of each class: a MAC or IPv6 address is no
+        # `.pgpass` line, a GUID in braces, base64 of text, a hashed known_hosts entry, a raw
+        # CIDv1, a pinned ref, a lock file's reference, a serial, a compound hash, a thumbprint,
+        # `pass` as a URL's stand-in, a non-null member path, an env() call's default.
+        ("mac-address-reservation", "dhcp-host=3c:52:82:0a:9f:e1,printer,10.0.0.40"),
+        ("ipv6-address", "the gateway is 2001:db8:aa:bb:12:34:56:78 on vlan 30"),
+        ("guid-in-braces", 'Project("{' + _UUID.upper() + '}") = "Billing.Api"'),
+        ("base64-of-text", "index.html: " + base64.b64encode(b"<h1>Maintenance: back at 10:00</h1>").decode()),
+        ("known-hosts-hashed", "|1|" + base64.b64encode(_rng("kh1").randbytes(20)).decode() + "|"
+         + base64.b64encode(_rng("kh2").randbytes(20)).decode() + " ssh-ed25519"),
+        ("cidv1-raw", "ipfs cat bafkrei" + _chars("cid1", 52, "base32").lower()),
+        ("pinned-action", f"uses: actions/setup-python@{SHA}"),
+        ("lock-reference", f'"reference": "{SHA}"'),
+        ("certificate-serial", f"serial={_HEX32.upper()}"),
+        ("code-directory-hash", f"CDHash={SHA}"),
+        ("magnet-info-hash", f"magnet:?xt=urn:btih:{SHA}&dn=debian.iso"),
+        ("certificate-thumbprint", f"the certificate thumbprint {SHA.upper()}"),
+        ("url-placeholder-pass", "amqp://user:pass@broker/vhost"),
+        ("non-null-member-path", "clientSecret: process.env.OIDC_CLIENT_SECRET!,"),
+        ("env-call-default", 'SMTP_PASSWORD = env("SMTP_PASSWORD", default="")')]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
@@ -747,6 +786,11 @@ MULTILINE_LOOKALIKES = [
     pytest.param("GOOGLE_CLIENT_SECRET=\nNEXTAUTH_URL=http://localhost:3000", id="empty-value-then-next-line"),
     pytest.param("| env | password |\n|---|---|\n| dev | in Vault |\n| qa | n/a |", id="table-without-passwords"),
     pytest.param("org.gradle.jvmargs=-Xmx4g\nVERSION_NAME=1.17.15", id="assignment-after-a-line-break"),
+    # A line break between records is no wrap: a key opens the next line, or a line holds columns.
+    pytest.param("3.12-slim: Pulling from library/python\n2d429b9e73a6: Pull complete\n9a6b0f1e3c2d: Pull complete",
+                 id="record-after-a-line-break"),
+    pytest.param("i-0a1b2c3d4e5f60718\tsubnet-0f1e2d3c4b5a69788\tvpc-09f8e7d6c5b4a3921\n"
+                 "i-07a6b5c4d3e2f1098\tsubnet-0f1e2d3c4b5a69788\tvpc-09f8e7d6c5b4a3921", id="columns-after-a-line-break"),
 ]
 
 
