@@ -293,7 +293,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # "We need to make sure ..." is a plan.
     ("plan", "", r"\b(?:ensure|make sure|need to|needs to|going to)\b|需要确保|确保|打算", -2),
     # Status of the moment: "now", "currently", "already".
-    ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前", -1),
+    ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前|已经", -1),
     # A question inside the sentence: it asks rather than states.
     ("asks", "", r"\?\S*\s|？", -1),
     # Hedges: a reviewer cannot approve "might".

@@ -264,6 +264,8 @@ SCORED = [
                  "assistant", "reported", False, id="when-the-log-says-is-a-gotcha"),
     pytest.param("The user wants commit messages in English, so never write them in Chinese.", "assistant",
                  "reported", False, id="the-user-wants-is-a-preference"),
+    pytest.param("配置已经推送到远程，但是因为缺少认证所以部署失败了。", "assistant", "moment", True,
+                 id="zh-already-is-the-moment"),
     pytest.param("Migrations under db/migrate don't need tests; never add them there.", "user", "no-test-needed",
                  False, id="a-policy-on-tests-is-no-one-change"),
     pytest.param("生成的代码不需要测试，因为生成器本身有测试。", "user", "no-test-needed", False,
