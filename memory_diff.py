@@ -493,7 +493,8 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
-                  "kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|parola|şifre|mật khẩu|"
+                  "kata laluan|kata sandi|kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|"
+                  "parola|şifre|mật khẩu|"
                   "şifresi|parolasi|пароль|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
                   "كلمة المرور|كلمة السر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
@@ -530,7 +531,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
     ("add-user", r"-p\s*"),
 )
-_TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+[^\\n|;&]*?(?<=\\s)(?:{opt})"
+_TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
 
 
@@ -674,7 +675,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # `-p` (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd, `user/pw@host`.
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass",
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
-     r"|keypass)(?:=|\s+)(?!-)" + _PW, "position"),
+     r"|keypass)(?:=|[ \t]+)(?!-)" + _PW, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?<![A-Za-z0-9_.-])(?:" + _TOOL_FLAG + ")(?!-)" + _PW, "position"),
     ("password_option", "<pass|<secret",
@@ -683,11 +684,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "{plain}|{cleartext}", r"(?i)\{(?:plain|cleartext)\}([^:\s]+)", "position"),
     ("password_option", "pass",
      r"(?im)^[ \t]*[a-z_]*(?:password|passwd)[ \t]+([!-9;<>-~][!-~]*)[ \t]*$", "position"),
-    # A password piped to a command that reads it (`echo pw | docker login --password-stdin`), or
+    # A password piped to a command that reads it (`echo pw | docker login --password-stdin`) or
+    # written to a file named for one (`echo pw > ~/.vault_pass.txt`), or
     # in code the second string of a login call or auth pair (`auth=("me", "pw")`) and the string
     # after one naming a password (`fill("#password", "pw")`).
-    ("password_stdin", "stdin|sudo|passwd", r"echo\s+" + _PW + r"[\"']?\s*\|[^|\n]*?"
-     r"(?:--pass(?:word|wd)?-(?:on-)?stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)", "position"),
+    ("password_stdin", "stdin|sudo|pass|secret|token|cred",
+     r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
+     r"(?:--pass(?:word|wd)?-(?:on-)?stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)"
+     r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
      r"[\w.]*\s*"
@@ -763,11 +767,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         # is Arabic's `وكلمة`).
         r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX + _PASSWORD_JOIN,
         r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+")],
-    # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` metadata.
-    ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret",
-     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|pwd|pass|secret))(?:_(?!"
-     r"(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|cmd)\b)"
-     r"[a-z0-9]+)*="
+    # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
+    # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
+    ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pass|"
+     r"secret|authtok))(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|"
+     r"command|cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds)"
+     r"(?![a-z0-9]))"
+     r"[a-z0-9]+)*[ \t]*=[ \t]*"
      r"[\"']?([^\s\"'`,;&]+)", "position"),
     # An account's one-time recovery or backup code ("use recovery code WLWH-TSO4-...").
     ("recovery_code", "recovery code|recovery key|backup code|wiederherstellungscode|recuperaci|"
@@ -848,8 +855,8 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # `secret_id` is Vault's AppRole credential, not an id).
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|blame|git show|blob|tree|submodules?|pinned|tags?|refs?|"
-    r"references?|[\w-]+/[\w.-]+@)|"
+    r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
+    r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
     r"templates?|kid|tx(?:id|hash)?|containers?|sids?|serials?)|"
@@ -912,8 +919,9 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
 # an age recipient in every sops file; an SSH key's type, a number in hex of 64 bits at most,
 # an IPFS content id, an Ethereum address (a private key is 64 hex digits), a Bitcoin
 # address, a nostr public key, an AWS resource or unique id (`AIDA...`), a Kubernetes pod's
-# name (its hashes have no vowels).
+# name (its hashes have no vowels), an image or a PDF in base64 (by its magic number).
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
+                    r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
                     r"|ecdsa-sha2-"
                     r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|baf[a-z2-7]{50,}$|0x[0-9a-fA-F]{40}$"
@@ -928,12 +936,12 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25
 PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
     r"|redacted|filtered"
-    r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z _-]+\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
+    r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z][a-z0-9 _-]*\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
     r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
-    r"\.\.?/\S*|/[^/\s]+/\S*|[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,4}"
-    r"|@?(?:env|file|fd|keychain):\S+|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
+    r"\.\.?/\S*|/[^/\s]+/\S*|[a-z_]+(?:/[a-z_]+)+|[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,4}"
+    r"|@?(?:env|file|fd|keychain):\S+|[a-z]+:/\S*|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
     r"|enc\[.*|![a-z]+",
     r"(?-i:[A-ZÀ-ÖØ-Þ][A-ZÀ-ÖØ-Þ0-9]*(?:_[A-ZÀ-ÖØ-Þ0-9]*)+)|[a-z]+(?:_[a-z]+)+",
     r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?!?",
@@ -2531,8 +2539,10 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
     hexed = HEX.fullmatch(value)
     if len(value) < least or shannon(value) < (HEX_ENTROPY if hexed else MIN_ENTROPY):
         return False
-    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+    if not any(c.isalpha() for c in value):
         return False
+    if not any(c.isdigit() for c in value):  # letters only: mixed case in pieces that are no words
+        return words and value.lower() != value != value.upper() and odd_pieces(value) > ODD_PIECES
     if hexed:
         return True  # a run of 16 hex characters or more is a hash, an id or a key, not a word
     if not any(c.isupper() for c in value) and len(INNER_DIGITS.findall(value)) >= INNER_DIGIT_RUNS:
@@ -2547,19 +2557,24 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
         return True
     if not words:
         return False
-    odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
     letters = sum(map(str.isalpha, value))  # in one case and mostly letters: judged by its vowels
     return (value.islower() or value.isupper()) and 2 * letters >= len(value) \
         and sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * letters \
-        or odd + len(RARE_LETTER.findall(value)) >= ODD_PIECES
+        or odd_pieces(value) >= ODD_PIECES
+
+
+def odd_pieces(value: str) -> int:
+    """How many of a name's pieces are no word's (see ODD_PIECE), and its rare letters."""
+    odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
+    return odd + len(RARE_LETTER.findall(value))
 
 
 def credential_shaped(token: str) -> bool:
     """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
-    if not DIGIT.search(token) or PUBLIC_VALUE.match(token.lstrip("/")) \
+    if PUBLIC_VALUE.match(token.lstrip("/")) \
             or DIGEST_LABEL.match(token) \
             or ULID.fullmatch(token) and ULID_YEARS[0] <= ulid_year(token) <= ULID_YEARS[1]:
-        return False  # every generated kind holds a digit (looks_random)
+        return False  # public by its form, a digest named by its label, a ULID of this era
     if not UUID.search(token):
         pieces = TOKEN_PIECES.split(token)
         if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):

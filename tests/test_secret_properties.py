@@ -442,6 +442,7 @@ _SEED_WORDS = " ".join(_rng("seed").choice(["anchor", "badge", "cliff", "dune", 
 # state, "sid|ecar" as a SID).
 _CUT = f"We decided to keep {_HEX32} for staging, the deploy job has a stateful cache that needs it."
 _CUT_SID = f"We decided to keep {_HEX32} for staging; it is read by a deploy sidecar that cannot reach the vault."
+_LETTERS = "".join(_rng("letters").choices(string.ascii_letters, k=32))  # a key with no digit
 _RECOVERY = "-".join(_chars("recovery", 16, "base32")[i:i + 4] for i in range(0, 16, 4))
 _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("0123456789", "bcdfghjklm"))[i:i + 4]
                    for i in range(0, 16, 4))
@@ -557,10 +558,18 @@ CLASSES = [
         ("hyphen-suffix", "akun admin, password-nya {pw}, jangan disebar"),
         ("arabic-clitic", "اسم المستخدم admin وكلمة المرور {pw} للخادم"),
         ("french-cest", "le compte de service demande un mot de passe, c'est {pw} pour l'instant"),
+        # A tenth round (from probe12): spaces around `=`, PAM's `authtok`, a passphrase's
+        # variable, Malay, a flag after a line continuation, a password written to its file.
+        ("authtok-spaced", "[domain/example]\nldap_default_authtok = {pw}\n"),
+        ("passphrase-variable", "`wpa_passphrase={pw}` in hostapd.conf"),
+        ("malay", "kata sandi wifi kantor: {pw}"),
+        ("continued-command", "`ldapwhoami -x -D cn=ops,dc=corp \\\n  -w {pw}`"),
+        ("password-file", "`echo -n '{pw}' > .vault_password`"),
     ]],
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
     _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
     _row("seed-phrase", f"the wallet was restored from this phrase:\n> {_SEED_WORDS}\n", _SEED_WORDS, frame="{s}"),
+    _row("letters-only-key", f'`API_KEY = "{_LETTERS}"` in the notebook', _LETTERS),
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
     _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),
     _row("word-cut-at-the-window-sid", _CUT_SID, _HEX32, frame="{s}"),
@@ -757,7 +766,16 @@ LOOKALIKES = [
         ("certificate-thumbprint", f"the certificate thumbprint {SHA.upper()}"),
         ("url-placeholder-pass", "amqp://user:pass@broker/vhost"),
         ("non-null-member-path", "clientSecret: process.env.OIDC_CLIENT_SECRET!,"),
-        ("env-call-default", 'SMTP_PASSWORD = env("SMTP_PASSWORD", default="")')]],
+        ("env-call-default", 'SMTP_PASSWORD = env("SMTP_PASSWORD", default="")'),
+        # From probe12's: a merge names a commit, an image in base64, a list of secret names, a
+        # secret store's path, a setting about the password, a map's reference, a metadata suffix.
+        ("merge-commit", f"the regression came with {SHA} (the merge of #812)"),
+        ("png-base64", "favicon: iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8v9hAAAAAXNSR0IArs4c6QAAAARnQU1B"),
+        ("compose-secret-list", "secrets: [db_root_pw]"),
+        ("secret-store-path", "jwt_secret = platform/jwt_signing"),
+        ("encryption-setting", "password_encryption = scram-sha-256"),
+        ("map-reference", "smtp_sasl_password_maps = hash:/etc/postfix/sasl_passwd"),
+        ("metadata-suffix", "PASSWORD_RESET_TOKEN_TTL_SECONDS = 900")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
@@ -786,6 +804,8 @@ MULTILINE_LOOKALIKES = [
     pytest.param("GOOGLE_CLIENT_SECRET=\nNEXTAUTH_URL=http://localhost:3000", id="empty-value-then-next-line"),
     pytest.param("| env | password |\n|---|---|\n| dev | in Vault |\n| qa | n/a |", id="table-without-passwords"),
     pytest.param("org.gradle.jvmargs=-Xmx4g\nVERSION_NAME=1.17.15", id="assignment-after-a-line-break"),
+    pytest.param("mysql_config_editor set --login-path=ci --user=ci --password\nEnter password:",
+                 id="password-prompt-on-the-next-line"),
     # A line break between records is no wrap: a key opens the next line, or a line holds columns.
     pytest.param("3.12-slim: Pulling from library/python\n2d429b9e73a6: Pull complete\n9a6b0f1e3c2d: Pull complete",
                  id="record-after-a-line-break"),
