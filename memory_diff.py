@@ -850,20 +850,20 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # harmless: a commit word (or `owner/repo@`, a pinned ref) names hex, an id word a UUID,
 # ULID or hex, a digest word any digest (and a content id, cursor, nonce, OAuth state or
 # challenge, shown by design: any form), "public key" anything; a signature is a secret's
-# (a signed URL's `sig=` is a credential). This is the residual risk: a credential right after such
-# a word, in the form it names, is printed. Groups: commit, id, digest, public, secret (a
-# `secret_id` is Vault's AppRole credential, not an id).
+# (a signed URL's `sig=` is a credential). This is the residual risk: a credential right
+# after such a word, in the form it names, is printed. Groups: commit, id, digest, public,
+# secret (a `secret_id` is Vault's AppRole credential, not an id).
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"templates?|kid|tx(?:id|hash)?|containers?|sids?|serials?)|"
+    r"templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
-    r"integrity|verif(?:y|ies|ied|ication)|h1|zh|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|b3sum|"
-    r"murmur\w*|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge)|"
+    r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
+    r"b3sum|murmur\w*|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge)|"
     r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))"

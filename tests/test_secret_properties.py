@@ -450,6 +450,9 @@ CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
     _row("issuer-prefix-short", f"squv_{_chars('squ', 28)}", _chars("squ", 28)),
+    # A made-up prefix that spells a naming word (`zh:` names a Terraform hash, `tx` an id).
+    _row("issuer-prefix-naming-word-zh", f"zh_{_HEX32}", _HEX32),
+    _row("issuer-prefix-naming-word-tx", f"tx-{_HEX32}", _HEX32),
     _row("issuer-snake-hex", f"lsq2_pt_{_HEX32}_{_chars('lsq', 10, 'hex')}", _HEX32),
     _row("issuer-region-suffix", f"the mail API key {_HEX32}-us21", _HEX32),
     _row("bare-hex-32", f"`{_HEX32}`", _HEX32),
@@ -770,6 +773,7 @@ LOOKALIKES = [
         # From probe12's: a merge names a commit, an image in base64, a list of secret names, a
         # secret store's path, a setting about the password, a map's reference, a metadata suffix.
         ("merge-commit", f"the regression came with {SHA} (the merge of #812)"),
+        ("terraform-lock-hash", f'"zh:{SHA}{SHA[:24]}",'),
         ("png-base64", "favicon: iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8v9hAAAAAXNSR0IArs4c6QAAAARnQU1B"),
         ("compose-secret-list", "secrets: [db_root_pw]"),
         ("secret-store-path", "jwt_secret = platform/jwt_signing"),
