@@ -673,9 +673,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
     # Passwords by position (_PW): an option, mysql's glued `-p` (not `ssh -p 2222`), a login's
     # `-p` (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd, `user/pw@host`.
-    ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass",
+    ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass|-token|key",
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
-     r"|keypass)(?:=|[ \t]+)(?!-)" + _PW, "position"),
+     r"|keypass|token|(?:api|access|secret|auth)-?key)(?:=|[ \t]+)(?!-)" + _PW, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?<![A-Za-z0-9_.-])(?:" + _TOOL_FLAG + ")(?!-)" + _PW, "position"),
     ("password_option", "<pass|<secret",
@@ -696,7 +696,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
      r"[\w.]*\s*"
      r"(?:=\s*)?\((?:[^()\n\"']|\"[^\"\n]*\"|'[^'\n]*')*?[\"'][^\"'\n]*"
-     r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"'])"
+     r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"']|\s*:)"
      r"|[.:](?:password|auth)\(\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
     ("login_pair", "login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
@@ -772,7 +772,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pass|"
      r"secret|authtok))(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|"
-     r"command|cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds)"
+     r"command|cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|status|"
+     r"state|arn|version|rotation|description|ttl|count)"
      r"(?![a-z0-9]))"
      r"[a-z0-9]+)*[ \t]*=[ \t]*"
      r"[\"']?([^\s\"'`,;&]+)", "position"),
@@ -857,7 +858,7 @@ NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
-    r"(ids?|uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
+    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
     r"templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
@@ -875,10 +876,11 @@ NAMING_WORD = Lazy(
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
-# Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  name.tar.xz`), and
-# a host's first label (`<client id>.apps.googleusercontent.com`).
-LISTED_FILE = Lazy(r" [ *][\w.+-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
+# Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  dist/name.tar.xz`),
+# and a host's first label (`<client id>.apps.googleusercontent.com`).
+LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
+FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
 # A URL query's value is named by its parameter alone (`?session_id=` names an id, `?t=`
 # nothing), whatever the URL's path says.
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
@@ -935,7 +937,7 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25
 # word, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
-    r"|redacted|filtered"
+    r"|redacted|filtered|\([a-z]+"  # `(sensitive value)`: a tool's word in parentheses
     r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z][a-z0-9 _-]*\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
@@ -2611,6 +2613,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         at = token.index(body)
     if LISTED_FILE.match(text, end) or "/" in token and FILE_EXTENSION.match(text, end):
         return True  # a file's path names it too (`dist/assets/index-0B3gZeCM.js`)
+    if HEX.fullmatch(token) and FILE_FRAGMENT.search(text, max(0, start - 8), start):
+        return True  # the checksum after a file's URL (yarn.lock's `ms-2.1.3.tgz#<sha1>`)
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
     family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""

@@ -568,6 +568,9 @@ CLASSES = [
         ("malay", "kata sandi wifi kantor: {pw}"),
         ("continued-command", "`ldapwhoami -x -D cn=ops,dc=corp \\\n  -w {pw}`"),
         ("password-file", "`echo -n '{pw}' > .vault_password`"),
+        # An eleventh round (from probe13): a token's or an API key's option.
+        ("token-option", "`doctl auth init --access-token {pw}`"),
+        ("api-key-option", "`./deployer push --api-key={pw} --env prod`"),
     ]],
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
     _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
@@ -779,7 +782,16 @@ LOOKALIKES = [
         ("secret-store-path", "jwt_secret = platform/jwt_signing"),
         ("encryption-setting", "password_encryption = scram-sha-256"),
         ("map-reference", "smtp_sasl_password_maps = hash:/etc/postfix/sasl_passwd"),
-        ("metadata-suffix", "PASSWORD_RESET_TOKEN_TTL_SECONDS = 900")]],
+        ("metadata-suffix", "PASSWORD_RESET_TOKEN_TTL_SECONDS = 900"),
+        # From probe13's: a JSON key after a password file's path, a tool's stand-in in
+        # parentheses, a secret's status, a checksum beside a file in a folder or after a
+        # file's URL, a UUID named by a compound word.
+        ("json-key-after-path", '{"Source": "/run/secrets/db_password", "Destination": "/run/db_pw"}'),
+        ("sensitive-value", "    password               = (sensitive value)"),
+        ("secret-status", 'secret_status = "active"'),
+        ("checksum-beside-path", f"{SHA}{SHA[:24]}  dist/app-4.25.16.tar.gz"),
+        ("checksum-after-file-url", f'resolved "https://registry.example.org/ms/-/ms-2.1.3.tgz#{SHA}"'),
+        ("compound-uuid-word", f'/dev/sda2: TYPE="ext4" PARTUUID="{_UUID}"')]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
