@@ -499,16 +499,20 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "كلمة المرور|كلمة السر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
-# words on ("... is", "lautet", "for the VM:", ", c'est"), `=`, a particle (は), or, for a word of
-# prose, nothing ("password X": its own rule, tried where the first one's value is none).
+# words on ("... is", "lautet", "for the VM:", ", c'est"), `=`, a comma ("a temporary password,
+# X, valid until", with a digit), a particle (は); or, rules of their own tried where the first
+# one's value is none ("password to full-width: X" first reads "to"): for a word of prose,
+# nothing ("password X"); a colon a few words on, the value after it or alone on the next line
+# (not a YAML key).
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—")
 _PASSWORD_JOIN = (r"(?:,?(?: +[^\s:=]+){0,7}?(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
-                  r"| *= *|[はが는은를을] *)")
+                  r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
-# The value, maybe quoted, or alone in parentheses with a digit or a sign (not "(AuthError)").
-_PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)))?[\"'`“「]?(?![(\[{<-])"
-                r"([^\s\"'`”」\x80-\U0010ffff]{6,})")
+# The value, maybe quoted or a link's text, or alone in parentheses with a digit or a sign
+# (not "(AuthError)").
+_PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\))|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
+                r"(?![(\[{<-])([^\s\"'`”」\]\x80-\U0010ffff]{6,})")
 # Commands that take a password after an option, and the option (later in the command): a
 # command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
 # glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
@@ -731,14 +735,15 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
     # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
-     r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?:[a-z]+(?:password|passwd)|"
+     r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
     # original case, each word first and what precedes it checked after (see issued); a
     # reference's name (Helm's `existingSecret`, `adminPasswordKey`) names an object, no value.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
-     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})(?<!existing{word})"
+     "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})(?<!Publishable{word})"
+                      f"(?<!existing{word})"
                       f"(?<!PasswordKey)(?<!SecretKey)" for word in (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
          "Key"))
@@ -751,7 +756,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A value within 32 characters after a credential word in the same clause ("the key is
     # 3f9a..."): further on, or before it, the word labels something else.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
-     r"(?i)(?<![a-z0-9])(?:" + literal_trie(SECRET_WORDS) + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
+     r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
+     + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
     # A password quoted within 16 characters after its word ("the password for staging is"),
     # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`).
@@ -766,7 +772,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         # A Latin letter before only matters to a Latin word (`Redisパスワード` is one, and so
         # is Arabic's `وكلمة`).
         r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX + _PASSWORD_JOIN,
-        r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+")],
+        r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+",
+        r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
+        + r",?(?: +[^\s:=]+){0,7}? *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -793,7 +801,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "#define",
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
     ("generic_secret", SECRET_WORDS_ZH,
-     r"(?:" + SECRET_WORDS_ZH + r")(?:是|为|為|：|:|=|就是|设为|设置为|改为)?\s*[`\"'「“]?"
+     r"(?:" + SECRET_WORDS_ZH + r")"
+     r"(?:[^\n。！？；]{0,12}?(?:是|为|為|：|:|=|就是|设为|设置为|改为)+)?"
+     r"\s*[`\"'「“]?"
      r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
 )
 # Characters re.IGNORECASE matches to other ASCII letters (`ſecret=`), folded so the
@@ -865,14 +875,19 @@ NAMING_WORD = Lazy(
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
     r"b3sum|murmur\w*|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge)|"
-    r"(public(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|ssh-(?:rsa|ed25519|dss)|"
+    r"(public(?:[ _-]?keys?)?|pub|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|"
+    r"ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))"
     r"s?(?![a-z0-9])"
     r"|(提交|коммит\w*|커밋|コミット)"
     r"|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã)"
-    r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬)"
-    r"|(公钥)|(" + SECRET_WORDS_ZH + ")")
+    r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|"
+    r"контрольн\w* сумм\w*|х[еэ]ш\w*|"
+    r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
+    r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
+    r"chave pública|"
+    r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")

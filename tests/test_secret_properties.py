@@ -571,7 +571,14 @@ CLASSES = [
         # An eleventh round (from probe13): a token's or an API key's option.
         ("token-option", "`doctl auth init --access-token {pw}`"),
         ("api-key-option", "`./deployer push --api-key={pw} --env prod`"),
+        # A twelfth round (from probe14): a password in apposition, a link's text, Chinese with
+        # words between the word and its colon, a colon read after a first "to".
+        ("apposition", "the new staging password, {pw}, expires on Monday"),
+        ("link-text", "the db password is in the wiki: [{pw}](https://wiki.example.org/db)"),
+        ("chinese-words-before-colon", "我把redis密码更新了，现在是：{pw}，记得同步"),
+        ("colon-after-to", "the password to the admin panel: {pw}"),
     ]],
+    _row("value-alone-after-colon", f"here is the VPN password, keep it private:\n{_HUMAN}", _HUMAN, frame="{s}"),
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
     _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
     _row("seed-phrase", f"the wallet was restored from this phrase:\n> {_SEED_WORDS}\n", _SEED_WORDS, frame="{s}"),
@@ -791,7 +798,13 @@ LOOKALIKES = [
         ("secret-status", 'secret_status = "active"'),
         ("checksum-beside-path", f"{SHA}{SHA[:24]}  dist/app-4.25.16.tar.gz"),
         ("checksum-after-file-url", f'resolved "https://registry.example.org/ms/-/ms-2.1.3.tgz#{SHA}"'),
-        ("compound-uuid-word", f'/dev/sda2: TYPE="ext4" PARTUUID="{_UUID}"')]],
+        ("compound-uuid-word", f'/dev/sda2: TYPE="ext4" PARTUUID="{_UUID}"'),
+        # From probe14's: a key its name or its own prefix calls public, a checksum in Russian,
+        # a password's name in code before a comma.
+        ("publishable-key-assigned", f"publishable_key: 'qz_pub_{_B62[:30]}'"),
+        ("public-key-in-japanese", f"公開鍵は {_B62} です"),
+        ("checksum-in-russian", f"контрольная сумма архива: {_HEX32}"),
+        ("state-pair-in-code", "const [password, setPassword] = useState('');")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
@@ -823,6 +836,7 @@ MULTILINE_LOOKALIKES = [
     pytest.param("mysql_config_editor set --login-path=ci --user=ci --password\nEnter password:",
                  id="password-prompt-on-the-next-line"),
     # A line break between records is no wrap: a key opens the next line, or a line holds columns.
+    pytest.param("secrets:\n  db_password_v2:\n    file: ./db_password.txt", id="yaml-key-after-a-colon"),
     pytest.param("3.12-slim: Pulling from library/python\n2d429b9e73a6: Pull complete\n9a6b0f1e3c2d: Pull complete",
                  id="record-after-a-line-break"),
     pytest.param("i-0a1b2c3d4e5f60718\tsubnet-0f1e2d3c4b5a69788\tvpc-09f8e7d6c5b4a3921\n"
