@@ -528,7 +528,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("lftp", r"-u\s*[^\s,]+,"),
     ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
     ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
-    ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+)\s+(?![/*])"),
+    ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+)\s+(?!/|\*(?![^\s`'\"]))"),  # `*`: a prompt
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
     ("username|enable", r"(?:secret|password) [05] "),
     ("altool|notarytool", r"-p\s*|--password\s+"),
@@ -2525,10 +2525,12 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "basic":  # base64 of `user:password`, or a value that looks generated
         return ":" in (base64_text(value) or "") or looks_random(value)
     if check == "position":  # the place says password: any value, but a word of prose after a space
-        spaced = whole[:whole.rfind(value)][-1:].isspace()  # quoted, it is a value
+        before = whole[:whole.rfind(value)][-1:]
+        spaced = before.isspace()  # quoted, it is a value; glued to its flag (`-pX`), no setting
         word, setting = value.rstrip(".,;:!?)"), value.partition("=")[0]  # `id=npmrc,src=...`
         return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()) \
-            and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower())
+            and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
+                     and not before.isalnum())
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""

@@ -578,6 +578,10 @@ CLASSES = [
         ("chinese-words-before-colon", "我把redis密码更新了，现在是：{pw}，记得同步"),
         ("colon-after-to", "the password to the admin panel: {pw}"),
     ]],
+    # Found by property 4 unseeded at 500 examples: a password shaped like a setting glued to
+    # its flag, one opening with the `*` that alone asks for a prompt.
+    _row("glued-flag-setting-shaped", "`mysqladmin -u root -pqa=2024091733 status`", "qa=2024091733"),
+    _row("net-use-star-password", "`net use S: \\\\nas\\share /user:corp\\ops *773041996255`", "*773041996255"),
     _row("value-alone-after-colon", f"here is the VPN password, keep it private:\n{_HUMAN}", _HUMAN, frame="{s}"),
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
     _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
