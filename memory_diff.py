@@ -407,7 +407,6 @@ BUDGET_FILE = {agent: frozenset(name for name, reader in MEMORY_FILE_NAMES.items
 
 EXIT_OK = 0
 EXIT_PROPOSED = 1  # build --exit-code: something is proposed; lint: a finding
-EXIT_FINDINGS = EXIT_PROPOSED
 EXIT_ERROR = 2
 
 # Abbreviations after which ". " does not end a sentence.
@@ -1610,14 +1609,15 @@ def open_sqlite(path: str) -> Any:
             raise UserError(path, f"cannot open the database: {exc}") from None
 
 
-def is_opencode_db(path: str) -> bool:
+def is_opencode_db(path: str, root: str | None = None) -> bool:
+    """Whether a database is OpenCode's (given `root`: with a session started inside it)."""
     import sqlite3
     try:
         with contextlib.closing(open_sqlite(path)) as db:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            return OPENCODE_TABLES <= tables and (root is None or bool(opencode_sessions(db, root)))
     except (UserError, sqlite3.Error):
         return False
-    return OPENCODE_TABLES <= tables
 
 
 def opencode_sessions(db: Any, root: str) -> list[tuple[str, str | None]]:
@@ -4496,7 +4496,7 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
     for name in sorted(os.listdir(opencode)) if os.path.isdir(opencode) else []:
         path = os.path.join(opencode, name)  # opencode.db, or opencode-<channel>.db
-        if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
+        if name.startswith("opencode") and name.endswith(".db") and is_opencode_db(path, root):
             found.append((path, "opencode"))
     # Auto memory's notes, from their own folder (the walk above takes only .jsonl files).
     notes = auto_memory_folder(root, claude_home)
@@ -4579,15 +4579,6 @@ def specstory_moment(text: str) -> float | None:
                                  tzinfo=datetime.timezone(offset)).timestamp()
     except ValueError:
         return None
-
-
-def opencode_holds(path: str, root: str) -> bool:
-    import sqlite3
-    with contextlib.suppress(UserError, sqlite3.Error):
-        if is_opencode_db(path):
-            with contextlib.closing(open_sqlite(path)) as db:
-                return bool(opencode_sessions(db, root))
-    return False
 
 
 def copilot_cwd(path: str) -> Any:
@@ -4898,7 +4889,7 @@ def run_lint(paths: list[str]) -> int:
                 kind, message = "note", f"silenced {kind}: {message}"
             out.append(f"{one_line(path)}:{line}: {kind}: {message}\n")
             if kind not in ("note", "stale"):
-                status = EXIT_FINDINGS
+                status = EXIT_PROPOSED
     write("".join(out).encode("utf-8", "replace"))
     return status
 
