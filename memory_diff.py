@@ -79,9 +79,8 @@ PROG = "memory-diff"
 
 
 class Lazy:
-    """A regular expression compiled on first use: most runs need few of the patterns, and
-    compiling them all at import would be most of a cached run. The first use stores the
-    compiled methods on the instance, where later uses find them."""
+    """A regular expression compiled on first use, as most runs need few of the patterns. The
+    first use stores the compiled methods on the instance, where later uses find them."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -125,8 +124,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     ("gotcha", "注意|陷阱|故意|尽力而为|只读取|只处理|只支持|只查找|只检查|只返回|只适用|只跟踪|仅读取|仅处理|仅支持|"
                "仅查找|仅检查|仅返回|仅适用|即使"),
 )
-# Left out ("the bug is", "due to", "went with", "intentionally"...): they mostly fire on
-# sentences a reviewer drops; bench/README.md has the figures.
+# Left out ("the bug is", "due to", "went with", "intentionally"...): they mostly fire on drops.
 
 # NOISE: sentences that carry a marker but are not memory, matched against the lower-cased
 # sentence without its list marker and emphasis.
@@ -159,8 +157,7 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                  r"如果我没(?:理解|记)错)"),
     # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
     # frame, or space-aligned columns (two spaces between words, not after a full stop or a
-    # colon, where a typist may put them), which prose rarely has (a typo's double space is
-    # taken too: precision ranks above recall).
+    # colon, where a typist may put them), which prose rarely has; a typo's double space too.
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
@@ -391,8 +388,7 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown 30 proposals approves in bulk; on other teams'
-# sessions the five best-scored hold as many keeps as ten (bench/README.md).
+# Default --max-add: a reviewer shown many proposals approves in bulk (bench/README.md).
 DEFAULT_MAX_ADD = 5
 
 # Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
@@ -1056,8 +1052,7 @@ CODE_OR_EMPHASIS = Lazy(r"(`+[^`\n]*`+)|" + EMPHASIS.pattern)  # a code span, wi
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
-# Stats keys in the order --stats prints them (secret_KIND and uncovered_script_NAME keys
-# follow, sorted). Which counters add up to which is in README "Accounting" and tested.
+# Stats keys in the order --stats prints them (secret_KIND, uncovered_script_NAME follow, sorted).
 STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
@@ -4903,8 +4898,7 @@ def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> 
 # -- lint: stale bullets ------------------------------------------------------------------
 # Memory that only grows goes stale: a bullet names a file that moved or a function since
 # renamed, and every session reads it as true. A false stale costs more than a missed one,
-# so a code span is judged only when it is plainly a name, not in a bullet that says a
-# thing is gone, and what the search cannot finish is not flagged.
+# so what is in doubt is not flagged.
 
 # Not a name: a URL, a `~/`, `$VAR`, flag, `@scope` or absolute path, a glob or a
 # placeholder (`<name>`, `{id}`, `YOUR_KEY`, `...`), an assignment (`DEBUG=1`).
