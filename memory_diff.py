@@ -354,12 +354,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
                      r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
-    # About one test, not the code: "`test_sync_resume` fails ..." (a bare name may be a
-    # variable such as `TEST_DATABASE_URL`).
+    # About one test, not the code: "`test_sync_resume` fails ..." (not `TEST_DATABASE_URL`).
     ("one-test", "", r"`test(?:[a-z0-9]{8,}|_[a-z0-9_]{4,})(?:\(\))?` (?:only )?(?:covers|fails|failed|passes|passed|"
                      r"checks|asserts|tests|runs|ran|flakes|times out|timed out)\b", -2),
-    # ... or whether one change needs one ("X doesn't need a test"); "Migrations don't need
-    # tests" is a policy.
+    # ... or whether one change needs one ("X doesn't need a test"), not a policy for all.
     ("no-test-needed", "", r"need(?:(?<=doesn't need)|(?<=does not need)|(?<=didn't need)|(?<=did not need)) "
                            r"(?:a|its own|a new|an extra|an additional) (?:unit )?test\b|"
                            r"(?:改动|修改|变更|修复)(?:也|就)?(?:不需要|不用)(?:写|加|新的?)?测试", -2),
@@ -391,9 +389,8 @@ MAX_WIDTH = 300
 # Default --max-add: a reviewer shown many proposals approves in bulk (bench/README.md).
 DEFAULT_MAX_ADD = 5
 
-# Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
-# characters of a CLAUDE.md; Codex truncates its joined AGENTS.md at 32 KiB
-# (project_doc_max_bytes). No limit is known for other files.
+# Memory file sizes agents accept (lint, preamble; BUDGET_DOES says what each agent does):
+# Codex's is project_doc_max_bytes. No limit is known for other files.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
@@ -967,8 +964,7 @@ NOT_PERSONAL_EMAIL = Lazy(
 PHONE = Lazy(
     r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![A-Za-z0-9])|"
     r"(?<![A-Za-z0-9])(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)")
-# Absolute home paths name a person and a machine: rewritten to `~/...`, which keeps the
-# fact and drops the name.
+# Absolute home paths name a person: rewritten to `~/...`, which keeps the fact, not the name.
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
@@ -1411,7 +1407,7 @@ EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?
 def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
     """Whether the text block at `end` follows the one ending at `start` in one content list
     (NEXT_TEXT). Without `\\\\` in the text a quote is escaped exactly when `\\` precedes it,
-    so byte counts answer without the pattern (a tenth of a cold run's reading)."""
+    so byte counts answer without the pattern."""
     head = TEXT_KEY.match(raw, start)
     tail = b'"}, {' if spaced else b'"},{'
     if head and raw.endswith(tail, head.end(), end):
@@ -2270,7 +2266,7 @@ def _split_line(line: str) -> list[str]:
 
 def width(text: str, wide: int = 2) -> int:
     """Terminal columns, a wide or full-width character counting `wide` (the score uses 3)."""
-    if text.isascii():  # most sentences: no character to look up (4% of a run over the teams)
+    if text.isascii():  # most sentences: no character to look up
         return len(text)
     return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in text)
 
@@ -3443,8 +3439,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
 
 def near_duplicates(lines: list[str], looks: list[bool], texts: list[str]) -> Iterator[tuple[int, int]]:
-    """(a, b) for each line a that `looks` and each related line b that says the same:
-    one polarity, and an overlap of NEAR_DUPLICATE (CONTRADICTION with SAME_CODE spans)."""
+    """(a, b) for each line a that `looks` and each related line b that says the same."""
     index = MemoryIndex(lines)
 
     @functools.cache  # a line is measured once however many lines it meets
@@ -3849,7 +3844,6 @@ def memory_git_state(real: str) -> tuple[bool, float] | None:
 
 
 def upward(folder: str, top: str | None = None) -> Iterator[str]:
-    """`folder` and each folder above it, to `top` or to the root of the file system."""
     while True:
         yield folder
         if folder == top or os.path.dirname(folder) == folder:
@@ -4254,8 +4248,7 @@ HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
 
 def default_memory(root: str, tools: set[str]) -> str:
-    """The memory file at the root (a link or an import counts as its target), else the
-    one the sessions' agent reads."""
+    """The memory file at the root (a link or an import as its target), else the agent's own."""
     found: dict[str, list[str]] = {}
     for name in MEMORY_FILES:
         path = os.path.join(root, name)
@@ -4857,8 +4850,7 @@ def committed_text(real: str) -> str | None:
 
 
 def run_lint(paths: list[str]) -> int:
-    """Lint the files named, or build's memory file. A finding lint-ignore silences becomes
-    a note; notes and stale bullets never fail the run."""
+    """Lint the files named, or build's memory file; notes and stale bullets never fail the run."""
     conf = read_config()
     if not paths:
         memory = conf.get("memory") or default_memory(cwd_root(), set())
@@ -4890,8 +4882,7 @@ def run_lint(paths: list[str]) -> int:
 
 
 def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> bool:
-    """Whether a lint-ignore entry covers the finding: its kind, and the line's text when
-    the entry gives one (normalized as bullets are). A secret is never silenced."""
+    """Whether a lint-ignore entry covers the finding (its kind, and text if given); no secret."""
     return kind != "secret" and any(k == kind and (text is None or text == normalize(line)) for k, text in ignore)
 
 
