@@ -3286,8 +3286,6 @@ def trigrams(key: str) -> set[str]:
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return 0.0
     shared = len(a & b)
     return shared / (len(a) + len(b) - shared)  # the union, not built
 
