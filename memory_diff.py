@@ -1031,9 +1031,8 @@ FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 def fence_after(fence: str, line: str) -> tuple[str, bool]:
-    """The fence open after `line` ("" for none), given the one open before it, and whether
-    the line belongs to fenced code (its opening, body or closing). As CommonMark has it,
-    a fence closes on the same character, at least as long, with nothing after it."""
+    """The fence open after `line` ("" for none), given the one before, and whether the line is
+    fenced code. As in CommonMark, a fence closes on its character, as long, nothing after."""
     opened = FENCE.match(line)
     if not fence:
         return (opened.group(1), True) if opened else ("", False)
@@ -1184,12 +1183,10 @@ class Options(NamedTuple):
     # The counters are printed (--stats, --json); without them a message where nothing can
     # be proposed is not split just to count, and a few counters fall short, unread.
     count_all: bool = True
-    # The seen file's baseline (conversation key -> last record reviewed), or None when
-    # no baseline is in play and no transcript's conversation key is needed.
+    # The seen file's baseline (conversation key -> last record reviewed); None: no key needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
-    # The repository's root (or the current folder): file keys are relative to it, and
-    # OpenCode's sessions of it are read.
+    # The repository's root (or the current folder): of it are file keys and OpenCode sessions.
     root: str = "."
 
 
@@ -1947,8 +1944,7 @@ class Note(NamedTuple):
 
 
 def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
-    """The notes of one memory file: a frontmatter file's one, or each top-level bullet. A
-    note's first line counts as `prose`, blank lines `blank`, the rest `skipped_meta`."""
+    """The notes of one memory file: a frontmatter file's one, or each top-level bullet."""
     lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
@@ -3762,8 +3758,7 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     ctx_before, ctx_after = lines[old_start:at], lines[at:at + after]
     removed: list[bytes] = []
     if ctx_before and not ctx_before[-1].endswith(b"\n") and not ctx_after:
-        # The file's last line has no newline: git's format can only add after it by
-        # re-emitting it with one. The only line a patch of ours ever removes.
+        # A last line without a newline: git's format can only add after it by re-emitting it.
         last = ctx_before.pop()
         removed = [b"-" + last + b"\n\\ No newline at end of file\n"]
         added = [last + eol] + added
@@ -3817,8 +3812,7 @@ def cwd_root() -> str:
 
 def git_output(folder: str, *args: str, given: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes | None:
     """What a read-only git command prints (`given` on its standard input), or None where
-    git is not on PATH or exits other than `ok`. No optional locks (`git status` does not
-    refresh the index), no prompt."""
+    git is missing or exits other than `ok`; no optional locks (`git status` would write)."""
     import subprocess  # here, not at the top: only lint and a build that proposes run git
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
@@ -5501,7 +5495,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{PROG}: error: {one_line(str(exc))}\n")
         return EXIT_ERROR
     except BrokenPipeError:
-        # `memory-diff build ... | head`: the reader left; say nothing more.
         silence_stdout()
         return EXIT_OK
     except KeyboardInterrupt:
