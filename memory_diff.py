@@ -1032,7 +1032,7 @@ FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
 
 def fence_after(fence: str, line: str) -> tuple[str, bool]:
     """The fence open after `line` ("" for none), given the one before, and whether the line is
-    fenced code. As in CommonMark, a fence closes on its character, as long, nothing after."""
+    fenced code. As in CommonMark, a closing fence has its character, its length or more, alone."""
     opened = FENCE.match(line)
     if not fence:
         return (opened.group(1), True) if opened else ("", False)
@@ -1186,7 +1186,7 @@ class Options(NamedTuple):
     # The seen file's baseline (conversation key -> last record reviewed); None: no key needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
-    # The repository's root (or the current folder): of it are file keys and OpenCode sessions.
+    # The repository's root (or the current folder): file keys and OpenCode's sessions are of it.
     root: str = "."
 
 
@@ -3682,7 +3682,6 @@ def sections(lines: list[bytes]) -> list[tuple[int, int, str]]:
 
 
 def section_level(lines: list[bytes]) -> int:
-    """The heading level of the file's top sections (## when it has none)."""
     return min((level for _, level, _ in sections(lines)), default=2)
 
 
@@ -3812,7 +3811,7 @@ def cwd_root() -> str:
 
 def git_output(folder: str, *args: str, given: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes | None:
     """What a read-only git command prints (`given` on its standard input), or None where
-    git is missing or exits other than `ok`; no optional locks (`git status` would write)."""
+    git is missing or exits other than `ok`; no optional locks (`git status` writes the index)."""
     import subprocess  # here, not at the top: only lint and a build that proposes run git
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
@@ -4826,7 +4825,6 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
 
 
 def opens_group(line: str) -> bool:
-    """Whether the line groups the bullets after it (see NUMBERED_ITEM)."""
     if NUMBERED_ITEM.match(line):
         return True
     label = BOLD_LABEL.match(line)
