@@ -239,8 +239,7 @@ PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\
 REQUEST_PULL = 3
 
 # SCORE: a candidate starts at BASE_SCORE, gains each matching rule's points and is
-# proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points, tuned on half
-# the labelled corpus (bench/quality.py).
+# proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points (bench/quality.py).
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
@@ -4676,9 +4675,8 @@ def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | N
 
 # == Lint: the same gates over an existing memory file, read only. =====================
 
-# What reads a file decides its budget: its name (or its symbolic link's target), a
-# CLAUDE.md above it that imports it with `@path` (Claude Code loads that file on its own),
-# and for Codex the AGENTS.md files from the repository root down, joined under one limit.
+# What reads a file decides its budget: its name (or its link's target), a CLAUDE.md that
+# imports it (Claude Code loads that file on its own), for Codex the AGENTS.md files above it.
 CODEX_CHAIN = ("AGENTS.override.md", "AGENTS.md")  # in each folder, the first that exists
 CLAUDE_IMPORTERS = (*sorted(BUDGET_FILE["Claude Code"]), os.path.join(".claude", "CLAUDE.md"))
 IMPORT_PATH = Lazy(r"(?:^|(?<=[\s(\[\"']))@([^\s`'\"()\[\]<>@]+)")
@@ -4762,9 +4760,8 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
     data already in `committed` (the file as last committed) is a note: the team kept it."""
     findings: list[tuple[int, str, str]] = []
     original = text
-    # The rules see each line cleaned as build cleans a message (invisible characters
-    # out, bold markers off), its line breaks kept, so that a soft hyphen inside a prefix
-    # hides nothing from lint either; the invisible characters are findings below.
+    # Each line is cleaned as build cleans a message (invisible characters out, bold markers
+    # off), so a soft hyphen inside a prefix hides nothing; the invisible ones are findings below.
     raw_lines = text.split("\n")
     text = "\n".join(strip_emphasis(clean_invisible(line)[0].replace("\n", " ")) for line in raw_lines)
     secrets = scan_secrets(text)
