@@ -79,8 +79,8 @@ PROG = "memory-diff"
 
 
 class Lazy:
-    """A regular expression compiled on first use, as most runs need few of the patterns. The
-    first use stores the compiled methods on the instance, where later uses find them."""
+    """A regular expression compiled on first use, as most runs need few of the patterns;
+    the compiled methods are then stored on the instance, where later uses find them."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -124,7 +124,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     ("gotcha", "注意|陷阱|故意|尽力而为|只读取|只处理|只支持|只查找|只检查|只返回|只适用|只跟踪|仅读取|仅处理|仅支持|"
                "仅查找|仅检查|仅返回|仅适用|即使"),
 )
-# Left out ("the bug is", "due to", "went with", "intentionally"...): they mostly fire on drops.
+# Left out ("the bug is", "due to", "went with", "intentionally"...): mostly on drops.
 
 # NOISE: sentences that carry a marker but are not memory, matched against the lower-cased
 # sentence without its list marker and emphasis.
@@ -157,7 +157,7 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                  r"如果我没(?:理解|记)错)"),
     # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
     # frame, or space-aligned columns (two spaces between words, not after a full stop or a
-    # colon, where a typist may put them), which prose rarely has; a typo's double space too.
+    # colon, where a typist may put them), which prose rarely has; typos are taken too.
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
@@ -238,8 +238,8 @@ PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
 
-# SCORE: a candidate starts at BASE_SCORE, gains each matching rule's points and is
-# proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points (bench/quality.py).
+# SCORE (bench/quality.py): a candidate starts at BASE_SCORE, gains each matching rule's
+# points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
@@ -353,10 +353,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
                      r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
-    # About one test, not the code: "`test_sync_resume` fails ..." (not `TEST_DATABASE_URL`).
+    # About one test, not the code: "`test_sync_resume` fails ..." (not `TEST_DB_URL`).
     ("one-test", "", r"`test(?:[a-z0-9]{8,}|_[a-z0-9_]{4,})(?:\(\))?` (?:only )?(?:covers|fails|failed|passes|passed|"
                      r"checks|asserts|tests|runs|ran|flakes|times out|timed out)\b", -2),
-    # ... or whether one change needs one ("X doesn't need a test"), not a policy for all.
+    # ... or whether one change needs one ("X doesn't need a test"), not a policy.
     ("no-test-needed", "", r"need(?:(?<=doesn't need)|(?<=does not need)|(?<=didn't need)|(?<=did not need)) "
                            r"(?:a|its own|a new|an extra|an additional) (?:unit )?test\b|"
                            r"(?:改动|修改|变更|修复)(?:也|就)?(?:不需要|不用)(?:写|加|新的?)?测试", -2),
@@ -385,11 +385,11 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown many proposals approves in bulk (bench/README.md).
+# Default --max-add: many proposals get approved in bulk (bench/README.md).
 DEFAULT_MAX_ADD = 5
 
-# Memory file sizes agents accept (lint, preamble; BUDGET_DOES says what each agent does):
-# Codex's is project_doc_max_bytes. No limit is known for other files.
+# Memory file sizes agents accept (lint, preamble), Codex's project_doc_max_bytes
+# among them (BUDGET_DOES says more). No limit is known for other files.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
@@ -963,7 +963,7 @@ NOT_PERSONAL_EMAIL = Lazy(
 PHONE = Lazy(
     r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![A-Za-z0-9])|"
     r"(?<![A-Za-z0-9])(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)")
-# Absolute home paths name a person: rewritten to `~/...`, which keeps the fact, not the name.
+# Absolute home paths name a person: rewritten to `~/...`, the fact stays, not the name.
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
@@ -1030,8 +1030,8 @@ FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 def fence_after(fence: str, line: str) -> tuple[str, bool]:
-    """The fence open after `line` ("" for none), given the one before, and whether the line is
-    fenced code. As in CommonMark, a closing fence has its character, its length or more, alone."""
+    """The fence open after `line` ("" for none), given the one before, and whether the
+    line is fenced code (CommonMark: a close has its character, as long or more, alone)."""
     opened = FENCE.match(line)
     if not fence:
         return (opened.group(1), True) if opened else ("", False)
@@ -1046,7 +1046,7 @@ CODE_OR_EMPHASIS = Lazy(r"(`+[^`\n]*`+)|" + EMPHASIS.pattern)  # a code span, wi
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
-# Stats keys in the order --stats prints them (secret_KIND, uncovered_script_NAME follow, sorted).
+# Stats keys in --stats order (secret_KIND and uncovered_script_NAME follow, sorted).
 STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
@@ -1182,10 +1182,10 @@ class Options(NamedTuple):
     # The counters are printed (--stats, --json); without them a message where nothing can
     # be proposed is not split just to count, and a few counters fall short, unread.
     count_all: bool = True
-    # The seen file's baseline (conversation key -> last record reviewed); None: no key needed.
+    # The baseline (conversation key -> last record reviewed); None: no key is needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
-    # The repository's root (or the current folder): file keys and OpenCode's sessions are of it.
+    # The repository's root (or this folder), of file keys and OpenCode sessions.
     root: str = "."
 
 
@@ -1323,8 +1323,7 @@ def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: 
 
 def read_turn(opts: Options, role: str, content: Any, line: int, stamp: Any, conversation: str = "",
               clean: Any = None, calls: Any = None) -> Outcome:
-    """A turn's visible texts as messages (none but tool `calls`: skipped_tool_call). Of a role
-    --roles leaves out, an assistant's prose is kept, unjudged, for a request pointing back."""
+    """A turn's visible texts as messages (only `calls`: skipped_tool_call); see judged."""
     if role in opts.roles:
         outcome, texts = content_texts(content, clean)
         outcome = "skipped_tool_call" if outcome == "skipped_empty" and calls else outcome
@@ -1943,7 +1942,7 @@ class Note(NamedTuple):
 
 
 def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
-    """The notes of one memory file: a frontmatter file's one, or each top-level bullet."""
+    """A memory file's notes: a frontmatter file's one, or each top-level bullet."""
     lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
@@ -3756,7 +3755,7 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     ctx_before, ctx_after = lines[old_start:at], lines[at:at + after]
     removed: list[bytes] = []
     if ctx_before and not ctx_before[-1].endswith(b"\n") and not ctx_after:
-        # A last line without a newline: git's format can only add after it by re-emitting it.
+        # A last line with no newline: git can add after it only by re-emitting it.
         last = ctx_before.pop()
         removed = [b"-" + last + b"\n\\ No newline at end of file\n"]
         added = [last + eol] + added
@@ -3810,7 +3809,7 @@ def cwd_root() -> str:
 
 def git_output(folder: str, *args: str, given: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes | None:
     """What a read-only git command prints (`given` on its standard input), or None where
-    git is missing or exits other than `ok`; no optional locks (`git status` writes the index)."""
+    git is missing or exits other than `ok`; `git status` takes no optional lock."""
     import subprocess  # here, not at the top: only lint and a build that proposes run git
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
@@ -4238,7 +4237,7 @@ HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
 
 def default_memory(root: str, tools: set[str]) -> str:
-    """The memory file at the root (a link or an import as its target), else the agent's own."""
+    """The root's memory file (a link or import: its target), else the agent's own."""
     found: dict[str, list[str]] = {}
     for name in MEMORY_FILES:
         path = os.path.join(root, name)
@@ -4676,7 +4675,7 @@ def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | N
 # == Lint: the same gates over an existing memory file, read only. =====================
 
 # What reads a file decides its budget: its name (or its link's target), a CLAUDE.md that
-# imports it (Claude Code loads that file on its own), for Codex the AGENTS.md files above it.
+# imports it (Claude Code loads that one on its own), for Codex AGENTS.md files above it.
 CODEX_CHAIN = ("AGENTS.override.md", "AGENTS.md")  # in each folder, the first that exists
 CLAUDE_IMPORTERS = (*sorted(BUDGET_FILE["Claude Code"]), os.path.join(".claude", "CLAUDE.md"))
 IMPORT_PATH = Lazy(r"(?:^|(?<=[\s(\[\"']))@([^\s`'\"()\[\]<>@]+)")
@@ -4760,8 +4759,8 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
     data already in `committed` (the file as last committed) is a note: the team kept it."""
     findings: list[tuple[int, str, str]] = []
     original = text
-    # Each line is cleaned as build cleans a message (invisible characters out, bold markers
-    # off), so a soft hyphen inside a prefix hides nothing; the invisible ones are findings below.
+    # Each line is cleaned as build cleans a message (invisible characters out, bold
+    # markers off): a soft hyphen in a prefix hides nothing; invisible ones are findings.
     raw_lines = text.split("\n")
     text = "\n".join(strip_emphasis(clean_invisible(line)[0].replace("\n", " ")) for line in raw_lines)
     secrets = scan_secrets(text)
@@ -4837,7 +4836,7 @@ def committed_text(real: str) -> str | None:
 
 
 def run_lint(paths: list[str]) -> int:
-    """Lint the files named, or build's memory file; notes and stale bullets never fail the run."""
+    """Lint the files named, or build's memory file; notes and stale bullets never fail."""
     conf = read_config()
     if not paths:
         memory = conf.get("memory") or default_memory(cwd_root(), set())
@@ -4869,7 +4868,7 @@ def run_lint(paths: list[str]) -> int:
 
 
 def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> bool:
-    """Whether a lint-ignore entry covers the finding (its kind, and text if given); no secret."""
+    """Whether a lint-ignore entry (kind, text if given) covers it; never a secret."""
     return kind != "secret" and any(k == kind and (text is None or text == normalize(line)) for k, text in ignore)
 
 
