@@ -79,9 +79,8 @@ PROG = "memory-diff"
 
 
 class Lazy:
-    """A regular expression compiled on first use: most runs need few of the patterns, and
-    compiling them all at import would be most of a cached run. The first use stores the
-    compiled methods on the instance, where later uses find them."""
+    """A regular expression compiled on first use, as most runs need few of the patterns;
+    the compiled methods are then stored on the instance, where later uses find them."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -125,8 +124,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     ("gotcha", "注意|陷阱|故意|尽力而为|只读取|只处理|只支持|只查找|只检查|只返回|只适用|只跟踪|仅读取|仅处理|仅支持|"
                "仅查找|仅检查|仅返回|仅适用|即使"),
 )
-# Left out ("the bug is", "due to", "went with", "intentionally"...): they mostly fire on
-# sentences a reviewer drops; bench/README.md has the figures.
+# Left out ("the bug is", "due to", "went with", "intentionally"...): mostly on drops.
 
 # NOISE: sentences that carry a marker but are not memory, matched against the lower-cased
 # sentence without its list marker and emphasis.
@@ -159,8 +157,7 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                  r"如果我没(?:理解|记)错)"),
     # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
     # frame, or space-aligned columns (two spaces between words, not after a full stop or a
-    # colon, where a typist may put them), which prose rarely has (a typo's double space is
-    # taken too: precision ranks above recall).
+    # colon, where a typist may put them), which prose rarely has; typos are taken too.
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
@@ -241,9 +238,8 @@ PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
 
-# SCORE: a candidate starts at BASE_SCORE, gains each matching rule's points and is
-# proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points, tuned on half
-# the labelled corpus (bench/quality.py).
+# SCORE (bench/quality.py): a candidate starts at BASE_SCORE, gains each matching rule's
+# points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
     ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
@@ -357,12 +353,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
                      r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
-    # About one test, not the code: "`test_sync_resume` fails ..." (a bare name may be a
-    # variable such as `TEST_DATABASE_URL`).
+    # About one test, not the code: "`test_sync_resume` fails ..." (not `TEST_DB_URL`).
     ("one-test", "", r"`test(?:[a-z0-9]{8,}|_[a-z0-9_]{4,})(?:\(\))?` (?:only )?(?:covers|fails|failed|passes|passed|"
                      r"checks|asserts|tests|runs|ran|flakes|times out|timed out)\b", -2),
-    # ... or whether one change needs one ("X doesn't need a test"); "Migrations don't need
-    # tests" is a policy.
+    # ... or whether one change needs one ("X doesn't need a test"), not a policy.
     ("no-test-needed", "", r"need(?:(?<=doesn't need)|(?<=does not need)|(?<=didn't need)|(?<=did not need)) "
                            r"(?:a|its own|a new|an extra|an additional) (?:unit )?test\b|"
                            r"(?:改动|修改|变更|修复)(?:也|就)?(?:不需要|不用)(?:写|加|新的?)?测试", -2),
@@ -391,13 +385,11 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown 30 proposals approves in bulk; on other teams'
-# sessions the five best-scored hold as many keeps as ten (bench/README.md).
+# Default --max-add: many proposals get approved in bulk (bench/README.md).
 DEFAULT_MAX_ADD = 5
 
-# Memory file sizes agents accept (lint, preamble): Claude Code warns past 40,000
-# characters of a CLAUDE.md; Codex truncates its joined AGENTS.md at 32 KiB
-# (project_doc_max_bytes). No limit is known for other files.
+# Memory file sizes agents accept (lint, preamble), Codex's project_doc_max_bytes
+# among them (BUDGET_DOES says more). No limit is known for other files.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
@@ -407,7 +399,6 @@ BUDGET_FILE = {agent: frozenset(name for name, reader in MEMORY_FILE_NAMES.items
 
 EXIT_OK = 0
 EXIT_PROPOSED = 1  # build --exit-code: something is proposed; lint: a finding
-EXIT_FINDINGS = EXIT_PROPOSED
 EXIT_ERROR = 2
 
 # Abbreviations after which ". " does not end a sentence.
@@ -989,8 +980,7 @@ NOT_PERSONAL_EMAIL = Lazy(
 PHONE = Lazy(
     r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![A-Za-z0-9])|"
     r"(?<![A-Za-z0-9])(?:\+?86[ -]?)?1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)")
-# Absolute home paths name a person and a machine: rewritten to `~/...`, which keeps the
-# fact and drops the name.
+# Absolute home paths name a person: rewritten to `~/...`, the fact stays, not the name.
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
@@ -1057,9 +1047,8 @@ FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 def fence_after(fence: str, line: str) -> tuple[str, bool]:
-    """The fence open after `line` ("" for none), given the one open before it, and whether
-    the line belongs to fenced code (its opening, body or closing). As CommonMark has it,
-    a fence closes on the same character, at least as long, with nothing after it."""
+    """The fence open after `line` ("" for none), given the one before, and whether the
+    line is fenced code (CommonMark: a close has its character, as long or more, alone)."""
     opened = FENCE.match(line)
     if not fence:
         return (opened.group(1), True) if opened else ("", False)
@@ -1074,8 +1063,7 @@ CODE_OR_EMPHASIS = Lazy(r"(`+[^`\n]*`+)|" + EMPHASIS.pattern)  # a code span, wi
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
-# Stats keys in the order --stats prints them (secret_KIND and uncovered_script_NAME keys
-# follow, sorted). Which counters add up to which is in README "Accounting" and tested.
+# Stats keys in --stats order (secret_KIND and uncovered_script_NAME follow, sorted).
 STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
     "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
@@ -1211,12 +1199,10 @@ class Options(NamedTuple):
     # The counters are printed (--stats, --json); without them a message where nothing can
     # be proposed is not split just to count, and a few counters fall short, unread.
     count_all: bool = True
-    # The seen file's baseline (conversation key -> last record reviewed), or None when
-    # no baseline is in play and no transcript's conversation key is needed.
+    # The baseline (conversation key -> last record reviewed); None: no key is needed.
     baseline: dict[str, int] | None = None
     include_user_notes: bool = False  # auto-memory notes of type `user` (about the person)
-    # The repository's root (or the current folder): file keys are relative to it, and
-    # OpenCode's sessions of it are read.
+    # The repository's root (or this folder), of file keys and OpenCode sessions.
     root: str = "."
 
 
@@ -1354,8 +1340,7 @@ def _messages(role: str, texts: list[str], line: int, stamp: Any, conversation: 
 
 def read_turn(opts: Options, role: str, content: Any, line: int, stamp: Any, conversation: str = "",
               clean: Any = None, calls: Any = None) -> Outcome:
-    """A turn's visible texts as messages (none but tool `calls`: skipped_tool_call). Of a role
-    --roles leaves out, an assistant's prose is kept, unjudged, for a request pointing back."""
+    """A turn's visible texts as messages (only `calls`: skipped_tool_call); see judged."""
     if role in opts.roles:
         outcome, texts = content_texts(content, clean)
         outcome = "skipped_tool_call" if outcome == "skipped_empty" and calls else outcome
@@ -1434,7 +1419,7 @@ EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?
 def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
     """Whether the text block at `end` follows the one ending at `start` in one content list
     (NEXT_TEXT). Without `\\\\` in the text a quote is escaped exactly when `\\` precedes it,
-    so byte counts answer without the pattern (a tenth of a cold run's reading)."""
+    so byte counts answer without the pattern."""
     head = TEXT_KEY.match(raw, start)
     tail = b'"}, {' if spaced else b'"},{'
     if head and raw.endswith(tail, head.end(), end):
@@ -1627,14 +1612,15 @@ def open_sqlite(path: str) -> Any:
             raise UserError(path, f"cannot open the database: {exc}") from None
 
 
-def is_opencode_db(path: str) -> bool:
+def is_opencode_db(path: str, root: str | None = None) -> bool:
+    """Whether a database is OpenCode's (given `root`: with a session started inside it)."""
     import sqlite3
     try:
         with contextlib.closing(open_sqlite(path)) as db:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            return OPENCODE_TABLES <= tables and (root is None or bool(opencode_sessions(db, root)))
     except (UserError, sqlite3.Error):
         return False
-    return OPENCODE_TABLES <= tables
 
 
 def opencode_sessions(db: Any, root: str) -> list[tuple[str, str | None]]:
@@ -1973,8 +1959,7 @@ class Note(NamedTuple):
 
 
 def read_notes(text: str, kind: str, stats: Counter[str]) -> list[Note]:
-    """The notes of one memory file: a frontmatter file's one, or each top-level bullet. A
-    note's first line counts as `prose`, blank lines `blank`, the rest `skipped_meta`."""
+    """A memory file's notes: a frontmatter file's one, or each top-level bullet."""
     lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
@@ -2292,7 +2277,7 @@ def _split_line(line: str) -> list[str]:
 
 def width(text: str, wide: int = 2) -> int:
     """Terminal columns, a wide or full-width character counting `wide` (the score uses 3)."""
-    if text.isascii():  # most sentences: no character to look up (4% of a run over the teams)
+    if text.isascii():  # most sentences: no character to look up
         return len(text)
     return len(text) + (wide - 1) * sum(unicodedata.east_asian_width(c) in "WF" for c in text)
 
@@ -3316,8 +3301,6 @@ def trigrams(key: str) -> set[str]:
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return 0.0
     shared = len(a & b)
     return shared / (len(a) + len(b) - shared)  # the union, not built
 
@@ -3469,8 +3452,7 @@ def findings(candidates: list[Candidate], min_score: int) -> list[list[Candidate
 
 
 def near_duplicates(lines: list[str], looks: list[bool], texts: list[str]) -> Iterator[tuple[int, int]]:
-    """(a, b) for each line a that `looks` and each related line b that says the same:
-    one polarity, and an overlap of NEAR_DUPLICATE (CONTRADICTION with SAME_CODE spans)."""
+    """(a, b) for each line a that `looks` and each related line b that says the same."""
     index = MemoryIndex(lines)
 
     @functools.cache  # a line is measured once however many lines it meets
@@ -3719,7 +3701,6 @@ def sections(lines: list[bytes]) -> list[tuple[int, int, str]]:
 
 
 def section_level(lines: list[bytes]) -> int:
-    """The heading level of the file's top sections (## when it has none)."""
     return min((level for _, level, _ in sections(lines)), default=2)
 
 
@@ -3795,8 +3776,7 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     ctx_before, ctx_after = lines[old_start:at], lines[at:at + after]
     removed: list[bytes] = []
     if ctx_before and not ctx_before[-1].endswith(b"\n") and not ctx_after:
-        # The file's last line has no newline: git's format can only add after it by
-        # re-emitting it with one. The only line a patch of ours ever removes.
+        # A last line with no newline: git can add after it only by re-emitting it.
         last = ctx_before.pop()
         removed = [b"-" + last + b"\n\\ No newline at end of file\n"]
         added = [last + eol] + added
@@ -3850,8 +3830,7 @@ def cwd_root() -> str:
 
 def git_output(folder: str, *args: str, given: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes | None:
     """What a read-only git command prints (`given` on its standard input), or None where
-    git is not on PATH or exits other than `ok`. No optional locks (`git status` does not
-    refresh the index), no prompt."""
+    git is missing or exits other than `ok`; `git status` takes no optional lock."""
     import subprocess  # here, not at the top: only lint and a build that proposes run git
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
@@ -3875,7 +3854,6 @@ def memory_git_state(real: str) -> tuple[bool, float] | None:
 
 
 def upward(folder: str, top: str | None = None) -> Iterator[str]:
-    """`folder` and each folder above it, to `top` or to the root of the file system."""
     while True:
         yield folder
         if folder == top or os.path.dirname(folder) == folder:
@@ -4280,8 +4258,7 @@ HTML_COMMENT = Lazy(r"<!--.*?-->", re.S)
 
 
 def default_memory(root: str, tools: set[str]) -> str:
-    """The memory file at the root (a link or an import counts as its target), else the
-    one the sessions' agent reads."""
+    """The root's memory file (a link or import: its target), else the agent's own."""
     found: dict[str, list[str]] = {}
     for name in MEMORY_FILES:
         path = os.path.join(root, name)
@@ -4517,7 +4494,7 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
     for name in sorted(os.listdir(opencode)) if os.path.isdir(opencode) else []:
         path = os.path.join(opencode, name)  # opencode.db, or opencode-<channel>.db
-        if name.startswith("opencode") and name.endswith(".db") and opencode_holds(path, root):
+        if name.startswith("opencode") and name.endswith(".db") and is_opencode_db(path, root):
             found.append((path, "opencode"))
     # Auto memory's notes, from their own folder (the walk above takes only .jsonl files).
     notes = auto_memory_folder(root, claude_home)
@@ -4600,15 +4577,6 @@ def specstory_moment(text: str) -> float | None:
                                  tzinfo=datetime.timezone(offset)).timestamp()
     except ValueError:
         return None
-
-
-def opencode_holds(path: str, root: str) -> bool:
-    import sqlite3
-    with contextlib.suppress(UserError, sqlite3.Error):
-        if is_opencode_db(path):
-            with contextlib.closing(open_sqlite(path)) as db:
-                return bool(opencode_sessions(db, root))
-    return False
 
 
 def copilot_cwd(path: str) -> Any:
@@ -4727,9 +4695,8 @@ def lint_ignore(path: str, raw_key: str, value: Any) -> tuple[tuple[str, str | N
 
 # == Lint: the same gates over an existing memory file, read only. =====================
 
-# What reads a file decides its budget: its name (or its symbolic link's target), a
-# CLAUDE.md above it that imports it with `@path` (Claude Code loads that file on its own),
-# and for Codex the AGENTS.md files from the repository root down, joined under one limit.
+# What reads a file decides its budget: its name (or its link's target), a CLAUDE.md that
+# imports it (Claude Code loads that one on its own), for Codex AGENTS.md files above it.
 CODEX_CHAIN = ("AGENTS.override.md", "AGENTS.md")  # in each folder, the first that exists
 CLAUDE_IMPORTERS = (*sorted(BUDGET_FILE["Claude Code"]), os.path.join(".claude", "CLAUDE.md"))
 IMPORT_PATH = Lazy(r"(?:^|(?<=[\s(\[\"']))@([^\s`'\"()\[\]<>@]+)")
@@ -4813,9 +4780,8 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
     data already in `committed` (the file as last committed) is a note: the team kept it."""
     findings: list[tuple[int, str, str]] = []
     original = text
-    # The rules see each line cleaned as build cleans a message (invisible characters
-    # out, bold markers off), its line breaks kept, so that a soft hyphen inside a prefix
-    # hides nothing from lint either; the invisible characters are findings below.
+    # Each line is cleaned as build cleans a message (invisible characters out, bold
+    # markers off): a soft hyphen in a prefix hides nothing; invisible ones are findings.
     raw_lines = text.split("\n")
     text = "\n".join(strip_emphasis(clean_invisible(line)[0].replace("\n", " ")) for line in raw_lines)
     secrets = scan_secrets(text)
@@ -4876,7 +4842,6 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
 
 
 def opens_group(line: str) -> bool:
-    """Whether the line groups the bullets after it (see NUMBERED_ITEM)."""
     if NUMBERED_ITEM.match(line):
         return True
     label = BOLD_LABEL.match(line)
@@ -4892,8 +4857,7 @@ def committed_text(real: str) -> str | None:
 
 
 def run_lint(paths: list[str]) -> int:
-    """Lint the files named, or build's memory file. A finding lint-ignore silences becomes
-    a note; notes and stale bullets never fail the run."""
+    """Lint the files named, or build's memory file; notes and stale bullets never fail."""
     conf = read_config()
     if not paths:
         memory = conf.get("memory") or default_memory(cwd_root(), set())
@@ -4919,22 +4883,20 @@ def run_lint(paths: list[str]) -> int:
                 kind, message = "note", f"silenced {kind}: {message}"
             out.append(f"{one_line(path)}:{line}: {kind}: {message}\n")
             if kind not in ("note", "stale"):
-                status = EXIT_FINDINGS
+                status = EXIT_PROPOSED
     write("".join(out).encode("utf-8", "replace"))
     return status
 
 
 def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> bool:
-    """Whether a lint-ignore entry covers the finding: its kind, and the line's text when
-    the entry gives one (normalized as bullets are). A secret is never silenced."""
+    """Whether a lint-ignore entry (kind, text if given) covers it; never a secret."""
     return kind != "secret" and any(k == kind and (text is None or text == normalize(line)) for k, text in ignore)
 
 
 # -- lint: stale bullets ------------------------------------------------------------------
 # Memory that only grows goes stale: a bullet names a file that moved or a function since
 # renamed, and every session reads it as true. A false stale costs more than a missed one,
-# so a code span is judged only when it is plainly a name, not in a bullet that says a
-# thing is gone, and what the search cannot finish is not flagged.
+# so what is in doubt is not flagged.
 
 # Not a name: a URL, a `~/`, `$VAR`, flag, `@scope` or absolute path, a glob or a
 # placeholder (`<name>`, `{id}`, `YOUR_KEY`, `...`), an assignment (`DEBUG=1`).
@@ -5548,7 +5510,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{PROG}: error: {one_line(str(exc))}\n")
         return EXIT_ERROR
     except BrokenPipeError:
-        # `memory-diff build ... | head`: the reader left; say nothing more.
         silence_stdout()
         return EXIT_OK
     except KeyboardInterrupt:
