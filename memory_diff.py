@@ -488,7 +488,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "kata laluan|kata sandi|kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|"
                   "parola|şifre|mật khẩu|"
                   "şifresi|parolasi|пароль|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
-                  "كلمة المرور|كلمة السر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode")
+                  "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
+                  "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|şifreyi")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or a colon a few
 # words on ("... is", "lautet", "for the VM:", ", c'est"), `=`, a comma ("a temporary password,
@@ -496,15 +497,15 @@ _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w 
 # one's value is none ("password to full-width: X" first reads "to"): for a word of prose,
 # nothing ("password X"); a colon a few words on, the value after it or alone on the next line
 # (not a YAML key).
-_COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|é|è|je|jest|là|lautet|olarak|"
+_COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—")
 _PASSWORD_JOIN = (r"(?:,?(?: +[^\s:=]+){0,7}?(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
-                  r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을] *)")
+                  r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # The value, maybe quoted or a link's text, or alone in parentheses with a digit or a sign
 # (not "(AuthError)").
-_PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\))|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
-                r"(?![(\[{<-])([^\s\"'`”」\]\x80-\U0010ffff]{6,})")
+_PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?"
+                r"[\"'`“「]?(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})")
 # Commands that take a password after an option, and the option (later in the command): a
 # command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
 # glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
@@ -840,6 +841,14 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
 # without a `:`, a publishable key (PUBLIC_VALUE).
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
+# A generated password: letters, digits and the signs generators add (`Yaf*qw~8SfRLhhtg`),
+# a sign that names and encodings rarely hold among them; judged by its letters and digits
+# when no piece between signs is long enough for RANDOM_TOKEN (one with a percent-escape is
+# judged decoded, in secret_view).
+SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@-]{12,64}"
+                    r"(?![\w!#$%*^~.+=@-])", re.A)
+SIGNS = Lazy(r"[^A-Za-z0-9]+")
+PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`), or short and lower-case
 # (`cfg`, `v2`; not `BG`, `Xv`).
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
@@ -957,6 +966,7 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
 )) + ")$", re.I)
 PASSWORD_HEADER = Lazy(r"(?i)(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
+PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
@@ -2377,6 +2387,13 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                                                             for f in found) \
                     and not harmless_context(text, match.start(), match.end(), match.group()):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+        for match in SIGNED_TOKEN.finditer(text):
+            token, pieces = match.group(), SIGNS.split(match.group())
+            if max(map(len, pieces)) < RANDOM_MIN and looks_random("".join(pieces), True, 9) \
+                    and not PERCENT_ESCAPE.search(token) and not FILLER.search(token) \
+                    and not any(f.start < match.end() and match.start() < f.end for f in found) \
+                    and not harmless_context(text, match.start(), match.end(), token):
+                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
             for match in WRAPPED.finditer(text):
                 if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
@@ -2518,6 +2535,8 @@ def credible(value: str, check: str, whole: str) -> bool:
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
+        if whole[:whole.rfind(value)][-1:] in "`'\"“「" and PASSPHRASE.fullmatch(value):
+            return True  # words joined and quoted: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
         if len(name) > 2 and name.isalpha() and name.islower() or "/" in value:

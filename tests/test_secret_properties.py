@@ -421,6 +421,8 @@ _HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 
 _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 # A password as people choose one, long enough for a 12-character window.
 _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
+# A password a generator made, with the signs it adds (no piece between them of 16 or more).
+_SIGNED = "*".join(_chars(f"signed{n}", 6) for n in range(3)) + "~Q7x"
 _REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password of low entropy
 _B32 = make_body(12, "base32", 28)  # its last 12 characters are capitals with vowels
 _B32_CUT = 16
@@ -577,7 +579,16 @@ CLASSES = [
         ("link-text", "the db password is in the wiki: [{pw}](https://wiki.example.org/db)"),
         ("chinese-words-before-colon", "我把redis密码更新了，现在是：{pw}，记得同步"),
         ("colon-after-to", "the password to the admin panel: {pw}"),
+        # A thirteenth round (from probe15): more languages' words and particles, a value
+        # that opens with a dash.
+        ("korean-particle-ga", "DB 비밀번호가 {pw}입니다"), ("swedish", "lösenordet är {pw}"),
+        ("norwegian", "passordet er {pw} inntil videre"), ("arabic-indefinite", "كلمة مرور الخادم هي {pw}"),
+        ("turkish-accusative", "veritabanı şifresini {pw} olarak ayarladım"),
+        ("dash-leading", "the kiosk password -{pw} works on every tablet"),
     ]],
+    _row("signed-generated-password", f"I reset it to {_SIGNED} this morning, it works now", _SIGNED),
+    _row("passphrase-in-code-span", "ustawiłem hasło `tulip-window-garden` w pliku .env", "tulip-window-garden"),
+    _row("passphrase-in-parentheses", "the new password (`amber-falcon-ridge`) is in the vault too", "amber-falcon-ridge"),
     # Found by property 4 unseeded at 500 examples: a password shaped like a setting glued to
     # its flag, one opening with the `*` that alone asks for a prompt.
     _row("glued-flag-setting-shaped", "`mysqladmin -u root -pqa=2024091733 status`", "qa=2024091733"),
@@ -808,7 +819,10 @@ LOOKALIKES = [
         ("publishable-key-assigned", f"publishable_key: 'qz_pub_{_B62[:30]}'"),
         ("public-key-in-japanese", f"公開鍵は {_B62} です"),
         ("checksum-in-russian", f"контрольная сумма архива: {_HEX32}"),
-        ("state-pair-in-code", "const [password, setPassword] = useState('');")]],
+        ("state-pair-in-code", "const [password, setPassword] = useState('');"),
+        # From probe15's: a file's line anchor and a masked key with signs stay shown.
+        ("line-anchor", "see [main.go:379](go/cmd/web/main.go#L379-L381) for the fallback"),
+        ("masked-with-signs", "API_KEY=abc.*********xYz9 in the example")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
