@@ -822,7 +822,10 @@ LOOKALIKES = [
         ("state-pair-in-code", "const [password, setPassword] = useState('');"),
         # From probe15's: a file's line anchor and a masked key with signs stay shown.
         ("line-anchor", "see [main.go:379](go/cmd/web/main.go#L379-L381) for the fallback"),
-        ("masked-with-signs", "API_KEY=abc.*********xYz9 in the example")]],
+        ("masked-with-signs", "API_KEY=abc.*********xYz9 in the example"),
+        ("fingerprint-in-french", f"l'empreinte de la clé est {SHA.upper()}"),
+        ("trace-in-spanish", f"la traza {_HEX32} no aparece en Jaeger"),
+        ("dunder-placeholder", "db.password=__DB_PASSWORD__ is replaced at deploy time")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
