@@ -718,7 +718,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
     ("bearer_token", "bearer", r"(?i)(?<![a-z0-9])bearer\s+[\"']?([^\s\"'`]{8,})", "position"),
     ("http_credential", "authorization:|key:|token:|secret:|auth:|cookie:",
-     r"(?i)(?<![a-z0-9-])(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?+|x-[a-z-]*(?:key|token|secret"
+     r"(?i)(?<![a-z0-9-])(?<!//)(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?+"
+     r"|x-[a-z-]*(?:key|token|secret"
      r"|auth):\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=)([^\s;\"'`]{6,})", "position"),
     # HTTP Basic credentials: base64 `user:password` after `Basic`, and curl's `-u u:p`.
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
@@ -938,7 +939,7 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
 # an IPFS content id, an Ethereum address (a private key is 64 hex digits), a Bitcoin
 # address, a nostr public key, an AWS resource or unique id (`AIDA...`), a Kubernetes pod's
 # name (its hashes have no vowels), an image or a PDF in base64 (by its magic number).
-PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
+PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
                     r"|ecdsa-sha2-"
@@ -2539,6 +2540,8 @@ def credible(value: str, check: str, whole: str) -> bool:
             return True  # words joined and quoted: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
+        if set(value) & set("!#$%&*^~(;") and looks_random(SIGNS.sub("", value), True, 9):
+            return True  # generated, with a sign no path holds (`XaAF/TM-X4BTd(RE&;dy`)
         if len(name) > 2 and name.isalpha() and name.islower() or "/" in value:
             return False  # a setting (`minlength=12`), a path or a link
         last = value.rpartition("-")[2]

@@ -423,6 +423,7 @@ _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
 # A password a generator made, with the signs it adds (no piece between them of 16 or more).
 _SIGNED = "*".join(_chars(f"signed{n}", 6) for n in range(3)) + "~Q7x"
+_SLASHED = _chars("slashed1", 5) + "/" + _chars("slashed2", 5) + "(&;" + _chars("slashed3", 4)
 _REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password of low entropy
 _B32 = make_body(12, "base32", 28)  # its last 12 characters are capitals with vowels
 _B32_CUT = 16
@@ -586,6 +587,7 @@ CLASSES = [
         ("turkish-accusative", "veritabanı şifresini {pw} olarak ayarladım"),
         ("dash-leading", "the kiosk password -{pw} works on every tablet"),
     ]],
+    _row("signs-and-slash-after-colon", f"le mot de passe de la base :\n{_SLASHED}", _SLASHED, frame="{s}"),
     _row("signed-generated-password", f"I reset it to {_SIGNED} this morning, it works now", _SIGNED),
     _row("passphrase-in-code-span", "ustawiłem hasło `tulip-window-garden` w pliku .env", "tulip-window-garden"),
     _row("passphrase-in-parentheses", "the new password (`amber-falcon-ridge`) is in the vault too", "amber-falcon-ridge"),
@@ -825,7 +827,10 @@ LOOKALIKES = [
         ("masked-with-signs", "API_KEY=abc.*********xYz9 in the example"),
         ("fingerprint-in-french", f"l'empreinte de la clé est {SHA.upper()}"),
         ("trace-in-spanish", f"la traza {_HEX32} no aparece en Jaeger"),
-        ("dunder-placeholder", "db.password=__DB_PASSWORD__ is replaced at deploy time")]],
+        ("dunder-placeholder", "db.password=__DB_PASSWORD__ is replaced at deploy time"),
+        # From probe16's: Mapbox's public token, a variable as a URL's user token.
+        ("mapbox-public-token", f"mapboxgl.accessToken = 'pk.eyJ1Ijoi{_B62[:30]}.{_B62[:22]}'"),
+        ("token-variable-in-url", "git remote set-url origin https://x-access-token:$GH_TOKEN@github.com/acme/api.git")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
