@@ -499,13 +499,18 @@ _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w 
 # (not a YAML key).
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—")
-_PASSWORD_JOIN = (r"(?:,?(?: +[^\s:=]+){0,7}?(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
+_WORDS_ON = r",?(?: +[^\s:=]+){0,7}?"  # up to seven words after the password's word
+_PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
-# The value, maybe quoted or a link's text, or alone in parentheses with a digit or a sign
-# (not "(AuthError)").
-_PROSE_VALUE = (r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?"
-                r"[\"'`“「]?(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})")
+# A password's word in prose (a Latin letter before it only matters to a Latin word:
+# `Redisパスワード` is one, and so is Arabic's `وكلمة`).
+_PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
+# What may open a prose value: a parenthesis around one with a digit or a sign (not
+# "(AuthError)") or around a quote, a link's text (`[pw](url)`); then a quote.
+_PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
+# The value: no bracket, no option (a dash only before a digit), six characters or more.
+_PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})"
 # Commands that take a password after an option, and the option (later in the command): a
 # command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
 # glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
@@ -763,12 +768,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
-        # A Latin letter before only matters to a Latin word (`Redisパスワード` is one, and so
-        # is Arabic's `وكلمة`).
-        r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX + _PASSWORD_JOIN,
+        _PASSWORD_WORD + _PASSWORD_JOIN,
         r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+",
-        r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
-        + r",?(?: +[^\s:=]+){0,7}? *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?")],
+        _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -849,6 +851,7 @@ TOKEN_PIECES = Lazy(r"[-_/+=]+")
 SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@-]{12,64}"
                     r"(?![\w!#$%*^~.+=@-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
+SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`), or short and lower-case
 # (`cfg`, `v2`; not `BG`, `Xv`).
@@ -905,7 +908,7 @@ CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`A
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes and
 # JSON's `\u00XX` decoded, so a disguised token is still found; only such texts need it.
-VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|%[0-9A-Fa-f]{2}|\\u00[2-7][0-9A-Fa-f]")
+VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-9A-Fa-f]")
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
@@ -2384,15 +2387,14 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
         for match in RANDOM_TOKEN.finditer(text):
-            if credential_shaped(match.group()) and not any(f.start < match.end() and match.start() < f.end
-                                                            for f in found) \
+            if credential_shaped(match.group()) and not overlaps(found, match.start(), match.end()) \
                     and not harmless_context(text, match.start(), match.end(), match.group()):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         for match in SIGNED_TOKEN.finditer(text):
-            token, pieces = match.group(), SIGNS.split(match.group())
-            if max(map(len, pieces)) < RANDOM_MIN and looks_random("".join(pieces), True, 9) \
+            token = match.group()
+            if max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
                     and not PERCENT_ESCAPE.search(token) and not FILLER.search(token) \
-                    and not any(f.start < match.end() and match.start() < f.end for f in found) \
+                    and not overlaps(found, match.start(), match.end()) \
                     and not harmless_context(text, match.start(), match.end(), token):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
@@ -2425,7 +2427,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             inner = base64_text(run.group().strip("_-"))
             if inner and any(not f.kind.startswith("generic") and f.kind != RANDOM_KIND
                              for f in scan_secrets(inner, False)) \
-                    and not any(f.start < run.end() and run.start() < f.end for f in found):
+                    and not overlaps(found, run.start(), run.end()):
                 found.append(SecretHit("base64_secret", run.start(), run.end(), False))
     if found:  # a finding whose value ends in a public span holds none
         spans = [match.span() for match in PUBLIC_SPAN.finditer(text)]
@@ -2528,19 +2530,19 @@ def credible(value: str, check: str, whole: str) -> bool:
         return bool(KEY_LINE.search(value))
     if check == "basic":  # base64 of `user:password`, or a value that looks generated
         return ":" in (base64_text(value) or "") or looks_random(value)
+    before = whole[:whole.rfind(value)][-1:]  # a space, a quote, or the flag it is glued to
     if check == "position":  # the place says password: any value, but a word of prose after a space
-        before = whole[:whole.rfind(value)][-1:]
         spaced = before.isspace()  # quoted, it is a value; glued to its flag (`-pX`), no setting
         word, setting = value.rstrip(".,;:!?)"), value.partition("=")[0]  # `id=npmrc,src=...`
         return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
-        if whole[:whole.rfind(value)][-1:] in "`'\"“「" and PASSPHRASE.fullmatch(value):
+        if before in "`'\"“「" and before and PASSPHRASE.fullmatch(value):
             return True  # words joined and quoted: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
-        if set(value) & set("!#$%&*^~(;") and looks_random(SIGNS.sub("", value), True, 9):
+        if set(value) & set("!#$%&*^~(;") and signed_random(value):
             return True  # generated, with a sign no path holds (`XaAF/TM-X4BTd(RE&;dy`)
         if len(name) > 2 and name.isalpha() and name.islower() or "/" in value:
             return False  # a setting (`minlength=12`), a path or a link
@@ -2594,6 +2596,16 @@ def odd_pieces(value: str) -> int:
     """How many of a name's pieces are no word's (see ODD_PIECE), and its rare letters."""
     odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
     return odd + len(RARE_LETTER.findall(value))
+
+
+def signed_random(value: str) -> bool:
+    """Whether a value with signs (SIGNED_TOKEN) is generated: its letters and digits judged
+    as a name's would be (`main.go#L379-L381` reads as words, `Yaf*qw~8SfRL` does not)."""
+    return looks_random(SIGNS.sub("", value), words=True, least=SIGNED_MIN)
+
+
+def overlaps(found: list[SecretHit], start: int, end: int) -> bool:
+    return any(f.start < end and start < f.end for f in found)
 
 
 def credential_shaped(token: str) -> bool:
