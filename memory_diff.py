@@ -954,14 +954,14 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
 # Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
-# word, variables and templates, files, secret stores and tags, a variable's name, and code.
+# word, an issue's number, variables and templates, files, secret stores and tags, a variable's name, and code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
     r"|redacted|filtered|\([a-z]+"  # `(sensitive value)`: a tool's word in parentheses
     r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z][a-z0-9 _-]*\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
-    r"[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
+    r"#\d{1,6}\W*|[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
     r"\.\.?/\S*|/[^/\s]+/\S*|[a-z_]+(?:/[a-z_]+)+|[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,4}"
     r"|@?(?:env|file|fd|keychain):\S+|[a-z]+:/\S*|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
     r"|enc\[.*|![a-z]+",

@@ -830,7 +830,9 @@ LOOKALIKES = [
         ("dunder-placeholder", "db.password=__DB_PASSWORD__ is replaced at deploy time"),
         # From probe16's: Mapbox's public token, a variable as a URL's user token.
         ("mapbox-public-token", f"mapboxgl.accessToken = 'pk.eyJ1Ijoi{_B62[:30]}.{_B62[:22]}'"),
-        ("token-variable-in-url", "git remote set-url origin https://x-access-token:$GH_TOKEN@github.com/acme/api.git")]],
+        ("token-variable-in-url", "git remote set-url origin https://x-access-token:$GH_TOKEN@github.com/acme/api.git"),
+        # Generated after the review: an issue's number in parentheses after the word.
+        ("issue-number-in-parentheses", "the password policy (#4821): rotate keys every 90 days")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
