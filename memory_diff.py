@@ -968,7 +968,7 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?-i:_*[A-ZÀ-ÖØ-Þ][A-ZÀ-ÖØ-Þ0-9]*(?:_[A-ZÀ-ÖØ-Þ0-9]*)+)|[a-z]+(?:_[a-z]+)+",
     r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?!?",
 )) + ")$", re.I)
-PASSWORD_HEADER = Lazy(r"(?i)(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
+PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
@@ -2382,8 +2382,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             found = [in_original(f, pieces) for f in scan_secrets(view, decode)]
             if "%" not in text:
                 return found
-    found += named_secrets(text)
-    if "|" in text and PASSWORD_HEADER.search(text):
+    lowered = folded_lower(text)
+    found += named_secrets(text, lowered)
+    if "|" in text and PASSWORD_HEADER.search(lowered):
         found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
         for match in RANDOM_TOKEN.finditer(text):
@@ -2451,7 +2452,8 @@ def table_passwords(text: str) -> list[SecretHit]:
         if not cells:
             column = None
         elif column is None:
-            named = [n for n, cell in enumerate(cells) if PASSWORD_HEADER.fullmatch(cell.strip())]
+            named = [n for n, cell in enumerate(cells)
+                     if PASSWORD_HEADER.fullmatch(folded_lower(cell.strip()))]
             column = named[0] if named else None
         elif column < len(cells) and not set(cells[column].strip()) <= set("-: "):
             value = cells[column].strip().strip("`\"'")
@@ -2464,10 +2466,9 @@ def table_passwords(text: str) -> list[SecretHit]:
     return found
 
 
-def named_secrets(text: str) -> list[SecretHit]:
-    """The named kinds of SECRET_RULES in text (see scan_secrets)."""
+def named_secrets(text: str, lowered: str) -> list[SecretHit]:
+    """The named kinds of SECRET_RULES in text, lowered its folded_lower (see scan_secrets)."""
     found: list[SecretHit] = []
-    lowered = folded_lower(text)
     admitted = {i for literal in secret_hints(lowered) for i in SECRET_KINDS_OF[literal]}
     same_places = len(lowered) == len(text)
     for index in sorted(admitted):
