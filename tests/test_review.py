@@ -663,6 +663,7 @@ def test_seen_file_is_plain_reviewable_text(tmp_path: Path) -> None:
 
 CONFIG_RECORDS = [user(B1), assistant(A1), user(B2), user(EXTRA), user(NOISY), assistant(NARRATION)]
 ALL = [B1, A1, B2, NOISY]  # what the built-ins propose from CONFIG_RECORDS
+TOP = [B1, A1, NOISY]  # the default cap's three: the highest scores, B2 one point below
 GOTCHAS = "# Notes\n\n## Gotchas\n\n- Old.\n\n## Style\n\n- Use black.\n"
 
 
@@ -679,7 +680,7 @@ def pyproject(**table: Any) -> str:
 # to the repository; every other file unchanged).
 CONFIG_CASES = [
     pytest.param({"repo/AGENTS.md": "# Notes\n", "repo/src/pkg/mod.py": ""}, "repo", [],
-                 {"AGENTS.md": b"# Notes\n" + bullets(*ALL)}, id="no-config-defaults"),
+                 {"AGENTS.md": b"# Notes\n" + bullets(*TOP)}, id="no-config-defaults"),
     pytest.param({"repo/pyproject.toml": pyproject(memory="AGENTS.md", **{"max-add": 1}),
                   "repo/AGENTS.md": "# Notes\n", "repo/src/pkg/mod.py": ""}, "repo/src/pkg", [],
                  {"AGENTS.md": b"# Notes\n" + bullets(B1)}, id="pyproject-found-from-subfolder"),
@@ -697,11 +698,11 @@ CONFIG_CASES = [
     pytest.param({".memory-diff.toml": toml(memory="OUTER.md", max_add=1),
                   "pyproject.toml": pyproject(memory="OUTER.md", max_add=1),
                   "repo/sub/x.md": ""}, "repo/sub", [],
-                 {"AGENTS.md": bullets(*ALL)}, id="config-above-repository-root-ignored"),
+                 {"AGENTS.md": bullets(*TOP)}, id="config-above-repository-root-ignored"),
     pytest.param({"repo/config/.memory-diff.toml": toml(memory="../AGENTS.md", seen="seen.md", section="Gotchas"),
                   "repo/AGENTS.md": GOTCHAS, "repo/config/deeper/x.md": ""}, "repo/config/deeper", [],
-                 {"AGENTS.md": b"# Notes\n\n## Gotchas\n\n- Old.\n" + bullets(*ALL) + b"\n## Style\n\n- Use black.\n",
-                  "config/seen.md": bullets(*ALL)}, id="paths-relative-to-config-file"),
+                 {"AGENTS.md": b"# Notes\n\n## Gotchas\n\n- Old.\n" + bullets(*TOP) + b"\n## Style\n\n- Use black.\n",
+                  "config/seen.md": bullets(*TOP)}, id="paths-relative-to-config-file"),
     pytest.param({"repo/pyproject.toml": pyproject(memory="AGENTS.md", section="Gotchas", roles=["assistant"],
                                                    **{"max-add": 1, "min-score": 4}),
                   "repo/AGENTS.md": GOTCHAS},
@@ -716,23 +717,24 @@ CONFIG_CASES = [
                  id="command-line-flags-win"),
     pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", roles="user"), "repo/AGENTS.md": "# Notes\n"},
                  "repo", [], {"AGENTS.md": b"# Notes\n" + bullets(B1, B2, NOISY)}, id="roles-as-a-string"),
-    pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", signal=[r"\btuesdays?\b"]),
+    pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", signal=[r"\btuesdays?\b"], max_add=10),
                   "repo/AGENTS.md": "# Notes\n"}, "repo", [],
                  {"AGENTS.md": b"# Notes\n" + bullets(B1, A1, B2, EXTRA, NOISY)}, id="extra-signal-extends"),
-    pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", signal=["Tuesdays"]),
+    pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", signal=["Tuesdays"], max_add=10),
                   "repo/AGENTS.md": "# Notes\n"}, "repo", [],
                  {"AGENTS.md": b"# Notes\n" + bullets(B1, A1, B2, EXTRA, NOISY)},
                  id="extra-signal-capitalised-pattern"),
     pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", noise=["staging seed"]),
                   "repo/AGENTS.md": "# Notes\n"}, "repo", [],
                  {"AGENTS.md": b"# Notes\n" + bullets(B1, A1, B2)}, id="extra-noise-extends"),
-    pytest.param({"repo/pyproject.toml": pyproject(memory="AGENTS.md", signal=["tuesdays"], noise=["staging seed"]),
+    pytest.param({"repo/pyproject.toml": pyproject(memory="AGENTS.md", signal=["tuesdays"], noise=["staging seed"],
+                                                   max_add=10),
                   "repo/AGENTS.md": "# Notes\n"}, "repo", [],
                  {"AGENTS.md": b"# Notes\n" + bullets(B1, A1, B2, EXTRA)}, id="extra-signal-and-noise-in-pyproject"),
     pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", include_sidechains=False, allow_pii=False,
                                                  **{"include-summaries": False, "min_score": 7}),
                   "repo/AGENTS.md": "# Notes\n"}, "repo", [],
-                 {"AGENTS.md": b"# Notes\n" + bullets(*ALL)}, id="dash-and-underscore-keys-together"),
+                 {"AGENTS.md": b"# Notes\n" + bullets(*TOP)}, id="dash-and-underscore-keys-together"),
 ]
 
 
@@ -755,7 +757,8 @@ def test_config(tmp_path: Path, files: dict[str, str], cwd: str, args: list[str]
 
 
 def test_config_extra_patterns_shown_in_explain(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {".memory-diff.toml": toml(signal=["tuesdays"], noise=["staging seed"])})
+    repo = make_repo(tmp_path / "repo", {".memory-diff.toml": toml(signal=["tuesdays"], noise=["staging seed"],
+                                                                    max_add=10)})
     (tmp_path / "t.jsonl").write_bytes(to_jsonl(CONFIG_RECORDS))
     done = run(repo, "build", str(tmp_path / "t.jsonl"), "--explain")
     assert done.returncode == 0, done.stderr.decode()
