@@ -3,20 +3,18 @@
 Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Copilot
 CLI, OpenCode, Aider, SpecStory histories, Cline, OpenAI/Anthropic message lists, or
 {"role","text"} JSONL) and the notes agents saved to their own memory (Claude Code's auto
-memory, Codex's MEMORY.md), picks the few sentences
-that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
-unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
-CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
-`build --baseline` instead prints a patch to the seen file only, recording per conversation
-the last record read, so that what was read before adopting the tool is never proposed.
-`lint` runs the same safety gates over an existing memory file, and names stale bullets.
+memory, Codex's MEMORY.md), picks the few sentences that carry a decision, a constraint, a
+root cause, a preference or a gotcha, and prints a unified diff that appends them as
+`- <sentence>` bullets to the memory file (AGENTS.md, CLAUDE.md, memory.md), for a person
+to review and apply with `git apply`. `build --baseline` instead records in the seen file
+each conversation's last record read, so what was read before adopting the tool is never
+proposed. `lint` runs the same safety gates over an existing memory file, and names stale
+bullets.
 
 The file reads top to bottom as the data flows, one stage a line:
-1. Rules a reviewer argues with (SIGNAL, NOISE, memory requests, SCORE, the cap, the
-   secret kinds and the other gates), each with its reason; then the rules compiled.
+1. Rules a reviewer argues with, each with its reason (SIGNAL, NOISE, SCORE, gates); compiled.
 2. Records: Message, MemoryWrite, Candidate, Options, UserError.
-3. Readers: records in, visible prose and a session's own memory-file writes out, a
-   reader a format; agents' own notes; format sniffing.
+3. Readers, a format each: visible prose and the session's own memory writes; notes; sniffing.
 4. Sentences: split_sentences, normalize.
 5. Gates: secrets, personal data, invisible and injected text, structure.
 6. The verdict on each sentence: judge, memory_request, score.
@@ -24,15 +22,13 @@ The file reads top to bottom as the data flows, one stage a line:
 8. Across transcripts: likeness (near-duplicates, contradictions), findings, select.
 9. What the reviewer is told: review flags, the session's own writes, the preamble.
 10. The patch: where the bullets go, git's headers, render_file_patch.
-11. The I/O edge: the repository, the cache, every transcript (process_all,
-    process_cached), the memory file, the seen file, discovery, configuration, lint.
+11. The I/O edge: repository, cache, process_all, memory and seen files, discovery, config, lint.
 12. The command line: flags, settings, run_build, main.
 
 Promises:
-- It never writes the memory file: no code path opens it for writing. The only files it
-  writes are its cache's, in memory-diff/ inside the repository's git directory.
-- A patch only adds lines (git's format forces one exception: a last line that has no
-  newline is re-emitted with one).
+- It never writes the memory file; the only files it writes are its cache's, in
+  memory-diff/ inside the repository's git directory.
+- A patch only adds lines (but git re-emits a last line that has no newline, with one).
 - Keyword and rule heuristics, no model: the same inputs always give the same bytes.
 - Stdout carries only the product (the patch, the JSON, the explanation or the findings).
 
@@ -79,8 +75,7 @@ PROG = "memory-diff"
 
 
 class Lazy:
-    """A regular expression compiled on first use, as most runs need few of the patterns;
-    the compiled methods are then stored on the instance, where later uses find them."""
+    """A regular expression compiled on first use (most runs need few), then kept."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -97,9 +92,8 @@ class Lazy:
 
 # == Constants a reviewer will want to argue with. Each carries the reason for its value. ==
 
-# SIGNAL: a sentence is a candidate only when one of these markers occurs in it. Each rule:
-# a class (`--explain` names it) and `|`-separated literal phrases matched in the
-# lower-cased sentence, ASCII ones as whole words (Chinese has no spaces).
+# SIGNAL: a sentence is a candidate only when one of these occurs in it. A rule: a class
+# (`--explain` names it), `|`-separated phrases, ASCII ones as whole words.
 SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of".
     ("decision", "decided|decide to|decision|chose|chosen|choose|opted|instead of|rather than|"
@@ -116,8 +110,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # How the user wants things done.
     ("preference", "prefer|prefers|preferred|preference|i'd rather"),
     ("preference", "偏好|更喜欢|倾向于|喜欢用|希望"),
-    # Non-obvious facts that will bite again: a limit of the code ("X only reads ..."), a
-    # deliberate guarantee ("best-effort"), a contrary fact ("even though ...").
+    # Facts that bite again: a limit ("X only reads ..."), a guarantee, a contrary fact.
     ("gotcha", "keep in mind|note that|by design|gotcha|best-effort|best effort|only reads|only handles|only works|"
                "only runs|only supports|only finds|only queries|only checks|only returns|only fires|only applies|"
                "only looks|only tracks|only reflects|even though"),
@@ -126,8 +119,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
 )
 # Left out ("the bug is", "due to", "went with", "intentionally"...): mostly on drops.
 
-# NOISE: sentences that carry a marker but are not memory, matched against the lower-cased
-# sentence without its list marker and emphasis.
+# NOISE: sentences with a marker that are not memory (lower-cased, list marker and emphasis off).
 NOISE_RULES: tuple[tuple[str, str], ...] = (
     # First-person narration and plans: "Now let me check...", "I'll update the test".
     ("narration", r"^(?:(?:now|next|first|then|ok(?:ay)?|so|great|good|perfect)[,!]?\s+)*"
@@ -147,36 +139,30 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
                 r"they|both|here|there|the above|the following|above|below)\b"
                 r"|^(?:这(?!个?(?:项目|仓库|代码库))|那|它|以上|上面|下面)"),
-    # ... and so does one opening with a connective pointing back ("Since that is ...") or
-    # an ellipsis ("...poisons the cache").
+    # ... and one opening with a connective pointing back ("Since that is ...") or an ellipsis.
     ("context", r"^(?:(?:since|because|so|and|but|which|as) (?:this|that|it|these|those|they)\b|\.\.\.|…)"),
-    # Checking one's understanding asks even without "?" ("Just to be sure, ...", 确认一下，),
-    # but only as an opening set off by a comma: "To be sure X, always check ..." instructs.
+    # "Just to be sure, ..." asks even without "?"; "To be sure X, always check ..." instructs.
     ("question", r"^(?:(?:just )?(?:to be sure|to double[- ]check)\s*[,，]|just (?:to confirm|checking)\s*[,，:]|"
                  r"correct me if\b|if i understand (?:correctly|right)\b|我?[想再]?确认一下\s*[，,：:]|"
                  r"如果我没(?:理解|记)错)"),
-    # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
-    # frame, or space-aligned columns (two spaces between words, not after a full stop or a
-    # colon, where a typist may put them), which prose rarely has; typos are taken too.
+    # Pasted tool output: a `line:col`, a log level, a stack frame, or columns (two spaces between
+    # words, not after `.` or `:` where a typist may put them); typos too.
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"[^\s.!?:;,。！？：；，] {2,}\S"),
     # ... or an exception's message (`ValueError: ...`) or the line that raises it.
     ("pasted-output", r"^[\w.]*(?:error|exception|warning):|^(?:raise|throw) (?:new )?[\w.]+\("),
-    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): bracketed
-    # words that are no link, checkbox or citation.
+    # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
-    # A clause cut from its sentence ("to reflect the new storage"): it opens where no
-    # sentence can. An opening "to", "if", ... closed by a comma or colon is a whole one.
+    # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.
     ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
                  r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
                  # ... or one ending on an article, preposition or conjunction (a wrapped paste).
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at)$"),
 )
 
-# MEMORY FILES: the files agents load as memory, and the agent that reads each; one table
-# for requests that name one, a session's own edits of one and the default memory file.
+# MEMORY FILES agents load and who reads each: for requests, a session's own edits, the default.
 MEMORY_FILE_NAMES: dict[str, str] = {
     "AGENTS.md": "codex", "AGENTS.override.md": "codex",  # Codex, and most other agents: AGENTS.md
     "CLAUDE.md": "claude", "CLAUDE.local.md": "claude",
@@ -195,9 +181,8 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:memory|memor
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
 _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
-# MEMORY REQUESTS: a user sentence asking for memory, the strongest evidence there is. Each
-# pattern (re.I, from the sentence's start) ends in a `content` group: what to remember,
-# never reworded; empty or pointing-back content makes the turn before it the candidates.
+# MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
+# group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
     ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
@@ -227,8 +212,7 @@ REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
     r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
     r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
-# Content naming a topic rather than a rule ("to reflect the new storage", "how the cache
-# works") points back, as "this" does; "to say that ..." is the rule itself.
+# Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
     r"with (?:the|our|this|these|those|a|an|any|all|some|more|info|information|details|notes|guidance)\b|"
@@ -259,16 +243,14 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A decision stated as made, the archetype of a memory line: "We chose X over Y".
     ("decided", "", r"\b(?:decided|chose|chosen|opted|went with|settled on)\b|决定|选择了|选用|"
                     r"改用|采用", 1),
-    # The user's own rule: "Always ...", "Never ...", 不要 ..., also after a condition. "Don't
-    # ..." only with a word that makes it outlast the task ("every", a reason).
+    # The user's rule ("Always", 不要), also after a condition; "Don't" with "every" or a reason.
     ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
                           r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
                           r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
                           r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
                           r"^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
-    # ... or with its subject ("We must always pin ...", 我们禁止 ...), not "I" (this session);
-    # "should" after a general subject ("every"); "X is never ..." describes, not rules.
+    # ... or with a subject ("We must always pin"), not "I"; "X is never ..." describes, not rules.
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
                                   r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
                                   r"(?:always|never))[^?\n]){1,80}?"
@@ -278,8 +260,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                                   r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),
-    # The user's prohibition ("Do not reinit the task list, ..."), whatever follows it: a
-    # constraint as it is given (user-rule asks more of a "don't").
+    # The user's prohibition ("Do not reinit ..."), whatever follows: user-rule asks more of it.
     ("prohibition", "user", r"^(?:please )?(?:do not|don't|never|avoid)\b"
                         r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
     # The user's words outrank the agent's summaries of them.
@@ -333,23 +314,19 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                            r"修复方案)是", -3),
     # ... and so is the fix after the finding it ends: "X reads CSV, so the fix is to ...".
     ("so-the-fix", "", r"\bso the fix (?:is|was)\b|所以(?:修复方法|解决方法|解决办法|修复方案)是", -3),
-    # "Root cause fix: ..." names the fix and "the root cause isn't X" rules out a suspect:
-    # neither earns root-cause's points ("was not escaping the path" states a cause).
+    # "Root cause fix:" is a fix, "the root cause isn't X" rules one out ("wasn't Xing" is one).
     ("not-a-cause", "", r"\broot cause(?: fix\b| (?:isn't|is not|wasn't|was not)\b(?! \w+ing\b)|(?<=not the root cause)\b)|"
                         r"根本原因不是|根因不是|不是根本原因|根因修复|根本原因修复", -3),
     # A guess at why ("X might be failing because ...", 可能是因为): suspected, not known.
-    # "May" and "could" say what can happen; "might be Xing" is a guess only with its why.
     ("speculation", "", r"\bmight (?:also )?(?:be|have been|not be) (?:\w+ing\b.*\b(?:because|since|due to)\b|because|"
                         r"due to|caused|related|the (?:cause|reason|issue|problem))\b|可能是因为|也许是因为|大概是因为|"
                         r"估计是因为|我怀疑", -2),
-    # The session told back ("after you ran `git pull`", 你刚才运行了), unless a condition
-    # ("if you changed ..., always") or a 你 without a time or 了 makes it a rule.
+    # The session told back ("after you ran `git pull`", 你刚才运行了); "if you ran" is a rule.
     ("this-session", "", r"\byou(?<!if you)(?<!when you)(?<!whenever you)(?<!unless you)(?<!once you) (?:ran|did|"
                          r"asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|requested|suggested|"
                          r"noticed|pointed out|showed|pasted|saw|tried|started)\b|"
                          r"你(?:刚才|刚刚|之前)(?:运行|执行|提到|贴)了?|你(?:运行|执行|提到|贴)了", -2),
-    # ... or what a review or log says ("The feedback says ..."), true of this conversation
-    # only; not "when the log says X" (a rule) nor "the user wants" (a preference).
+    # ... or what a review or log says ("The feedback says ..."), not "when the log says X".
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
                      r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
@@ -369,13 +346,11 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
 BASE_SCORE = 2
 MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
-# Points for each further conversation that says a finding, up to EVIDENCE_MAX: twice is
-# evidence, ten times is the agent's habit.
+# Points per further conversation saying a finding, up to EVIDENCE_MAX: ten is the agent's habit.
 EVIDENCE_POINTS = 1
 EVIDENCE_MAX = 2
-# Under SHORT_WIDTH a sentence rarely carries subject, claim and reason; from LONG_WIDTH it
-# usually does. A wide (CJK) character counts SCORE_WIDE, as a Chinese rule takes about
-# two thirds of its English twin's columns at two a character.
+# Under SHORT_WIDTH a sentence rarely carries subject, claim and reason; from LONG_WIDTH it usually
+# does. A CJK character counts SCORE_WIDE: Chinese takes 2/3 of English's columns.
 SHORT_WIDTH, SHORT_POINTS = 60, -2
 LONG_WIDTH, LONG_POINTS = 110, 1
 SCORE_WIDE = 3
@@ -385,12 +360,10 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown 30 proposals approves in bulk, and on other teams'
-# sessions the five best-scored hold as many keeps as ten (bench/README.md).
+# Default --max-add: a reviewer shown 30 proposals approves in bulk (bench/README.md).
 DEFAULT_MAX_ADD = 5
 
-# Memory file sizes agents accept (lint, preamble), Codex's project_doc_max_bytes
-# among them (BUDGET_DOES says more). No limit is known for other files.
+# Memory file sizes agents accept (see BUDGET_DOES); none is known for others.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
@@ -430,8 +403,7 @@ INJECTED_PREFIXES = (
 )
 # Cline tool results that ride in user text blocks: "[read_file for 'x'] Result:".
 CLINE_TOOL_RESULT = Lazy(r"^\[[\w-]+(?: for [^\]]*)?\] Result:")
-# Cline's older XML tool calls inside assistant text; attempt_completion's result and
-# plan_mode_respond's response are prose and kept.
+# Cline's older XML tool calls in assistant text; attempt_completion, plan_mode_respond: prose.
 CLINE_TOOLS = (
     "read_file", "write_to_file", "replace_in_file", "execute_command", "search_files",
     "list_files", "list_code_definition_names", "browser_action", "use_mcp_tool",
@@ -459,16 +431,14 @@ def literal_trie(words: Iterable[str]) -> str:
     return "|".join(parts)
 
 
-# Credentials, as gitleaks / detect-secrets find them: named kinds from their issuers'
-# formats, then generic rules. A sentence holding one is dropped whole, and the value is
-# never printed. Edges are not \b, which misses `_AKIA..._` and `密钥是AKIA...`; a kind
-# whose alphabet holds `_` or `-` has no end edge: its prefix is the proof.
+# Credentials as gitleaks / detect-secrets find them: issuers' formats, then generic rules; a
+# sentence holding one is dropped, the value never shown. Edges are not \b, which misses
+# `_AKIA..._` and `密钥是AKIA...`; a kind whose alphabet holds `_` or `-` has no end edge.
 _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space or a quote
-# A credential's word assigned a value, quoted (to its quote) or not (to a space, `,` or `;`).
-# A type may stand between (`pass: string = "..."`), a string prefix before the quote (`b'...'`),
-# and the quotes may be escaped (`\"password\":\"...\"` in a log line).
+# A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe with a
+# type between (`pass: str = "..."`), a string prefix (`b'...'`) or escaped quotes.
 _OPERATORS = r"=|:=|=>|:"
 
 
@@ -491,29 +461,26 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
                   "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|şifreyi")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
-# What joins a password word to its value in prose, on one line: a verb or a colon a few
-# words on ("... is", "lautet", "for the VM:", ", c'est"), `=`, a comma ("a temporary password,
-# X, valid until", with a digit), a particle (は); or, rules of their own tried where the first
-# one's value is none ("password to full-width: X" first reads "to"): for a word of prose,
-# nothing ("password X"); a colon a few words on, the value after it or alone on the next line
-# (not a YAML key).
+# What joins a password word to its value in prose, on one line: a verb or a colon a few words on
+# ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
+# Rules of their own, tried where the first one's value is none ("password to full-width: X" reads
+# "to"): nothing after a word of prose ("password X"); a colon a few words on, the value after it
+# or alone on the next line (not a YAML key).
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—")
 _WORDS_ON = r",?(?: +[^\s:=]+){0,7}?"  # up to seven words after the password's word
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
-# A password's word in prose (a Latin letter before it only matters to a Latin word:
-# `Redisパスワード` is one, and so is Arabic's `وكلمة`).
+# A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
 # What may open a prose value: a parenthesis around one with a digit or a sign (not
 # "(AuthError)") or around a quote, a link's text (`[pw](url)`); then a quote.
 _PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
 # The value: no bracket, no option (a dash only before a digit), six characters or more.
 _PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})"
-# Commands that take a password after an option, and the option (later in the command): a
-# command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
-# glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
+# Commands that take a password after an option, and the option: a command is named by its start
+# (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("mysql|mariadb|7z", r"-p"), ("login|sshpass|mongo|mcrcon|cqlsh", r"-p\s*"),
     ("redis-cli", r"-a\s*"), ("sqlcmd|bcp|osql|zip|unzip|mosquitto_|ipmitool", r"-P\s*"),
@@ -550,18 +517,15 @@ def issued(*forms: str) -> str:
 
 
 SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
-    # (kind, pre-filter, pattern, check). One of the pre-filter's literals must occur in
-    # the lower-cased text before the pattern runs; a (?i) pattern is matched against the
-    # lower-cased text, faster than re.I. The first group that took part is the value the
-    # check judges (see credible); "" means the prefix is proof.
-    # PEM, SSH2 and PuTTY key files, to their end or the message's: no line is printed (one
-    # with no line of key, `...` for its body, holds none).
+    # (kind, pre-filter, pattern, check). A pre-filter literal must occur in the lower-cased text
+    # for the pattern to run; a (?i) pattern reads that text (faster than re.I). The first group
+    # that took part is the value the check judges (credible); "" means the prefix is proof.
+    # PEM, SSH2 and PuTTY key files, to their end or the message's (with no line of key, none).
     ("private_key", "private key|putty-user-key-file",
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
      "body"),
-    # A wallet's recovery phrase: twelve to twenty-four short words after the word for it and
-    # a colon, `=` or a line break.
+    # A wallet's recovery phrase: 12 to 24 short words after its word and a colon, `=` or newline.
     ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
      r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*[:=：\n][>\s\"'`“「]*"
      r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
@@ -687,9 +651,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "pass",
      r"(?im)^[ \t]*[a-z_]*(?:password|passwd)[ \t]+([!-9;<>-~][!-~]*)[ \t]*$", "position"),
     # A password piped to a command that reads it (`echo pw | docker login --password-stdin`) or
-    # written to a file named for one (`echo pw > ~/.vault_pass.txt`), or
-    # in code the second string of a login call or auth pair (`auth=("me", "pw")`) and the string
-    # after one naming a password (`fill("#password", "pw")`).
+    # written to a file named for one (`> ~/.vault_pass.txt`); in code, a login call's or auth
+    # pair's second string (`auth=("me", "pw")`), or the one after a password's name.
     ("password_stdin", "stdin|sudo|pass|secret|token|cred",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
      r"(?:--pass(?:word|wd)?-(?:on-)?stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)"
@@ -731,15 +694,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
-    # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
-    # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
+    # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + assigned(), "password"),
-    # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
-    # original case, each word first and what precedes it checked after (see issued); a
-    # reference's name (Helm's `existingSecret`, `adminPasswordKey`) names an object, no value.
+    # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
+    # (see issued); a reference's name (`existingSecret`, `adminPasswordKey`) holds no value.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})(?<!Publishable{word})"
                       f"(?<!existing{word})"
@@ -747,13 +708,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
          "Key"))
      + ")" + assigned(_OPERATORS + r"|(?<=\s)(?=[\"'])"), "password"),
-    # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
-    # `<add key="Password" value="..." />`.
+    # A key and a value as attributes (.NET, NuGet): `<add key="Password" value="..." />`.
     ("generic_secret", "key=|name=",
      r"(?i)(?:key|name)=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
      r"[^\"'\n]*[\"']\s+value=[\"']([^\"'\n]{6,200})[\"']", "password"),
-    # A value within 32 characters after a credential word in the same clause ("the key is
-    # 3f9a..."): further on, or before it, the word labels something else.
+    # A value at most 32 characters after a credential word in its clause (further, another's).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
@@ -764,8 +723,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"[^\n\"'“”„«=(\[.,;:!?]{1,16}?"
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
-    # A password word and its value in prose of several languages ("the password is ...",
-    # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
+    # A password word and its value in prose in several languages ("das Passwort ist ...").
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
