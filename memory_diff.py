@@ -418,8 +418,7 @@ CLINE_KEEP_XML = Lazy(
 # -- safety gates ----------------------------------------------------------------------
 
 def literal_trie(words: Iterable[str]) -> str:
-    """An alternation of literals as a trie (`a(?:b|c)` for `ab|ac`), longest first: the
-    engine then tests one first character at each position, not every alternative."""
+    """Literals as one trie alternation (`a(?:b|c)` for `ab|ac`): one test per first character."""
     tails: dict[str, list[str]] = {}
     for word in sorted(set(words)):
         tails.setdefault(word[0], []).append(word[1:])
@@ -505,9 +504,8 @@ _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:{opt
 
 
 def issued(*forms: str) -> str:
-    """Token formats `PREFIX REST` as one pattern, each opening with its literal and its
-    start edge checked after it, so the engine searches for the literal instead of
-    testing the edge at every position."""
+    """Token formats `PREFIX REST` as one pattern, each opening with its literal and checking its
+    start edge after it: the engine searches for the literal, not the edge."""
     parts = []
     for form in forms:
         prefix, rest = form.split(" ", 1)
@@ -760,59 +758,47 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\s*[`\"'「“]?"
      r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
 )
-# Characters re.IGNORECASE matches to other ASCII letters (`ſecret=`), folded so the
-# lower-cased pre-filters admit what a case-insensitive rule matches.
+# Letters re.IGNORECASE matches to ASCII ones (`ſecret=`), folded so the pre-filters admit them.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
-# looks_random: a generated token, not a name. At least 16 characters (shorter ids are
-# names), 3 bits of entropy a character (detect-secrets', lowered for short values), a
-# letter and a digit, and the kind of character changing every RANDOM_MIX characters on
-# average (random hex about every second; `TestResumeLargeFiles2` about every fifth).
+# looks_random: a generated token, not a name: 16 characters or more, 3 bits of entropy a character
+# (detect-secrets', lowered), a letter and a digit, and the kind of character changing every
+# RANDOM_MIX characters (hex about every second, `TestResumeLargeFiles2` every fifth).
 RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
-# Digits between letters (`k8s`, `v2beta1`): a name has them in a place or two, a random
-# lower-case run in INNER_DIGIT_RUNS or more.
+# Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
-# A word inside a camelCase name, as looks_random reads one: a capital and three
-# lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`), or a version's (`V2`).
+# A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
-# A mixed-case token with no keyword (looks_random), split where a name's words meet
-# (`get|User|By|Id|V2|Async`, `HTML|Parser`), is random when ODD_PIECES of its parts are no
-# word: one or two letters (not a version's `V` after a word), capitals, no vowel but y,
-# five consonants in a row; or a letter names rarely hold (j, z, q not in `qu`: 0.5% of
-# CPython's, 3 in 26 of random). Names have a short word or two (`By|Id`), random tokens
-# many (`Sx|91|Hq|8e2`).
+# A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
+# is random when ODD_PIECES parts are no word: one or two letters (not a version's `V`), capitals,
+# no vowel but y, five consonants in a row; or a letter names rarely hold (j, z, q not in `qu`).
+# Names have a short word or two (`By|Id`), random tokens many (`Sx|91|Hq|8e2`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
-# A token in one case (`a-z0-9`, base32's `A-Z2-7`) has no capitals to split at: it is random
-# when under a quarter of its letters are vowels (words have about 40%, random letters 19%).
+# A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
 ODD_PIECES = 4
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
-# random_token (credential_shaped): a token that looks generated is withheld whatever
-# word precedes it, so unlisted issuers are caught too. It is judged by its pieces and by
-# joined runs of pieces that are neither word nor number (`lsv2_pt_<hex>`, not kebab or
-# snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
-# without a `:`, a publishable key (PUBLIC_VALUE).
+# random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
+# it, catching unlisted issuers; judged by its pieces and joined runs of non-word pieces
+# (`lsv2_pt_<hex>`). Not: a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
-# A generated password: letters, digits and the signs generators add (`Yaf*qw~8SfRLhhtg`),
-# a sign that names and encodings rarely hold among them; judged by its letters and digits
-# when no piece between signs is long enough for RANDOM_TOKEN (one with a percent-escape is
-# judged decoded, in secret_view).
+# A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`): judged by its letters and
+# digits when no piece between signs has RANDOM_TOKEN's length (decoded if percent-escaped).
 SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@-]{12,64}"
                     r"(?![\w!#$%*^~.+=@-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
-# A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`), or short and lower-case
-# (`cfg`, `v2`; not `BG`, `Xv`).
+# A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
@@ -820,13 +806,11 @@ ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
-# harmless_context: the naming word nearest the token in its clause decides whether it is
-# harmless: a commit word (or `owner/repo@`, a pinned ref) names hex, an id word a UUID,
-# ULID or hex, a digest word any digest (and a content id, cursor, nonce, OAuth state or
-# challenge, shown by design: any form), "public key" anything; a signature is a secret's
-# (a signed URL's `sig=` is a credential). This is the residual risk: a credential right
-# after such a word, in the form it names, is printed. Groups: commit, id, digest, public,
-# secret (a `secret_id` is Vault's AppRole credential, not an id).
+# harmless_context: the naming word nearest the token in its clause decides: a commit word (or
+# `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word any digest (and a content
+# id, cursor, nonce or OAuth state: any form), "public key" anything; a signature is a secret's.
+# The residual risk: a credential right after such a word, in the form it names, is printed.
+# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential).
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
@@ -859,8 +843,7 @@ FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
-# A URL query's value is named by its parameter alone (`?session_id=` names an id, `?t=`
-# nothing), whatever the URL's path says.
+# A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
@@ -871,9 +854,8 @@ VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
-# A token cut by a line break inside a message, its halves rejoined (see scan_secrets), but
-# not where the break ends a record: the next line opens with a key (`NAME=`, `HostId: `),
-# or either line holds columns (a tab or two spaces between values: a table, a listing).
+# A token cut by a line break in a message is rejoined (scan_secrets), not where the break ends a
+# record: the next line opens with a key (`NAME=`, `HostId: `) or a line holds columns (a table).
 ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
 COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
@@ -882,11 +864,9 @@ GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
-# Text that holds no credential whatever it looks like: a PEM block of a public key, a
-# certificate (also in XML) or a signature, a Mapbox public token (`pk.`), an AWS resource's
-# name (ARN), a value encrypted by sops or ansible-vault, a DKIM record (its `p=` is a public
-# key), a password's hash (bcrypt `$2b$`, argon2, SCRAM), which the rubric keeps, a GUID in
-# braces (Windows names its classes and projects so), a hashed host of `known_hosts`.
+# Text that holds no credential whatever it looks like: a PEM public key, certificate or signature
+# (also in XML), a Mapbox public token, an ARN, a sops or ansible-vault value, a DKIM record, a
+# password's hash (bcrypt, argon2, SCRAM), a GUID in braces, a hashed `known_hosts` host.
 PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE|SIGNATURE)"
                    r"[A-Z ]*-----.*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)"
                    r"|X509Certificate>[^<]*|(?<![\w.])pk\.eyJ[\w.-]+"
@@ -895,11 +875,10 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*"
                    r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}", re.S)
-# Public by design or harmless by form: a Stripe publishable key is in every checkout page,
-# an age recipient in every sops file; an SSH key's type, a number in hex of 64 bits at most,
-# an IPFS content id, an Ethereum address (a private key is 64 hex digits), a Bitcoin
-# address, a nostr public key, an AWS resource or unique id (`AIDA...`), a Kubernetes pod's
-# name (its hashes have no vowels), an image or a PDF in base64 (by its magic number).
+# Public by design or harmless by form: a Stripe publishable key, an age recipient, an SSH key's
+# type, a hex number of 64 bits at most, an IPFS content id, an Ethereum address (a private key is
+# 64 hex), a Bitcoin address, a nostr public key, an AWS resource or unique id, a Kubernetes pod's
+# name (hashes without vowels), an image or PDF in base64.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
@@ -911,8 +890,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
-# Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
-# word, an issue's number, variables and templates, files, secret stores and tags, a variable's name, and code.
+# Values that are no secret wherever they stand, a class a line: stand-ins and their words, an
+# issue's number, variables and templates, files, secret stores and tags, names, code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
     r"|redacted|filtered|\([a-z]+"  # `(sensitive value)`: a tool's word in parentheses
@@ -935,16 +914,13 @@ COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
 # A value masked or filled (`sk_live_****4242`, `••••••••`, `ghp_XXXX...`, `xoxb-your-token`).
 FILLER = Lazy(r"([xX*•●])\1{7}|your[-_]")
 KEY_LINE = Lazy(r"[A-Za-z0-9+/=]{16}")  # a key file's body holds lines of base64
-# Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
-# `note` in lint, since a memory file quoting the docs is not a leak.
+# Documentation example keys (AWS's docs): dropped from bullets like any key; a `note` in lint.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
-# A password may be letters only (a passphrase, an SMTP 授权码); a token or key without a
-# digit is more often a name.
+# A password may be letters (a passphrase, 授权码); a token without a digit is more often a name.
 PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
 
 # Personal data: e-mail addresses but git remotes, noreply and example domains (RFC 2606);
-# international and mainland-China mobile phone numbers (bare national numbers look like
-# ids). Edges as for tokens, so `_alice@corp.com_` is caught.
+# international and Chinese mobile numbers (bare national ones look like ids). Edges as for tokens.
 EMAIL = Lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
              r"(?![A-Za-z0-9-])")
 NOT_PERSONAL_EMAIL = Lazy(
@@ -972,9 +948,8 @@ ROLE_ACCOUNT = Lazy(r"(?i)(?:admin|administrator|sysadmin|root|superuser|test|te
                     r"support|info|contact|hello|team|ops|devops|security|billing|sales|help|dev|qa|staff|"
                     r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody)\d*")
 
-# Invisible text: escapes, control characters, surrogates and zero-width debris are
-# cleaned, so what the reviewer reads is what is applied; a bidirectional override
-# (Trojan Source) drops the sentence, since it exists to make text read otherwise.
+# Invisible text: escapes, controls, surrogates and zero-width debris are cleaned, so the reviewer
+# reads what is applied; a bidirectional override (Trojan Source) drops the sentence.
 ANSI_ESCAPE = Lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
@@ -1100,8 +1075,7 @@ for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
 # SECRET_RULES' patterns as written and, `[1]`, for lower-cased text (no (?i) flag).
 SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"), re.S))
                         for _, _, pattern, _ in SECRET_RULES)
-# Every pre-filter literal as one trie (see secret_hints). SIGNAL phrases are not in it:
-# they occur so often that `in` over their list is faster.
+# Every pre-filter literal as one trie (see secret_hints); SIGNAL phrases are faster with `in`.
 SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
 
 
@@ -1127,8 +1101,7 @@ class Message(NamedTuple):
     # The conversation it belongs to, where the format names one (Claude Code's
     # sessionId: checkpoint copies of one conversation share it); "" means the file.
     conversation: str = ""
-    # False for an assistant message of a role --roles leaves out: not judged, only kept
-    # for a user's memory request that points back at it.
+    # False for a role --roles leaves out (assistant): kept only for a request pointing back at it.
     judged: bool = True
 
 
