@@ -355,8 +355,7 @@ SHORT_WIDTH, SHORT_POINTS = 60, -2
 LONG_WIDTH, LONG_POINTS = 110, 1
 SCORE_WIDE = 3
 
-# Length gates in terminal columns (a wide character counts two): under 20 no sentence
-# states a rule and its subject; over 300 it is a paragraph, not one bullet.
+# Length gates in terminal columns: under 20, no rule and its subject; over 300, a paragraph.
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
@@ -460,11 +459,10 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
                   "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|şifreyi")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
-# What joins a password word to its value in prose, on one line: a verb or a colon a few words on
+# What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
-# Rules of their own, tried where the first one's value is none ("password to full-width: X" reads
-# "to"): nothing after a word of prose ("password X"); a colon a few words on, the value after it
-# or alone on the next line (not a YAML key).
+# Rules of their own, tried where the first finds no value ("password to: X"): nothing after a word
+# of prose ("password X"); a colon a few words on, the value after it or on the next line.
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—")
 _WORDS_ON = r",?(?: +[^\s:=]+){0,7}?"  # up to seven words after the password's word
@@ -670,8 +668,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[^\n.;!?]{0,40}?"
      r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
      r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)", "prose"),
-    # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`), but
-    # not hex groups joined by colons (a MAC or an IPv6 address).
+    # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
@@ -2072,7 +2069,6 @@ READ_BUFFER = 1 << 20
 # Enough of a file to get past Claude Code's summary and snapshot records, capped in bytes.
 SNIFF_LINES = 20
 SNIFF_BYTES = 4 << 20
-
 
 # Formats recognised but not read: an error names the format, as no --format reads it.
 NOT_READ = {
