@@ -359,7 +359,8 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown 30 proposals approves in bulk (bench/README.md).
+# Default --max-add: a reviewer shown 30 proposals approves in bulk, and on other teams'
+# sessions the five best-scored hold as many keeps as ten (bench/README.md).
 DEFAULT_MAX_ADD = 5
 
 # Memory file sizes agents accept (see BUDGET_DOES); none is known for others.
