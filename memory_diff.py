@@ -3,20 +3,18 @@
 Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Copilot
 CLI, OpenCode, Aider, SpecStory histories, Cline, OpenAI/Anthropic message lists, or
 {"role","text"} JSONL) and the notes agents saved to their own memory (Claude Code's auto
-memory, Codex's MEMORY.md), picks the few sentences
-that carry a decision, a constraint, a root cause, a preference or a gotcha, and prints a
-unified diff that appends them as `- <sentence>` bullets to the memory file (AGENTS.md,
-CLAUDE.md, memory.md). A person reviews the diff and applies it with `git apply`.
-`build --baseline` instead prints a patch to the seen file only, recording per conversation
-the last record read, so that what was read before adopting the tool is never proposed.
-`lint` runs the same safety gates over an existing memory file, and names stale bullets.
+memory, Codex's MEMORY.md), picks the few sentences that carry a decision, a constraint, a
+root cause, a preference or a gotcha, and prints a unified diff that appends them as
+`- <sentence>` bullets to the memory file (AGENTS.md, CLAUDE.md, memory.md), for a person
+to review and apply with `git apply`. `build --baseline` instead records in the seen file
+each conversation's last record read, so what was read before adopting the tool is never
+proposed. `lint` runs the same safety gates over an existing memory file, and names stale
+bullets.
 
 The file reads top to bottom as the data flows, one stage a line:
-1. Rules a reviewer argues with (SIGNAL, NOISE, memory requests, SCORE, the cap, the
-   secret kinds and the other gates), each with its reason; then the rules compiled.
+1. Rules a reviewer argues with, each with its reason (SIGNAL, NOISE, SCORE, gates); compiled.
 2. Records: Message, MemoryWrite, Candidate, Options, UserError.
-3. Readers: records in, visible prose and a session's own memory-file writes out, a
-   reader a format; agents' own notes; format sniffing.
+3. Readers, a format each: visible prose and the session's own memory writes; notes; sniffing.
 4. Sentences: split_sentences, normalize.
 5. Gates: secrets, personal data, invisible and injected text, structure.
 6. The verdict on each sentence: judge, memory_request, score.
@@ -24,15 +22,13 @@ The file reads top to bottom as the data flows, one stage a line:
 8. Across transcripts: likeness (near-duplicates, contradictions), findings, select.
 9. What the reviewer is told: review flags, the session's own writes, the preamble.
 10. The patch: where the bullets go, git's headers, render_file_patch.
-11. The I/O edge: the repository, the cache, every transcript (process_all,
-    process_cached), the memory file, the seen file, discovery, configuration, lint.
+11. The I/O edge: repository, cache, process_all, memory and seen files, discovery, config, lint.
 12. The command line: flags, settings, run_build, main.
 
 Promises:
-- It never writes the memory file: no code path opens it for writing. The only files it
-  writes are its cache's, in memory-diff/ inside the repository's git directory.
-- A patch only adds lines (git's format forces one exception: a last line that has no
-  newline is re-emitted with one).
+- It never writes the memory file; the only files it writes are its cache's, in
+  memory-diff/ inside the repository's git directory.
+- A patch only adds lines (but git re-emits a last line that has no newline, with one).
 - Keyword and rule heuristics, no model: the same inputs always give the same bytes.
 - Stdout carries only the product (the patch, the JSON, the explanation or the findings).
 
@@ -79,8 +75,7 @@ PROG = "memory-diff"
 
 
 class Lazy:
-    """A regular expression compiled on first use, as most runs need few of the patterns;
-    the compiled methods are then stored on the instance, where later uses find them."""
+    """A regular expression compiled on first use (most runs need few), then kept."""
 
     METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -97,9 +92,8 @@ class Lazy:
 
 # == Constants a reviewer will want to argue with. Each carries the reason for its value. ==
 
-# SIGNAL: a sentence is a candidate only when one of these markers occurs in it. Each rule:
-# a class (`--explain` names it) and `|`-separated literal phrases matched in the
-# lower-cased sentence, ASCII ones as whole words (Chinese has no spaces).
+# SIGNAL: a sentence is a candidate only when one of these occurs in it. A rule: a class
+# (`--explain` names it), `|`-separated phrases, ASCII ones as whole words.
 SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of".
     ("decision", "decided|decide to|decision|chose|chosen|choose|opted|instead of|rather than|"
@@ -116,8 +110,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # How the user wants things done.
     ("preference", "prefer|prefers|preferred|preference|i'd rather"),
     ("preference", "偏好|更喜欢|倾向于|喜欢用|希望"),
-    # Non-obvious facts that will bite again: a limit of the code ("X only reads ..."), a
-    # deliberate guarantee ("best-effort"), a contrary fact ("even though ...").
+    # Facts that bite again: a limit ("X only reads ..."), a guarantee, a contrary fact.
     ("gotcha", "keep in mind|note that|by design|gotcha|best-effort|best effort|only reads|only handles|only works|"
                "only runs|only supports|only finds|only queries|only checks|only returns|only fires|only applies|"
                "only looks|only tracks|only reflects|even though"),
@@ -126,8 +119,7 @@ SIGNAL_RULES: tuple[tuple[str, str], ...] = (
 )
 # Left out ("the bug is", "due to", "went with", "intentionally"...): mostly on drops.
 
-# NOISE: sentences that carry a marker but are not memory, matched against the lower-cased
-# sentence without its list marker and emphasis.
+# NOISE: sentences with a marker that are not memory (lower-cased, list marker and emphasis off).
 NOISE_RULES: tuple[tuple[str, str], ...] = (
     # First-person narration and plans: "Now let me check...", "I'll update the test".
     ("narration", r"^(?:(?:now|next|first|then|ok(?:ay)?|so|great|good|perfect)[,!]?\s+)*"
@@ -147,36 +139,30 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
                 r"they|both|here|there|the above|the following|above|below)\b"
                 r"|^(?:这(?!个?(?:项目|仓库|代码库))|那|它|以上|上面|下面)"),
-    # ... and so does one opening with a connective pointing back ("Since that is ...") or
-    # an ellipsis ("...poisons the cache").
+    # ... and one opening with a connective pointing back ("Since that is ...") or an ellipsis.
     ("context", r"^(?:(?:since|because|so|and|but|which|as) (?:this|that|it|these|those|they)\b|\.\.\.|…)"),
-    # Checking one's understanding asks even without "?" ("Just to be sure, ...", 确认一下，),
-    # but only as an opening set off by a comma: "To be sure X, always check ..." instructs.
+    # "Just to be sure, ..." asks even without "?"; "To be sure X, always check ..." instructs.
     ("question", r"^(?:(?:just )?(?:to be sure|to double[- ]check)\s*[,，]|just (?:to confirm|checking)\s*[,，:]|"
                  r"correct me if\b|if i understand (?:correctly|right)\b|我?[想再]?确认一下\s*[，,：:]|"
                  r"如果我没(?:理解|记)错)"),
-    # Tool output pasted into a message: a `line:col` position, a leading log level, a stack
-    # frame, or space-aligned columns (two spaces between words, not after a full stop or a
-    # colon, where a typist may put them), which prose rarely has; typos are taken too.
+    # Pasted tool output: a `line:col`, a log level, a stack frame, or columns (two spaces between
+    # words, not after `.` or `:` where a typist may put them); typos too.
     ("pasted-output", r"\b\d+:\d+(?::\d+)?\s{2,}|[\w)\]]:\d+:\d+\b|"
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"[^\s.!?:;,。！？：；，] {2,}\S"),
     # ... or an exception's message (`ValueError: ...`) or the line that raises it.
     ("pasted-output", r"^[\w.]*(?:error|exception|warning):|^(?:raise|throw) (?:new )?[\w.]+\("),
-    # A template's blank ("Root Cause: [identified cause or best hypothesis]"): bracketed
-    # words that are no link, checkbox or citation.
+    # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
-    # A clause cut from its sentence ("to reflect the new storage"): it opens where no
-    # sentence can. An opening "to", "if", ... closed by a comma or colon is a whole one.
+    # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.
     ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
                  r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
                  # ... or one ending on an article, preposition or conjunction (a wrapped paste).
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at)$"),
 )
 
-# MEMORY FILES: the files agents load as memory, and the agent that reads each; one table
-# for requests that name one, a session's own edits of one and the default memory file.
+# MEMORY FILES agents load and who reads each: for requests, a session's own edits, the default.
 MEMORY_FILE_NAMES: dict[str, str] = {
     "AGENTS.md": "codex", "AGENTS.override.md": "codex",  # Codex, and most other agents: AGENTS.md
     "CLAUDE.md": "claude", "CLAUDE.local.md": "claude",
@@ -195,9 +181,8 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:memory|memor
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
 _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
-# MEMORY REQUESTS: a user sentence asking for memory, the strongest evidence there is. Each
-# pattern (re.I, from the sentence's start) ends in a `content` group: what to remember,
-# never reworded; empty or pointing-back content makes the turn before it the candidates.
+# MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
+# group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
     ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
@@ -227,8 +212,7 @@ REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
     r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
     r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
-# Content naming a topic rather than a rule ("to reflect the new storage", "how the cache
-# works") points back, as "this" does; "to say that ..." is the rule itself.
+# Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
     r"with (?:the|our|this|these|those|a|an|any|all|some|more|info|information|details|notes|guidance)\b|"
@@ -259,16 +243,14 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A decision stated as made, the archetype of a memory line: "We chose X over Y".
     ("decided", "", r"\b(?:decided|chose|chosen|opted|went with|settled on)\b|决定|选择了|选用|"
                     r"改用|采用", 1),
-    # The user's own rule: "Always ...", "Never ...", 不要 ..., also after a condition. "Don't
-    # ..." only with a word that makes it outlast the task ("every", a reason).
+    # The user's rule ("Always", 不要), also after a condition; "Don't" with "every" or a reason.
     ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
                           r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
                           r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
                           r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"
                           r"^(?:请)?(?:不要|必须|永远|总是|禁止|务必|一定要)", 3),
-    # ... or with its subject ("We must always pin ...", 我们禁止 ...), not "I" (this session);
-    # "should" after a general subject ("every"); "X is never ..." describes, not rules.
+    # ... or with a subject ("We must always pin"), not "I"; "X is never ..." describes, not rules.
     ("user-subject-rule", "user", r"^(?!(?:i|i'm|i'll|i've|if|when|maybe|do|does|can|could|should|would|"
                                   r"is|are|what|why|how)\b)(?:(?!need to|make sure|ensure|going to|(?:can|could|may|might) "
                                   r"(?:always|never))[^?\n]){1,80}?"
@@ -278,8 +260,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                                   r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),
-    # The user's prohibition ("Do not reinit the task list, ..."), whatever follows it: a
-    # constraint as it is given (user-rule asks more of a "don't").
+    # The user's prohibition ("Do not reinit ..."), whatever follows: user-rule asks more of it.
     ("prohibition", "user", r"^(?:please )?(?:do not|don't|never|avoid)\b"
                         r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
     # The user's words outrank the agent's summaries of them.
@@ -333,23 +314,19 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                            r"修复方案)是", -3),
     # ... and so is the fix after the finding it ends: "X reads CSV, so the fix is to ...".
     ("so-the-fix", "", r"\bso the fix (?:is|was)\b|所以(?:修复方法|解决方法|解决办法|修复方案)是", -3),
-    # "Root cause fix: ..." names the fix and "the root cause isn't X" rules out a suspect:
-    # neither earns root-cause's points ("was not escaping the path" states a cause).
+    # "Root cause fix:" is a fix, "the root cause isn't X" rules one out ("wasn't Xing" is one).
     ("not-a-cause", "", r"\broot cause(?: fix\b| (?:isn't|is not|wasn't|was not)\b(?! \w+ing\b)|(?<=not the root cause)\b)|"
                         r"根本原因不是|根因不是|不是根本原因|根因修复|根本原因修复", -3),
     # A guess at why ("X might be failing because ...", 可能是因为): suspected, not known.
-    # "May" and "could" say what can happen; "might be Xing" is a guess only with its why.
     ("speculation", "", r"\bmight (?:also )?(?:be|have been|not be) (?:\w+ing\b.*\b(?:because|since|due to)\b|because|"
                         r"due to|caused|related|the (?:cause|reason|issue|problem))\b|可能是因为|也许是因为|大概是因为|"
                         r"估计是因为|我怀疑", -2),
-    # The session told back ("after you ran `git pull`", 你刚才运行了), unless a condition
-    # ("if you changed ..., always") or a 你 without a time or 了 makes it a rule.
+    # The session told back ("after you ran `git pull`", 你刚才运行了); "if you ran" is a rule.
     ("this-session", "", r"\byou(?<!if you)(?<!when you)(?<!whenever you)(?<!unless you)(?<!once you) (?:ran|did|"
                          r"asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|requested|suggested|"
                          r"noticed|pointed out|showed|pasted|saw|tried|started)\b|"
                          r"你(?:刚才|刚刚|之前)(?:运行|执行|提到|贴)了?|你(?:运行|执行|提到|贴)了", -2),
-    # ... or what a review or log says ("The feedback says ..."), true of this conversation
-    # only; not "when the log says X" (a rule) nor "the user wants" (a preference).
+    # ... or what a review or log says ("The feedback says ..."), not "when the log says X".
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
                      r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
@@ -369,19 +346,16 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
 BASE_SCORE = 2
 MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
-# Points for each further conversation that says a finding, up to EVIDENCE_MAX: twice is
-# evidence, ten times is the agent's habit.
+# Points per further conversation saying a finding, up to EVIDENCE_MAX: ten is the agent's habit.
 EVIDENCE_POINTS = 1
 EVIDENCE_MAX = 2
-# Under SHORT_WIDTH a sentence rarely carries subject, claim and reason; from LONG_WIDTH it
-# usually does. A wide (CJK) character counts SCORE_WIDE, as a Chinese rule takes about
-# two thirds of its English twin's columns at two a character.
+# Under SHORT_WIDTH a sentence rarely carries subject, claim and reason; from LONG_WIDTH it usually
+# does. A CJK character counts SCORE_WIDE: Chinese takes 2/3 of English's columns.
 SHORT_WIDTH, SHORT_POINTS = 60, -2
 LONG_WIDTH, LONG_POINTS = 110, 1
 SCORE_WIDE = 3
 
-# Length gates in terminal columns (a wide character counts two): under 20 no sentence
-# states a rule and its subject; over 300 it is a paragraph, not one bullet.
+# Length gates in terminal columns: under 20, no rule and its subject; over 300, a paragraph.
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
@@ -390,8 +364,7 @@ MAX_WIDTH = 300
 # labelled corpora (bench/README.md); the rest wait for the next run.
 DEFAULT_MAX_ADD = 3
 
-# Memory file sizes agents accept (lint, preamble), Codex's project_doc_max_bytes
-# among them (BUDGET_DOES says more). No limit is known for other files.
+# Memory file sizes agents accept (see BUDGET_DOES); none is known for others.
 BUDGETS: tuple[tuple[str, str, int], ...] = (
     ("Claude Code", "chars", 40_000),
     ("Codex", "bytes", 32 * 1024),
@@ -431,8 +404,7 @@ INJECTED_PREFIXES = (
 )
 # Cline tool results that ride in user text blocks: "[read_file for 'x'] Result:".
 CLINE_TOOL_RESULT = Lazy(r"^\[[\w-]+(?: for [^\]]*)?\] Result:")
-# Cline's older XML tool calls inside assistant text; attempt_completion's result and
-# plan_mode_respond's response are prose and kept.
+# Cline's older XML tool calls in assistant text; attempt_completion, plan_mode_respond: prose.
 CLINE_TOOLS = (
     "read_file", "write_to_file", "replace_in_file", "execute_command", "search_files",
     "list_files", "list_code_definition_names", "browser_action", "use_mcp_tool",
@@ -447,8 +419,7 @@ CLINE_KEEP_XML = Lazy(
 # -- safety gates ----------------------------------------------------------------------
 
 def literal_trie(words: Iterable[str]) -> str:
-    """An alternation of literals as a trie (`a(?:b|c)` for `ab|ac`), longest first: the
-    engine then tests one first character at each position, not every alternative."""
+    """Literals as one trie alternation (`a(?:b|c)` for `ab|ac`): one test per first character."""
     tails: dict[str, list[str]] = {}
     for word in sorted(set(words)):
         tails.setdefault(word[0], []).append(word[1:])
@@ -460,16 +431,14 @@ def literal_trie(words: Iterable[str]) -> str:
     return "|".join(parts)
 
 
-# Credentials, as gitleaks / detect-secrets find them: named kinds from their issuers'
-# formats, then generic rules. A sentence holding one is dropped whole, and the value is
-# never printed. Edges are not \b, which misses `_AKIA..._` and `密钥是AKIA...`; a kind
-# whose alphabet holds `_` or `-` has no end edge: its prefix is the proof.
+# Credentials as gitleaks / detect-secrets find them: issuers' formats, then generic rules; a
+# sentence holding one is dropped, the value never shown. Edges are not \b, which misses
+# `_AKIA..._` and `密钥是AKIA...`; a kind whose alphabet holds `_` or `-` has no end edge.
 _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space or a quote
-# A credential's word assigned a value, quoted (to its quote) or not (to a space, `,` or `;`).
-# A type may stand between (`pass: string = "..."`), a string prefix before the quote (`b'...'`),
-# and the quotes may be escaped (`\"password\":\"...\"` in a log line).
+# A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe with a
+# type between (`pass: str = "..."`), a string prefix (`b'...'`) or escaped quotes.
 _OPERATORS = r"=|:=|=>|:"
 
 
@@ -492,29 +461,25 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
                   "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|şifreyi")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
-# What joins a password word to its value in prose, on one line: a verb or a colon a few
-# words on ("... is", "lautet", "for the VM:", ", c'est"), `=`, a comma ("a temporary password,
-# X, valid until", with a digit), a particle (は); or, rules of their own tried where the first
-# one's value is none ("password to full-width: X" first reads "to"): for a word of prose,
-# nothing ("password X"); a colon a few words on, the value after it or alone on the next line
-# (not a YAML key).
+# What joins a password word to its value in prose, on one line: a verb or colon a few words on
+# ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
+# Rules of their own, tried where the first finds no value ("password to: X"): nothing after a word
+# of prose ("password X"); a colon a few words on, the value after it or on the next line.
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—")
 _WORDS_ON = r",?(?: +[^\s:=]+){0,7}?"  # up to seven words after the password's word
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
-# A password's word in prose (a Latin letter before it only matters to a Latin word:
-# `Redisパスワード` is one, and so is Arabic's `وكلمة`).
+# A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
 # What may open a prose value: a parenthesis around one with a digit or a sign (not
 # "(AuthError)") or around a quote, a link's text (`[pw](url)`); then a quote.
 _PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
 # The value: no bracket, no option (a dash only before a digit), six characters or more.
 _PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})"
-# Commands that take a password after an option, and the option (later in the command): a
-# command is named by the start of its name (`ldap` for ldapsearch, `mysql` for mysqldump);
-# glued only for mysql and 7z (`mysql -p app` prompts); `.netrc` by position.
+# Commands that take a password after an option, and the option: a command is named by its start
+# (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("mysql|mariadb|7z", r"-p"), ("login|sshpass|mongo|mcrcon|cqlsh", r"-p\s*"),
     ("redis-cli", r"-a\s*"), ("sqlcmd|bcp|osql|zip|unzip|mosquitto_|ipmitool", r"-P\s*"),
@@ -539,9 +504,8 @@ _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:{opt
 
 
 def issued(*forms: str) -> str:
-    """Token formats `PREFIX REST` as one pattern, each opening with its literal and its
-    start edge checked after it, so the engine searches for the literal instead of
-    testing the edge at every position."""
+    """Token formats `PREFIX REST` as one pattern, each opening with its literal and checking its
+    start edge after it: the engine searches for the literal, not the edge."""
     parts = []
     for form in forms:
         prefix, rest = form.split(" ", 1)
@@ -551,18 +515,15 @@ def issued(*forms: str) -> str:
 
 
 SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
-    # (kind, pre-filter, pattern, check). One of the pre-filter's literals must occur in
-    # the lower-cased text before the pattern runs; a (?i) pattern is matched against the
-    # lower-cased text, faster than re.I. The first group that took part is the value the
-    # check judges (see credible); "" means the prefix is proof.
-    # PEM, SSH2 and PuTTY key files, to their end or the message's: no line is printed (one
-    # with no line of key, `...` for its body, holds none).
+    # (kind, pre-filter, pattern, check). A pre-filter literal must occur in the lower-cased text
+    # for the pattern to run; a (?i) pattern reads that text (faster than re.I). The first group
+    # that took part is the value the check judges (credible); "" means the prefix is proof.
+    # PEM, SSH2 and PuTTY key files, to their end or the message's (with no line of key, none).
     ("private_key", "private key|putty-user-key-file",
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
      "body"),
-    # A wallet's recovery phrase: twelve to twenty-four short words after the word for it and
-    # a colon, `=` or a line break.
+    # A wallet's recovery phrase: 12 to 24 short words after its word and a colon, `=` or newline.
     ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
      r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*[:=：\n][>\s\"'`“「]*"
      r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
@@ -688,9 +649,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "pass",
      r"(?im)^[ \t]*[a-z_]*(?:password|passwd)[ \t]+([!-9;<>-~][!-~]*)[ \t]*$", "position"),
     # A password piped to a command that reads it (`echo pw | docker login --password-stdin`) or
-    # written to a file named for one (`echo pw > ~/.vault_pass.txt`), or
-    # in code the second string of a login call or auth pair (`auth=("me", "pw")`) and the string
-    # after one naming a password (`fill("#password", "pw")`).
+    # written to a file named for one (`> ~/.vault_pass.txt`); in code, a login call's or auth
+    # pair's second string (`auth=("me", "pw")`), or the one after a password's name.
     ("password_stdin", "stdin|sudo|pass|secret|token|cred",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
      r"(?:--pass(?:word|wd)?-(?:on-)?stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)"
@@ -710,8 +670,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[^\n.;!?]{0,40}?"
      r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
      r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)", "prose"),
-    # A `.pgpass` line, `host:port:database:user:password` (a port, no leading 0, or `*`), but
-    # not hex groups joined by colons (a MAC or an IPv6 address).
+    # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
@@ -732,15 +691,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
-    # Generic rules: a name that says secret assigned a value (`DB_PASS=...`, `api_key:
-    # ...`, `"password": "a,b;c"`), quoted or not; a public key's name (`public_key`) is none.
+    # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + assigned(), "password"),
-    # The same in camelCase (`clientSecret := "..."`, `AuthLDAPBindPassword "..."`), in the
-    # original case, each word first and what precedes it checked after (see issued); a
-    # reference's name (Helm's `existingSecret`, `adminPasswordKey`) names an object, no value.
+    # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
+    # (see issued); a reference's name (`existingSecret`, `adminPasswordKey`) holds no value.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})(?<!Publishable{word})"
                       f"(?<!existing{word})"
@@ -748,13 +705,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
          "Key"))
      + ")" + assigned(_OPERATORS + r"|(?<=\s)(?=[\"'])"), "password"),
-    # A key and a value as attributes (.NET appSettings, NuGet's packageSourceCredentials):
-    # `<add key="Password" value="..." />`.
+    # A key and a value as attributes (.NET, NuGet): `<add key="Password" value="..." />`.
     ("generic_secret", "key=|name=",
      r"(?i)(?:key|name)=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
      r"[^\"'\n]*[\"']\s+value=[\"']([^\"'\n]{6,200})[\"']", "password"),
-    # A value within 32 characters after a credential word in the same clause ("the key is
-    # 3f9a..."): further on, or before it, the word labels something else.
+    # A value at most 32 characters after a credential word in its clause (further, another's).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
@@ -765,8 +720,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"[^\n\"'“”„«=(\[.,;:!?]{1,16}?"
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
-    # A password word and its value in prose of several languages ("the password is ...",
-    # "das Passwort ist ...", "pw: ..."): a value of words is a phrase (see credible).
+    # A password word and its value in prose in several languages ("das Passwort ist ...").
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
@@ -803,59 +757,47 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\s*[`\"'「“]?"
      r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
 )
-# Characters re.IGNORECASE matches to other ASCII letters (`ſecret=`), folded so the
-# lower-cased pre-filters admit what a case-insensitive rule matches.
+# Letters re.IGNORECASE matches to ASCII ones (`ſecret=`), folded so the pre-filters admit them.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
-# looks_random: a generated token, not a name. At least 16 characters (shorter ids are
-# names), 3 bits of entropy a character (detect-secrets', lowered for short values), a
-# letter and a digit, and the kind of character changing every RANDOM_MIX characters on
-# average (random hex about every second; `TestResumeLargeFiles2` about every fifth).
+# looks_random: a generated token, not a name: 16 characters or more, 3 bits of entropy a character
+# (detect-secrets', lowered), a letter and a digit, and the kind of character changing every
+# RANDOM_MIX characters (hex about every second, `TestResumeLargeFiles2` every fifth).
 RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
-# Digits between letters (`k8s`, `v2beta1`): a name has them in a place or two, a random
-# lower-case run in INNER_DIGIT_RUNS or more.
+# Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
-# A word inside a camelCase name, as looks_random reads one: a capital and three
-# lower-case letters, a vowel among the four (`User`, `Impl`; not `Bhdd`), or a version's (`V2`).
+# A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
-# A mixed-case token with no keyword (looks_random), split where a name's words meet
-# (`get|User|By|Id|V2|Async`, `HTML|Parser`), is random when ODD_PIECES of its parts are no
-# word: one or two letters (not a version's `V` after a word), capitals, no vowel but y,
-# five consonants in a row; or a letter names rarely hold (j, z, q not in `qu`: 0.5% of
-# CPython's, 3 in 26 of random). Names have a short word or two (`By|Id`), random tokens
-# many (`Sx|91|Hq|8e2`).
+# A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
+# is random when ODD_PIECES parts are no word: one or two letters (not a version's `V`), capitals,
+# no vowel but y, five consonants in a row; or a letter names rarely hold (j, z, q not in `qu`).
+# Names have a short word or two (`By|Id`), random tokens many (`Sx|91|Hq|8e2`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
-# A token in one case (`a-z0-9`, base32's `A-Z2-7`) has no capitals to split at: it is random
-# when under a quarter of its letters are vowels (words have about 40%, random letters 19%).
+# A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
 ODD_PIECES = 4
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
-# random_token (credential_shaped): a token that looks generated is withheld whatever
-# word precedes it, so unlisted issuers are caught too. It is judged by its pieces and by
-# joined runs of pieces that are neither word nor number (`lsv2_pt_<hex>`, not kebab or
-# snake case). Passed over: a labelled digest (`sha512-...`), base64 of plain text
-# without a `:`, a publishable key (PUBLIC_VALUE).
+# random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
+# it, catching unlisted issuers; judged by its pieces and joined runs of non-word pieces
+# (`lsv2_pt_<hex>`). Not: a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
-# A generated password: letters, digits and the signs generators add (`Yaf*qw~8SfRLhhtg`),
-# a sign that names and encodings rarely hold among them; judged by its letters and digits
-# when no piece between signs is long enough for RANDOM_TOKEN (one with a percent-escape is
-# judged decoded, in secret_view).
+# A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`): judged by its letters and
+# digits when no piece between signs has RANDOM_TOKEN's length (decoded if percent-escaped).
 SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@-]{12,64}"
                     r"(?![\w!#$%*^~.+=@-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
-# A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`), or short and lower-case
-# (`cfg`, `v2`; not `BG`, `Xv`).
+# A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
@@ -863,13 +805,11 @@ ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
-# harmless_context: the naming word nearest the token in its clause decides whether it is
-# harmless: a commit word (or `owner/repo@`, a pinned ref) names hex, an id word a UUID,
-# ULID or hex, a digest word any digest (and a content id, cursor, nonce, OAuth state or
-# challenge, shown by design: any form), "public key" anything; a signature is a secret's
-# (a signed URL's `sig=` is a credential). This is the residual risk: a credential right
-# after such a word, in the form it names, is printed. Groups: commit, id, digest, public,
-# secret (a `secret_id` is Vault's AppRole credential, not an id).
+# harmless_context: the naming word nearest the token in its clause decides: a commit word (or
+# `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word any digest (and a content
+# id, cursor, nonce or OAuth state: any form), "public key" anything; a signature is a secret's.
+# The residual risk: a credential right after such a word, in the form it names, is printed.
+# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential).
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
@@ -902,8 +842,7 @@ FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
-# A URL query's value is named by its parameter alone (`?session_id=` names an id, `?t=`
-# nothing), whatever the URL's path says.
+# A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
@@ -914,9 +853,8 @@ VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
-# A token cut by a line break inside a message, its halves rejoined (see scan_secrets), but
-# not where the break ends a record: the next line opens with a key (`NAME=`, `HostId: `),
-# or either line holds columns (a tab or two spaces between values: a table, a listing).
+# A token cut by a line break in a message is rejoined (scan_secrets), not where the break ends a
+# record: the next line opens with a key (`NAME=`, `HostId: `) or a line holds columns (a table).
 ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
 COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
@@ -925,11 +863,9 @@ GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
-# Text that holds no credential whatever it looks like: a PEM block of a public key, a
-# certificate (also in XML) or a signature, a Mapbox public token (`pk.`), an AWS resource's
-# name (ARN), a value encrypted by sops or ansible-vault, a DKIM record (its `p=` is a public
-# key), a password's hash (bcrypt `$2b$`, argon2, SCRAM), which the rubric keeps, a GUID in
-# braces (Windows names its classes and projects so), a hashed host of `known_hosts`.
+# Text that holds no credential whatever it looks like: a PEM public key, certificate or signature
+# (also in XML), a Mapbox public token, an ARN, a sops or ansible-vault value, a DKIM record, a
+# password's hash (bcrypt, argon2, SCRAM), a GUID in braces, a hashed `known_hosts` host.
 PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE|SIGNATURE)"
                    r"[A-Z ]*-----.*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)"
                    r"|X509Certificate>[^<]*|(?<![\w.])pk\.eyJ[\w.-]+"
@@ -938,11 +874,10 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*"
                    r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}", re.S)
-# Public by design or harmless by form: a Stripe publishable key is in every checkout page,
-# an age recipient in every sops file; an SSH key's type, a number in hex of 64 bits at most,
-# an IPFS content id, an Ethereum address (a private key is 64 hex digits), a Bitcoin
-# address, a nostr public key, an AWS resource or unique id (`AIDA...`), a Kubernetes pod's
-# name (its hashes have no vowels), an image or a PDF in base64 (by its magic number).
+# Public by design or harmless by form: a Stripe publishable key, an age recipient, an SSH key's
+# type, a hex number of 64 bits at most, an IPFS content id, an Ethereum address (a private key is
+# 64 hex), a Bitcoin address, a nostr public key, an AWS resource or unique id, a Kubernetes pod's
+# name (hashes without vowels), an image or PDF in base64.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
@@ -954,8 +889,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
-# Values that are no secret whatever their place, a class a line: stand-ins, a stand-in's
-# word, an issue's number, variables and templates, files, secret stores and tags, a variable's name, and code.
+# Values that are no secret wherever they stand, a class a line: stand-ins and their words, an
+# issue's number, variables and templates, files, secret stores and tags, names, code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
     r"|redacted|filtered|\([a-z]+"  # `(sensitive value)`: a tool's word in parentheses
@@ -978,16 +913,13 @@ COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
 # A value masked or filled (`sk_live_****4242`, `••••••••`, `ghp_XXXX...`, `xoxb-your-token`).
 FILLER = Lazy(r"([xX*•●])\1{7}|your[-_]")
 KEY_LINE = Lazy(r"[A-Za-z0-9+/=]{16}")  # a key file's body holds lines of base64
-# Documentation example keys (AWS's own docs): dropped from bullets like any key, and a
-# `note` in lint, since a memory file quoting the docs is not a leak.
+# Documentation example keys (AWS's docs): dropped from bullets like any key; a `note` in lint.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
-# A password may be letters only (a passphrase, an SMTP 授权码); a token or key without a
-# digit is more often a name.
+# A password may be letters (a passphrase, 授权码); a token without a digit is more often a name.
 PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
 
 # Personal data: e-mail addresses but git remotes, noreply and example domains (RFC 2606);
-# international and mainland-China mobile phone numbers (bare national numbers look like
-# ids). Edges as for tokens, so `_alice@corp.com_` is caught.
+# international and Chinese mobile numbers (bare national ones look like ids). Edges as for tokens.
 EMAIL = Lazy(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
              r"(?![A-Za-z0-9-])")
 NOT_PERSONAL_EMAIL = Lazy(
@@ -1015,9 +947,8 @@ ROLE_ACCOUNT = Lazy(r"(?i)(?:admin|administrator|sysadmin|root|superuser|test|te
                     r"support|info|contact|hello|team|ops|devops|security|billing|sales|help|dev|qa|staff|"
                     r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody)\d*")
 
-# Invisible text: escapes, control characters, surrogates and zero-width debris are
-# cleaned, so what the reviewer reads is what is applied; a bidirectional override
-# (Trojan Source) drops the sentence, since it exists to make text read otherwise.
+# Invisible text: escapes, controls, surrogates and zero-width debris are cleaned, so the reviewer
+# reads what is applied; a bidirectional override (Trojan Source) drops the sentence.
 ANSI_ESCAPE = Lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
@@ -1143,8 +1074,7 @@ for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
 # SECRET_RULES' patterns as written and, `[1]`, for lower-cased text (no (?i) flag).
 SECRET_PATTERNS = tuple((Lazy(pattern, re.S), Lazy(pattern.removeprefix("(?i)"), re.S))
                         for _, _, pattern, _ in SECRET_RULES)
-# Every pre-filter literal as one trie (see secret_hints). SIGNAL phrases are not in it:
-# they occur so often that `in` over their list is faster.
+# Every pre-filter literal as one trie (see secret_hints); SIGNAL phrases are faster with `in`.
 SECRET_HINT = Lazy(literal_trie(SECRET_KINDS_OF))
 
 
@@ -1170,22 +1100,19 @@ class Message(NamedTuple):
     # The conversation it belongs to, where the format names one (Claude Code's
     # sessionId: checkpoint copies of one conversation share it); "" means the file.
     conversation: str = ""
-    # False for an assistant message of a role --roles leaves out: not judged, only kept
-    # for a user's memory request that points back at it.
+    # False for a role --roles leaves out (assistant): kept only for a request pointing back at it.
     judged: bool = True
 
 
 class MemoryWrite(NamedTuple):
-    """An agent's own edit of a memory file in the session (an Edit, MultiEdit or Write
-    tool call): what it added, which nobody reviewed."""
+    """An agent's own edit of a memory file (Edit, MultiEdit, Write): what it added, unreviewed."""
     line: int
     target: str  # the file's name: CLAUDE.md, AGENTS.md, ...
     added: tuple[str, ...]
 
 
 class Candidate(NamedTuple):
-    """A sentence that passed the per-file stages, on its way to the patch. Weak ones
-    (under the minimum score) come too: evidence across transcripts may lift them."""
+    """A sentence on its way to the patch; weak ones too, as other transcripts may lift them."""
     text: str
     key: str
     role: str
@@ -1378,11 +1305,10 @@ def native_reader(opts: Options) -> Any:
 
 
 def claude_may_hold_prose(raw: bytes) -> bool:
-    """False only for a Claude Code line that cannot hold prose, as decoding is the cost and
-    most bytes are tool output. Quotes in strings are escaped, so the patterns match keys and
-    values only. A text block is not prose in the Read tool's copy or a tool result's list
-    (TOOL_TEXTS, NEXT_TEXT); string content beside a tool result is not, unless a record
-    may be glued on (a second speaker, or in a progress record a GLUE_POINT)."""
+    """False only for a Claude Code line that cannot hold prose: decoding is the cost, most bytes
+    tool output. Quotes in strings are escaped, so the patterns match keys and values only. Not
+    prose: a text block in the Read tool's copy or a tool result's list; string content beside a
+    tool result, unless a record may be glued on (a second speaker, a GLUE_POINT in progress)."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
     spaced = raw[key_end:key_end + 1] == b" "
     types, content, tool_result, tool_copy = CLAUDE_MARKERS[spaced]
@@ -1434,8 +1360,7 @@ EDIT_PATH = Lazy(rb',\s*"input":\s*\{\s*(?:"replace_all":\s*(?:true|false),\s*)?
 
 def next_text_block(raw: bytes, start: int, end: int, spaced: bool) -> bool:
     """Whether the text block at `end` follows the one ending at `start` in one content list
-    (NEXT_TEXT). Without `\\\\` in the text a quote is escaped exactly when `\\` precedes it,
-    so byte counts answer without the pattern."""
+    (NEXT_TEXT); without `\\\\` in the text, byte counts of quotes answer."""
     head = TEXT_KEY.match(raw, start)
     tail = b'"}, {' if spaced else b'"},{'
     if head and raw.endswith(tail, head.end(), end):
@@ -1606,8 +1531,7 @@ def copilot_reader(opts: Options) -> Any:
     return read
 
 
-# OpenCode keeps all projects' sessions in one opencode.db (tables session, message, part,
-# `data` in JSON: session.sql.ts, message-v2.ts), read as one input: this repository's.
+# OpenCode keeps every project's sessions in one opencode.db (session.sql.ts), read as one input.
 OPENCODE_TABLES = frozenset({"session", "message", "part"})
 OPENCODE_PART_KIND = {"text": "text", "reasoning": "reasoning", "tool": "tool_use"}
 
@@ -1832,11 +1756,9 @@ SPECSTORY_TURN = Lazy(r"_\*\*(User|Assistant|Agent)( - sidechain)?(?::[^*()]*)?(
 SPECSTORY_MARK = b"<!-- Generated by SpecStory"
 # `<!-- Claude Code Session <id> (<time>) -->`: the tool and its own session id.
 SPECSTORY_SESSION = Lazy(r"<!-- (.+?) Session (\S+)(?: \(.*\))? -->")
-# A time in a turn header, title or file name: 2025-09-27 02:50Z, 2025-11-13 21:12:14-0700,
-# 2026-01-19T19:05:27.193Z, 2026-01-16_16-26-02Z.
+# A time in a turn header, title or file name (2025-11-13 21:12:14-0700, 2026-01-16_16-26-02Z).
 SPECSTORY_TIME = Lazy(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d)[:-](\d\d)(?:[:-](\d\d)(?:\.\d+)?)?"
                       r"(Z|[+-]\d\d:?\d\d)?")
-# Blocks SpecStory writes around what is not prose, by the tag that opens them.
 SPECSTORY_BLOCKS = {"<tool-use": ("</tool-use>", "skipped_tool_call"),
                     "<think": ("</think>", "skipped_thinking")}
 # Wrappers Claude Code injects into a User turn, here spread over lines.
@@ -2149,7 +2071,6 @@ READ_BUFFER = 1 << 20
 # Enough of a file to get past Claude Code's summary and snapshot records, capped in bytes.
 SNIFF_LINES = 20
 SNIFF_BYTES = 4 << 20
-
 
 # Formats recognised but not read: an error names the format, as no --format reads it.
 NOT_READ = {
@@ -2500,17 +2421,15 @@ def named_secrets(text: str, lowered: str) -> list[SecretHit]:
 
 def in_template(text: str, at: int, prose: bool) -> bool:
     """Whether text at `at` is inside a template's expression (`{{ lookup(...) }}`, `${X:?msg}`):
-    code, whose words name no value. A shell default's value (`${PW:-pw}`) is one: `${` is
-    code only to the prose rules."""
+    code, whose words name no value. To all but the prose rules, `${PW:-pw}` holds one."""
     openers = ("{{", "${") if prose else ("{{",)
     return any(text.rfind(opener, 0, at) > text.rfind("}", 0, at) for opener in openers)
 
 
 def placeholder(value: str, quoted: bool) -> bool:
-    """Whether a rule's value stands in for one (PLACEHOLDER): one opening with a letter is
-    a value when the rest looks generated (`myQ8zr4...`), as a path or a bracket is not; code
-    may close its call after it (`password=cfg.pw)`); in quotes, words joined by `_` are a
-    string (`"dragon_storm_kiwi"`), not a variable's name."""
+    """Whether a rule's value stands in for one (PLACEHOLDER): one opening with a letter is a value
+    when the rest looks generated (`myQ8zr4...`) with no path or bracket; code may close its call
+    after it (`password=cfg.pw)`); quoted, `dragon_storm_kiwi` is a string, no variable."""
     value = value.rstrip(")];,")
     return bool(PLACEHOLDER.match(value)) \
         and not (value[:1].isalpha() and not {"/", "<"} & set(value) and looks_random(value)) \
@@ -2565,8 +2484,7 @@ def credible(value: str, check: str, whole: str) -> bool:
 
 
 def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bool:
-    """A generated token rather than a word or a name. `words` (no keyword backs it) lets
-    identifiers like `getUserByIdV2Async` pass as words."""
+    """A generated token, not a name; `words` (no keyword backs it) lets `getUserByIdV2` pass."""
     hexed = HEX.fullmatch(value)
     if len(value) < least or shannon(value) < (HEX_ENTROPY if hexed else MIN_ENTROPY):
         return False
@@ -2641,9 +2559,8 @@ def ulid_year(token: str) -> float:
 
 
 def harmless_context(text: str, start: int, end: int, token: str) -> bool:
-    """Whether the naming word nearest the token's body (a UUID, or its longest piece)
-    names a kind harmless in that form, such as a commit's hex sha. Words are read in
-    camelCase names too (`subscriptionId`), and beside the body, never inside it."""
+    """Whether the naming word nearest the token's body (a UUID, or its longest piece) names a
+    harmless kind in that form (a commit's hex sha); camelCase read too, beside the body only."""
     uuid = UUID.search(token)
     if uuid:
         body, at = uuid.group(), uuid.start()
@@ -3724,8 +3641,7 @@ def insertion(lines: list[bytes], section: str | None, eol: bytes) -> tuple[int,
     return last, [], []
 
 
-# The default section in a file that has sections: one of their own, rather than the end
-# of whatever sub-section happens to come last.
+# The default section in a file with sections: its own, not the end of whichever comes last.
 DEFAULT_SECTION = "Learned"
 
 
@@ -3850,8 +3766,7 @@ def file_head(path: str, size: int) -> bytes | None:
 
 
 def head_records(path: str, lines: int) -> Iterator[dict[str, Any]]:
-    """The records of a JSONL file's first lines, parsed only as far as they are asked for
-    (a line can be hundreds of kB); none where the file cannot be read."""
+    """The records of a JSONL file's first lines, parsed lazily (a line can be hundreds of kB)."""
     try:
         with open(path, "rb") as handle:
             for raw in itertools.islice(handle, lines):
@@ -4329,8 +4244,7 @@ def memory_keys(data: bytes | None) -> set[str]:
 
 # -- the seen file: bullets already shown, and the baseline -------------------------------
 
-# A baseline record in the seen file: not a `- ` bullet, which would read as one a
-# reviewer rejected; an HTML comment, so it renders as nothing.
+# A baseline record in the seen file: an HTML comment, as a `- ` bullet would read as rejected.
 BASELINE_RECORD = Lazy(r"^<!-- memory-diff baseline: (\S+) through (\d+) -->\s*$")
 # The seen file when none is named, used once it exists (build --baseline creates it).
 DEFAULT_SEEN = ".memory-diff-seen.md"
@@ -4492,8 +4406,7 @@ def _first_cwd(path: str, kinds: tuple[str, ...] = ()) -> Any:
 
 
 def discover(root: str, since: float | None, passed: list[str], memo: Any) -> list[tuple[str, str]]:
-    """(path, tool) of the repository's sessions; those of a matching folder whose cwd is
-    outside it go to `passed`."""
+    """(path, tool) of the repository's sessions; a matching folder's with cwd outside: `passed`."""
     env, home = os.environ, os.path.expanduser("~")
     found: list[tuple[str, str]] = []
 
@@ -4931,9 +4844,8 @@ def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> 
 
 
 # -- lint: stale bullets ------------------------------------------------------------------
-# Memory that only grows goes stale: a bullet names a file that moved or a function since
-# renamed, and every session reads it as true. A false stale costs more than a missed one,
-# so what is in doubt is not flagged.
+# Memory that only grows goes stale: a bullet names a file since moved or a function since renamed,
+# and every session believes it. A false stale costs more than a missed one: doubt is not flagged.
 
 # Not a name: a URL, a `~/`, `$VAR`, flag, `@scope` or absolute path, a glob or a
 # placeholder (`<name>`, `{id}`, `YOUR_KEY`, `...`), an assignment (`DEBUG=1`).
@@ -5348,8 +5260,7 @@ def _run_build(args: argparse.Namespace) -> int:
     seen = read_memory(seen_real, conf.seen) if conf.seen else None
     record = read_seen(seen)
     opts = conf.opts._replace(baseline=record.baseline if record.baseline or args.baseline else None)
-    # The results' index is of this run's options, the baseline among them: a moved
-    # baseline reads every file again.
+    # Results keyed by this run's options, the baseline among them: a moved one reads all again.
     cache = CacheIndex(opened[0], "results", {"build": opened[1], "options": options_key(opts)}) if opened else None
     results, cached = process_cached(paths, walked, opts, conf.jobs, cache)
     stats: Counter[str] = Counter()
@@ -5459,8 +5370,7 @@ def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candida
 
 def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[FileResult],
                    record: SeenFile, seen_rel: str, seen: bytes | None, sessions: int) -> int:
-    """build --baseline: a patch appending to the seen file each conversation's last
-    complete record, where it is past what the seen file records."""
+    """build --baseline: a patch adding to the seen file each conversation's new last record."""
     furthest: dict[str, int] = {}
     for result in results:
         key = result.conversation
