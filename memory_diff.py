@@ -231,6 +231,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("only-does", "", r"\bonly (?:reads|read|handles|works|runs|supports|finds|queries|checks|"
                       r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"
                       r"返回|适用|跟踪|在)|仅(?:读取?|处理|支持|查找|检查|返回|适用|在)", 3),
+    # "X is always called after Y", "X never returns", "永远是 0": what the code always or
+    # never does is a standing fact in the general present (not "Never run X", an order).
+    ("always-does", "", r"\b(?:is|are) (?:always|never)\b|\b(?:always|never) [a-z]+[^s\W]s\b|"
+                        r"总是|始终|永远|从不|从来不", 1),
     # Behaviour that is deliberate, so a future session does not "fix" it.
     ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design|best[- ]effort)\b|故意|有意|特意|尽力而为", 2),
     # "The issue was that ...": a root cause stated as a sentence.

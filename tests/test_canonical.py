@@ -507,7 +507,7 @@ IMPORTER_ROOT = "Root cause: the importer skips rows without an id, so the month
 ZH_INIT_A = "不要在 `init()` 里读取环境变量，因为测试无法覆盖它。"
 ZH_INIT_U = "不要在 init() 里读取环境变量，因为测试没法覆盖它。"
 # Scores 3 (MIN_SCORE - 1) from the assistant: proposed only when two conversations say it.
-UNDER_MIN = "The exporter never writes rows whose `timestamp` lacks a zone offset."
+UNDER_MIN = "The exporter must not write rows whose `timestamp` lacks a zone offset."
 ZH_UNDER_MIN = "注意导出器会丢弃没有时区偏移的行，所以夜间报表偏低。"
 
 

@@ -93,7 +93,7 @@ JUDGE = [
     p("Why must we use this version?", U, "dropped_noise", "question", "en-must-dropped-question"),
     p("必须测试。", U, "dropped_length", "10 columns", "zh-must-dropped-length"),
     p("Must test.", U, "dropped_length", "10 columns", "en-must-dropped-length"),
-    p("我们需要确保这个函数总是返回列表。", U, "dropped_weak", "score -1", "zh-must-dropped-weak"),
+    p("我们需要确保这个函数总是返回列表。", U, "dropped_weak", "score 0", "zh-must-dropped-weak"),
     # -- root cause: 根本原因 / 原因是 -----------------------------------------------------
     p(ZH_ROOT_CAUSE, U, "candidate", "root-cause", "zh-root-cause-kept-user"),
     p(ZH_ROOT_CAUSE, A, "candidate", "root-cause", "zh-root-cause-kept-assistant"),

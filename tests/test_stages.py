@@ -297,6 +297,18 @@ SCORED = [
                  "user-subject-rule", False, id="never-with-a-verb-in-s-describes"),
     pytest.param("Agents never pass secrets to the shell, because the logs keep every command.", "user",
                  "user-subject-rule", True, id="never-pass-is-a-rule"),
+    # What the code always or never does (a verb in -s, a copula) is a standing fact; an
+    # order in the base form ("Never run", "Always pass") is not one.
+    pytest.param("The scheduler is always started after the cache has warmed up.", "assistant",
+                 "always-does", True, id="is-always-is-standing"),
+    pytest.param("The exporter never emits rows without a zone offset, so reports stay in UTC.", "assistant",
+                 "always-does", True, id="never-emits-is-standing"),
+    pytest.param("Never run the seed script twice, because it duplicates every invoice row.", "user",
+                 "always-does", False, id="never-run-is-an-order"),
+    pytest.param("Always pass the tenant id, because the cache is keyed by it.", "user",
+                 "always-does", False, id="always-pass-is-an-order"),
+    pytest.param("进程退出时，这个回调总是最后一个执行，因为它注册得最早。", "assistant",
+                 "always-does", True, id="zh-always-is-standing"),
     # "should work" predicts an outcome of the moment.
     pytest.param("Since the refs are loose, deleting the branch should work fine.", "assistant", "future", True,
                  id="should-work-is-a-prediction"),
