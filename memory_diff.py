@@ -151,8 +151,10 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"[^\s.!?:;,。！？：；，] {2,}\S"),
-    # ... or an exception's message (`ValueError: ...`) or the line that raises it.
-    ("pasted-output", r"^[\w.]*(?:error|exception|warning):|^(?:raise|throw) (?:new )?[\w.]+\("),
+    # ... or an exception's message (`ValueError: ...`, Elixir's `(Ecto.QueryError) ...`) or
+    # the line that raises it.
+    ("pasted-output", r"^\(?[\w.]*(?:error|exception|warning)(?::|\)\s)|"
+                      r"^(?:raise|throw) (?:new )?[\w.]+\("),
     # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
     # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.
