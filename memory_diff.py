@@ -471,9 +471,13 @@ _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w 
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
 # Rules of their own, tried where the first finds no value ("password to: X"): nothing after a word
 # of prose ("password X"); a colon a few words on, the value after it or on the next line.
+# A change's "to" in other languages ("l'ho cambiata in", "mudei ... para", "сменил на").
+_CHANGED_TO = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alterad[oa]|changée?|"
+               r"geändert|gesetzt|gewijzigd|veranderd|zmieni\w*|поменял\w*|сменил\w*|изменил\w*|"
+               r"змінив\w*|змінил\w*) +(?:in|a|en|para|pour|auf|zu|naar|na|на)")
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
-            "είναι|היא|הוא|هي|هو|คือ|—")
-_WORDS_ON = r",?(?: +[^\s:=]+){0,7}?"  # up to seven words after the password's word
+            "είναι|היא|הוא|هي|هو|คือ|—|" + _CHANGED_TO)
+_WORDS_ON = r",?(?: +[^\s:=]+){0,12}?"  # up to twelve words (Vietnamese: syllables) on
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
@@ -692,11 +696,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9-])(?<!//)(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?+"
      r"|x-[a-z-]*(?:key|token|secret"
      r"|auth):\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=)([^\s;\"'`]{6,})", "position"),
-    # HTTP Basic credentials: base64 `user:password` after `Basic`, and curl's `-u u:p`.
+    # HTTP Basic credentials: base64 `user:password` after `Basic`, curl's `-u u:p`, and a
+    # proxy's list of users (Traefik's `basicauth.users=u:p`).
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
+    ("basic_auth", "basicauth|basic_auth|basic-auth",
+     r"(?i)basic[_-]?auth[\w.-]*users\s*[=:]\s*[\"']?([^\s\"':@,]+:[^\s\"',]{6,})", "password"),
     # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
@@ -822,7 +829,7 @@ NAMING_WORD = Lazy(
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
+    r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
@@ -832,7 +839,7 @@ NAMING_WORD = Lazy(
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))"
     r"s?(?![a-z0-9])"
-    r"|(提交|коммит\w*|커밋|コミット)"
+    r"|(提交|коммит\w*|коміт\w*|커밋|コミット)"
     r"|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã|trazas?)"
     r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|empreintes?|huellas?|fingerabdruck|"
     r"контрольн\w* сумм\w*|х[еэ]ш\w*|"

@@ -586,6 +586,14 @@ CLASSES = [
         ("norwegian", "passordet er {pw} inntil videre"), ("arabic-indefinite", "كلمة مرور الخادم هي {pw}"),
         ("turkish-accusative", "veritabanı şifresini {pw} olarak ayarladım"),
         ("dash-leading", "the kiosk password -{pw} works on every tablet"),
+        # A fourteenth round (from probe17): many words before Vietnamese's `là`, a change's
+        # "to" in other languages, a proxy's list of basic-auth users.
+        ("vietnamese-nine-words", "mật khẩu của tài khoản quản trị trên máy chủ thử nghiệm mới là {pw}"),
+        ("italian-changed-in", "la password del database l'ho cambiata in {pw} stamattina"),
+        ("spanish-changed-a", "la contraseña del usuario deploy la he cambiado a {pw}"),
+        ("russian-changed-na", "пароль от базы я сменил на {pw} вчера"),
+        ("polish-changed-na", "hasło do serwera zmieniłem na {pw}"),
+        ("traefik-basicauth-users", '`traefik.http.middlewares.auth.basicauth.users=ops:{pw}`'),
     ]],
     _row("signs-and-slash-after-colon", f"le mot de passe de la base :\n{_SLASHED}", _SLASHED, frame="{s}"),
     _row("signed-generated-password", f"I reset it to {_SIGNED} this morning, it works now", _SIGNED),
@@ -832,7 +840,10 @@ LOOKALIKES = [
         ("mapbox-public-token", f"mapboxgl.accessToken = 'pk.eyJ1Ijoi{_B62[:30]}.{_B62[:22]}'"),
         ("token-variable-in-url", "git remote set-url origin https://x-access-token:$GH_TOKEN@github.com/acme/api.git"),
         # Generated after the review: an issue's number in parentheses after the word.
-        ("issue-number-in-parentheses", "the password policy (#4821): rotate keys every 90 days")]],
+        ("issue-number-in-parentheses", "the password policy (#4821): rotate keys every 90 days"),
+        # From probe17's: a tracer's span, a commit in Ukrainian.
+        ("span-id", f"the slow span {SHA[:16]} is the cache lookup"),
+        ("commit-in-ukrainian", f"зламалось після коміту {SHA}, подивись будь ласка")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
