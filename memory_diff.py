@@ -465,7 +465,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "parola|şifre|mật khẩu|"
                   "şifresi|parolasi|пароль|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
                   "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
-                  "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|şifreyi")
+                  "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|"
+                  "şifreyi|패스프레이즈|パスフレーズ")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
@@ -474,12 +475,14 @@ _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w 
 # A change's "to" in other languages ("l'ho cambiata in", "mudei ... para", "сменил на").
 _CHANGED_TO = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alterad[oa]|changée?|"
                r"geändert|gesetzt|gewijzigd|veranderd|zmieni\w*|поменял\w*|сменил\w*|изменил\w*|"
-               r"змінив\w*|змінил\w*) +(?:in|a|en|para|pour|auf|zu|naar|na|на)")
+               r"змінив\w*|змінил\w*) +(?:in|a|en|para|pour|auf|zu|naar|na|на)|thành")
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—|" + _CHANGED_TO)
-_WORDS_ON = r",?(?: +[^\s:=]+){0,12}?"  # up to twelve words (Vietnamese: syllables) on
+# Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
+# to the password's word (Thai's "รหัสผ่านของ admin คือ X").
+_WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
-                  r"| *= *|, +(?=[^\s,]*\d)|[はが는은를을가이] *)")
+                  r"| *= *|, +(?=[^\s,]*\d)|[はがを는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
@@ -684,9 +687,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
      r"[\"']?([^\s:\"'`]+)(?![^\s\"'`])", "position"),
-    # A connection string with no scheme, as Go's MySQL driver takes it (`"root:pw@tcp(db)/app"`).
+    # A connection string with no scheme, as Go's MySQL driver takes it (`"root:pw@tcp(db)/app"`);
+    # not an image pinned to its digest (`python:3.12@sha256:...`).
     ("connection_password", "@",
-     r"(?<=[\"'`])(?!(?:mailto|sips?|xmpp|tel):)[A-Za-z_][\w.-]*:([^\s:/@\"'`<>]+)@[\w(\[.-]",
+     r"(?<=[\"'`])(?!(?:mailto|sips?|xmpp|tel):)[A-Za-z_][\w.-]*:([^\s:/@\"'`<>]+)"
+     r"@(?!sha\d+:)[\w(\[.-]",
      "position"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
@@ -749,10 +754,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?![a-z0-9]))"
      r"[a-z0-9]+)*[ \t]*=[ \t]*"
      r"[\"']?([^\s\"'`,;&]+)", "position"),
-    # An account's one-time recovery or backup code ("use recovery code WLWH-TSO4-...").
-    ("recovery_code", "recovery code|recovery key|backup code|wiederherstellungscode|recuperaci|"
-                      "récupération|恢复码|备用码",
-     r"(?i:(?:recovery|backup|wiederherstellungs) ?(?:codes?|keys?)|c[oó]digos? de recuperaci[oó]n"
+    # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...").
+    ("recovery_code", "recovery code|recovery key|backup code|access code|accesscode|erişim kodu|"
+                      "zugangscode|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
+     r"(?i:(?:recovery|backup|wiederherstellungs|access|zugangs) ?(?:codes?|keys?)|erişim kodu"
+     r"|c[oó]digos? de recuperaci[oó]n"
      r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
      r"(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
@@ -766,7 +772,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")"
-     r"(?:[^\n。！？；]{0,12}?(?:是|为|為|：|:|=|就是|设为|设置为|改为)+)?"
+     r"(?:[^\n。！？；]{0,12}?(?:是|为|為|：|:|=|就是|设为|设置为|改为|改成|换成|設為|改為)+)?"
      r"\s*[`\"'「“]?"
      r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
 )
@@ -824,10 +830,12 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # The residual risk: a credential right after such a word, in the form it names, is printed.
 # Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential).
 NAMING_WORD = Lazy(
-    r"(?<![a-z0-9])(?:(commits?|revisions?|revs?|sha1?|shas|rebase[ds]?|cherry-pick(?:ed)?|revert(?:ed)?|"
+    r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
+    r"cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
+    r"cache[ _-]?keys?|objects?|oids?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
     r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
@@ -889,8 +897,9 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}", re.S)
 # Public by design or harmless by form: a Stripe publishable key, an age recipient, an SSH key's
 # type, a hex number of 64 bits at most, an IPFS content id, an Ethereum address (a private key is
-# 64 hex), a Bitcoin address, a nostr public key, an AWS resource or unique id, a Kubernetes pod's
-# name (hashes without vowels), an image or PDF in base64.
+# 64 hex), a Bitcoin address, a nostr public key, an AWS resource or unique id, a Stripe object's
+# id (`cus_`, `evt_`: its secrets are `sk_`, `rk_`, `whsec_`), a UPS tracking number, a Kubernetes
+# pod's name (hashes without vowels), an image or PDF in base64.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
@@ -900,6 +909,9 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}"
                     r"(?:[0-9a-f]{9})?$"
                     r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
+                    r"|(?:cus|evt|pi|req|ch|in|sub|price|prod|txn|acct|pm|seti|po|tr|py)"
+                    r"_[A-Za-z0-9]{8,}$"
+                    r"|1Z[0-9A-Z]{16}$"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
 # Values that are no secret wherever they stand, a class a line: stand-ins and their words, an
@@ -2325,7 +2337,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         for match in RANDOM_TOKEN.finditer(text):
             if credential_shaped(match.group()) and not overlaps(found, match.start(), match.end()) \
                     and not harmless_context(text, match.start(), match.end(), match.group()):
-                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+                # A documentation's example (AWS's `...bPxRfiCYEXAMPLEKEY`), as for a named kind.
+                example = bool(EXAMPLE_SECRET.search(match.group()))
+                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
         for match in SIGNED_TOKEN.finditer(text):
             token = match.group()
             if max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \

@@ -127,6 +127,7 @@ def pem_body_lines(name, label, nlines=5):
 # file does not carry them as one literal).
 DOC_KEY_1 = "AKIA" + "IOSFODNN7" + "EXAMPLE"
 DOC_KEY_2 = "AKIA" + "I44QH8DHB" + "EXAMPLE"
+DOC_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCY" + "EXAMPLEKEY"  # AWS's documented secret key
 
 
 # --------------------------------------------------------------------------- helpers
@@ -354,6 +355,10 @@ _SECRETS += [
             "Always show {x} in the tutorial because readers copy examples verbatim.",
             DOC_KEY_2, DOC_KEY_2[4:], note=True,
             control="Always show a documented sample key in the tutorial because readers copy examples verbatim."),
+    _secret("aws-doc-example-secret", "random_token",
+            "Always write {x} as the secret in README snippets because it is the documented sample.",
+            DOC_SECRET, DOC_SECRET[:20], note=True,
+            control="Always write the documented sample secret in README snippets because reviewers know it."),
 ]
 
 # --------------------------------------------------------------------------- personal data
@@ -763,7 +768,7 @@ ALLOW_PII_SECRET = next(c for c in _SECRETS if c["id"] == "secret-github-ghp")
 
 SECRET_KINDS = (
     "aws_access_key", "github_token", "gitlab_token", "slack_token", "openai_key", "anthropic_key",
-    "google_api_key", "stripe_key", "jwt", "private_key", "url_password", "generic_secret",
+    "google_api_key", "stripe_key", "jwt", "private_key", "url_password", "generic_secret", "random_token",
 )
 COUNTER = {
     "secret": "dropped_secret",

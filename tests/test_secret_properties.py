@@ -594,6 +594,13 @@ CLASSES = [
         ("russian-changed-na", "пароль от базы я сменил на {pw} вчера"),
         ("polish-changed-na", "hasło do serwera zmieniłem na {pw}"),
         ("traefik-basicauth-users", '`traefik.http.middlewares.auth.basicauth.users=ops:{pw}`'),
+        # A fifteenth round (from probe18): a change's "to" in Chinese, Japanese's を, Vietnamese's
+        # thành, "passphrase" in Korean, a word glued to Thai's password word.
+        ("chinese-changed-to", "我已经把数据库的密码换成 {pw} 了"),
+        ("japanese-wo", "ステージングのパスワードを {pw} にしました"),
+        ("vietnamese-thanh", "em đã đổi mật khẩu máy chủ thành {pw} rồi"),
+        ("korean-passphrase", "서명 키의 패스프레이즈 {pw} 는 금고에 있어요"),
+        ("thai-glued-word", "รหัสผ่านสำหรับ VPN คือ {pw} นะ"),
     ]],
     _row("signs-and-slash-after-colon", f"le mot de passe de la base :\n{_SLASHED}", _SLASHED, frame="{s}"),
     _row("signed-generated-password", f"I reset it to {_SIGNED} this morning, it works now", _SIGNED),
@@ -605,6 +612,8 @@ CLASSES = [
     _row("net-use-star-password", "`net use S: \\\\nas\\share /user:corp\\ops *773041996255`", "*773041996255"),
     _row("value-alone-after-colon", f"here is the VPN password, keep it private:\n{_HUMAN}", _HUMAN, frame="{s}"),
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
+    _row("access-code", f"the emergency access code {_RECOVERY} opens the console once", _RECOVERY),
+    _row("access-code-turkish", f"acil erişim kodu: {_RECOVERY}", _RECOVERY),
     _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
     _row("seed-phrase", f"the wallet was restored from this phrase:\n> {_SEED_WORDS}\n", _SEED_WORDS, frame="{s}"),
     _row("letters-only-key", f'`API_KEY = "{_LETTERS}"` in the notebook', _LETTERS),
@@ -843,7 +852,15 @@ LOOKALIKES = [
         ("issue-number-in-parentheses", "the password policy (#4821): rotate keys every 90 days"),
         # From probe17's: a tracer's span, a commit in Ukrainian.
         ("span-id", f"the slow span {SHA[:16]} is the cache lookup"),
-        ("commit-in-ukrainian", f"зламалось після коміту {SHA}, подивись будь ласка")]],
+        ("commit-in-ukrainian", f"зламалось після коміту {SHA}, подивись будь ласка"),
+        # From probe18's: an image pinned to its digest, a cache key, an object, a commit in
+        # Polish, Stripe's object ids, a UPS tracking number.
+        ("image-digest-pin", f"`node:20-alpine@sha256:{SHA}{SHA[:24]}` in the Dockerfile"),
+        ("cache-key", f"the cache key is npm-{SHA} for this lockfile"),
+        ("object-id", f"the LFS object {SHA}{SHA[:24]} is missing"),
+        ("commit-in-polish", f"po commicie {SHA} testy nie przechodzą"),
+        ("stripe-object-ids", f"refund ch_{_B62[:24]} for customer cus_{_B62[:14]}"),
+        ("ups-tracking", "the parcel 1Z9W8V7U6T5S4R3Q2P is stuck in customs")]],
     _row("commit-in-russian", f"Хеш коммита: {SHA}", SHA),
     _row("accessor-id", f"AccessorID: {_UUID} and SecretID: <hidden>", _UUID),
     _row("aws-resource-id", f"security group sg-{SHA[:17]} allows 443 from the VPC", f"sg-{SHA[:17]}"),
