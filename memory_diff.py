@@ -471,11 +471,15 @@ _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w 
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
 # Rules of their own, tried where the first finds no value ("password to: X"): nothing after a word
-# of prose ("password X"); a colon a few words on, the value after it or on the next line.
-# A change's "to" in other languages ("l'ho cambiata in", "mudei ... para", "сменил на").
-_CHANGED_TO = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alterad[oa]|changée?|"
-               r"geändert|gesetzt|gewijzigd|veranderd|zmieni\w*|поменял\w*|сменил\w*|изменил\w*|"
-               r"змінив\w*|змінил\w*) +(?:in|a|en|para|pour|auf|zu|naar|na|на)|thành")
+# of prose ("password X"); a colon a few words on, the value after it or on the next line; a
+# change's verb before the word and its "to" after it.
+# A change's "to" in other languages, its verb after the password's word ("l'ho cambiata in")
+# or before it ("ho cambiato la password in", "сменил пароль на", "đổi mật khẩu thành").
+_CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alterad[oa]|changée?|"
+                r"geändert|gesetzt|gewijzigd|veranderd|zmieni\w*|поменял\w*|сменил\w*|изменил\w*|"
+                r"змінив\w*|змінил\w*|đổi)")
+_CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
+_CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
             "είναι|היא|הוא|هي|هو|คือ|—|" + _CHANGED_TO)
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
@@ -743,7 +747,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
         r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+",
-        _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?")],
+        _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?",
+        _CHANGE_VERB + r"(?![a-z])[^\n.!?]{0,40}?" + _PASSWORD_WORD + _WORDS_ON
+        + " +" + _CHANGE_TO + " +")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -757,8 +763,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...").
     ("recovery_code", "recovery code|recovery key|backup code|access code|accesscode|erişim kodu|"
                       "zugangscode|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
-     r"(?i:(?:recovery|backup|wiederherstellungs|access|zugangs) ?(?:codes?|keys?)|erişim kodu"
-     r"|c[oó]digos? de recuperaci[oó]n"
+     r"(?i:(?:recovery|backup|wiederherstellungs) ?(?:codes?|keys?)|(?:access|zugangs) ?codes?"
+     r"|erişim kodu|c[oó]digos? de recuperaci[oó]n"
      r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
      r"(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
@@ -772,7 +778,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
     ("generic_secret", SECRET_WORDS_ZH,
      r"(?:" + SECRET_WORDS_ZH + r")"
-     r"(?:[^\n。！？；]{0,12}?(?:是|为|為|：|:|=|就是|设为|设置为|改为|改成|换成|設為|改為)+)?"
+     r"(?:[^\n。！？；]{0,12}?(?:是|为|為|：|:|=|就是|设为|设置为|改为|改成|换成|設為|改為)+了?)?"
      r"\s*[`\"'「“]?"
      r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
 )

@@ -601,6 +601,11 @@ CLASSES = [
         ("vietnamese-thanh", "em đã đổi mật khẩu máy chủ thành {pw} rồi"),
         ("korean-passphrase", "서명 키의 패스프레이즈 {pw} 는 금고에 있어요"),
         ("thai-glued-word", "รหัสผ่านสำหรับ VPN คือ {pw} นะ"),
+        # Generated in the review: a change's verb before the password's word, Chinese's 了.
+        ("italian-changed-before", "ho cambiato la password del server in {pw} ieri sera"),
+        ("french-changed-before", "j'ai changé le mot de passe de la base en {pw}"),
+        ("ukrainian-changed-before", "змінив пароль до бази на {pw}"),
+        ("chinese-changed-le", "我把 VPN 密码改成了 {pw}"),
     ]],
     _row("signs-and-slash-after-colon", f"le mot de passe de la base :\n{_SLASHED}", _SLASHED, frame="{s}"),
     _row("signed-generated-password", f"I reset it to {_SIGNED} this morning, it works now", _SIGNED),
