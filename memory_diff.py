@@ -658,13 +658,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
      r"|keypass|token|(?:api|access|secret|auth)-?key)(?:=|[ \t]+)(?!-)" + _PW, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
-     r"(?<![A-Za-z0-9_.-])(?:" + _TOOL_FLAG + ")(?!-)" + _PW, "position"),
+     r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW, "position"),
     ("password_option", "<pass|<secret",
      r"(?i)<(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>([^<\s]{3,})</", "position"),
     # Dovecot's `{PLAIN}pw` and a space-separated config line (`remote_password pw`, mosquitto).
     ("password_option", "{plain}|{cleartext}", r"(?i)\{(?:plain|cleartext)\}([^:\s]+)", "position"),
     ("password_option", "pass",
-     r"(?im)^[ \t]*[a-z_]*(?:password|passwd)[ \t]+([!-9;<>-~][!-~]*)[ \t]*$", "position"),
+     r"(?im)^[-+]?[ \t]*[a-z_]*(?:password|passwd)[ \t]+([!-9;<>-~][!-~]*)[ \t]*$", "position"),
     # A password piped to a command that reads it (`echo pw | docker login --password-stdin`) or
     # written to a file named for one (`> ~/.vault_pass.txt`); in code, a login call's or auth
     # pair's second string (`auth=("me", "pw")`), or the one after a password's name.
@@ -815,6 +815,7 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # it, catching unlisted issuers; judged by its pieces and joined runs of non-word pieces
 # (`lsv2_pt_<hex>`). Not: a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
+GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run before a finding
 # A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`): judged by its letters and
 # digits when no piece between signs has RANDOM_TOKEN's length (decoded if percent-escaped).
 SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@-]{12,64}"
@@ -2385,6 +2386,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                              for f in scan_secrets(inner, False)) \
                     and not overlaps(found, run.start(), run.end()):
                 found.append(SecretHit("base64_secret", run.start(), run.end(), False))
+    # A named kind's marker inside a longer token (`<14 chars>.atlasv1.<67 chars>`): all of it.
+    found = [f if f.kind == RANDOM_KIND else f._replace(start=glued_start(text, f.start)) for f in found]
     if found:  # a finding whose value ends in a public span holds none
         spans = [match.span() for match in PUBLIC_SPAN.finditer(text)]
         found = [f for f in found if not any(a < f.end <= b for a, b in spans)]
@@ -2395,6 +2398,14 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         else:
             merged.append(finding)
     return merged
+
+
+def glued_start(text: str, start: int) -> int:
+    """Where the token holding a finding starts, when a dot glues a run of digits and both cases
+    before it (`KHhxNLZf5i0upy.atlasv1.`): not a name (`config.token`, `DB_PASSWORD`)."""
+    glued = GLUED_BEFORE.search(text, max(0, start - 4 * RANDOM_MIN), start)
+    run = glued.group() if glued else ""
+    return glued.start() if DIGIT.search(run) and run.lower() != run != run.upper() else start
 
 
 def table_passwords(text: str) -> list[SecretHit]:
@@ -2631,11 +2642,14 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
             best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+    # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.
+    odd = [piece for piece in TOKEN_PIECES.split(token) if piece not in body
+           and len(piece) >= RANDOM_MIN and looks_random(piece, words=True) and not HEX.fullmatch(piece)]
     body = body[2:] if body[:2] in ("0x", "0X") else body
     if family == "commit":
-        return bool(HEX.fullmatch(body))
+        return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
-        return bool(HEX.fullmatch(body) or UUID.fullmatch(body) or ULID.fullmatch(body))
+        return bool(HEX.fullmatch(body) or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
     return family in ("digest", "public")
 
 

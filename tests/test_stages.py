@@ -398,6 +398,35 @@ UNKNOWN_CREDENTIAL = [
 ]
 
 
+_PW = "Harbor" + "2019" + "!maple"  # chosen by a person: only its position tells
+_B64 = BASE62 + "+/"
+WITHHELD_WHOLE = [
+    # The value, the whole of it: found by probe19 (a list of git and review pastes).
+    pytest.param(f'token = "{_generated(23, 14, BASE62)}.atlasv1.{_generated(24, 67, BASE62 + "-_")}"',
+                 _generated(23, 14, BASE62), id="dotted-prefix-before-a-named-marker"),
+    pytest.param(f"removed:\n-mysql -p{_PW} app", _PW, id="diff-removed-line-mysql"),
+    pytest.param(f"-htpasswd -b -c .htpasswd admin '{_PW}'", _PW, id="diff-removed-htpasswd-with-flags"),
+    pytest.param(f"-  remote_password {_PW}", _PW, id="diff-removed-config-line"),
+    pytest.param(f"curl -b '_shop_session={_generated(25, 80, _B64)}--{_generated(26, 40, '0123456789abcdef')}' "
+                 "https://shop.example.com", _generated(25, 80, _B64)[:40], id="session-cookie-base64-and-hex"),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), WITHHELD_WHOLE)
+def test_no_window_of_the_value_survives(text: str, value: str) -> None:
+    masked = md.mask_secrets(text, Counter())
+    assert not [value[i:i + 12] for i in range(len(value) - 11) if value[i:i + 12] in masked], masked
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param(f"traceparent: 00-{_generated(27, 32, '0123456789abcdef')}-{_generated(28, 16, '0123456789abcdef')}-01",
+                 id="w3c-traceparent"),
+    pytest.param(f"tx: 0x{_generated(29, 64, '0123456789abcdef')}", id="transaction-hash"),
+])
+def test_ids_of_several_hex_pieces_pass(text: str) -> None:
+    assert md.scan_secrets(text) == []
+
+
 @pytest.mark.parametrize(("text", "expected"), UNKNOWN_CREDENTIAL)
 def test_unknown_credential(text: str, expected: bool) -> None:
     """The one decision (scan_secrets, through mask_secrets) drops the sentence as a
