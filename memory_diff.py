@@ -170,11 +170,16 @@ MEMORY_FILE_NAMES: dict[str, str] = {
     "CLAUDE.md": "claude", "CLAUDE.local.md": "claude",
     "GEMINI.md": "gemini",
 }
-_NAMED_FILE = "|".join(re.escape(name.lower()) for name in MEMORY_FILE_NAMES)
+# Other agents' memory files a user may name in a request; this tool reads and budgets none.
+OTHER_MEMORY_FILES = ("memory.md", ".cursorrules", ".windsurfrules", ".clinerules",
+                      "copilot-instructions.md", "conventions.md")
+_NAMED_FILE = "|".join(re.escape(name.lower())
+                       for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
 
 _LEAD = r"^(?:(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|now|good|" \
-        r"nice|right|please|pls),?\s+)*"
-_ASK = r"(?:(?:can|could|would|will) you (?:please |also )?|please |let'?s |let us |we should |you should |" \
+        r"nice|right|please|pls|hey|hi|btw|\+1),?\s+)*"
+_ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
+       r"we should |you should |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:memory|memories|" \
@@ -192,7 +197,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"(?:(?:that|saying|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
     ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
-                           r"(?:(?:(?:with|to say|to mention|to note|to state|saying|so that|that|but|and)\b\s*)+"
+                           r"(?:(?:(?:to say|to mention|to note|to state|saying|so that|that|but|"
+                           r"and)\b\s*)+"
                            r"(?:(?:make sure|ensure|mention|note|say)\b\s*(?:that\b\s*)?)?|[:：,，—–-]\s*)?"
                            r"(?P<content>.*)$"),
     # "Remember that ...": not "remember also you have ..." (a reminder for this session).
@@ -212,8 +218,19 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
-    r"so (?:that )?(?:you|claude|we|the agent|future sessions) (?:will |can )?(?:remember|know|don't forget)\b.*|"
-    r"这个|这条|这些|这一点|上面的?|以上)*[\s.。!！?？]*$")
+    # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
+    # where from ("based on this session"), or "that" in another language.
+    r"so (?:that )?(?:\S+ ){1,3}?(?:will|can|can't|won't|don't|doesn't|never|stops?|knows?|"
+    r"remembers?|forgets?|sticks?)\b[^:：]*|"
+    r"(?:the|that|this) (?:\S+ ){0,3}(?:bit|part|thing|one|point|stuff|trick|decision|rule|fix|"
+    r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
+    r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
+    r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
+    r"这个|这条|这些|这一点|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|das|dies|ça|cela|eso|"
+    r"esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*[\s.。!！?？、，,]*$")
+# "with this: X", "so it says X": the frame points forward at the rule that follows.
+REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)\s*[:：]|"
+                       r"so (?:that )?it (?:says|reads|states)(?: that)?\s)\s*")
 # Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
@@ -223,6 +240,91 @@ REQUEST_TOPIC = Lazy(
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
+
+# REQUEST FRAMES, in any language (after REQUEST_RULES): a frame, and the rule on the far side
+# of a separator. The frame opens the sentence ("Merk dir: X", "CLAUDE.mdに追加して：X",
+# "From now on X") or closes it ("X — add that to CLAUDE.md"). A frame is a verb of
+# remembering, a phrase for every later session, or a verb of recording beside a memory's
+# name. Plain lower-case phrases; a Latin one matches from a word's start.
+REMEMBER_PHRASES = (
+    "remember|memorize|memorise|keep in mind for next time|keep in mind going forward|make a note|"
+    "take a note|note for|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
+    "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|запомни|ricorda|ricordatelo|memorizza|"
+    "zapamiętaj|onthoud|hatırla|unutma|nhớ|याद रख|запам'ятай|ingat|zapamatuj|kom ihåg|覚えて|"
+    "覚えと|記憶して|忘れないで|기억해|메모해|worth remembering|as a rule|ricordati|segnatelo|"
+    "onthouden|zapamatuj si|ingatlah|new rule")
+FUTURE_PHRASES = (
+    "from now on|going forward|moving forward|from here on|henceforth|in the future|"
+    "in future sessions|for future reference|for next time|for the future|for future sessions|"
+    "for all future sessions|ab jetzt|ab sofort|von nun an|von jetzt an|künftig|zukünftig|"
+    "in zukunft|désormais|dorénavant|à partir de maintenant|à l'avenir|a partir de ahora|"
+    "de ahora en adelante|en adelante|en el futuro|daqui pra frente|daqui para frente|"
+    "a partir de agora|de agora em diante|отныне|впредь|с этого момента|в дальнейшем|d'ora in poi|"
+    "da ora in poi|d'ora in avanti|da adesso in poi|od teraz|od tej pory|na przyszłość|vanaf nu|"
+    "voortaan|in het vervolg|bundan sonra|bundan böyle|từ giờ|từ nay|từ bây giờ|अब से|आगे से|"
+    "відтепер|надалі|mulai sekarang|ke depannya|od teď|framöver|i fortsättningen|från och med nu|"
+    "今後は|これからは|次回以降|앞으로는|이제부터|다음부터")
+RECORD_PHRASES = (
+    "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
+    "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
+    "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
+    "coloca|coloque|escreve|anote|salva|salve|добавь|запиши|занеси|внеси|сохрани|aggiungi|metti|"
+    "scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|noteer|ekle|"
+    "yaz|kaydet|thêm|ghi|lưu|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|추가|적어|저장|persist|"
+    "stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|přidej|zapiš|ulož|lägg till|"
+    "lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|catat|기록|加一条|加上|加到|加进|加入|"
+    "写进|写到|写入|写上|添加|补充")
+# A memory a user names in a request, beside the files (_NAMED_FILE): the word, in its languages.
+MEMORY_SAID = (
+    "memory|memories|instructions file|mémoire|memoria|memória|gedächtnis|памят|пам'ят|pamięć|"
+    "pamięci|paměť|paměti|geheugen|minne|memori|hafıza|bellek|bộ nhớ|メモリ|메모리|记忆|मेमोरी|"
+    "rule|rules")
+# What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says";
+# a comma only after remembering or a later session ("Remember, X"), or before a closing frame.
+REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
+                     r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
+                     r"\s+so (?:it|that it) (?:says|reads|states)(?: that)?(?=\s))\s*")
+REQUEST_COMMA = r"\s*[,，、;；]\s*"
+# A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
+REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|không)\b|"
+                    r"不用|不要|不必|别|先不|没必要|しないで|하지 마")
+# This session's moment, not a rule for later ones: "remember we're only touching the parser
+# today", "remember to commit".
+REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|for now|right now|"
+                  r"at the moment|for the next (?:few )?steps?|for this (?:task|session|pr))\b")
+REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
+                  r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
+                  r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do|does|have|has|had|was|"
+                  r"were|is|are|what|why|how|when|where|which|who|to)\b|\?|？|"
+                  + REQUEST_NEGATION + "|" + REQUEST_MOMENT)
+# Politeness after a rule is not the rule ("..., bitte", "... nhé", "thanks").
+REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|danke|merci|stp|"
+                    r"s'il te plaît|por favor|gracias|obrigad[oa]|valeu|спасибо|пожалуйста|grazie|"
+                    r"per favore|dzięki|proszę|bedankt|alsjeblieft|lütfen|teşekkürler|cảm ơn|nhé|"
+                    r"nha|धन्यवाद|谢谢|ありがとう|감사합니다)[\s.。!！]*$")
+FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
+COMMA_REACH = 20  # ... before a comma: "Remember, X", not "remember the branch is X, not main"
+# Words before a frame that change nothing ("ok, from now on ...").
+_FRAME_LEAD = (r"(?:please|pls|ok(?:ay)?|so|and|also|yes|yeah|hey|then|now|bitte|alors|bueno|então|"
+               r"итак|ну|allora|dobrze|oké|tamam|vậy|好的?)")
+# Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md").
+FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
+# "remember the branch is called `trunk`": English, with no separator, not "remember to".
+REMEMBER_BARE = Lazy(r"^(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:remember|memori[sz]e)\s+(?:(?:for "
+                     r"(?:next time|the future|(?:all )?future sessions|later)|going forward)[\s,:]+)?"
+                     r"(?!(?:to|when|how|what|why|where|which|whether|if|who|me|us|you|him|her|them|"
+                     r"this|that|it|also)\b)")
+# "Can you ...?" asks for a deed, in any language: a question that is a request.
+POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\b(?:kannst|könntest) du\b|"
+                  r"\b(?:peux|pourrais)-tu\b|\b(?:puedes|podrías|pode|podes|você pode|можешь|puoi|"
+                  r"potresti|czy możesz|kun je|kan je)\b|能不能|可以|能否|ください|주세요|줄래")
+# "..., ok?" asks for a nod, not an answer.
+TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|right|yeah|alright|got it|d'accord|vale|tá|ладно|"
+                    r"好吗|好不好)\s*[?？]\s*$")
+# A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
+OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he|she)\b")
+# "one more thing for AGENTS.md: X", "rule for memory: X": the rule's place, with no verb.
+FOR_MEMORY = Lazy(r"\b(?:for|in|into|to)\s+(?:the\s+|our\s+|your\s+)?$")
 
 # SCORE (bench/quality.py): a candidate starts at BASE_SCORE, gains each matching rule's
 # points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
@@ -1091,12 +1193,28 @@ ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII 
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
+# Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
+TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
+REMEMBER = Lazy(phrase_pattern(REMEMBER_PHRASES))
+FUTURE = Lazy(phrase_pattern(FUTURE_PHRASES))
+FUTURE_ENDS = Lazy("(?:" + phrase_pattern(FUTURE_PHRASES) + ")$")
+FUTURE_OPENS = Lazy(r"^(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
+                    r")[,，:：]?\s*(?P<content>.+)$")
+RECORD = Lazy(phrase_pattern(RECORD_PHRASES))
+MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
+FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
+FRAME_ANY = Lazy(REQUEST_SEPARATOR + "|" + REQUEST_COMMA)
+FRAME_DENIED = Lazy(REQUEST_DENIED)
+MOMENT = Lazy(REQUEST_MOMENT)
+NEGATED = Lazy(REQUEST_NEGATION, re.I)
+COURTESY = Lazy(REQUEST_COURTESY)
 # A message can hold a request only where one of these words occurs (see judge_message).
 REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember",
                            "from now on", "going forward", "moving forward", "from here on",
                            "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
-                           "往后", "规则"))
+                           "往后", "规则", *REMEMBER_PHRASES.split("|"), *FUTURE_PHRASES.split("|"),
+                           *MEMORY_SAID.split("|"), *OTHER_MEMORY_FILES))
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
@@ -2782,15 +2900,61 @@ def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
 
 def memory_request(sentence: str) -> tuple[str, str] | None:
     """(rule, content) of a user's memory request; content is "" when it points back."""
-    for name, pattern in REQUESTS:
-        match = pattern.match(sentence)
-        if match:
-            content = match.group("content").strip()
-            if REQUEST_POINTER.match(content) or REQUEST_TOPIC.match(content):
-                return name, ""
-            # A question mark ends the asking ("can you add ... ?"), not the rule.
-            return name, content.rstrip("?？ ") if content.endswith(("?", "？")) else content
-    return None
+    found = next(((name, match.group("content"), name in TOPICAL) for name, pattern in REQUESTS
+                  for match in [pattern.match(sentence)]
+                  if match and not NEGATED.search(sentence, 0, match.start("content"))), None)
+    found = found or framed_request(sentence)
+    if not found:
+        return None
+    name, content, topical = found
+    # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
+    content = REQUEST_FORWARD.sub("", COURTESY.sub("", content).strip().rstrip("?？ "))
+    pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
+        or content.isascii() and " " not in content \
+        or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
+    return name, "" if pointer else content
+
+
+def framed_request(sentence: str) -> tuple[str, str, bool] | None:
+    """(frame, content, whether a topic may stand for the content) by REQUEST FRAMES: the
+    rule after a frame opening the sentence, or before one closing it; a frame alone points back."""
+    lowered = TAG_QUESTION.sub("", sentence.lower()).rstrip()
+    if lowered.endswith(("?", "？")) and not POLITE_ASK.search(lowered):
+        return None  # "Remember the function we wrote?" asks
+    opens = FUTURE_OPENS.match(lowered)
+    if opens:
+        return "from-now-on", sentence[opens.start("content"):], False
+    for separator in FRAME_ANY.finditer(lowered, 0, FRAME_REACH + 10):
+        kind = frame_kind(lowered[:separator.start()], opening=True)
+        strong = FRAME_STRONG.fullmatch(separator.group())
+        if kind and (strong or kind != "record" and separator.start() <= COMMA_REACH):
+            return kind, sentence[separator.end():], kind == "record"
+    bare = REMEMBER_BARE.match(lowered)  # "pls remember the branch is called `trunk`"
+    if bare and not MOMENT.search(lowered, bare.end()):
+        return "remember", sentence[bare.end():], False
+    plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
+    closing = [m for m in FRAME_CLOSE.finditer(plain) if len(plain) - m.end() <= FRAME_REACH]
+    if closing:
+        kind = frame_kind(plain[closing[-1].end():])
+        if kind in ("remember", "record"):
+            return kind, sentence[:closing[-1].start()], False
+    alone = frame_kind(plain) if not OWN_CLAUSE.search(plain) else None
+    return (alone, "", True) if alone else None
+
+
+def frame_kind(part: str, opening: bool = False) -> str | None:
+    """Whether a sentence's part is a request's frame, and which: remember, from-now-on, record;
+    opening the sentence, a memory's name after "for" or "in" will do ("rule for memory: X")."""
+    if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
+        return None
+    if REMEMBER.search(part):
+        return "remember"
+    if opening and FUTURE_ENDS.search(part):  # "Rule for the future: X", not "in future, run:"
+        return "from-now-on"
+    named = [match.start() for match in MEMORY_NAMED.finditer(part)]
+    if named and RECORD.search(part):
+        return "record"
+    return "record" if opening and any(FOR_MEMORY.search(part, 0, at) for at in named) else None
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:

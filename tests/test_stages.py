@@ -460,6 +460,33 @@ def test_judge_allow_pii() -> None:
     assert verdict.stage == "candidate"
 
 
+# -- memory_request: every listed frame word works -------------------------------------------
+
+FRAME_RULE = "Integration tests need the `db` container running."
+
+
+@pytest.mark.parametrize("phrase", sorted(set(md.REMEMBER_PHRASES.split("|"))))
+def test_every_remember_phrase_opens_a_request(phrase: str) -> None:
+    """A frame word that never fires is a dead table entry: each one, then a colon, then a rule."""
+    request = md.memory_request(f"{phrase}: {FRAME_RULE}")
+    assert request is not None and request[1] == FRAME_RULE
+
+
+@pytest.mark.parametrize("phrase", sorted(set(md.FUTURE_PHRASES.split("|"))))
+def test_every_future_phrase_opens_a_request(phrase: str) -> None:
+    request = md.memory_request(f"{phrase}, {FRAME_RULE}")
+    assert request is not None and request[1] == FRAME_RULE
+
+
+@pytest.mark.parametrize("verb", sorted(set(md.RECORD_PHRASES.split("|"))))
+def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: str) -> None:
+    """Beside a memory's name, before the rule ("add to CLAUDE.md: X") or after it."""
+    opened = md.memory_request(f"{verb} CLAUDE.md: {FRAME_RULE}")
+    assert opened is not None and opened[1] == FRAME_RULE
+    closed = md.memory_request(f"{FRAME_RULE[:-1]} — {verb} CLAUDE.md")
+    assert closed is not None and closed[1] == FRAME_RULE[:-1]
+
+
 # -- select ---------------------------------------------------------------------------------
 
 def cand(text: str, order: tuple[int, int, int, int], score: int = md.MIN_SCORE, role: str = "user",
