@@ -2106,11 +2106,9 @@ def _reason(body: list[str]) -> str:
     for number, line in unfenced(body):
         label = NOTE_LABEL.match(line)
         if label and label.group(1).lower() == "why":
-            why = [line[label.end():].strip()]
-            for more in body[number + 1:]:
-                if not more.strip() or NOTE_LABEL.match(more):
-                    break
-                why.append(more.strip())
+            rest = itertools.takewhile(lambda more: more.strip() and not NOTE_LABEL.match(more),
+                                       body[number + 1:])
+            why = [line[label.end():].strip(), *(more.strip() for more in rest)]
             return " ".join(w for w in why if w)
     return ""
 
