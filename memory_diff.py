@@ -3385,7 +3385,6 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
     if idle:  # each sentence's verdict without judging it (pull_in moves its count)
         stats["dropped_no_signal"] += len(sentences)
         return [(number, sentence, NO_SIGNAL) for number, sentence in enumerate(sentences)]
-    # Sentences of list items and plan steps are never requests.
     spoken = "\n".join(strip_emphasis(line) for _, line in unfenced(LINE_BREAK.split(text))
                        if not PLAN_LINE.match(line)) if requests else ""
     judged = []
