@@ -3328,7 +3328,7 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
 
 # Checkpoint copies and resumed sessions repeat whole messages: each is judged once a build
 # and counted per copy. A message under JUDGED_LEAST characters is quicker to judge again.
-_JUDGED: dict[tuple[Any, ...], tuple[Judged | None, tuple[tuple[str, int], ...]]] | None = None
+_JUDGED: dict[tuple[Any, ...], tuple[Judged | None, Counter[str]]] | None = None
 JUDGED_MEMO = 50_000
 JUDGED_LEAST = 250
 
@@ -3343,13 +3343,12 @@ def judge_message(message: Message, opts: Options, signal: re.Pattern[str], nois
     known = memo.get(key)
     if known is None:
         counts: Counter[str] = Counter()
-        known = _judge_message(message, opts, signal, noise, counts, asked), tuple(counts.items())
+        known = _judge_message(message, opts, signal, noise, counts, asked), counts
         if len(memo) >= JUDGED_MEMO:
             memo.clear()
         memo[key] = known
     judged, counted = known
-    for name, count in counted:
-        stats[name] += count
+    stats.update(counted)
     return None if judged is None else list(judged)
 
 
@@ -3558,8 +3557,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
         winners = {id(c) for c in ranked[:max_add]}
         dropped += [(c, "dropped_over_cap", "") for c in kept if id(c) not in winners]
         kept = [c for c in kept if id(c) in winners]
-    for _, stage, _ in dropped:
-        stats[stage] += 1
+    stats.update(stage for _, stage, _ in dropped)
     stats["proposed"] += len(kept)
     return kept, dropped
 
