@@ -310,10 +310,10 @@ _FRAME_LEAD = (r"(?:please|pls|ok(?:ay)?|so|and|also|yes|yeah|hey|then|now|bitte
 # Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md").
 FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
 # "remember the branch is called `trunk`": English, with no separator, not "remember to".
-REMEMBER_BARE = Lazy(r"^(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:remember|memori[sz]e)\s+(?:(?:for "
-                     r"(?:next time|the future|(?:all )?future sessions|later)|going forward)[\s,:]+)?"
-                     r"(?!(?:to|when|how|what|why|where|which|whether|if|who|me|us|you|him|her|them|"
-                     r"this|that|it|also)\b)")
+REMEMBER_BARE = Lazy(r"^(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:remember|memori[sz]e)\s+"
+                     r"(?:(?:for (?:next time|the future|(?:all )?future sessions|later)|"
+                     r"going forward)[\s,:]+)?(?!(?:to|when|how|what|why|where|which|whether|if|"
+                     r"who|me|us|you|him|her|them|this|that|it|also)\b)")
 # "Can you ...?" asks for a deed, in any language: a question that is a request.
 POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\b(?:kannst|könntest) du\b|"
                   r"\b(?:peux|pourrais)-tu\b|\b(?:puedes|podrías|pode|podes|você pode|можешь|puoi|"
@@ -760,7 +760,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
      r"|keypass|token|(?:api|access|secret|auth)-?key)(?:=|[ \t]+)(?!-)" + _PW, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
-     r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW, "position"),
+     r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
+     "position"),
     ("password_option", "<pass|<secret",
      r"(?i)<(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>([^<\s]{3,})</", "position"),
     # Dovecot's `{PLAIN}pw` and a space-separated config line (`remote_password pw`, mosquitto).
@@ -2503,7 +2504,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     and not overlaps(found, run.start(), run.end()):
                 found.append(SecretHit("base64_secret", run.start(), run.end(), False))
     # A named kind's marker inside a longer token (`<14 chars>.atlasv1.<67 chars>`): all of it.
-    found = [f if f.kind == RANDOM_KIND else f._replace(start=glued_start(text, f.start)) for f in found]
+    found = [f if f.kind == RANDOM_KIND else f._replace(start=glued_start(text, f.start))
+             for f in found]
     if found:  # a finding whose value ends in a public span holds none
         spans = [match.span() for match in PUBLIC_SPAN.finditer(text)]
         found = [f for f in found if not any(a < f.end <= b for a, b in spans)]
@@ -2760,7 +2762,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
             best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
     # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.
     odd = [piece for piece in TOKEN_PIECES.split(token) if piece not in body
-           and len(piece) >= RANDOM_MIN and looks_random(piece, words=True) and not HEX.fullmatch(piece)]
+           and len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece)
+           and looks_random(piece, words=True)]
     body = body[2:] if body[:2] in ("0x", "0X") else body
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
