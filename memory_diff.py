@@ -996,7 +996,8 @@ WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Text that holds no credential whatever it looks like: a PEM public key, certificate or signature
 # (also in XML), a Mapbox public token, an ARN, a sops or ansible-vault value, a DKIM record, a
-# password's hash (bcrypt, argon2, SCRAM), a GUID in braces, a hashed `known_hosts` host.
+# password's hash (bcrypt, argon2, SCRAM), a GUID in braces, a hashed `known_hosts` host, an
+# OpenPGP key's id or fingerprint after its algorithm (gpg's "using RSA key <hex>").
 PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE|SIGNATURE)"
                    r"[A-Z ]*-----.*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)"
                    r"|X509Certificate>[^<]*|(?<![\w.])pk\.eyJ[\w.-]+"
@@ -1004,7 +1005,8 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*(?:\"\s+\"[^\"\n]*)*"
                    r"|\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*"
                    r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
-                   r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}", re.S)
+                   r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}"
+                   r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
 # Public by design or harmless by form: a Stripe publishable key, an age recipient, an SSH key's
 # type, a hex number of 64 bits at most, an IPFS content id, an Ethereum address (a private key is
 # 64 hex), a Bitcoin address, a nostr public key, an AWS resource or unique id, a Stripe object's
@@ -2768,7 +2770,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
-        return bool(HEX.fullmatch(body) or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
+        hexed = HEX.fullmatch(body) or HEX.fullmatch(body[1:]) and body[0].isupper()  # Gerrit's I<hex>
+        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
     return family in ("digest", "public")
 
 

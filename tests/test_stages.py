@@ -422,8 +422,11 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param(f"traceparent: 00-{_generated(27, 32, '0123456789abcdef')}-{_generated(28, 16, '0123456789abcdef')}-01",
                  id="w3c-traceparent"),
     pytest.param(f"tx: 0x{_generated(29, 64, '0123456789abcdef')}", id="transaction-hash"),
+    pytest.param(f"Change-Id: I{_generated(30, 40, '0123456789abcdef')}", id="gerrit-change-id"),
+    pytest.param(f"gpg:                using RSA key {_generated(31, 40, '0123456789ABCDEF')}",
+                 id="gpg-key-fingerprint"),
 ])
-def test_ids_of_several_hex_pieces_pass(text: str) -> None:
+def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
 
 
