@@ -248,22 +248,24 @@ REQUEST_PULL = 3
 # name. Plain lower-case phrases; a Latin one matches from a word's start.
 REMEMBER_PHRASES = (
     "remember|memorize|memorise|keep in mind for next time|keep in mind going forward|make a note|"
-    "take a note|note for|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
+    "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|запомни|ricorda|ricordatelo|memorizza|"
     "zapamiętaj|onthoud|hatırla|unutma|nhớ|याद रख|запам'ятай|ingat|zapamatuj|kom ihåg|覚えて|"
-    "覚えと|記憶して|忘れないで|기억해|메모해|worth remembering|as a rule|ricordati|segnatelo|"
-    "onthouden|zapamatuj si|ingatlah|new rule")
+    "覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|onthouden|zapamatuj si|"
+    "ingatlah")
 FUTURE_PHRASES = (
-    "from now on|going forward|moving forward|from here on|henceforth|in the future|"
-    "in future sessions|for future reference|for next time|for the future|for future sessions|"
-    "for all future sessions|ab jetzt|ab sofort|von nun an|von jetzt an|künftig|zukünftig|"
-    "in zukunft|désormais|dorénavant|à partir de maintenant|à l'avenir|a partir de ahora|"
-    "de ahora en adelante|en adelante|en el futuro|daqui pra frente|daqui para frente|"
-    "a partir de agora|de agora em diante|отныне|впредь|с этого момента|в дальнейшем|d'ora in poi|"
-    "da ora in poi|d'ora in avanti|da adesso in poi|od teraz|od tej pory|na przyszłość|vanaf nu|"
-    "voortaan|in het vervolg|bundan sonra|bundan böyle|từ giờ|từ nay|từ bây giờ|अब से|आगे से|"
-    "відтепер|надалі|mulai sekarang|ke depannya|od teď|framöver|i fortsättningen|från och med nu|"
-    "今後は|これからは|次回以降|앞으로는|이제부터|다음부터")
+    "from now on|going forward|from here on|henceforth|ab jetzt|"
+    "von nun an|von jetzt an|désormais|dorénavant|à partir de maintenant|a partir de ahora|"
+    "de ahora en adelante|daqui pra frente|daqui para frente|a partir de agora|de agora em diante|"
+    "отныне|впредь|с этого момента|d'ora in poi|da ora in poi|d'ora in avanti|da adesso in poi|"
+    "od teraz|od tej pory|vanaf nu|voortaan|bundan sonra|từ giờ|từ nay|अब से|відтепер|"
+    "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터")
+# ... and these name later sessions only before a colon ("For next time: X", not "In the
+# future we might add OAuth").
+FUTURE_LABELS = (
+    "in the future|in future sessions|for future reference|for next time|for the future|"
+    "for future sessions|for all future sessions|künftig|zukünftig|in zukunft|à l'avenir|"
+    "en el futuro|na przyszłość|in het vervolg|次回以降|다음부터")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
@@ -274,11 +276,12 @@ RECORD_PHRASES = (
     "stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|přidej|zapiš|ulož|lägg till|"
     "lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|catat|기록|加一条|加上|加到|加进|加入|"
     "写进|写到|写入|写上|添加|补充")
-# A memory a user names in a request, beside the files (_NAMED_FILE): the word, in its languages.
+# A memory a user names in a request, beside the files (_NAMED_FILE): a bare "memory" or
+# "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
-    "memory|memories|instructions file|mémoire|memoria|memória|gedächtnis|памят|пам'ят|pamięć|"
-    "pamięci|paměť|paměti|geheugen|minne|memori|hafıza|bellek|bộ nhớ|メモリ|메모리|记忆|मेमोरी|"
-    "rule|rules")
+    "memory file|memory files|your memory|project memory|long-term memory|persistent memory|"
+    "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
+    "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says";
 # a comma only after remembering or a later session ("Remember, X"), or before a closing frame.
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
@@ -287,11 +290,13 @@ REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
 REQUEST_COMMA = r"\s*[,，、;；]\s*"
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|không)\b|"
-                    r"不用|不要|不必|别|先不|没必要|しないで|하지 마")
+                    r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
+                    r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember we're only touching the parser
 # today", "remember to commit".
 REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|for now|right now|"
-                  r"at the moment|for the next (?:few )?steps?|for this (?:task|session|pr))\b")
+                  r"at the moment|for the next (?:few )?steps?|for this (?:task|session|pr)|heute|"
+                  r"сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
                   r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do|does|have|has|had|was|"
@@ -303,28 +308,22 @@ REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|dank
                     r"per favore|dzięki|proszę|bedankt|alsjeblieft|lütfen|teşekkürler|cảm ơn|nhé|"
                     r"nha|धन्यवाद|谢谢|ありがとう|감사합니다)[\s.。!！]*$")
 FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
-COMMA_REACH = 20  # ... before a comma: "Remember, X", not "remember the branch is X, not main"
 # Words before a frame that change nothing ("ok, from now on ...").
 _FRAME_LEAD = (r"(?:please|pls|ok(?:ay)?|so|and|also|yes|yeah|hey|then|now|bitte|alors|bueno|então|"
                r"итак|ну|allora|dobrze|oké|tamam|vậy|好的?)")
 # Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md").
 FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
-# "remember the branch is called `trunk`": English, with no separator, not "remember to".
-REMEMBER_BARE = Lazy(r"^(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:remember|memori[sz]e)\s+"
-                     r"(?:(?:for (?:next time|the future|(?:all )?future sessions|later)|"
-                     r"going forward)[\s,:]+)?(?!(?:to|when|how|what|why|where|which|whether|if|"
-                     r"who|me|us|you|him|her|them|this|that|it|also)\b)")
+# Scripts written without spaces between words: their frame words may stand anywhere.
+CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "Can you ...?" asks for a deed, in any language: a question that is a request.
 POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\b(?:kannst|könntest) du\b|"
                   r"\b(?:peux|pourrais)-tu\b|\b(?:puedes|podrías|pode|podes|você pode|можешь|puoi|"
                   r"potresti|czy możesz|kun je|kan je)\b|能不能|可以|能否|ください|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer.
-TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|right|yeah|alright|got it|d'accord|vale|tá|ладно|"
+TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|d'accord|vale|tá|ладно|"
                     r"好吗|好不好)\s*[?？]\s*$")
 # A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
 OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he|she)\b")
-# "one more thing for AGENTS.md: X", "rule for memory: X": the rule's place, with no verb.
-FOR_MEMORY = Lazy(r"\b(?:for|in|into|to)\s+(?:the\s+|our\s+|your\s+)?$")
 
 # SCORE (bench/quality.py): a candidate starts at BASE_SCORE, gains each matching rule's
 # points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
@@ -1178,6 +1177,24 @@ def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
     return "|".join(parts)
 
 
+def frame_words(phrases: str) -> str:
+    """A request frame's phrases as one alternation, whole words in scripts that space them
+    (`füg` is not in `hinzugefügt`, nor `сохрани` in `сохранил`)."""
+    return "|".join(re.escape(p) if CLOSE_SCRIPT.match(p) else rf"(?<!\w){re.escape(p)}(?!\w)"
+                    for p in phrases.split("|"))
+
+
+def frame_pattern(phrases: str, closes: bool = False) -> str:
+    """A frame's own word: in a spaced script it opens its part after courtesy, or closes it
+    ("Merk dir ...", "... in die CLAUDE.md aufnehmen"): "The browser will remember that
+    setting" holds no frame. In a script without spaces it may stand anywhere."""
+    spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
+    close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
+    last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
+    return (rf"^(?:{_FRAME_LEAD}[,，]?\s+|(?:can|could|would) you\s+)*(?:{spaced})(?![\w-])"
+            + last + "".join("|" + word for word in close))
+
+
 def phrase_pattern(phrases: str) -> str:
     """A SIGNAL rule's literal phrases as one alternation; ASCII phrases as whole words."""
     return "|".join(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p) for p in phrases.split("|"))
@@ -1198,13 +1215,13 @@ NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
-REMEMBER = Lazy(phrase_pattern(REMEMBER_PHRASES))
-FUTURE = Lazy(phrase_pattern(FUTURE_PHRASES))
-FUTURE_ENDS = Lazy("(?:" + phrase_pattern(FUTURE_PHRASES) + ")$")
+REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't remember"
+FUTURE_LABEL = Lazy(r"(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:(?:rule|note|rules|notes) )?(?:"
+                    + frame_words(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
 FUTURE_OPENS = Lazy(r"^(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
                     r")[,，:：]?\s*(?P<content>.+)$")
-RECORD = Lazy(phrase_pattern(RECORD_PHRASES))
-MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
+RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
+MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + frame_words(MEMORY_SAID))
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_ANY = Lazy(REQUEST_SEPARATOR + "|" + REQUEST_COMMA)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
@@ -1217,7 +1234,7 @@ REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules",
                            "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                            "往后", "规则", *REMEMBER_PHRASES.split("|"), *FUTURE_PHRASES.split("|"),
-                           *MEMORY_SAID.split("|"), *OTHER_MEMORY_FILES))
+                           *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES))
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
@@ -2916,6 +2933,8 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
+    if MOMENT.search(content.lower()):
+        return None  # "Remember: for now, skip the e2e tests" is this session's
     return name, "" if pointer else content
 
 
@@ -2928,14 +2947,10 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     opens = FUTURE_OPENS.match(lowered)
     if opens:
         return "from-now-on", sentence[opens.start("content"):], False
-    for separator in FRAME_ANY.finditer(lowered, 0, FRAME_REACH + 10):
+    for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         kind = frame_kind(lowered[:separator.start()], opening=True)
-        strong = FRAME_STRONG.fullmatch(separator.group())
-        if kind and (strong or kind != "record" and separator.start() <= COMMA_REACH):
+        if kind:
             return kind, sentence[separator.end():], kind == "record"
-    bare = REMEMBER_BARE.match(lowered)  # "pls remember the branch is called `trunk`"
-    if bare and not MOMENT.search(lowered, bare.end()):
-        return "remember", sentence[bare.end():], False
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
     closing = [m for m in FRAME_CLOSE.finditer(plain) if len(plain) - m.end() <= FRAME_REACH]
     if closing:
@@ -2943,22 +2958,22 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         if kind in ("remember", "record"):
             return kind, sentence[:closing[-1].start()], False
     alone = frame_kind(plain) if not OWN_CLAUSE.search(plain) else None
+    if alone == "remember" and not CLOSE_SCRIPT.search(plain) \
+            and not REQUEST_POINTER.match(REMEMBER.sub("", plain, 1).strip()):
+        return None  # "Remember the meeting at 3pm" reminds; "remember this" points back
     return (alone, "", True) if alone else None
 
 
 def frame_kind(part: str, opening: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, and which: remember, from-now-on, record;
-    opening the sentence, a memory's name after "for" or "in" will do ("rule for memory: X")."""
+    a phrase for later sessions frames only when it is all of a part opening the sentence."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part):
         return "remember"
-    if opening and FUTURE_ENDS.search(part):  # "Rule for the future: X", not "in future, run:"
+    if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    named = [match.start() for match in MEMORY_NAMED.finditer(part)]
-    if named and RECORD.search(part):
-        return "record"
-    return "record" if opening and any(FOR_MEMORY.search(part, 0, at) for at in named) else None
+    return "record" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:
