@@ -2941,7 +2941,9 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
 def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     """(frame, content, whether a topic may stand for the content) by REQUEST FRAMES: the
     rule after a frame opening the sentence, or before one closing it; a frame alone points back."""
-    lowered = TAG_QUESTION.sub("", sentence.lower()).rstrip()
+    # Lower case of the same length, so places in it cut the sentence (Turkish `İ` is two).
+    lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in sentence)
+    lowered = TAG_QUESTION.sub("", lowered).rstrip()
     if lowered.endswith(("?", "？")) and not POLITE_ASK.search(lowered):
         return None  # "Remember the function we wrote?" asks
     opens = FUTURE_OPENS.match(lowered)
@@ -2949,6 +2951,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         kind = frame_kind(lowered[:separator.start()], opening=True)
+        if kind and not lowered[separator.end():].strip():
+            return None  # "Remember the following:" points at lines to come, not back
         if kind:
             return kind, sentence[separator.end():], kind == "record"
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
