@@ -176,8 +176,11 @@ OTHER_MEMORY_FILES = ("memory.md", ".cursorrules", ".windsurfrules", ".clinerule
 _NAMED_FILE = "|".join(re.escape(name.lower())
                        for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
 
-_LEAD = r"^(?:(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|now|good|" \
-        r"nice|right|please|pls|hey|hi|btw|\+1),?\s+)*"
+# Words before a request that change nothing ("ok, from now on ...").
+_LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
+               r"now|good|nice|right|please|pls|hey|hi|btw|\+1|bitte|alors|bueno|então|итак|ну|"
+               r"allora|dobrze|oké|tamam|vậy|好的?)")
+_LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
 _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
        r"we should |you should |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
@@ -282,12 +285,10 @@ MEMORY_SAID = (
     "memory file|memory files|your memory|project memory|long-term memory|persistent memory|"
     "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
-# What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says";
-# a comma only after remembering or a later session ("Remember, X"), or before a closing frame.
+# What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
                      r"\s+so (?:it|that it) (?:says|reads|states)(?: that)?(?=\s))\s*")
-REQUEST_COMMA = r"\s*[,，、;；]\s*"
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|không)\b|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
@@ -308,9 +309,6 @@ REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|dank
                     r"per favore|dzięki|proszę|bedankt|alsjeblieft|lütfen|teşekkürler|cảm ơn|nhé|"
                     r"nha|धन्यवाद|谢谢|ありがとう|감사합니다)[\s.。!！]*$")
 FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
-# Words before a frame that change nothing ("ok, from now on ...").
-_FRAME_LEAD = (r"(?:please|pls|ok(?:ay)?|so|and|also|yes|yeah|hey|then|now|bitte|alors|bueno|então|"
-               r"итак|ну|allora|dobrze|oké|tamam|vậy|好的?)")
 # Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md").
 FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
 # Scripts written without spaces between words: their frame words may stand anywhere.
@@ -1177,13 +1175,6 @@ def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
     return "|".join(parts)
 
 
-def frame_words(phrases: str) -> str:
-    """A request frame's phrases as one alternation, whole words in scripts that space them
-    (`füg` is not in `hinzugefügt`, nor `сохрани` in `сохранил`)."""
-    return "|".join(re.escape(p) if CLOSE_SCRIPT.match(p) else rf"(?<!\w){re.escape(p)}(?!\w)"
-                    for p in phrases.split("|"))
-
-
 def frame_pattern(phrases: str, closes: bool = False) -> str:
     """A frame's own word: in a spaced script it opens its part after courtesy, or closes it
     ("Merk dir ...", "... in die CLAUDE.md aufnehmen"): "The browser will remember that
@@ -1191,13 +1182,15 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
-    return (rf"^(?:{_FRAME_LEAD}[,，]?\s+|(?:can|could|would) you\s+)*(?:{spaced})(?![\w-])"
+    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+)*(?:{spaced})(?![\w-])"
             + last + "".join("|" + word for word in close))
 
 
 def phrase_pattern(phrases: str) -> str:
-    """A SIGNAL rule's literal phrases as one alternation; ASCII phrases as whole words."""
-    return "|".join(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p) for p in phrases.split("|"))
+    """Literal phrases as one alternation, whole words in a script that spaces them (`füg` is
+    not in `hinzugefügt`); in one without spaces (Chinese) anywhere."""
+    return "|".join(re.escape(p) if CLOSE_SCRIPT.match(p) else rf"(?<!\w){re.escape(p)}(?!\w)"
+                    for p in phrases.split("|"))
 
 
 def rule_name(match: re.Match[str]) -> str:
@@ -1216,14 +1209,13 @@ REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
 REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't remember"
-FUTURE_LABEL = Lazy(r"(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:(?:rule|note|rules|notes) )?(?:"
-                    + frame_words(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
-FUTURE_OPENS = Lazy(r"^(?:" + _FRAME_LEAD + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
+FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:rule|note|rules|notes) )?(?:"
+                    + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
+FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
                     r")[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
-MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + frame_words(MEMORY_SAID))
+MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
-FRAME_ANY = Lazy(REQUEST_SEPARATOR + "|" + REQUEST_COMMA)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
 MOMENT = Lazy(REQUEST_MOMENT)
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
@@ -2942,7 +2934,9 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     """(frame, content, whether a topic may stand for the content) by REQUEST FRAMES: the
     rule after a frame opening the sentence, or before one closing it; a frame alone points back."""
     # Lower case of the same length, so places in it cut the sentence (Turkish `İ` is two).
-    lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in sentence)
+    lowered = sentence.lower()
+    if len(lowered) != len(sentence):
+        lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in sentence)
     lowered = TAG_QUESTION.sub("", lowered).rstrip()
     if lowered.endswith(("?", "？")) and not POLITE_ASK.search(lowered):
         return None  # "Remember the function we wrote?" asks
@@ -2954,30 +2948,30 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         if kind and not lowered[separator.end():].strip():
             return None  # "Remember the following:" points at lines to come, not back
         if kind:
-            return kind, sentence[separator.end():], kind == "record"
+            return kind, sentence[separator.end():], kind == "memory-file"
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
     closing = [m for m in FRAME_CLOSE.finditer(plain) if len(plain) - m.end() <= FRAME_REACH]
     if closing:
         kind = frame_kind(plain[closing[-1].end():])
-        if kind in ("remember", "record"):
+        if kind in ("remember-that", "memory-file"):
             return kind, sentence[:closing[-1].start()], False
     alone = frame_kind(plain) if not OWN_CLAUSE.search(plain) else None
-    if alone == "remember" and not CLOSE_SCRIPT.search(plain) \
+    if alone == "remember-that" and not CLOSE_SCRIPT.search(plain) \
             and not REQUEST_POINTER.match(REMEMBER.sub("", plain, 1).strip()):
         return None  # "Remember the meeting at 3pm" reminds; "remember this" points back
     return (alone, "", True) if alone else None
 
 
 def frame_kind(part: str, opening: bool = False) -> str | None:
-    """Whether a sentence's part is a request's frame, and which: remember, from-now-on, record;
+    """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
     a phrase for later sessions frames only when it is all of a part opening the sentence."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part):
-        return "remember"
+        return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    return "record" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
+    return "memory-file" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:
