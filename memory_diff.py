@@ -327,7 +327,10 @@ OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he
 # points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A bug's mechanism named as such: "Root cause: X only reads the local config".
-    ("root-cause", "", r"\broot cause\b|根本原因|根因", 3),
+    # ... but only "root cause" labelling a statement ("Root cause: X", "the root cause was X"), not
+    # one named in a plan or a report ("fix the root cause", "Found the root cause.").
+    ("root-cause", "", r"\broot cause\b[*_]*(?: \([^)]*\))?(?: \w+){0,2}?[*_]*\s*[:：]|"
+                       r"\broot cause (?:is|was)\b|根本原因|根因", 3),
     # "X only reads/handles/finds ...": the shape of a gotcha about the code.
     ("only-does", "", r"\bonly (?:reads|read|handles|works|runs|supports|finds|queries|checks|"
                       r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"

@@ -327,6 +327,17 @@ SCORED = [
                  id="task-consider"),
     pytest.param("Root cause: the reader only reads the local config, never the global one.", "assistant", "task", False,
                  id="label-then-finding-is-no-task"),
+    # "root cause" labels a finding, or is only named: in a plan, a report, an outline.
+    pytest.param("Root cause (likely): the reader only reads the local config, so the global name is lost.", "assistant",
+                 "root-cause", True, id="root-cause-label"),
+    pytest.param("**Root cause identified**: the worker holds the lock while it waits on the channel.", "assistant",
+                 "root-cause", True, id="root-cause-label-emphasis"),
+    pytest.param("The root cause was that the cache key ignores the locale, so every user sees one language.",
+                 "assistant", "root-cause", True, id="root-cause-was"),
+    pytest.param("The new logs will tell us why the inserts fail, which will help us fix the root cause later.",
+                 "assistant", "root-cause", False, id="root-cause-named-in-a-plan"),
+    pytest.param("I finished the root cause investigation because the retries kept failing on the worker.",
+                 "assistant", "root-cause", False, id="root-cause-named-in-a-report"),
     pytest.param("The simplest approach is to call the helpers directly instead of the prompt.", "assistant",
                  "fix-of-the-day", True, id="simplest-approach-is-the-days-fix"),
 ]
