@@ -185,7 +185,7 @@ _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s
        r"we should |you should |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:memory|memories|" \
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
           r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
@@ -196,7 +196,8 @@ _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
     ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
-                    r"keep|store)\b(?:[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" + _MEMORY + _AFTER +
+                    r"keep|store)\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
+                    _MEMORY + _AFTER +
                     r"(?:(?:that|saying|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
     ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
@@ -295,8 +296,9 @@ REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember we're only touching the parser
 # today", "remember to commit".
-REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|for now|right now|"
-                  r"at the moment|for the next (?:few )?steps?|for this (?:task|session|pr)|heute|"
+REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorrow|yesterday|"
+                  r"for now|right now|at the moment|for the next (?:few )?steps?|"
+                  r"for this (?:task|session|pr)|heute|"
                   r"сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
@@ -320,6 +322,11 @@ POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\b(?:kannst|könntest
 # "..., ok?" asks for a nod, not an answer.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|d'accord|vale|tá|ладно|"
                     r"好吗|好不好)\s*[?？]\s*$")
+# The speaker's own plan or news as a request's content ("Going forward, I'll handle the deploy",
+# "..., I ran the tests"), not a standing fact or a wish ("I'm on Windows", "I want tabs").
+OWN_NEWS = Lazy(r"^(?:[^,，]{0,40}[,，]\s*)?(?:I|i(?='ll))"
+                r"(?:'ll| will| shall|'m going to| am going to|"
+                r" (?:just |already )?(?:ran|did|was|tried|had|found|saw|got|\w+ed))\b")
 # A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
 OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he|she)\b")
 
@@ -330,7 +337,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # ... but only "root cause" labelling a statement ("Root cause: X", "the root cause was X"), not
     # one named in a plan or a report ("fix the root cause", "Found the root cause.").
     ("root-cause", "", r"\broot cause\b[*_]*(?: \([^)]*\))?(?: \w+){0,2}?[*_]*\s*[:：]|"
-                       r"\broot cause (?:is|was)\b|根本原因|根因", 3),
+                       r"\broot cause (?:of [^.:;]{1,60}? )?(?:is|was)\b|根本原因|根因", 3),
     # "X only reads/handles/finds ...": the shape of a gotcha about the code.
     ("only-does", "", r"\bonly (?:reads|read|handles|works|runs|supports|finds|queries|checks|"
                       r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"
@@ -368,8 +375,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                                   r"are required to|is required to|prefer|prefers)\b|^(?:every|each|all|any|no)\b[^?\n]{0,80}?"
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),
-    # The user's prohibition ("Do not reinit ..."), whatever follows: user-rule asks more of it.
-    ("prohibition", "user", r"^(?:please )?(?:do not|don't|never|avoid)\b"
+    # A prohibition ("Do not reinit ...", "Never delete ..."), whoever says it: an imperative is a
+    # whole rule. The user's rule asks more of it (user-rule) and scores more.
+    ("prohibition", "", r"^(?:please )?(?:do not|don't|never|avoid)\b"
                         r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
     # The user's words outrank the agent's summaries of them.
     ("from-user", "user", r"", 1),
@@ -2918,7 +2926,8 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     """(rule, content) of a user's memory request; content is "" when it points back."""
     found = next(((name, match.group("content"), name in TOPICAL) for name, pattern in REQUESTS
                   for match in [pattern.match(sentence)]
-                  if match and not NEGATED.search(sentence, 0, match.start("content"))), None)
+                  if match and not NEGATED.search(sentence, 0, match.start("content"))
+                  and not ram_named(match)), None)
     found = found or framed_request(sentence)
     if not found:
         return None
@@ -2928,9 +2937,17 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
-    if MOMENT.search(content.lower()):
+    if MOMENT.search(content.lower()) or OWN_NEWS.match(content):
         return None  # "Remember: for now, skip the e2e tests" is this session's
     return name, "" if pointer else content
+
+
+def ram_named(match: re.Match[str]) -> bool:
+    """Whether a bare "memory" or "rules" holds a thing, not a note ("save the results in
+    memory"): the agent's memory takes what was said ("put that in memory")."""
+    groups = match.groupdict()
+    return bool(groups.get("bare") and groups.get("object", "").strip()
+                and not REQUEST_POINTER.fullmatch(groups["object"].strip()))
 
 
 def framed_request(sentence: str) -> tuple[str, str, bool] | None:

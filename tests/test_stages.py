@@ -327,6 +327,15 @@ SCORED = [
                  id="task-consider"),
     pytest.param("Root cause: the reader only reads the local config, never the global one.", "assistant", "task", False,
                  id="label-then-finding-is-no-task"),
+    # A prohibition is a whole rule whoever says it; a sentence that only holds "not" is none.
+    pytest.param("Do not call `app.exec()` in the notebook, the kernel already runs the event loop.", "assistant",
+                 "prohibition", True, id="prohibition-assistant"),
+    pytest.param("Never delete rows that `episodes.message_ids` still references.", "user", "prohibition", True,
+                 id="prohibition-user"),
+    pytest.param("不要在 notebook 里调用 `app.exec()`，因为内核已经在运行事件循环。", "assistant", "prohibition", True,
+                 id="prohibition-assistant-zh"),
+    pytest.param("The worker does not call `app.exec()` because the kernel already runs the event loop.", "assistant",
+                 "prohibition", False, id="not-is-no-prohibition"),
     # "root cause" labels a finding, or is only named: in a plan, a report, an outline.
     pytest.param("Root cause (likely): the reader only reads the local config, so the global name is lost.", "assistant",
                  "root-cause", True, id="root-cause-label"),
@@ -334,6 +343,8 @@ SCORED = [
                  "root-cause", True, id="root-cause-label-emphasis"),
     pytest.param("The root cause was that the cache key ignores the locale, so every user sees one language.",
                  "assistant", "root-cause", True, id="root-cause-was"),
+    pytest.param("Root cause of the flaky deploys was a stale DNS cache on the build agents.", "assistant",
+                 "root-cause", True, id="root-cause-of-x-was"),
     pytest.param("The new logs will tell us why the inserts fail, which will help us fix the root cause later.",
                  "assistant", "root-cause", False, id="root-cause-named-in-a-plan"),
     pytest.param("I finished the root cause investigation because the retries kept failing on the worker.",
@@ -499,6 +510,26 @@ def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: s
     assert opened is not None and opened[1] == FRAME_RULE
     closed = md.memory_request(f"{FRAME_RULE[:-1]} — {verb} CLAUDE.md")
     assert closed is not None and closed[1] == FRAME_RULE[:-1]
+
+
+# The content after a frame, read as the agent's rule or as the speaker's own plan or news.
+OWN_CONTENT = [
+    pytest.param("Going forward, I'll review the flag parser changes myself.", None, id="own-plan"),
+    pytest.param("From now on, as I tested it yesterday, the parser rejects empty values.", None,
+                 id="own-news-yesterday"),
+    pytest.param("Moving forward with the refactor, I ran the tests and two failed.", None, id="own-news-past"),
+    pytest.param("Remember: I'm on Windows, so give me PowerShell commands.",
+                 "I'm on Windows, so give me PowerShell commands.", id="standing-fact-about-me"),
+    pytest.param("From now on, I want every commit message in English.", "I want every commit message in English.",
+                 id="wish"),
+    pytest.param("Ricorda che i test richiedono Docker.", "i test richiedono Docker.", id="italian-article-i"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "content"), OWN_CONTENT)
+def test_own_plan_or_news_is_no_request(sentence: str, content: str | None) -> None:
+    request = md.memory_request(sentence)
+    assert (request and request[1]) == content, request
 
 
 # -- select ---------------------------------------------------------------------------------
