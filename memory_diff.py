@@ -338,10 +338,11 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # one named in a plan or a report ("fix the root cause", "Found the root cause.").
     ("root-cause", "", r"\broot cause\b[*_]*(?: \([^)]*\))?(?: \w+){0,2}?[*_]*\s*[:：]|"
                        r"\broot cause (?:of [^.:;]{1,60}? )?(?:is|was)\b|根本原因|根因", 3),
-    # "X only reads/handles/finds ...": the shape of a gotcha about the code.
+    # "X only reads/handles/finds ...": the shape of a gotcha about the code; "只返回了" (了: it
+    # happened once) narrates.
     ("only-does", "", r"\bonly (?:reads|read|handles|works|runs|supports|finds|queries|checks|"
-                      r"returns|fires|applies|looks|tracks|reflects)\b|只(?:读取?|处理|支持|查找|检查|"
-                      r"返回|适用|跟踪|在)|仅(?:读取?|处理|支持|查找|检查|返回|适用|在)", 3),
+                      r"returns|fires|applies|looks|tracks|reflects)\b|[只仅](?:读取?|处理|支持|查找|检查|"
+                      r"返回|适用|跟踪)(?!了)", 3),
     # "X is always called after Y", "X never returns", "永远是 0": what the code always or
     # never does is a standing fact in the general present (not "Never run X", an order).
     ("always-does", "", r"\b(?:is|are) (?:always|never)\b|\b(?:always|never) [a-z]+[^s\W]s\b|"

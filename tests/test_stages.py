@@ -336,6 +336,11 @@ SCORED = [
                  id="prohibition-assistant-zh"),
     pytest.param("The worker does not call `app.exec()` because the kernel already runs the event loop.", "assistant",
                  "prohibition", False, id="not-is-no-prohibition"),
+    # What the code only does, as a standing fact; 了 marks what happened once.
+    pytest.param("`loadConfig` 只读取仓库本地的 `.git/config`，所以全局的用户名永远不会被用到。", "assistant",
+                 "only-does", True, id="only-does-zh"),
+    pytest.param("如果反馈之后 AI 只返回了文本，消息列表就会追加一条新消息，而不是替换旧的卡片。", "assistant",
+                 "only-does", False, id="only-did-once-zh"),
     # "root cause" labels a finding, or is only named: in a plan, a report, an outline.
     pytest.param("Root cause (likely): the reader only reads the local config, so the global name is lost.", "assistant",
                  "root-cause", True, id="root-cause-label"),
