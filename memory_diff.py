@@ -208,7 +208,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "Remember that ...": not "remember also you have ..." (a reminder for this session).
     ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "From now on ...", "Going forward, ...": a rule for every session after this one.
-    ("from-now-on", _LEAD + r"(?:from now on|going forward|moving forward|from here on(?: out)?|henceforth)\b"
+    ("from-now-on", _LEAD + r"(?:from now on|going forward(?! (?:to|from|with)\b)|"
+                    r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
     ("remember-zh", _LEAD_ZH + r"(?:要|需要)?(?:记住|记一下|记下来?)(?:这一?点|这个|这条)?[，,：:\s]*(?P<content>.*)$"),
     ("memory-file-zh", _LEAD_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
@@ -298,7 +299,9 @@ REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|
 # today", "remember to commit".
 REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorrow|yesterday|"
                   r"for now|right now|at the moment|for the next (?:few )?steps?|"
-                  r"for this (?:task|session|pr)|heute|"
+                  r"for this (?:task|session|pr)|heute|im moment|gerade|en ce moment|"
+                  r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
+                  r"al momento|сейчас|"
                   r"сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
@@ -315,18 +318,24 @@ FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
 FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
 # Scripts written without spaces between words: their frame words may stand anywhere.
 CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-# "Can you ...?" asks for a deed, in any language: a question that is a request.
-POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\b(?:kannst|könntest) du\b|"
+# "Can you ...?", "I wonder if we should ...?" ask for a deed, in any language: a question that
+# is a request.
+POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\bi wonder\b|\b(?:should|shall) we\b|"
+                  r"\b(?:kannst|könntest) du\b|"
                   r"\b(?:peux|pourrais)-tu\b|\b(?:puedes|podrías|pode|podes|você pode|можешь|puoi|"
                   r"potresti|czy możesz|kun je|kan je)\b|能不能|可以|能否|ください|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|d'accord|vale|tá|ладно|"
                     r"好吗|好不好)\s*[?？]\s*$")
 # The speaker's own plan or news as a request's content ("Going forward, I'll handle the deploy",
-# "..., I ran the tests"), not a standing fact or a wish ("I'm on Windows", "I want tabs").
-OWN_NEWS = Lazy(r"^(?:[^,，]{0,40}[,，]\s*)?(?:I|i(?='ll))"
+# "..., I ran the tests", "je vais tester moi-même"), not a standing fact or a wish ("I'm on
+# Windows", "I want tabs").
+OWN_NEWS = Lazy(r"^(?:[^,，]{0,40}[,，]\s*)?(?:(?:I|i(?='ll))"
                 r"(?:'ll| will| shall|'m going to| am going to|"
-                r" (?:just |already )?(?:ran|did|was|tried|had|found|saw|got|\w+ed))\b")
+                r" (?:just |already )?(?:ran|did|was|tried|had|found|saw|got|\w+ed))\b|"
+                r"(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
+                r"(?:eu )?(?:mesmo )?vou|ich werde|werde ich|ich kümmere mich|kümmere ich mich|"
+                r"mi occupo io|me ne occupo io|я буду|я сам|я займусь)\b|我(?:会|来|自己)|私が|自分で)")
 # A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
 OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he|she)\b")
 
@@ -1223,8 +1232,9 @@ TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory
 REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't remember"
 FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:rule|note|rules|notes) )?(?:"
                     + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
+# A phrase for later sessions opening the sentence ("going forward with X" only moves on).
 FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
-                    r")[,，:：]?\s*(?P<content>.+)$")
+                    r")(?! (?:to|from|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
@@ -1234,7 +1244,7 @@ NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY)
 # A message can hold a request only where one of these words occurs (see judge_message).
 REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember",
-                           "from now on", "going forward", "moving forward", "from here on",
+                           "from now on", "going forward", "from here on",
                            "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                            "往后", "规则", *REMEMBER_PHRASES.split("|"), *FUTURE_PHRASES.split("|"),
@@ -2925,6 +2935,8 @@ def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
 
 def memory_request(sentence: str) -> tuple[str, str] | None:
     """(rule, content) of a user's memory request; content is "" when it points back."""
+    if asks(sentence):
+        return None  # "Remember that error you showed me?" asks
     found = next(((name, match.group("content"), name in TOPICAL) for name, pattern in REQUESTS
                   for match in [pattern.match(sentence)]
                   if match and not NEGATED.search(sentence, 0, match.start("content"))
@@ -2943,6 +2955,13 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     return name, "" if pointer else content
 
 
+def asks(sentence: str) -> bool:
+    """A question that is no polite request ("Remember the function we wrote?"; not "Can you
+    add that to CLAUDE.md?"); "..., ok?" asks for a nod."""
+    lowered = TAG_QUESTION.sub("", sentence.lower()).rstrip()
+    return lowered.endswith(("?", "？")) and not POLITE_ASK.search(lowered)
+
+
 def ram_named(match: re.Match[str]) -> bool:
     """Whether a bare "memory" or "rules" holds a thing, not a note ("save the results in
     memory"): the agent's memory takes what was said ("put that in memory")."""
@@ -2959,8 +2978,6 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if len(lowered) != len(sentence):
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in sentence)
     lowered = TAG_QUESTION.sub("", lowered).rstrip()
-    if lowered.endswith(("?", "？")) and not POLITE_ASK.search(lowered):
-        return None  # "Remember the function we wrote?" asks
     opens = FUTURE_OPENS.match(lowered)
     if opens:
         return "from-now-on", sentence[opens.start("content"):], False

@@ -517,7 +517,8 @@ def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: s
     assert closed is not None and closed[1] == FRAME_RULE[:-1]
 
 
-# The content after a frame, read as the agent's rule or as the speaker's own plan or news.
+# The content after a frame, read as the agent's rule or as the speaker's own plan or news; and
+# sentences that ask, or speak of this moment, which are no request.
 OWN_CONTENT = [
     pytest.param("Going forward, I'll review the flag parser changes myself.", None, id="own-plan"),
     pytest.param("From now on, as I tested it yesterday, the parser rejects empty values.", None,
@@ -528,11 +529,24 @@ OWN_CONTENT = [
     pytest.param("From now on, I want every commit message in English.", "I want every commit message in English.",
                  id="wish"),
     pytest.param("Ricorda che i test richiedono Docker.", "i test richiedono Docker.", id="italian-article-i"),
+    pytest.param("À partir de maintenant, je vais tester moi-même sur la préprod.", None, id="own-plan-fr"),
+    pytest.param("De ahora en adelante voy a trabajar desde la rama develop.", None, id="own-plan-es"),
+    pytest.param("Von nun an: ich werde die Reviews im Frontend selbst machen.", None, id="own-plan-de"),
+    # This moment, in its languages; a question; "going forward" as movement.
+    pytest.param("Ricorda che il server è giù in questo momento, quindi i test falliranno.", None,
+                 id="moment-it"),
+    pytest.param("Remember that error you showed me earlier?", None, id="question-old-row"),
+    pytest.param("Is AGENTS.md read in every session?", None, id="question-about-a-memory-file"),
+    pytest.param("I wonder if we should add this to AGENTS.md somehow so you remember it?", "",
+                 id="wondering-is-asking"),
+    pytest.param("Can you add that to AGENTS.md?", "", id="polite-ask-points-back"),
+    pytest.param("Going forward with the migration, the old table is dropped first.", None,
+                 id="going-forward-with-is-movement"),
 ]
 
 
 @pytest.mark.parametrize(("sentence", "content"), OWN_CONTENT)
-def test_own_plan_or_news_is_no_request(sentence: str, content: str | None) -> None:
+def test_request_content(sentence: str, content: str | None) -> None:
     request = md.memory_request(sentence)
     assert (request and request[1]) == content, request
 
