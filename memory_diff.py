@@ -92,8 +92,7 @@ class Lazy:
 
 # == Constants a reviewer will want to argue with. Each carries the reason for its value. ==
 
-# SIGNAL: a sentence is a candidate only when one of these occurs in it. A rule: a class
-# (`--explain` names it), `|`-separated phrases, ASCII ones as whole words.
+# SIGNAL: a sentence is a candidate only when one of these phrases occurs in it (ASCII: a word).
 SIGNAL_RULES: tuple[tuple[str, str], ...] = (
     # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of".
     ("decision", "decided|decide to|decision|chose|chosen|choose|opted|instead of|rather than|"
@@ -151,8 +150,7 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"[^\s.!?:;,。！？：；，] {2,}\S"),
-    # ... or an exception's message (`ValueError: ...`, Elixir's `(Ecto.QueryError) ...`) or
-    # the line that raises it.
+    # ... or an exception's message (`ValueError: ...`, `(Ecto.QueryError) ...`) or its raise.
     ("pasted-output", r"^\(?[\w.]*(?:error|exception|warning)(?::|\)\s)|"
                       r"^(?:raise|throw) (?:new )?[\w.]+\("),
     # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
@@ -246,11 +244,9 @@ PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
 
-# REQUEST FRAMES, in any language (after REQUEST_RULES): a frame, and the rule on the far side
-# of a separator. The frame opens the sentence ("Merk dir: X", "CLAUDE.mdに追加して：X",
-# "From now on X") or closes it ("X — add that to CLAUDE.md"). A frame is a verb of
-# remembering, a phrase for every later session, or a verb of recording beside a memory's
-# name. Plain lower-case phrases; a Latin one matches from a word's start.
+# REQUEST FRAMES, in any language (after REQUEST_RULES): a frame opening the sentence ("Merk dir:
+# X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
+# Phrases (lower case) of remembering, of every later session, of recording beside a memory's name.
 REMEMBER_PHRASES = (
     "remember|memorize|memorise|keep in mind for next time|keep in mind going forward|make a note|"
     "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
@@ -265,8 +261,7 @@ FUTURE_PHRASES = (
     "отныне|впредь|с этого момента|d'ora in poi|da ora in poi|d'ora in avanti|da adesso in poi|"
     "od teraz|od tej pory|vanaf nu|voortaan|bundan sonra|từ giờ|từ nay|अब से|відтепер|"
     "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터")
-# ... and these name later sessions only before a colon ("For next time: X", not "In the
-# future we might add OAuth").
+# ... these only before a colon ("For next time: X", not "In the future we might add OAuth").
 FUTURE_LABELS = (
     "in the future|in future sessions|for future reference|for next time|for the future|"
     "for future sessions|for all future sessions|künftig|zukünftig|in zukunft|à l'avenir|"
@@ -295,8 +290,7 @@ REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
 REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|không)\b|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
-# This session's moment, not a rule for later ones: "remember we're only touching the parser
-# today", "remember to commit".
+# This session's moment, not a rule for later ones: "remember to commit", "... today".
 REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorrow|yesterday|"
                   r"for now|right now|at the moment|for the next (?:few )?steps?|"
                   r"for this (?:task|session|pr)|heute|im moment|gerade|en ce moment|"
@@ -342,18 +336,15 @@ OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he
 # SCORE (bench/quality.py): a candidate starts at BASE_SCORE, gains each matching rule's
 # points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
-    # A bug's mechanism named as such: "Root cause: X only reads the local config".
-    # ... but only "root cause" labelling a statement ("Root cause: X", "the root cause was X"), not
-    # one named in a plan or a report ("fix the root cause", "Found the root cause.").
+    # A bug's mechanism named as such ("Root cause: X only reads ...", "the root cause was X"),
+    # not a root cause a plan or a report names ("fix the root cause", "Found the root cause.").
     ("root-cause", "", r"\broot cause\b[*_]*(?: \([^)]*\))?(?: \w+){0,2}?[*_]*\s*[:：]|"
                        r"\broot cause (?:of [^.:;]{1,60}? )?(?:is|was)\b|根本原因|根因", 3),
-    # "X only reads/handles/finds ...": the shape of a gotcha about the code; "只返回了" (了: it
-    # happened once) narrates.
+    # "X only reads/handles/finds ...": a gotcha about the code; "只返回了" (了: once) narrates.
     ("only-does", "", r"\bonly (?:reads|read|handles|works|runs|supports|finds|queries|checks|"
                       r"returns|fires|applies|looks|tracks|reflects)\b|[只仅](?:读取?|处理|支持|查找|检查|"
                       r"返回|适用|跟踪)(?!了)", 3),
-    # "X is always called after Y", "X never returns", "永远是 0": what the code always or
-    # never does is a standing fact in the general present (not "Never run X", an order).
+    # What the code always or never does ("X is always called after Y") is a fact, not an order.
     ("always-does", "", r"\b(?:is|are) (?:always|never)\b|\b(?:always|never) [a-z]+[^s\W]s\b|"
                         r"总是|始终|永远|从不|从来不", 1),
     # Behaviour that is deliberate, so a future session does not "fix" it.
@@ -485,9 +476,8 @@ SCORE_WIDE = 3
 MIN_WIDTH = 20
 MAX_WIDTH = 300
 
-# Default --max-add: a reviewer shown 30 proposals approves in bulk, and the three
-# best-scored of a session hold more keep per bullet than five on all four halves of the
-# labelled corpora (bench/README.md); the rest wait for the next run.
+# Default --max-add: a reviewer shown 30 proposals approves in bulk; the rest wait for the next
+# run. Three hold more keep per bullet than five on the labelled corpora (bench/README.md).
 DEFAULT_MAX_ADD = 3
 
 # Memory file sizes agents accept (see BUDGET_DOES); none is known for others.
@@ -557,23 +547,20 @@ def literal_trie(words: Iterable[str]) -> str:
     return "|".join(parts)
 
 
-# Credentials as gitleaks / detect-secrets find them: issuers' formats, then generic rules; a
-# sentence holding one is dropped, the value never shown. Edges are not \b, which misses
-# `_AKIA..._` and `密钥是AKIA...`; a kind whose alphabet holds `_` or `-` has no end edge.
+# Credentials as gitleaks / detect-secrets find them: a sentence holding one is dropped, unshown.
+# Edges are not \b (it misses `_AKIA..._`, `密钥是AKIA...`); an alphabet with `_` or `-` has no end.
 _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
 _PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space or a quote
-# A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe with a
-# type between (`pass: str = "..."`), a string prefix (`b'...'`) or escaped quotes.
 _OPERATORS = r"=|:=|=>|:"
 
 
 def assigned(operators: str = _OPERATORS) -> str:
-    """The pattern of a credential's word assigned a value (see above), by `operators`."""
+    """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe
+    with a type between (`pass: str = "..."`), a string prefix (`b'...'`) or escaped quotes."""
     return (r"s?(?![a-z0-9])\\*[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
             r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
             r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
-# Words that label a credential, for the generic rules (English and Chinese).
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
                 "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
@@ -590,11 +577,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
-# Rules of their own, tried where the first finds no value ("password to: X"): nothing after a word
-# of prose ("password X"); a colon a few words on, the value after it or on the next line; a
-# change's verb before the word and its "to" after it.
-# A change's "to" in other languages, its verb after the password's word ("l'ho cambiata in")
-# or before it ("ho cambiato la password in", "сменил пароль на", "đổi mật khẩu thành").
+# A change's "to" in other languages, its verb before or after the password's word ("ho cambiato
+# la password in", "l'ho cambiata in", "сменил пароль на", "đổi mật khẩu thành").
 _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alterad[oa]|changée?|"
                 r"geändert|gesetzt|gewijzigd|veranderd|zmieni\w*|поменял\w*|сменил\w*|изменил\w*|"
                 r"змінив\w*|змінил\w*|đổi)")
@@ -863,7 +847,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"[^\n\"'“”„«=(\[.,;:!?]{1,16}?"
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
-    # A password word and its value in prose in several languages ("das Passwort ist ...").
+    # A password word and its value in prose in several languages ("das Passwort ist ..."); where
+    # that finds none, a bare word, a colon (the value on the next line), a change's verb and "to".
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
@@ -906,9 +891,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
 # Letters re.IGNORECASE matches to ASCII ones (`ſecret=`), folded so the pre-filters admit them.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
-# looks_random: a generated token, not a name: 16 characters or more, 3 bits of entropy a character
-# (detect-secrets', lowered), a letter and a digit, and the kind of character changing every
-# RANDOM_MIX characters (hex about every second, `TestResumeLargeFiles2` every fifth).
+# looks_random (generated, not a name): 16 characters or more, 3 bits of entropy a character, a
+# letter and a digit, the kind of character changing every RANDOM_MIX (hex every 2nd, names 5th).
 RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
@@ -919,9 +903,8 @@ INNER_DIGIT_RUNS = 3
 # A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
-# is random when ODD_PIECES parts are no word: one or two letters (not a version's `V`), capitals,
-# no vowel but y, five consonants in a row; or a letter names rarely hold (j, z, q not in `qu`).
-# Names have a short word or two (`By|Id`), random tokens many (`Sx|91|Hq|8e2`).
+# is random when ODD_PIECES parts are no word (a name has one or two): one or two letters,
+# capitals, no vowel but y, five consonants in a row; or a rare letter (j, z, q not in `qu`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
@@ -933,8 +916,7 @@ NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_s
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
-# it, catching unlisted issuers; judged by its pieces and joined runs of non-word pieces
-# (`lsv2_pt_<hex>`). Not: a labelled digest, base64 text without `:`, a publishable key.
+# it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
 GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run before a finding
 # A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`): judged by its letters and
@@ -1012,10 +994,9 @@ GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
-# Text that holds no credential whatever it looks like: a PEM public key, certificate or signature
-# (also in XML), a Mapbox public token, an ARN, a sops or ansible-vault value, a DKIM record, a
-# password's hash (bcrypt, argon2, SCRAM), a GUID in braces, a hashed `known_hosts` host, an
-# OpenPGP key's id or fingerprint after its algorithm (gpg's "using RSA key <hex>").
+# Text that holds no credential whatever it looks like: PEM public keys, certificates, signatures
+# (also in XML), Mapbox tokens, ARNs, sops and ansible-vault values, DKIM, password hashes (bcrypt,
+# argon2, SCRAM), braced GUIDs, hashed `known_hosts` hosts, OpenPGP key ids ("RSA key <hex>").
 PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE|SIGNATURE)"
                    r"[A-Z ]*-----.*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)"
                    r"|X509Certificate>[^<]*|(?<![\w.])pk\.eyJ[\w.-]+"
@@ -1025,11 +1006,9 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}"
                    r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
-# Public by design or harmless by form: a Stripe publishable key, an age recipient, an SSH key's
-# type, a hex number of 64 bits at most, an IPFS content id, an Ethereum address (a private key is
-# 64 hex), a Bitcoin address, a nostr public key, an AWS resource or unique id, a Stripe object's
-# id (`cus_`, `evt_`: its secrets are `sk_`, `rk_`, `whsec_`), a UPS tracking number, a Kubernetes
-# pod's name (hashes without vowels), an image or PDF in base64.
+# Public by design or harmless by form: publishable keys, age, SSH, IPFS, Ethereum (a private key
+# is 64 hex), Bitcoin and nostr addresses, 64-bit hex, AWS ids, Stripe object ids (its secrets are
+# `sk_`, `rk_`, `whsec_`), UPS tracking, a Kubernetes pod's name (no vowels), base64 images, PDFs.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
@@ -1087,8 +1066,7 @@ PHONE = Lazy(
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
-# Home folders lint does not read as a person (build withholds them all the same): the
-# accounts images, CI runners and dev containers create, shared folders, placeholders.
+# Home folders lint does not read as a person (build withholds them all the same).
 SYSTEM_ACCOUNTS = frozenset(
     "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis "
     "buildkite-agent vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi "
@@ -1139,12 +1117,10 @@ AT_IMPORT = Lazy(r"(?:^|(?<=[\s(\[\"']))@[\w~./-]")
 # What lint flags in an existing file: only imports that reach outside the repository.
 OUTSIDE_IMPORT = Lazy(r"(?:^|(?<=[\s(\[\"']))@(?:~|/|\.\./)")
 CODE_SPAN = Lazy(r"`+[^`]*`+")
-# What one_line() escapes in provenance, --explain, --list-sources, lint and errors:
-# every invisible and bidirectional character, and line breaks.
+# What one_line() escapes: every invisible and bidirectional character, and line breaks.
 UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]")
 JSON_UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\u2028\u2029]")
 
-# Markdown: fence openers, list and heading marks, bold markers, sentence ends.
 FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
 
 
@@ -1281,8 +1257,7 @@ class Message(NamedTuple):
     text: str
     line: int
     timestamp: str | None
-    # The conversation it belongs to, where the format names one (Claude Code's
-    # sessionId: checkpoint copies of one conversation share it); "" means the file.
+    # Its conversation, where the format names one (checkpoint copies share it); "" means the file.
     conversation: str = ""
     # False for a role --roles leaves out (assistant): kept only for a request pointing back at it.
     judged: bool = True
@@ -1323,8 +1298,7 @@ class Options(NamedTuple):
     extra_noise: tuple[str, ...] = ()
     explain: bool = False
     min_score: int = MIN_SCORE
-    # The counters are printed (--stats, --json); without them a message where nothing can
-    # be proposed is not split just to count, and a few counters fall short, unread.
+    # The counters are printed (--stats, --json): without them idle messages are not split to count.
     count_all: bool = True
     # The baseline (conversation key -> last record reviewed); None: no key is needed.
     baseline: dict[str, int] | None = None
@@ -4003,8 +3977,7 @@ def render_file_patch(rel: str, current: bytes | None, bullets: list[str], secti
     span = lambda n: f"{old_start + 1}" if n == 1 else f"{old_start + bool(n)},{n}"  # noqa: E731
     old = span(len(ctx_before) + len(removed) + len(ctx_after))
     new = span(len(ctx_before) + len(added) + len(ctx_after))
-    # git's whole header: without `diff --git`, `git apply --recount` of an edited patch
-    # reads the next file's `--- ` line as a removed line of this one.
+    # Without `diff --git`, `git apply --recount` reads the next file's `--- ` as a removed line.
     head = f"diff --git a/{rel} b/{rel}\n" + ("new file mode 100644\n" if current is None else "")
     head += f"--- {'/dev/null' if current is None else quote_path('a/' + rel)}\n+++ {quote_path('b/' + rel)}\n"
     return head.encode("utf-8", "surrogateescape") + f"@@ -{old} +{new} @@\n".encode() + b"".join(body)
@@ -5308,8 +5281,7 @@ def stale_findings(real: str, text: str, seen: str | None = None) -> list[tuple[
     missing = {p for p in paths if path_present(tree, p, here, "/" not in p) is False}
     told = ignored(tree, missing | {f"{here}/{p}" for p in missing if here})
     missing = {p for p in missing if p not in told and f"{here}/{p}" not in told}
-    # A file named without its folder may be meant anywhere: it is stale only when no
-    # file of the repository mentions its name either.
+    # A file named without its folder may be meant anywhere: stale only if no file names it.
     words = {w for _, names in bullets for _, kind, name in names
              for w in (symbol_words(name) if kind == "symbol" else [name.lower()] if name in missing else [])}
     skip = {rel(real)} | ({rel(os.path.realpath(seen))} if seen else set())
