@@ -1,15 +1,12 @@
 """memory-diff: propose additions to an agent memory file as a patch a person reviews.
 
-Reads AI coding-agent session transcripts (Claude Code, Codex CLI, Gemini CLI, Copilot
-CLI, OpenCode, Aider, SpecStory histories, Cline, OpenAI/Anthropic message lists, or
-{"role","text"} JSONL) and the notes agents saved to their own memory (Claude Code's auto
-memory, Codex's MEMORY.md), picks the few sentences that carry a decision, a constraint, a
-root cause, a preference or a gotcha, and prints a unified diff that appends them as
-`- <sentence>` bullets to the memory file (AGENTS.md, CLAUDE.md, memory.md), for a person
-to review and apply with `git apply`. `build --baseline` instead records in the seen file
-each conversation's last record read, so what was read before adopting the tool is never
-proposed. `lint` runs the same safety gates over an existing memory file, and names stale
-bullets.
+Reads AI coding-agent session transcripts (FORMATS: Claude Code, Codex, Gemini, Copilot,
+OpenCode, Aider, SpecStory, Cline, message lists) and the notes agents saved to their own
+memory, picks the few sentences that carry a decision, a constraint, a root cause, a
+preference or a gotcha, and prints a unified diff that appends them as `- <sentence>` bullets
+to the memory file, for a person to review and apply with `git apply`. `build --baseline`
+records what was read so far as reviewed, never to be proposed; `lint` runs the same safety
+gates over an existing memory file, and names stale bullets.
 
 The file reads top to bottom as the data flows, one stage a line:
 1. Rules a reviewer argues with, each with its reason (SIGNAL, NOISE, SCORE, gates); compiled.
@@ -650,7 +647,6 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
-    # GitHub: ghp_ / gho_ / ghu_ / ghs_ / ghr_ and fine-grained github_pat_.
     ("github_token", r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
      _S + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})", ""),
     ("gitlab_token", r"glpat-|gldt-|glrt-|glptt-|glft-|glimt-|glagent-|glsoat-|glcbt-|gloas-|glffct-|gr1348941",
@@ -1173,9 +1169,8 @@ def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
 
 
 def frame_pattern(phrases: str, closes: bool = False) -> str:
-    """A frame's own word: in a spaced script it opens its part after courtesy, or closes it
-    ("Merk dir ...", "... in die CLAUDE.md aufnehmen"): "The browser will remember that
-    setting" holds no frame. In a script without spaces it may stand anywhere."""
+    """A frame's own word, opening its part after courtesy or (`closes`) closing it: "The browser
+    will remember that setting" holds none. In a script without spaces it may stand anywhere."""
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
@@ -1463,10 +1458,9 @@ def native_reader(opts: Options) -> Any:
 
 
 def claude_may_hold_prose(raw: bytes) -> bool:
-    """False only for a Claude Code line that cannot hold prose: decoding is the cost, most bytes
-    tool output. Quotes in strings are escaped, so the patterns match keys and values only. Not
-    prose: a text block in the Read tool's copy or a tool result's list; string content beside a
-    tool result, unless a record may be glued on (a second speaker, a GLUE_POINT in progress)."""
+    """False only for a Claude Code line that cannot hold prose (decoding is the cost); quotes in
+    strings are escaped, so the patterns match keys and values only. Not prose: text blocks of the
+    Read tool's copy or a tool result; content beside a tool result, unless a record is glued on."""
     key_end = raw.find(b'":') + 2  # after the first key: `": ` in a re-serialized copy
     spaced = raw[key_end:key_end + 1] == b" "
     types, content, tool_result, tool_copy = CLAUDE_MARKERS[spaced]
@@ -2534,8 +2528,7 @@ def glued_start(text: str, start: int) -> int:
 
 
 def table_passwords(text: str) -> list[SecretHit]:
-    """The cells of a Markdown table's column headed by a password word (`| Env | Password |`),
-    each a password by its position."""
+    """Cells of a Markdown table's column headed by a password word (`| Env | Password |`)."""
     found: list[SecretHit] = []
     column, at = None, 0
     for line in text.split("\n"):
@@ -2688,8 +2681,7 @@ def odd_pieces(value: str) -> int:
 
 
 def signed_random(value: str) -> bool:
-    """Whether a value with signs (SIGNED_TOKEN) is generated: its letters and digits judged
-    as a name's would be (`main.go#L379-L381` reads as words, `Yaf*qw~8SfRL` does not)."""
+    """Whether a signed value (SIGNED_TOKEN) is generated: its letters and digits read as a name."""
     return looks_random(SIGNS.sub("", value), words=True, least=SIGNED_MIN)
 
 
