@@ -563,6 +563,13 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
                 "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
                 "private key", "key")
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
+# A key that names a record or an entry, not a credential ("Idempotency-Key: <ULID>", "the
+# partition key: tenant_<hex>", `cacheKey = ...`): its value is an id, whatever it looks like.
+ID_KEYS = ("cache", "idempotency", "partition", "primary", "foreign", "sort", "range", "dedup",
+           "dedupe", "deduplication", "lookup", "composite", "unique", "row", "object",
+           "translation", "i18n")
+_NOT_ID_KEY = "".join(f"(?<!{word}[ _-]key)" for word in ID_KEYS)
+_NOT_ID_CAMEL_KEY = "".join(f"(?<!{word}Key)(?<!{word.title()}Key)" for word in ID_KEYS)
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kata laluan|kata sandi|kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|"
@@ -818,13 +825,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
-     + ")" + assigned(), "password"),
+     + ")" + _NOT_ID_KEY + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
     # (see issued); a reference's name (`existingSecret`, `adminPasswordKey`) holds no value.
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth",
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})(?<!Publishable{word})"
-                      f"(?<!existing{word})"
-                      f"(?<!PasswordKey)(?<!SecretKey)" for word in (
+                      f"(?<!existing{word})(?<!PasswordKey)(?<!SecretKey)"
+                      + (_NOT_ID_CAMEL_KEY if word == "Key" else "") for word in (
          "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
          "Key"))
      + ")" + assigned(_OPERATORS + r"|(?<=\s)(?=[\"'])"), "password"),
@@ -941,7 +948,7 @@ NAMING_WORD = Lazy(
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
-    r"cache[ _-]?keys?|objects?|oids?|"
+    r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
     r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
@@ -1016,7 +1023,7 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
                     r"|(?:cus|evt|pi|req|ch|in|sub|price|prod|txn|acct|pm|seti|po|tr|py)"
                     r"_[A-Za-z0-9]{8,}$"
-                    r"|1Z[0-9A-Z]{16}$"
+                    r"|1Z[0-9A-Z]{16}$|nix/store/[0-9a-df-np-sv-z]{32}-"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
 # Values that are no secret wherever they stand, a class a line: stand-ins and their words, an
