@@ -261,8 +261,10 @@ FUTURE_PHRASES = (
 # ... these only before a colon ("For next time: X", not "In the future we might add OAuth").
 FUTURE_LABELS = (
     "in the future|in future sessions|for future reference|for next time|for the future|"
-    "for future sessions|for all future sessions|künftig|zukünftig|in zukunft|à l'avenir|"
-    "en el futuro|na przyszłość|in het vervolg|次回以降|다음부터")
+    "for future sessions|for all future sessions|for later sessions|künftig|zukünftig|in zukunft|"
+    "für zukünftige sitzungen|für künftige sitzungen|à l'avenir|pour les prochaines sessions|"
+    "en el futuro|para futuras sesiones|para as próximas sessões|na przyszłość|in het vervolg|"
+    "次回以降|다음부터")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"

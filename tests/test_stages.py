@@ -508,6 +508,13 @@ def test_every_future_phrase_opens_a_request(phrase: str) -> None:
     assert request is not None and request[1] == FRAME_RULE
 
 
+@pytest.mark.parametrize("label", sorted(set(md.FUTURE_LABELS.split("|"))))
+def test_every_future_label_opens_a_request(label: str) -> None:
+    """A label for later sessions frames only as a whole part before a colon ("For next time: X")."""
+    request = md.memory_request(f"{label}: {FRAME_RULE}")
+    assert request is not None and request[1] == FRAME_RULE
+
+
 @pytest.mark.parametrize("verb", sorted(set(md.RECORD_PHRASES.split("|"))))
 def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: str) -> None:
     """Beside a memory's name, before the rule ("add to CLAUDE.md: X") or after it."""
