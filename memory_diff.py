@@ -203,7 +203,7 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "Remember that ...": not "remember also you have ..." (a reminder for this session).
     ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "From now on ...", "Going forward, ...": a rule for every session after this one.
-    ("from-now-on", _LEAD + r"(?:from now on|going forward(?! (?:to|from|with)\b)|"
+    ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
     ("remember-zh", _LEAD_ZH + r"(?:要|需要)?(?:记住|记一下|记下来?)(?:这一?点|这个|这条)?[，,：:\s]*(?P<content>.*)$"),
@@ -290,12 +290,11 @@ REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
-REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorrow|yesterday|"
-                  r"for now|right now|at the moment|for the next (?:few )?steps?|"
-                  r"for this (?:task|session|pr)|heute|im moment|gerade|en ce moment|"
+REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorrow(?!'s)|"
+                  r"yesterday(?!'s)|for now|right now|at the moment|for the next (?:few )?steps?|"
+                  r"for this (?:task|session|pr)|heute|im moment|en ce moment|"
                   r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
-                  r"al momento|сейчас|"
-                  r"сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
+                  r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
                   r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do|does|have|has|had|was|"
@@ -313,22 +312,22 @@ FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
 CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "Can you ...?", "I wonder if we should ...?" ask for a deed, in any language: a question that
 # is a request.
-POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\bi wonder\b|\b(?:should|shall) we\b|"
+POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\bi wonder\b|"
                   r"\b(?:kannst|könntest) du\b|"
                   r"\b(?:peux|pourrais)-tu\b|\b(?:puedes|podrías|pode|podes|você pode|можешь|puoi|"
                   r"potresti|czy możesz|kun je|kan je)\b|能不能|可以|能否|ください|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer.
-TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|d'accord|vale|tá|ладно|"
-                    r"好吗|好不好)\s*[?？]\s*$")
+TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|right|yes|yeah|please|d'accord|vale|tá|"
+                    r"ладно|好吗|好不好)\s*[?？]\s*$")
 # The speaker's own plan or news as a request's content ("Going forward, I'll handle the deploy",
 # "..., I ran the tests", "je vais tester moi-même"), not a standing fact or a wish ("I'm on
 # Windows", "I want tabs").
 OWN_NEWS = Lazy(r"^(?:[^,，]{0,40}[,，]\s*)?(?:(?:I|i(?='ll))"
-                r"(?:'ll| will| shall|'m going to| am going to|"
-                r" (?:just |already )?(?:ran|did|was|tried|had|found|saw|got|\w+ed))\b|"
+                r"(?:'ll| will| shall|'m going to| am going to| (?:just|already) \w+|"
+                r" (?:ran|did|was|tried|had|found|saw|got))\b(?! (?:need |want |like )?you\b)|"
                 r"(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
                 r"(?:eu )?(?:mesmo )?vou|ich werde|werde ich|ich kümmere mich|kümmere ich mich|"
-                r"mi occupo io|me ne occupo io|я буду|я сам|я займусь)\b|我(?:会|来|自己)|私が|自分で)")
+                r"mi occupo io|me ne occupo io|я буду|я сам|я займусь)\b|我(?:会|自己来))")
 # A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
 OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he|she)\b")
 
@@ -341,8 +340,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                        r"\broot cause (?:of [^.:;]{1,60}? )?(?:is|was)\b|根本原因|根因", 3),
     # "X only reads/handles/finds ...": a gotcha about the code; "只返回了" (了: once) narrates.
     ("only-does", "", r"\bonly (?:reads|read|handles|works|runs|supports|finds|queries|checks|"
-                      r"returns|fires|applies|looks|tracks|reflects)\b|[只仅](?:读取?|处理|支持|查找|检查|"
-                      r"返回|适用|跟踪)(?!了)", 3),
+                      r"returns|fires|applies|looks|tracks|reflects)\b|"
+                      r"[只仅](?:读取?+|处理|支持|查找|检查|返回|适用|跟踪)(?!了)", 3),
     # What the code always or never does ("X is always called after Y") is a fact, not an order.
     ("always-does", "", r"\b(?:is|are) (?:always|never)\b|\b(?:always|never) [a-z]+[^s\W]s\b|"
                         r"总是|始终|永远|从不|从来不", 1),
@@ -567,9 +566,9 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
 # A key that names a record or an entry, not a credential ("Idempotency-Key: <ULID>", "the
 # partition key: tenant_<hex>", `cacheKey = ...`): its value is an id, whatever it looks like.
-ID_KEYS = ("cache", "idempotency", "partition", "primary", "foreign", "sort", "range", "dedup",
-           "dedupe", "deduplication", "lookup", "composite", "unique", "row", "object",
-           "translation", "i18n")
+# Not "primary" or "object": Azure names its API keys so.
+ID_KEYS = ("cache", "idempotency", "partition", "foreign", "sort", "range", "dedup", "dedupe",
+           "deduplication", "composite", "translation")
 _NOT_ID_KEY = "".join(f"(?<!{word}[ _-]key)" for word in ID_KEYS)
 _NOT_ID_CAMEL_KEY = "".join(f"(?<!{word}Key)(?<!{word.title()}Key)" for word in ID_KEYS)
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
@@ -1025,7 +1024,7 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
                     r"|(?:cus|evt|pi|req|ch|in|sub|price|prod|txn|acct|pm|seti|po|tr|py)"
                     r"_[A-Za-z0-9]{8,}$"
-                    r"|1Z[0-9A-Z]{16}$|nix/store/[0-9a-df-np-sv-z]{32}-"
+                    r"|1Z[0-9A-Z]{16}$"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
 # Values that are no secret wherever they stand, a class a line: stand-ins and their words, an
@@ -1214,7 +1213,7 @@ FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:rule|note|rules|n
                     + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
 # A phrase for later sessions opening the sentence ("going forward with X" only moves on).
 FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
-                    r")(?! (?:to|from|with)\b)[,，:：]?\s*(?P<content>.+)$")
+                    r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
@@ -1224,7 +1223,7 @@ NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY)
 # A message can hold a request only where one of these words occurs (see judge_message).
 REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember",
-                           "from now on", "going forward", "from here on",
+                           "from now on", "going forward", "moving forward", "from here on",
                            "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                            "往后", "规则", *REMEMBER_PHRASES.split("|"), *FUTURE_PHRASES.split("|"),
@@ -2921,7 +2920,8 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         return None
     name, content, topical = found
     # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
-    content = REQUEST_FORWARD.sub("", COURTESY.sub("", content).strip().rstrip("?？ "))
+    content = COURTESY.sub("", TAG_QUESTION.sub("", content)).strip().rstrip("?？ ")
+    content = REQUEST_FORWARD.sub("", content)
     pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
@@ -2939,10 +2939,13 @@ def asks(sentence: str) -> bool:
 
 def ram_named(match: re.Match[str]) -> bool:
     """Whether a bare "memory" or "rules" holds a thing, not a note ("save the results in
-    memory"): the agent's memory takes what was said ("put that in memory")."""
+    memory, ..."): the agent's memory takes what was said ("put that in memory", "keep a note
+    in memory that X")."""
     groups = match.groupdict()
+    said = match.string[match.end("bare"):match.start("content")] if groups.get("bare") else ""
     return bool(groups.get("bare") and groups.get("object", "").strip()
-                and not REQUEST_POINTER.fullmatch(groups["object"].strip()))
+                and not REQUEST_POINTER.fullmatch(groups["object"].strip())
+                and not re.search(r"[:：]|\bthat\b|\bsaying\b", said))
 
 
 def framed_request(sentence: str) -> tuple[str, str, bool] | None:

@@ -459,7 +459,7 @@ REQUESTS = [
     # The speaker's own plan or news after a frame is no rule for the agent.
     row("req-neg-en-own-news",
         native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."),
-               (U, "From now on, as I tested it yesterday, the flag parser rejects empty values.")),
+               (U, "From now on, I already tested it: the flag parser rejects empty values.")),
         Count(0)),
     row("req-en-standing-fact-about-me",
         native((U, "Please remember that I'm on Windows, so give me PowerShell commands.")),

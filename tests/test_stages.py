@@ -528,8 +528,16 @@ def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: s
 # sentences that ask, or speak of this moment, which are no request.
 OWN_CONTENT = [
     pytest.param("Going forward, I'll review the flag parser changes myself.", None, id="own-plan"),
-    pytest.param("From now on, as I tested it yesterday, the parser rejects empty values.", None,
-                 id="own-news-yesterday"),
+    pytest.param("Going forward, I already checked the parser, it rejects empty values.", None,
+                 id="own-news-already"),
+    pytest.param("From now on I'll need you to run the linter first.", "I'll need you to run the linter first.",
+                 id="wish-for-the-agent"),
+    pytest.param("Keep a note in memory that the API is versioned by header.", "the API is versioned by header.",
+                 id="note-in-memory-that"),
+    pytest.param("Remember that we use pnpm, right?", "we use pnpm", id="tag-question-asks-a-nod"),
+    pytest.param("From now on, should we use pnpm?", None, id="should-we-asks"),
+    pytest.param("Moving forward, always run the linter first.", "always run the linter first.",
+                 id="moving-forward-frames"),
     pytest.param("Moving forward with the refactor, I ran the tests and two failed.", None, id="own-news-past"),
     pytest.param("Remember: I'm on Windows, so give me PowerShell commands.",
                  "I'm on Windows, so give me PowerShell commands.", id="standing-fact-about-me"),
