@@ -1215,6 +1215,10 @@ FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:rule|note|rules|n
 FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
+# A verb of recording, what was said, and later sessions: "Write this down for next time: X"
+# (not "Update the docs for next time: X", a thing of its own).
+LATER_NOTE = Lazy(_LEAD + r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
+                  r"(?:\s+down)?\s+(?:" + phrase_pattern(FUTURE_LABELS) + r")")
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
@@ -2986,6 +2990,8 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
     if REMEMBER.search(part):
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
+        return "from-now-on"
+    if opening and LATER_NOTE.fullmatch(part):  # "Note this for later sessions: X"
         return "from-now-on"
     return "memory-file" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
 

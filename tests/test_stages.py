@@ -557,6 +557,13 @@ OWN_CONTENT = [
     pytest.param("Can you add that to AGENTS.md?", "", id="polite-ask-points-back"),
     pytest.param("Going forward with the migration, the old table is dropped first.", None,
                  id="going-forward-with-is-movement"),
+    # Recording what was said for later sessions frames; recording a thing of its own does not.
+    pytest.param("Write this down for later sessions: the staging DB resets nightly.",
+                 "the staging DB resets nightly.", id="note-this-for-later-sessions"),
+    pytest.param("Update the docs for next time: nothing in the parser changed.", None,
+                 id="a-thing-for-next-time"),
+    pytest.param("Add a test for the future sessions view: it must render empty lists.", None,
+                 id="future-sessions-as-a-name"),
 ]
 
 
