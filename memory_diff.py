@@ -1209,16 +1209,17 @@ REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
 REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't remember"
-FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:rule|note|rules|notes) )?(?:"
-                    + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
+# A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
+# "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
+# time: X", a thing of its own).
+FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:rule|rules|notes) |"
+                    r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
+                    r"(?:\s+down)?\s+)?"
+                    r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
 # A phrase for later sessions opening the sentence ("going forward with X" only moves on).
 FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
-# A verb of recording, what was said, and later sessions: "Write this down for next time: X"
-# (not "Update the docs for next time: X", a thing of its own).
-LATER_NOTE = Lazy(_LEAD + r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
-                  r"(?:\s+down)?\s+(?:" + phrase_pattern(FUTURE_LABELS) + r")")
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
@@ -2990,8 +2991,6 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
     if REMEMBER.search(part):
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
-        return "from-now-on"
-    if opening and LATER_NOTE.fullmatch(part):  # "Note this for later sessions: X"
         return "from-now-on"
     return "memory-file" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
 
