@@ -177,7 +177,7 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"allora|dobrze|oké|tamam|vậy|好的?)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
 _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
-       r"we should |you should |" \
+       r"we should |you should |(?:make|be) sure (?:you|to) |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
@@ -245,7 +245,7 @@ REQUEST_PULL = 3
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
 # Phrases (lower case) of remembering, of every later session, of recording beside a memory's name.
 REMEMBER_PHRASES = (
-    "remember|memorize|memorise|keep in mind for next time|keep in mind going forward|make a note|"
+    "remember|don't forget|do not forget|memorize|memorise|keep in mind for next time|keep in mind going forward|make a note|"
     "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|запомни|ricorda|ricordatelo|memorizza|"
     "zapamiętaj|onthoud|hatırla|unutma|nhớ|याद रख|запам'ятай|ingat|zapamatuj|kom ihåg|覚えて|"
@@ -286,7 +286,7 @@ REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
                      r"\s+so (?:it|that it) (?:says|reads|states)(?: that)?(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
-REQUEST_NEGATION = (r"\b(?:don't|do not|not|no need|nicht|pas|не|non|nie|niet|không)\b|"
+REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|no need|nicht|pas|не|non|nie|niet|không)\b|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
@@ -297,7 +297,7 @@ REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorro
                   r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
-                  r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do|does|have|has|had|was|"
+                  r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do(?! not forget)|does|have|has|had|was|"
                   r"were|is|are|what|why|how|when|where|which|who|to)\b|\?|？|"
                   + REQUEST_NEGATION + "|" + REQUEST_MOMENT)
 # Politeness after a rule is not the rule ("..., bitte", "... nhé", "thanks").
@@ -1182,7 +1182,8 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
-    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+)*(?:{spaced})(?![\w-])"
+    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+|(?:make|be) sure (?:you|to)\s+)*"
+            rf"(?:{spaced})(?![\w-])"
             + last + "".join("|" + word for word in close))
 
 

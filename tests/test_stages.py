@@ -564,6 +564,19 @@ OWN_CONTENT = [
                  id="a-thing-for-next-time"),
     pytest.param("Add a test for the future sessions view: it must render empty lists.", None,
                  id="future-sessions-as-a-name"),
+    # "Make sure (you|to)", "be sure to" ask as "can you" does; "don't forget" is "remember",
+    # and "don't forget to" this moment's reminder.
+    pytest.param("Make sure you remember next time that the staging DB is read-only.",
+                 "the staging DB is read-only.", id="make-sure-you-remember"),
+    pytest.param("Be sure to add to AGENTS.md that we use pnpm.", "we use pnpm.", id="be-sure-to-add"),
+    pytest.param("Don't forget that the staging DB is read-only.", "the staging DB is read-only.",
+                 id="dont-forget-that"),
+    pytest.param("Do not forget: migrations run before the seed.", "migrations run before the seed.",
+                 id="do-not-forget-colon"),
+    pytest.param("Don't forget to run the migrations.", None, id="dont-forget-to-is-this-moment"),
+    pytest.param("Don't forget the standup at 10.", None, id="dont-forget-a-thing-reminds"),
+    pytest.param("Make sure you don't add this to AGENTS.md.", None, id="make-sure-you-dont-add"),
+    pytest.param("Make sure the tests pass.", None, id="make-sure-without-a-frame"),
 ]
 
 
