@@ -756,10 +756,16 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("azure_storage_key", "accountkey=", r"(?i)accountkey=([a-z0-9+/]{40,}={0,2})", ""),
     ("azure_sas_signature", r"sig=", r"[?&;]sig=([A-Za-z0-9%+/=]{30,})", ""),
     # A credential as a URL query parameter runs to the next `&`, `#` or space.
-    ("url_parameter", "pass|pwd|secret|token|key|auth|signature",
-     r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature)=([^\s&#\"'<>`]{6,})",
+    ("url_parameter", "pass|pwd|secret|token|key|auth|sig",
+     r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature|sig)"
+     r"=([^\s&#\"'<>`]{6,})",
      "password"),
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
+    # A webhook's URL is its credential: its path from the first piece after the hook's name
+    # that mixes letters and digits (`hooks.zapier.com/hooks/catch/338/64htzp3/`; not
+    # `/webhooks/github`).
+    ("webhook_url", "hook", r"(?i)https?://[^\s\"'`<>)\]]*?hook[^\s/\"'`<>)\]]*"
+     r"(?:/[^\s/\"'`<>)\]]*)*?/((?=[\w-]*[a-z])(?=[\w-]*\d)[\w-]{6,}[^\s\"'`<>)\]]*)", ""),
     # Passwords by position (_PW): an option, mysql's glued `-p` (not `ssh -p 2222`), a login's
     # `-p` (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd, `user/pw@host`.
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass|-token|key",
@@ -852,14 +858,19 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[^\n\"'“”„«=(\[.,;:!?]{1,16}?"
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
     # A password word and its value in prose in several languages ("das Passwort ist ..."); where
-    # that finds none, a bare word, a colon (the value on the next line), a change's verb and "to".
+    # that finds none, a bare word, a colon (the value on the next line), a change's verb and "to";
+    # and any word of its clause a chosen password's shape, letters, a digit and a sign, not a
+    # user at a host nor escapes ("the password you pasted, castl3#0, ...", "Passwort ... laut
+    # deiner Nachricht Juniper20!").
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
         r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+",
         _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?",
         _CHANGE_VERB + r"(?![a-z])[^\n.!?]{0,40}?" + _PASSWORD_WORD + _WORDS_ON
-        + " +" + _CHANGE_TO + " +")],
+        + " +" + _CHANGE_TO + " +",
+        _PASSWORD_WORD + _WORDS_ON + r",? +(?=\S*[a-z])(?=\S*\d)(?=\S*[!#$&*+?@^~])"
+        r"(?!\S*(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.))")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -974,13 +985,18 @@ NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 # Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  dist/name.tar.xz`),
 # and a host's first label (`<client id>.apps.googleusercontent.com`).
-LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
+LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,9}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
 # A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
+TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")  # below a table's header
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
+# A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
+# "<sha> (commit)"); across a preposition or a conjunction it names another thing ("<token> for
+# the events API").
+NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes and
 # JSON's `\u00XX` decoded, so a disguised token is still found; only such texts need it.
 VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-9A-Fa-f]")
@@ -1045,6 +1061,10 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}")
+# Words joined, a credential's word at one end: the name of a secret (`key="snowflake-password"`,
+# a Kubernetes secret, a vault entry), which the value is not.
+SECRET_NAME = Lazy(r"(?:[a-z]+[-_])+(?:password|passwd|pwd|secret|token|key|credentials?|creds)"
+                   r"|(?:password|secret|token|key|credentials?)(?:[-_][a-z]+)+", re.I)
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
@@ -2610,6 +2630,8 @@ def placeholder(value: str, quoted: bool) -> bool:
     when the rest looks generated (`myQ8zr4...`) with no path or bracket; code may close its call
     after it (`password=cfg.pw)`); quoted, `dragon_storm_kiwi` is a string, no variable."""
     value = value.rstrip(")];,")
+    if SECRET_NAME.fullmatch(value.rstrip("}")):
+        return True
     return bool(PLACEHOLDER.match(value)) \
         and not (value[:1].isalpha() and not {"/", "<"} & set(value) and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
@@ -2752,10 +2774,15 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
     family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""
-    query = QUERY_NAME.search(folded_lower(text[max(0, start - NAMING_REACH - 2):start]))
+    named_by = CAMEL_HUMP.sub("_", text[max(0, start - NAMING_REACH - 2):start])
+    query = QUERY_NAME.search(folded_lower(named_by))
     if query:
         named = NAMING_WORD.search(query.group(1).replace("_", " ").replace("-", " "))
         family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
+    column = folded_lower(CAMEL_HUMP.sub(" ", column_header(text, first))).replace("_", " ")
+    header = NAMING_WORD.search(column)
+    if header and not query:  # a table's header names its column's values (`| run_id |`)
+        query, family = header, NAMING_FAMILIES[header.lastindex - 1]  # type: ignore[operator]
     # The token's own text is read in words only where it names the body (`correlationId=`).
     own = text[first:start] if ASSIGNS.fullmatch(text[first:start]) else text[first:start].lower()
     reach, out = max(0, first - NAMING_REACH), last + NAMING_REACH  # no word cut ("sid|ecar")
@@ -2772,6 +2799,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         elif match.start() > len(before):
             gap = max(0, match.start() - len(before) - 1 - tail)
             between = after[:match.start() - len(before) - 1]
+            if NAMES_ANOTHER.search(between):
+                continue
         else:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
@@ -2787,6 +2816,22 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         hexed = HEX.fullmatch(body) or HEX.fullmatch(body[1:]) and body[0].isupper()  # Gerrit's I<hex>
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
     return family in ("digest", "public")
+
+
+def column_header(text: str, at: int) -> str:
+    """The header cell of the Markdown table column that `at` stands in, or ""."""
+    line_start = text.rfind("\n", 0, at) + 1
+    if not text[line_start:at].lstrip().startswith("|"):
+        return ""
+    above = text[:line_start].split("\n")[:-1]
+    first = len(above)
+    while first and above[first - 1].lstrip().startswith("|"):
+        first -= 1  # back to the table's first line
+    table = above[first:]
+    if len(table) < 2 or not TABLE_RULE.fullmatch(table[1].strip()):
+        return ""
+    cells, column = table[0].split("|"), text.count("|", line_start, at)
+    return cells[column] if column < len(cells) else ""
 
 
 def _char_class(c: str) -> int:

@@ -437,6 +437,7 @@ _WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "bas
 # One-case bodies printed until a one-case token with under a quarter vowels counted as random
 # (the second pair's base32 at 32 characters is a TOTP seed's length).
 _ONE_CASE = [(15, "lower36", 24), (104, "lower36", 32), (2, "base32", 32), (4, "base32", 32), (2, "base32", 16)]
+_HOOK = str(_rng("hook").randint(10**7, 10**8)) + "/" + _chars("hook", 7).lower()
 _SPACED_KEY = " ".join(_chars("spaced", 32, "base32").lower()[i:i + 4] for i in range(0, 32, 4))
 _SEED_WORDS = " ".join(_rng("seed").choice(["anchor", "badge", "cliff", "dune", "ember", "flock", "grape", "hinge",
                                             "ivory", "jolly", "kettle", "lunar", "mango", "nerve", "oyster"])
@@ -637,6 +638,16 @@ CLASSES = [
       for seed, a, n in _WORDY],
     *[_row(f"one-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
       for seed, a, n in _ONE_CASE],
+    # An id's word after a preposition names another thing ("for the events API"), not the token.
+    _row("prefixed-hex-for-an-events-api", "tqx_" + _chars("tqx", 40, "hex"), "tqx_" + _chars("tqx", 40, "hex"),
+         "Staging uses {s} for the billing events API, prod another one."),
+    # A webhook's path after the hook's name, its pieces short.
+    _row("webhook-path-short-pieces", f"https://hooks.example.net/hooks/catch/{_HOOK}/", _HOOK),
+    # A chosen password anywhere in its word's clause.
+    _row("password-in-apposition", _HUMAN, _HUMAN, "The warehouse password you pasted, {s}, fails on login."),
+    _row("password-after-a-verb", _HUMAN, _HUMAN, "The password field contains {s} since the reset."),
+    _row("passwort-words-after-ist", _HUMAN, _HUMAN,
+         "Das Passwort für den Benutzer etl ist laut deiner Nachricht {s} – bitte ändern."),
 ]
 
 
@@ -762,6 +773,12 @@ LOOKALIKES = [
     # an address, base64 of JSON, a hash, a mask, a path); and, in one list, values that
     # stand in for a password (brackets, a template, a bind variable, a reference).
     _row("uuid-camel-case-id", f'`"orderId": "{_UUID}"`', _UUID),
+    # A query's camelCase name; a checksum beside its file (a table's header: MULTILINE_LOOKALIKES).
+    _row("uuid-camel-case-query", f"https://app.example.com/history?queryId={_UUID}", _UUID),
+    _row("checksum-beside-a-long-extension", f"{SHA + SHA[:24]}  data/train.parquet", SHA + SHA[:24]),
+    # The name of a secret in a store, a credential's word at its end.
+    _row("secret-store-key-name", '`dbutils.secrets.get(scope="etl", key="warehouse-loader-password")`',
+         "warehouse-loader-password"),
     _row("hex-number", "the device address is 0x7ffee4b2c3a8d1f0", "0x7ffee4b2c3a8d1f0"),
     _row("go-sum-checksum", f"`golang.org/x/net v0.24.0 h1:{_B64_KEY}`", _B64_KEY),
     _row("age-recipient", f"the sops recipient {AGE_RECIPIENT}", AGE_RECIPIENT),
@@ -908,6 +925,10 @@ MULTILINE_LOOKALIKES = [
                  id="record-after-a-line-break"),
     pytest.param("i-0a1b2c3d4e5f60718\tsubnet-0f1e2d3c4b5a69788\tvpc-09f8e7d6c5b4a3921\n"
                  "i-07a6b5c4d3e2f1098\tsubnet-0f1e2d3c4b5a69788\tvpc-09f8e7d6c5b4a3921", id="columns-after-a-line-break"),
+    # A Markdown table's header names the values of its column.
+    pytest.param(f"| run | run_id | AUC |\n|---|---|---|\n| base | (none) | 0.81 |\n| xgb | {_UUID} | 0.84 |",
+                 id="uuid-in-an-id-column"),
+    pytest.param(f"| file | SHA-256 |\n| --- | --- |\n| a.csv | {SHA + SHA[:24]} |", id="hex-in-a-checksum-column"),
 ]
 
 
@@ -919,7 +940,9 @@ def test_multiline_lookalike_holds_no_secret(text: str) -> None:
 # Keys Azure and others name "primary" or "object" hold credentials, hex as often as not: those
 # words are no id's name (ID_KEYS).
 HEX_KEY_PLACES = ["the Azure Maps primary key is {v}", "APIM_PRIMARY_KEY={v}", '{{"primaryKey": "{v}"}}',
-                  "the object key: {v}", "UNIQUE_KEY={v}"]
+                  "the object key: {v}", "UNIQUE_KEY={v}",
+                  # A table's header that names no id leaves the value to the value.
+                  "| env | api key |\n|---|---|\n| prod | {v} |", "| env | value |\n|---|---|\n| prod | {v} |"]
 
 
 @pytest.mark.parametrize("place", HEX_KEY_PLACES)
