@@ -257,14 +257,19 @@ FUTURE_PHRASES = (
     "de ahora en adelante|daqui pra frente|daqui para frente|a partir de agora|de agora em diante|"
     "отныне|впредь|с этого момента|d'ora in poi|da ora in poi|d'ora in avanti|da adesso in poi|"
     "od teraz|od tej pory|vanaf nu|voortaan|bundan sonra|từ giờ|từ nay|अब से|відтепер|"
-    "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터")
-# ... these only before a colon ("For next time: X", not "In the future we might add OAuth").
-FUTURE_LABELS = (
-    "in the future|in future sessions|for future reference|for next time|for the future|"
-    "for future sessions|for all future sessions|for later sessions|künftig|zukünftig|in zukunft|"
-    "für zukünftige sitzungen|für künftige sitzungen|à l'avenir|pour les prochaines sessions|"
-    "en el futuro|para futuras sesiones|para as próximas sessões|na przyszłość|in het vervolg|"
+    "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터|"
+    # A note for later sessions or for reference, which no sentence of today's work opens with.
+    "in future sessions|for future sessions|for all future sessions|for later sessions|"
+    "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
+    "pour les prochaines sessions|para futuras sesiones|para as próximas sessões|in het vervolg|"
     "次回以降|다음부터")
+# A standing rule announced ("Let's make it a rule that X", "New rule: X"); not "add a rule",
+# which is as often a linter's or a firewall's.
+RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
+              r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)")
+# ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
+FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
+                 "en el futuro|na przyszłość")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
@@ -286,7 +291,8 @@ REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
                      r"\s+so (?:it|that it) (?:says|reads|states)(?: that)?(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
-REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|no need|nicht|pas|не|non|nie|niet|không)\b|"
+REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
+                    r"no need|nicht|pas|не|non|nie|niet|không)\b|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
@@ -319,12 +325,13 @@ POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\bi wonder\b|"
 # "..., ok?" asks for a nod, not an answer.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|right|yes|yeah|please|d'accord|vale|tá|"
                     r"ладно|好吗|好不好)\s*[?？]\s*$")
-# The speaker's own plan or news as a request's content ("Going forward, I'll handle the deploy",
-# "..., I ran the tests", "je vais tester moi-même"), not a standing fact or a wish ("I'm on
-# Windows", "I want tabs").
+# The speaker's own plan, news or doubt as a request's content ("Going forward, I'll handle the
+# deploy", "..., I ran the tests", "je vais tester moi-même", "I'm not sure"), not a standing
+# fact or a wish ("I'm on Windows", "I want tabs").
 OWN_NEWS = Lazy(r"^(?:[^,，]{0,40}[,，]\s*)?(?:(?:I|i(?='ll))"
                 r"(?:'ll| will| shall|'m going to| am going to| (?:just|already) \w+|"
-                r" (?:ran|did|was|tried|had|found|saw|got))\b(?! (?:need |want |like )?you\b)|"
+                r" (?:ran|did|was|tried|had|found|saw|got)|'m not sure| am not sure| don't know)"
+                r"\b(?! (?:need |want |like )?you\b)|"
                 r"(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
                 r"(?:eu )?(?:mesmo )?vou|ich werde|werde ich|ich kümmere mich|kümmere ich mich|"
                 r"mi occupo io|me ne occupo io|я буду|я сам|я займусь)\b|我(?:会|自己来))")
@@ -1202,7 +1209,8 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
-    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+|(?:make|be) sure (?:you|to)\s+)*"
+    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+"
+            rf"|(?:make|be) sure (?:you|to)\s+)*"
             rf"(?:{spaced})(?![\w-])"
             + last + "".join("|" + word for word in close))
 
@@ -1236,10 +1244,11 @@ REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't
 # A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
 # "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
 # time: X", a thing of its own).
-FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:rule|rules|notes) |"
+FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:(?:rule|rules|notes) |"
                     r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
                     r"(?:\s+down)?\s+)?"
-                    r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")")
+                    r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")|"
+                    + RULE_LABEL + ")")
 # A phrase for later sessions opening the sentence ("going forward with X" only moves on).
 FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
@@ -1251,9 +1260,10 @@ MOMENT = Lazy(REQUEST_MOMENT)
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY)
 # A message can hold a request only where one of these words occurs (see judge_message).
-REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rules", "remember",
-                           "from now on", "going forward", "moving forward", "from here on",
-                           "henceforth", "记", "写进", "写入", "写到", "加到", "加入", "添加到",
+REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rule", "convention",
+                           "remember", "from now on", "going forward", "moving forward",
+                           "from here on", "henceforth",
+                           "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                            "往后", "规则", *REMEMBER_PHRASES.split("|"), *FUTURE_PHRASES.split("|"),
                            *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES))
@@ -2979,8 +2989,8 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
-    if MOMENT.search(content.lower()) or OWN_NEWS.match(content):
-        return None  # "Remember: for now, skip the e2e tests" is this session's
+    if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
+        return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
     return name, "" if pointer else content
 
 

@@ -577,6 +577,21 @@ OWN_CONTENT = [
     pytest.param("Don't forget the standup at 10.", None, id="dont-forget-a-thing-reminds"),
     pytest.param("Make sure you don't add this to AGENTS.md.", None, id="make-sure-you-dont-add"),
     pytest.param("Make sure the tests pass.", None, id="make-sure-without-a-frame"),
+    # A note for later sessions or for reference opens with a comma too; "in the future" only
+    # before a colon. A standing rule announced frames; "add a rule" is as often a linter's.
+    pytest.param("For future reference, migrations live in db/migrations.", "migrations live in db/migrations.",
+                 id="for-future-reference-comma"),
+    pytest.param("In future sessions, run the tests with poetry.", "run the tests with poetry.",
+                 id="in-future-sessions-comma"),
+    pytest.param("In the future we might add OAuth.", None, id="in-the-future-without-a-colon"),
+    pytest.param("Let's make it a rule that every fix comes with a test.", "every fix comes with a test.",
+                 id="make-it-a-rule-that"),
+    pytest.param("New convention: query keys are arrays.", "query keys are arrays.", id="new-convention-colon"),
+    pytest.param("Add a rule: no-console is an error.", None, id="add-a-rule-is-a-linters"),
+    pytest.param("A new rule was added to the firewall.", None, id="a-rule-told-of"),
+    # What introduces lines to come, and the speaker's doubt, carry no rule.
+    pytest.param("For future reference, here's the error log:", None, id="content-introduces-what-comes"),
+    pytest.param("For next time I'm not sure it matters.", None, id="own-doubt"),
 ]
 
 
