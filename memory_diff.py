@@ -173,7 +173,8 @@ _NAMED_FILE = "|".join(re.escape(name.lower())
 
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
-               r"now|good|nice|right|please|pls|hey|hi|btw|\+1|bitte|alors|bueno|então|итак|ну|"
+               r"now|good|nice|right|please|pls|hey|hi|btw|fyi|for the record|\+1|bitte|alors|"
+               r"bueno|então|итак|ну|"
                r"allora|dobrze|oké|tamam|vậy|好的?)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
 _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
@@ -245,9 +246,12 @@ REQUEST_PULL = 3
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
 # Phrases (lower case) of remembering, of every later session, of recording beside a memory's name.
 REMEMBER_PHRASES = (
-    "remember|don't forget|do not forget|memorize|memorise|keep in mind for next time|keep in mind going forward|make a note|"
+    "remember|remeber|rember|remembr|don't forget|do not forget|memorize|memorise|"
+    "keep in mind for next time|keep in mind for future sessions|keep in mind for the future|"
+    "keep in mind going forward|make a note|"
     "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
-    "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|запомни|ricorda|ricordatelo|memorizza|"
+    "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|lembre-se|lembra-te|запомни|ricorda|"
+    "ricordatelo|memorizza|"
     "zapamiętaj|onthoud|hatırla|unutma|nhớ|याद रख|запам'ятай|ingat|zapamatuj|kom ihåg|覚えて|"
     "覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|onthouden|zapamatuj si|"
     "ingatlah")
@@ -261,12 +265,15 @@ FUTURE_PHRASES = (
     # A note for later sessions or for reference, which no sentence of today's work opens with.
     "in future sessions|for future sessions|for all future sessions|for later sessions|"
     "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
+    "para referência futura|para referencia futura|"
     "pour les prochaines sessions|para futuras sesiones|para as próximas sessões|in het vervolg|"
     "次回以降|다음부터")
 # A standing rule announced ("Let's make it a rule that X", "New rule: X"); not "add a rule",
 # which is as often a linter's or a firewall's.
 RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
-              r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)")
+              r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
+              r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
+              r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team)")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
                  "en el futuro|na przyszłość")
@@ -336,7 +343,12 @@ OWN_NEWS = Lazy(r"^(?:[^,，]{0,40}[,，]\s*)?(?:(?:I|i(?='ll))"
                 r"(?:eu )?(?:mesmo )?vou|ich werde|werde ich|ich kümmere mich|kümmere ich mich|"
                 r"mi occupo io|me ne occupo io|я буду|я сам|я займусь)\b|我(?:会|自己来))")
 # A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
-OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )\b(?:you|we|they|he|she)\b")
+OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )(?<!sure )\b(?:you|we|they|he|she)\b")
+# A clause after a bare "remember" says what to remember ("remember logs use structlog", "... the
+# prod cluster is eu-west-1"); without a verb the words remind of a thing ("the meeting at 3pm").
+CLAUSE_END = Lazy(r",|\b(?:so|because|since|when|if|while|until)\b")  # the verb is in the first
+CLAUSE_VERB = Lazy(r"\b(?:is|are|isn't|aren't|has|have|must|should|shouldn't|can't|cannot|won't|"
+                   r"doesn't|don't|never|always|uses?|needs?|lives?|runs?|requires?|goes)\b")
 
 # SCORE (bench/quality.py): a candidate starts at BASE_SCORE, gains each matching rule's
 # points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
@@ -3035,10 +3047,15 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         kind = frame_kind(plain[closing[-1].end():])
         if kind in ("remember-that", "memory-file"):
             return kind, sentence[:closing[-1].start()], False
-    alone = frame_kind(plain) if not OWN_CLAUSE.search(plain) else None
-    if alone == "remember-that" and not CLOSE_SCRIPT.search(plain) \
-            and not REQUEST_POINTER.match(REMEMBER.sub("", plain, 1).strip()):
-        return None  # "Remember the meeting at 3pm" reminds; "remember this" points back
+    own = OWN_CLAUSE.search(plain)
+    frame = REMEMBER.match(plain)
+    rest = plain[frame.end():].strip() if frame else ""
+    if frame and not own and not CLOSE_SCRIPT.search(plain) and not REQUEST_POINTER.match(rest) \
+            and frame_kind(frame.group()) == "remember-that" and not MOMENT.search(plain):
+        at = lowered.find(rest)  # "remember logs use X" states; "remember the 3pm meeting" reminds
+        stated = rest[:1] not in ",，" and CLAUSE_VERB.search(CLAUSE_END.split(rest, 1)[0])
+        return ("remember-that", sentence[at:at + len(rest)], False) if stated else None
+    alone = frame_kind(plain) if not own else None
     return (alone, "", True) if alone else None
 
 

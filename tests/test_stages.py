@@ -592,6 +592,20 @@ OWN_CONTENT = [
     # What introduces lines to come, and the speaker's doubt, carry no rule.
     pytest.param("For future reference, here's the error log:", None, id="content-introduces-what-comes"),
     pytest.param("For next time I'm not sure it matters.", None, id="own-doubt"),
+    # A clause after a bare "remember" says what to remember; a thing alone reminds.
+    pytest.param("Remember the tests need Docker.", "the tests need Docker", id="remember-a-clause"),
+    pytest.param("make sure you remember the prod cluster is eu-west-1, not us-east-1",
+                 "the prod cluster is eu-west-1, not us-east-1", id="make-sure-you-remember-a-clause"),
+    pytest.param("Remember the last 100 results in an LRU cache so repeated queries are instant.", None,
+                 id="remember-as-caching-verb-in-the-first-clause"),
+    pytest.param("Remember, the deploy failed.", None, id="remember-comma-reminds"),
+    pytest.param("rember that i prefer snake_case", "i prefer snake_case", id="remember-misspelt"),
+    pytest.param("Lembre-se de que o servidor usa a porta 8443.", "o servidor usa a porta 8443.",
+                 id="lembre-se-de-que"),
+    pytest.param("FYI for the future: I want function components.", "I want function components.",
+                 id="fyi-lead"),
+    pytest.param("Rule for this project: every public function needs a test.",
+                 "every public function needs a test.", id="rule-for-this-project"),
 ]
 
 
