@@ -613,6 +613,9 @@ _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|la
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
+_CLAUSE_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=;]*[^\s:=;.!?]){0,12}?"  # not past `. ` or `;`
+# A password as people choose one: letters, a digit and a sign (`Harbor0!Harbor`, `castl3#0`).
+_CHOSEN = r"(?=\S*[A-Za-z])(?=\S*\d)(?=\S*[!#$&*+?@^~])"
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|, +(?=[^\s,]*\d)|[はがを는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
@@ -780,11 +783,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"=([^\s&#\"'<>`]{6,})",
      "password"),
     ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
-    # A webhook's URL is its credential: its path from the first piece after the hook's name
-    # that mixes letters and digits (`hooks.zapier.com/hooks/catch/338/64htzp3/`; not
-    # `/webhooks/github`).
-    ("webhook_url", "hook", r"(?i)https?://[^\s\"'`<>)\]]*?hook[^\s/\"'`<>)\]]*"
-     r"(?:/[^\s/\"'`<>)\]]*)*?/((?=[\w-]*[a-z])(?=[\w-]*\d)[\w-]{6,}[^\s\"'`<>)\]]*)", ""),
+    # A webhook's URL is its credential (hook_secret): a generated piece after the hook's name
+    # (`hooks.zapier.com/hooks/catch/338/64htzp3/`; not `/webhooks/github`, `pre-commit-hooks`).
+    ("webhook_url", "hook", r"(?i)https?://[^\s\"'`<>)\],/]*"
+     r"((?:[^\s\"'`<>)\],h]|h(?!ttps?://))+)", "hook"),  # its path, to the next URL
     # Passwords by position (_PW): an option, mysql's glued `-p` (not `ssh -p 2222`), a login's
     # `-p` (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd, `user/pw@host`.
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass|-token|key",
@@ -888,8 +890,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?",
         _CHANGE_VERB + r"(?![a-z])[^\n.!?]{0,40}?" + _PASSWORD_WORD + _WORDS_ON
         + " +" + _CHANGE_TO + " +",
-        _PASSWORD_WORD + _WORDS_ON + r",? +(?=\S*[a-z])(?=\S*\d)(?=\S*[!#$&*+?@^~])"
-        r"(?!\S*(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.))")],
+        _PASSWORD_WORD + r"(?:" + _CLAUSE_ON + r",? +|[^\x00-\x7f\n。！？]{0,40}?[「『“]?)"
+        + _CHOSEN + r"(?!\S*(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -1004,17 +1006,19 @@ NAMING_REACH = 40  # characters between a naming word and its token, at most
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 # Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  dist/name.tar.xz`),
 # and a host's first label (`<client id>.apps.googleusercontent.com`).
-LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,9}(?![\w.-])"
+LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
 # A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
+HOOK_PART = Lazy(r"(?:incoming_?)?(?:web|build_)?hooks?(?:b2)?", re.I)
+CLASS_TURN = Lazy(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")  # below a table's header
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
 # "<sha> (commit)"); across a preposition or a conjunction it names another thing ("<token> for
-# the events API").
+# the events API"), but a credential's word there still withholds ("paste <hex> into the API key").
 NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes and
 # JSON's `\u00XX` decoded, so a disguised token is still found; only such texts need it.
@@ -1080,10 +1084,6 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}")
-# Words joined, a credential's word at one end: the name of a secret (`key="snowflake-password"`,
-# a Kubernetes secret, a vault entry), which the value is not.
-SECRET_NAME = Lazy(r"(?:[a-z]+[-_])+(?:password|passwd|pwd|secret|token|key|credentials?|creds)"
-                   r"|(?:password|secret|token|key|credentials?)(?:[-_][a-z]+)+", re.I)
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
@@ -1094,6 +1094,7 @@ KEY_LINE = Lazy(r"[A-Za-z0-9+/=]{16}")  # a key file's body holds lines of base6
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
 # A password may be letters (a passphrase, 授权码); a token without a digit is more often a name.
 PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
+CHOSEN_PASSWORD = Lazy(r"(?!\S*(?:\*\*|\\u00|%[0-9A-Fa-f]{2}))" + _CHOSEN + r"\S{6,}")  # not masked nor escaped
 
 # Personal data: e-mail addresses but git remotes, noreply and example domains (RFC 2606);
 # international and Chinese mobile numbers (bare national ones look like ids). Edges as for tokens.
@@ -2626,7 +2627,7 @@ def named_secrets(text: str, lowered: str) -> list[SecretHit]:
             value = text[match.start(group):match.end(group)].strip("\"'`\\")
             before = text[max(0, match.start(group) - 2):match.start(group)]
             quoted = before[-1:] in ("\"", "'", "`") and before[:1] != ":"  # psql's :'var' names
-            if group and placeholder(value, quoted) or FILLER.search(value) \
+            if group and check != "hook" and placeholder(value, quoted) or FILLER.search(value) \
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" \
                     and harmless_context(text, match.start(group), match.end(group), value) \
@@ -2652,8 +2653,6 @@ def placeholder(value: str, quoted: bool) -> bool:
     when the rest looks generated (`myQ8zr4...`) with no path or bracket; code may close its call
     after it (`password=cfg.pw)`); quoted, `dragon_storm_kiwi` is a string, no variable."""
     value = value.rstrip(")];,")
-    if SECRET_NAME.fullmatch(value.rstrip("}")):
-        return True
     return bool(PLACEHOLDER.match(value)) \
         and not (value[:1].isalpha() and not {"/", "<"} & set(value) and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
@@ -2672,6 +2671,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return sum(c in "aeiou" for c in value) < VOWEL_SHARE * sum(c.isalpha() for c in value)
     if check == "body":
         return bool(KEY_LINE.search(value))
+    if check == "hook":  # the URL's path is its value: no place-holder's form, no example's host
+        return hook_secret(whole)
     if check == "basic":  # base64 of `user:password`, or a value that looks generated
         return ":" in (base64_text(value) or "") or looks_random(value)
     before = whole[:whole.rfind(value)][-1:]  # a space, a quote, or the flag it is glued to
@@ -2700,7 +2701,8 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
-        named, digit = bool(PASSWORD_WORD.search(whole)), any(c.isdigit() for c in value)
+        named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value))
+        digit = any(c.isdigit() for c in value)
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
             digit or named or not value.isascii())
     return True
@@ -2799,12 +2801,7 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     named_by = CAMEL_HUMP.sub("_", text[max(0, start - NAMING_REACH - 2):start])
     query = QUERY_NAME.search(folded_lower(named_by))
     if query:
-        named = NAMING_WORD.search(query.group(1).replace("_", " ").replace("-", " "))
-        family = NAMING_FAMILIES[named.lastindex - 1] if named else ""  # type: ignore[operator]
-    column = folded_lower(CAMEL_HUMP.sub(" ", column_header(text, first))).replace("_", " ")
-    header = NAMING_WORD.search(column)
-    if header and not query:  # a table's header names its column's values (`| run_id |`)
-        query, family = header, NAMING_FAMILIES[header.lastindex - 1]  # type: ignore[operator]
+        family = name_family(query.group(1))
     # The token's own text is read in words only where it names the body (`correlationId=`).
     own = text[first:start] if ASSIGNS.fullmatch(text[first:start]) else text[first:start].lower()
     reach, out = max(0, first - NAMING_REACH), last + NAMING_REACH  # no word cut ("sid|ecar")
@@ -2821,12 +2818,14 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         elif match.start() > len(before):
             gap = max(0, match.start() - len(before) - 1 - tail)
             between = after[:match.start() - len(before) - 1]
-            if NAMES_ANOTHER.search(between):
-                continue
+            if NAMES_ANOTHER.search(between) and NAMING_FAMILIES[match.lastindex - 1] != "secret":
+                continue  # type: ignore[operator]
         else:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
             best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+    if not family and not query:  # where its cell names nothing, a table's header does (`| run_id |`)
+        family = name_family(column_header(text, first))
     # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.
     odd = [piece for piece in TOKEN_PIECES.split(token) if piece not in body
            and len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece)
@@ -2840,20 +2839,62 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     return family in ("digest", "public")
 
 
+def name_family(name: str) -> str:
+    """The family a compound name gives its value, by its head, the last word (`run_id` an id,
+    `stateValue` none); a credential's word anywhere withholds (`requestSignature`, "Session token")."""
+    words = folded_lower(CAMEL_HUMP.sub(" ", name)).replace("_", " ").replace("-", " ")
+    found = list(NAMING_WORD.finditer(words))
+    families = [NAMING_FAMILIES[match.lastindex - 1] for match in found]  # type: ignore[operator]
+    if "secret" in families or not found or words[found[-1].end():].strip(" 0123456789|`*"):
+        return "secret" if "secret" in families else ""
+    return families[-1]
+
+
 def column_header(text: str, at: int) -> str:
     """The header cell of the Markdown table column that `at` stands in, or ""."""
     line_start = text.rfind("\n", 0, at) + 1
-    if not text[line_start:at].lstrip().startswith("|"):
-        return ""
-    above = text[:line_start].split("\n")[:-1]
-    first = len(above)
-    while first and above[first - 1].lstrip().startswith("|"):
-        first -= 1  # back to the table's first line
-    table = above[first:]
-    if len(table) < 2 or not TABLE_RULE.fullmatch(table[1].strip()):
-        return ""
-    cells, column = table[0].split("|"), text.count("|", line_start, at)
-    return cells[column] if column < len(cells) else ""
+    header = table_headers(text).get(line_start, "")
+    column = len(cell_edges(text[line_start:at]))
+    edges = cell_edges(header)
+    return header[edges[column - 1] + 1:edges[column] if column < len(edges) else None] \
+        if 0 < column <= len(edges) else ""
+
+
+@functools.lru_cache(maxsize=4)
+def table_headers(text: str) -> dict[int, str]:
+    """Each table row's header, by where the row starts: the line above the nearest rule line
+    (`|---|---|`) above it, in a run of lines that open with `|` (a table after a table too)."""
+    headers: dict[int, str] = {}
+    header = previous = ""
+    at = 0
+    for line in text.split("\n"):
+        if not line.lstrip().startswith("|"):
+            header = ""
+        elif TABLE_RULE.fullmatch(line.strip()) and previous.lstrip().startswith("|"):
+            header = previous
+        elif header:
+            headers[at] = header
+        previous, at = line, at + len(line) + 1
+    return headers
+
+
+def cell_edges(line: str) -> list[int]:
+    """Where a table line's cells meet: its `|`, not escaped nor in a code span."""
+    masked = CODE_SPAN.sub(lambda span: "x" * len(span.group()), line)
+    return [n for n, char in enumerate(masked) if char == "|" and masked[n - 1:n] != "\\"]
+
+
+def hook_secret(url: str) -> bool:
+    """Whether a URL holds a webhook's secret: after a host named for hooks, or after a path's
+    hook piece (`/webhooks/`, `/build_hooks/`), a piece that turns between letters and digits
+    twice (`64htzp3`, not `python3` nor `release-2024`)."""
+    host, _, path = url.partition("//")[2].partition("/")
+    parts = path.split("/")
+    if not any(label.startswith(("hook", "webhook")) for label in host.lower().split(".")):
+        hooks = [n for n, part in enumerate(parts) if HOOK_PART.fullmatch(part)]
+        parts = parts[hooks[0] + 1:] if hooks else []
+    return any(len(piece) >= 6 and len(CLASS_TURN.findall(piece)) >= 2
+               for part in parts for piece in SIGNS.split(part))
 
 
 def _char_class(c: str) -> int:

@@ -773,12 +773,8 @@ LOOKALIKES = [
     # an address, base64 of JSON, a hash, a mask, a path); and, in one list, values that
     # stand in for a password (brackets, a template, a bind variable, a reference).
     _row("uuid-camel-case-id", f'`"orderId": "{_UUID}"`', _UUID),
-    # A query's camelCase name; a checksum beside its file (a table's header: MULTILINE_LOOKALIKES).
+    # A query's camelCase name, its last word naming (a table's header: MULTILINE_LOOKALIKES).
     _row("uuid-camel-case-query", f"https://app.example.com/history?queryId={_UUID}", _UUID),
-    _row("checksum-beside-a-long-extension", f"{SHA + SHA[:24]}  data/train.parquet", SHA + SHA[:24]),
-    # The name of a secret in a store, a credential's word at its end.
-    _row("secret-store-key-name", '`dbutils.secrets.get(scope="etl", key="warehouse-loader-password")`',
-         "warehouse-loader-password"),
     _row("hex-number", "the device address is 0x7ffee4b2c3a8d1f0", "0x7ffee4b2c3a8d1f0"),
     _row("go-sum-checksum", f"`golang.org/x/net v0.24.0 h1:{_B64_KEY}`", _B64_KEY),
     _row("age-recipient", f"the sops recipient {AGE_RECIPIENT}", AGE_RECIPIENT),
@@ -929,6 +925,11 @@ MULTILINE_LOOKALIKES = [
     pytest.param(f"| run | run_id | AUC |\n|---|---|---|\n| base | (none) | 0.81 |\n| xgb | {_UUID} | 0.84 |",
                  id="uuid-in-an-id-column"),
     pytest.param(f"| file | SHA-256 |\n| --- | --- |\n| a.csv | {SHA + SHA[:24]} |", id="hex-in-a-checksum-column"),
+    # A chosen password's shape past its word's sentence; a hook's name in a repository or a page.
+    pytest.param("The password expired. We tagged the fix as rc1+hotfix2 today.", id="shape-past-the-clause"),
+    pytest.param("Password auth is disabled on host db-01?sslmode=require", id="shape-is-a-setting"),
+    pytest.param(f"https://github.com/pre-commit/pre-commit-hooks/commit/{SHA}", id="hooks-in-a-repository-name"),
+    pytest.param("https://docs.example.com/webhooks/guides/release-2024-notes", id="hooks-docs-page"),
 ]
 
 
@@ -943,6 +944,34 @@ HEX_KEY_PLACES = ["the Azure Maps primary key is {v}", "APIM_PRIMARY_KEY={v}", '
                   "the object key: {v}", "UNIQUE_KEY={v}",
                   # A table's header that names no id leaves the value to the value.
                   "| env | api key |\n|---|---|\n| prod | {v} |", "| env | value |\n|---|---|\n| prod | {v} |"]
+
+
+# Values a review of the first version of the table-header, query-name and preposition rules
+# printed: a header or a name whose credential's word is not its first, a cell that names its own
+# value, pipes in code, a second table, a secret's word after a preposition, a chosen password.
+VALUE_PLACES = [
+    pytest.param("| env | Subscription key |\n|---|---|\n| prod | {v} |", SHA[:32], id="header-key-last"),
+    pytest.param("| env | Session token |\n|---|---|\n| prod | {v} |", _UUID, id="header-token-last"),
+    pytest.param("| id | note |\n|---|---|\n| api key {v} | ok |", SHA[:32], id="cell-names-its-value"),
+    pytest.param("| pattern | token | trace id |\n|---|---|---|\n| `a\\|b` | {v} | t-1 |", SHA[:32],
+                 id="escaped-pipe-in-code"),
+    pytest.param("| name | id |\n|---|---|\n| a | 1 |\n| env | api key |\n|---|---|\n| prod | {v} |", SHA[:32],
+                 id="second-table"),
+    pytest.param("https://api.example.com/v1/data?requestSignature={v}", SHA[:32], id="query-signature-last"),
+    pytest.param("In the tenant settings, paste {v} into the API key field", SHA[:32],
+                 id="secret-word-after-a-preposition"),
+    pytest.param("token {v}  svc.cluster", _B62[:24], id="host-after-a-token"),
+    pytest.param('`const encryptionKey = "{v}"`', "Harbor0!Harbor", id="chosen-password-after-a-key"),
+    pytest.param("本番DBのパスワードは、前任者のメモによると「{v}」らしい", "Sakura*1993", id="chosen-password-ja"),
+    pytest.param("postgres://admin:{v}@db.internal:5432/app", "top-secret", id="words-as-url-password"),
+    pytest.param('DB_PASSWORD="{v}"', "super_secret", id="words-as-password-variable"),
+]
+
+
+@pytest.mark.parametrize(("place", "value"), VALUE_PLACES)
+def test_a_value_in_its_place_is_withheld(place: str, value: str) -> None:
+    text = place.format(v=value)
+    assert any(hit.start <= text.index(value) < hit.end for hit in md.scan_secrets(text)), text
 
 
 @pytest.mark.parametrize("place", HEX_KEY_PLACES)
