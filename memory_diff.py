@@ -614,8 +614,10 @@ _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|la
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
 _CLAUSE_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=;]*[^\s:=;.!?]){0,12}?"  # not past `. ` or `;`
-# A password as people choose one: letters, a digit and a sign (`Harbor0!Harbor`, `castl3#0`).
-_CHOSEN = r"(?=\S*[A-Za-z])(?=\S*\d)(?=\S*[!#$&*+?@^~])"
+# A password as people choose one: letters, a digit and a sign (`Harbor0!Harbor`, `castl3#0`),
+# not a version (`python3.11+`).
+_CHOSEN = (r"(?=\S{0,40}[A-Za-z])(?=\S{0,40}\d)(?=\S{0,40}[!#$&*+?@^~])"
+           r"(?!\S{0,40}(?:\w\.\d|\+(?!\S)))")
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
                   r"| *= *|, +(?=[^\s,]*\d)|[はがを는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
@@ -890,8 +892,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?",
         _CHANGE_VERB + r"(?![a-z])[^\n.!?]{0,40}?" + _PASSWORD_WORD + _WORDS_ON
         + " +" + _CHANGE_TO + " +",
-        _PASSWORD_WORD + r"(?:" + _CLAUSE_ON + r",? +|[^\x00-\x7f\n。！？]{0,40}?[「『“]?)"
-        + _CHOSEN + r"(?!\S*(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))")],
+        _PASSWORD_WORD + r"(?:" + _CLAUSE_ON + r",? +|[^\x00-\x7f\n。！？]{1,40}?[「『“]?|[「『“])"
+        + _CHOSEN + r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))")],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -1094,7 +1096,7 @@ KEY_LINE = Lazy(r"[A-Za-z0-9+/=]{16}")  # a key file's body holds lines of base6
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
 # A password may be letters (a passphrase, 授权码); a token without a digit is more often a name.
 PASSWORD_WORD = Lazy(r"(?i)pass|pwd|secret|密码|口令|授权码")
-CHOSEN_PASSWORD = Lazy(r"(?!\S*(?:\*\*|\\u00|%[0-9A-Fa-f]{2}))" + _CHOSEN + r"\S{6,}")  # not masked nor escaped
+CHOSEN_PASSWORD = Lazy(r"(?!\S*(?:\*\*|\\u00|%[0-9A-Fa-f]{2}))" + _CHOSEN + r"\S{6,}")  # not masked
 
 # Personal data: e-mail addresses but git remotes, noreply and example domains (RFC 2606);
 # international and Chinese mobile numbers (bare national ones look like ids). Edges as for tokens.
@@ -2851,13 +2853,21 @@ def name_family(name: str) -> str:
 
 
 def column_header(text: str, at: int) -> str:
-    """The header cell of the Markdown table column that `at` stands in, or ""."""
+    """The header cell of the Markdown table column that `at` stands in, or "": only where the
+    row has the header's cells (a pipe in code or folded from `｜` splits a row) and the
+    token's own cell names nothing."""
     line_start = text.rfind("\n", 0, at) + 1
     header = table_headers(text).get(line_start, "")
-    column = len(cell_edges(text[line_start:at]))
-    edges = cell_edges(header)
-    return header[edges[column - 1] + 1:edges[column] if column < len(edges) else None] \
-        if 0 < column <= len(edges) else ""
+    if not header:
+        return ""
+    line_end = text.find("\n", at) % (len(text) + 1)
+    row, edges = cell_edges(text[line_start:line_end]), cell_edges(header)
+    column = sum(edge < at - line_start for edge in row)
+    if len(row) != len(edges) or not 0 < column < len(row):
+        return ""
+    cell = text[line_start + row[column - 1] + 1:line_start + row[column]]
+    named = NAMING_WORD.search(folded_lower(cell))
+    return "" if named else header[edges[column - 1] + 1:edges[column]]
 
 
 @functools.lru_cache(maxsize=4)
@@ -2879,9 +2889,8 @@ def table_headers(text: str) -> dict[int, str]:
 
 
 def cell_edges(line: str) -> list[int]:
-    """Where a table line's cells meet: its `|`, not escaped nor in a code span."""
-    masked = CODE_SPAN.sub(lambda span: "x" * len(span.group()), line)
-    return [n for n, char in enumerate(masked) if char == "|" and masked[n - 1:n] != "\\"]
+    """Where a table line's cells meet: its `|` not escaped (in code too, as GitHub splits)."""
+    return [n for n, char in enumerate(line) if char == "|" and line[n - 1:n] != "\\"]
 
 
 def hook_secret(url: str) -> bool:
@@ -2893,6 +2902,8 @@ def hook_secret(url: str) -> bool:
     if not any(label.startswith(("hook", "webhook")) for label in host.lower().split(".")):
         hooks = [n for n, part in enumerate(parts) if HOOK_PART.fullmatch(part)]
         parts = parts[hooks[0] + 1:] if hooks else []
+    if {"commit", "commits", "blob", "tree"} & set(parts):
+        return False  # a repository's page (`adnanh/webhook/commit/<sha>`)
     return any(len(piece) >= 6 and len(CLASS_TURN.findall(piece)) >= 2
                for part in parts for piece in SIGNS.split(part))
 

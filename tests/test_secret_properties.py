@@ -930,6 +930,8 @@ MULTILINE_LOOKALIKES = [
     pytest.param("Password auth is disabled on host db-01?sslmode=require", id="shape-is-a-setting"),
     pytest.param(f"https://github.com/pre-commit/pre-commit-hooks/commit/{SHA}", id="hooks-in-a-repository-name"),
     pytest.param("https://docs.example.com/webhooks/guides/release-2024-notes", id="hooks-docs-page"),
+    pytest.param(f"https://github.com/adnanh/webhook/commit/{SHA}", id="commit-of-a-repository-named-webhook"),
+    pytest.param("The password reset needs python3.11+ on the runner.", id="versions-in-password-prose"),
 ]
 
 
@@ -965,6 +967,13 @@ VALUE_PLACES = [
     pytest.param("本番DBのパスワードは、前任者のメモによると「{v}」らしい", "Sakura*1993", id="chosen-password-ja"),
     pytest.param("postgres://admin:{v}@db.internal:5432/app", "top-secret", id="words-as-url-password"),
     pytest.param('DB_PASSWORD="{v}"', "super_secret", id="words-as-password-variable"),
+    # A second review: a pipe folded from `｜` or in code splits the row; a cell that names its
+    # value behind a `;`.
+    pytest.param("| pattern | token | trace id |\n|---|---|---|\n| a｜b | {v} | t-1 |", SHA[:32],
+                 id="full-width-pipe-in-a-cell"),
+    pytest.param("| pattern | token | trace id |\n|---|---|---|\n| `a | b` | {v} | t-1 |", SHA[:32],
+                 id="pipe-in-code-splits"),
+    pytest.param("| name | request id |\n|---|---|\n| billing | api key; {v} |", SHA[:32], id="cell-names-behind-a-semicolon"),
 ]
 
 
