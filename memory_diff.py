@@ -2637,7 +2637,11 @@ def named_secrets(text: str, lowered: str) -> list[SecretHit]:
                 # Not this one; a match starting inside it may be (`key: NAME_TOKEN=value`).
                 match = pattern.search(target, match.start() + 1)
                 continue
-            if not any(f.start < match.end() and match.start() < f.end for f in found):
+            overlaps = [f for f in found if f.start < match.end() and match.start() < f.end]
+            if overlaps and overlaps[0].start <= match.start() and overlaps[0].end < match.end():
+                hit = overlaps[0]  # the first rule names the kind; what runs on past it goes too
+                found[found.index(hit)] = hit._replace(end=match.end())
+            elif not overlaps:
                 found.append(SecretHit(kind, match.start(), match.end(), bool(EXAMPLE_SECRET.search(value))))
             match = pattern.search(target, match.end())
     return found

@@ -968,12 +968,14 @@ VALUE_PLACES = [
     pytest.param("postgres://admin:{v}@db.internal:5432/app", "top-secret", id="words-as-url-password"),
     pytest.param('DB_PASSWORD="{v}"', "super_secret", id="words-as-password-variable"),
     # A second review: a pipe folded from `｜` or in code splits the row; a cell that names its
-    # value behind a `;`.
+    # value behind a `;`; a password run on past a webhook's URL (a later rule's longer match).
     pytest.param("| pattern | token | trace id |\n|---|---|---|\n| a｜b | {v} | t-1 |", SHA[:32],
                  id="full-width-pipe-in-a-cell"),
     pytest.param("| pattern | token | trace id |\n|---|---|---|\n| `a | b` | {v} | t-1 |", SHA[:32],
                  id="pipe-in-code-splits"),
     pytest.param("| name | request id |\n|---|---|\n| billing | api key; {v} |", SHA[:32], id="cell-names-behind-a-semicolon"),
+    pytest.param("see https://x.example.net/webhooks/a1b2c3d4/password: {v}", "Harbor0!Harbor",
+                 id="password-run-on-past-a-webhook"),
 ]
 
 
