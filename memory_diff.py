@@ -177,8 +177,9 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"bueno|então|итак|ну|"
                r"allora|dobrze|oké|tamam|vậy|好的?)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
+_SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
 _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
-       r"we should |you should |(?:make|be) sure (?:you|to) |" \
+       r"we should |you should |" + _SURE + r" |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
@@ -1012,10 +1013,13 @@ LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
 # A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
+QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
+# A Markdown table's header names its column (column_header), the line above this rule line.
+TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")
+# A webhook's path piece after which its secret stands (hook_secret), and where a piece turns
+# between letters and digits (`64htzp3` twice; a word and a version, `python3`, once).
 HOOK_PART = Lazy(r"(?:incoming_?)?(?:web|build_)?hooks?(?:b2)?", re.I)
 CLASS_TURN = Lazy(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
-TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")  # below a table's header
-QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
@@ -1225,7 +1229,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
     return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+"
-            rf"|(?:make|be) sure (?:you|to)\s+)*"
+            rf"|{_SURE}\s+)*"
             rf"(?:{spaced})(?![\w-])"
             + last + "".join("|" + word for word in close))
 
@@ -2629,6 +2633,7 @@ def named_secrets(text: str, lowered: str) -> list[SecretHit]:
             value = text[match.start(group):match.end(group)].strip("\"'`\\")
             before = text[max(0, match.start(group) - 2):match.start(group)]
             quoted = before[-1:] in ("\"", "'", "`") and before[:1] != ":"  # psql's :'var' names
+            # A webhook's value is a URL's path, which place-holders' forms hold (see credible).
             if group and check != "hook" and placeholder(value, quoted) or FILLER.search(value) \
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" \
@@ -2824,8 +2829,9 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         elif match.start() > len(before):
             gap = max(0, match.start() - len(before) - 1 - tail)
             between = after[:match.start() - len(before) - 1]
-            if NAMES_ANOTHER.search(between) and NAMING_FAMILIES[match.lastindex - 1] != "secret":
-                continue  # type: ignore[operator]
+            family_after = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+            if NAMES_ANOTHER.search(between) and family_after != "secret":
+                continue
         else:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
@@ -2864,7 +2870,8 @@ def column_header(text: str, at: int) -> str:
     header = table_headers(text).get(line_start, "")
     if not header:
         return ""
-    line_end = text.find("\n", at) % (len(text) + 1)
+    line_end = text.find("\n", at)
+    line_end = len(text) if line_end < 0 else line_end
     row, edges = cell_edges(text[line_start:line_end]), cell_edges(header)
     column = sum(edge < at - line_start for edge in row)
     if len(row) != len(edges) or not 0 < column < len(row):
