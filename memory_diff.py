@@ -595,7 +595,7 @@ _NOT_ID_CAMEL_KEY = "".join(f"(?<!{word}Key)(?<!{word.title()}Key)" for word in 
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kata laluan|kata sandi|kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|"
                   "parola|şifre|mật khẩu|"
-                  "şifresi|parolasi|пароль|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
+                  "şifresi|parolasi|парол|密码|密碼|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
                   "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
                   "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|"
                   "şifreyi|패스프레이즈|パスフレーズ")
@@ -610,7 +610,7 @@ _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alt
 _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
-            "είναι|היא|הוא|هي|هو|คือ|—|" + _CHANGED_TO)
+            "είναι|היא|הוא|هي|هو|คือ|adalah|ialah|—|" + _CHANGED_TO)
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
@@ -619,8 +619,14 @@ _CLAUSE_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=;]*[^\s:=;.!?]){0,12}?"
 # not a version (`python3.11+`).
 _CHOSEN = (r"(?=\S{0,40}[A-Za-z])(?=\S{0,40}\d)(?=\S{0,40}[!#$&*+?@^~])"
            r"(?!\S{0,40}(?:\w\.\d|\+(?!\S)))")
-_PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[:：] *| *(?=[(（]))"
-                  r"| *= *|, +(?=[^\s,]*\d)|[はがを는은를을가이] *)")
+# ... or a word and a number (`Hamburg1999`, `anna0412`), not a tool's name (`sha256`, `base64`):
+# beside its word only, where a release's name (`Release2024`) rarely stands.
+_WORD_NUMBER = r"(?=(?:[a-z]{5,}\d{2,4}|[a-z]{3,4}\d{4})[!?.,;:)]*(?![^\s,;:)]))"
+_BESIDE = r"(?:[^\s:=]+ +){0,2}?(?=" + _WORD_NUMBER + ")"  # "is still <it>", "est maintenant <it>"
+_ASIDE = r", +(?=" + _WORD_NUMBER + r"\S*,)"  # "the password you chose, <it>, works"
+_PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:" + _BESIDE + r")?"
+                  r"| *[:：] *| *(?=[(（])|" + _ASIDE + r")| *= *|, +(?=[^\s,]*\d)"
+                  r"|(?:[はがを는은를을가이]|으?로) *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
@@ -629,6 +635,11 @@ _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" 
 _PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
 # The value: no bracket, no option (a dash only before a digit), six characters or more.
 _PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})"
+_NO_VALUE_AFTER = r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))"  # no escape, user@host, path
+# A value before its word ("set <it> as the password"): no trailing comma or stop, then a few
+# words and no comma to the word.
+_VALUE_BEFORE = r"([^\s\"'`”」\]\x80-\U0010ffff]{5,}[^\s\"'`”」\]\x80-\U0010ffff,;.:])"
+_FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4}"
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -894,7 +905,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         _CHANGE_VERB + r"(?![a-z])[^\n.!?]{0,40}?" + _PASSWORD_WORD + _WORDS_ON
         + " +" + _CHANGE_TO + " +",
         _PASSWORD_WORD + r"(?:" + _CLAUSE_ON + r",? +|[^\x00-\x7f\n。！？]{1,40}?[「『“]?|[「『“])"
-        + _CHOSEN + r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))")],
+        + _CHOSEN + _NO_VALUE_AFTER)],
+    # ... and before its word, a few words on and no comma between ("Summer24 is the password",
+    # "nimm Fussball07 als Passwort", "把 xiaoming0815 设成了密码").
+    ("generic_secret", PASSWORD_NAMES + "|secret",
+     r"(?i)(?<![^\s(\"'`“「])(?:" + _CHOSEN + "|" + _WORD_NUMBER + ")"
+     + _NO_VALUE_AFTER + _VALUE_BEFORE
+     + r"(?=[\"'`”」)]?(?:" + _FEW_WORDS + r" +[^\s,;.!?]*?| *[^\x00-\x7f\s,，;；。、]{0,8}?)"
+     + _PASSWORD_WORD + r"(?![a-z]))", "prose"),
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -974,19 +992,21 @@ ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # harmless_context: the naming word nearest the token in its clause decides: a commit word (or
-# `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word any digest (and a content
-# id, cursor, nonce or OAuth state: any form), "public key" anything; a signature is a secret's.
-# The residual risk: a credential right after such a word, in the form it names, is printed.
-# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential).
+# `owner/repo@`) names hex, an id word any form, a record's word (a request, a row) and a session's
+# id a UUID, ULID or hex (a session's other forms are its bearer's token), a digest word any digest
+# (and a content id, cursor, nonce or OAuth state), "public key" anything; a signature is a
+# secret's. The residual risk: a credential right after such a word, in the form it names, is
+# printed. Groups: commit, id, record, session, digest, public, secret (Vault's `secret_id` is one).
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
-    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
-    r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
-    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
+    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|oids?|uids?|kid|tx(?:id|hash)?(?![_-])|"
+    r"serials?)|"
+    r"(class|interface|rows?|records?|tenants?|(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|"
+    r"objects?|requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|events?|"
+    r"spans?|templates?|containers?)|(sessions?|sids?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
@@ -997,15 +1017,19 @@ NAMING_WORD = Lazy(
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))"
     r"s?(?![a-z0-9])"
     r"|(提交|коммит\w*|коміт\w*|커밋|コミット)"
-    r"|(编号|标识|идентификатор\w*|identifiant|identificador|kennung|מזהה|معرّ?ف|mã|trazas?)"
+    r"|(编号|标识|識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|identificador|"
+    r"identyfikator\w*|identifikátor\w*|azonosító\w*|tunniste\w*|định danh|kennung|מזהה|معرّ?ف)"
+    r"|(号|mã|trazas?)"
     r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|empreintes?|huellas?|fingerabdruck|"
     r"контрольн\w* сумм\w*|х[еэ]ш\w*|"
     r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
     r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
-NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
+NAMING_FAMILIES = ("commit", "id", "record", "session", "digest", "public", "secret",
+                   "commit", "id", "record", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
+ID_AND_OWNER = Lazy(r"(?:\w+[ _-]?)?\w+$")  # an id's word and the one before it ("session id")
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 # Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  dist/name.tar.xz`),
 # and a host's first label (`<client id>.apps.googleusercontent.com`).
@@ -1024,8 +1048,9 @@ CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`A
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
 # "<sha> (commit)"); across a preposition or a conjunction it names another thing ("<token> for
-# the events API"), but a credential's word there still withholds ("paste <hex> into the API key").
-NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b")
+# the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`); but a
+# credential's word there still withholds ("paste <hex> into the API key").
+NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes and
 # JSON's `\u00XX` decoded, so a disguised token is still found; only such texts need it.
 VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-9A-Fa-f]")
@@ -2808,7 +2833,7 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         return True  # the checksum after a file's URL (yarn.lock's `ms-2.1.3.tgz#<sha1>`)
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
-    family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""
+    family = "record" if end == last and FILE_EXTENSION.match(text, last) else ""
     named_by = CAMEL_HUMP.sub("_", text[max(0, start - NAMING_REACH - 2):start])
     query = QUERY_NAME.search(folded_lower(named_by))
     if query:
@@ -2836,6 +2861,9 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
             best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+            if family == "id":
+                owner = ID_AND_OWNER.search(before + "\0" + after, 0, match.end())  # "session id"
+                family = "session" if owner and name_family(owner.group()) == "session" else family
     if not family and not query:  # where its cell names nothing, a table's header does (`| run_id |`)
         family = name_family(column_header(text, first))
     # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.
@@ -2845,21 +2873,24 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     body = body[2:] if body[:2] in ("0x", "0X") else body
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
-    if family == "id":
+    if family in ("record", "session"):  # a thing's name names its id's forms
         hexed = HEX.fullmatch(body) or HEX.fullmatch(body[1:]) and body[0].isupper()  # Gerrit's I<hex>
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
+    if family == "id":
+        return not odd
     return family in ("digest", "public")
 
 
 def name_family(name: str) -> str:
     """The family a compound name gives its value, by its head, the last word (`run_id` an id,
-    `stateValue` none); a credential's word anywhere withholds (`requestSignature`, "Session token")."""
+    `session_id` a session's, `stateValue` none); a credential's word anywhere withholds
+    (`requestSignature`, "Session token")."""
     words = folded_lower(CAMEL_HUMP.sub(" ", name)).replace("_", " ").replace("-", " ")
     found = list(NAMING_WORD.finditer(words))
     families = [NAMING_FAMILIES[match.lastindex - 1] for match in found]  # type: ignore[operator]
     if "secret" in families or not found or words[found[-1].end():].strip(" 0123456789|`*"):
         return "secret" if "secret" in families else ""
-    return families[-1]
+    return "session" if families[-1] == "id" and "session" in families else families[-1]
 
 
 def column_header(text: str, at: int) -> str:
