@@ -595,7 +595,8 @@ _NOT_ID_CAMEL_KEY = "".join(f"(?<!{word}Key)(?<!{word.title()}Key)" for word in 
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kata laluan|kata sandi|kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|"
                   "parola|şifre|mật khẩu|"
-                  "şifresi|parolasi|парол|密码|密碼|パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|"
+                  "şifresi|parolasi|пароль|пароля|паролю|паролем|密码|密碼|パスワード|"
+                  "비밀번호|비번|κωδικός|סיסמה|סיסמא|"
                   "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
                   "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|"
                   "şifreyi|패스프레이즈|パスフレーズ")
@@ -620,13 +621,18 @@ _CLAUSE_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=;]*[^\s:=;.!?]){0,12}?"
 _CHOSEN = (r"(?=\S{0,40}[A-Za-z])(?=\S{0,40}\d)(?=\S{0,40}[!#$&*+?@^~])"
            r"(?!\S{0,40}(?:\w\.\d|\+(?!\S)))")
 # ... or a word and a number (`Hamburg1999`, `anna0412`), not a tool's name (`sha256`, `base64`):
-# beside its word only, where a release's name (`Release2024`) rarely stands.
+# only where it is the password ("is still <it>", "set <it> as the password"), for a version or a
+# host's name stands beside the word as often (`Windows11 password prompt`, "is on webprod01").
 _WORD_NUMBER = r"(?=(?:[a-z]{5,}\d{2,4}|[a-z]{3,4}\d{4})[!?.,;:)]*(?![^\s,;:)]))"
-_BESIDE = r"(?:[^\s:=]+ +){0,2}?(?=" + _WORD_NUMBER + ")"  # "is still <it>", "est maintenant <it>"
-_ASIDE = r", +(?=" + _WORD_NUMBER + r"\S*,)"  # "the password you chose, <it>, works"
-_PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:" + _BESIDE + r")?"
-                  r"| *[:：] *| *(?=[(（])|" + _ASIDE + r")| *= *|, +(?=[^\s,]*\d)"
-                  r"|(?:[はがを는은를을가이]|으?로) *)")
+_STILL = ("still|now|currently|noch|immer noch|jetzt|maintenant|toujours|encore|ahora|todavía|"
+          "ainda|agora|ancora|adesso|nog|steeds|nadal|teraz|ещё|еще|всё ещё|все еще|теперь|сейчас|"
+          "hâlâ|artık|vẫn|giờ|masih|sekarang")
+_AS = ("as|als|comme|como|come|jako|sebagai|làm|как|olarak|"
+       "is|was|ist|est|es|é|è|là|jest|je|är|er|adalah")
+_AS_ZH = "设成了?|设为|设置为|改成了?|改为|作为|当作|是|を|을|를"  # "把 <it> 设成了密码"
+_PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _STILL + r") +(?="
+                  + _WORD_NUMBER + r"))?| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)"
+                  r"|[はがを는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
@@ -636,10 +642,12 @@ _PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+
 # The value: no bracket, no option (a dash only before a digit), six characters or more.
 _PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})"
 _NO_VALUE_AFTER = r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))"  # no escape, user@host, path
-# A value before its word ("set <it> as the password"): no trailing comma or stop, then a few
-# words and no comma to the word.
+# A value before its word: no trailing comma or stop; a chosen one a few words from the word
+# with no comma between, a word and a number joined to it by "is" or "as".
 _VALUE_BEFORE = r"([^\s\"'`”」\]\x80-\U0010ffff]{5,}[^\s\"'`”」\]\x80-\U0010ffff,;.:])"
-_FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4}"
+_FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4} +[^\s,;.!?]*?"
+_LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}? +[^\s,;.!?]*?"
+           r"| *(?:" + _AS_ZH + r")[^\x00-\x7f\s,，;；。、]{0,6}?")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -906,13 +914,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         + " +" + _CHANGE_TO + " +",
         _PASSWORD_WORD + r"(?:" + _CLAUSE_ON + r",? +|[^\x00-\x7f\n。！？]{1,40}?[「『“]?|[「『“])"
         + _CHOSEN + _NO_VALUE_AFTER)],
-    # ... and before its word, a few words on and no comma between ("Summer24 is the password",
-    # "nimm Fussball07 als Passwort", "把 xiaoming0815 设成了密码").
-    ("generic_secret", PASSWORD_NAMES + "|secret",
-     r"(?i)(?<![^\s(\"'`“「])(?:" + _CHOSEN + "|" + _WORD_NUMBER + ")"
-     + _NO_VALUE_AFTER + _VALUE_BEFORE
-     + r"(?=[\"'`”」)]?(?:" + _FEW_WORDS + r" +[^\s,;.!?]*?| *[^\x00-\x7f\s,，;；。、]{0,8}?)"
-     + _PASSWORD_WORD + r"(?![a-z]))", "prose"),
+    # ... and before its word ("Summer!24 for the dev passwords", "nimm Fussball07 als Passwort",
+    # "把 xiaoming0815 设成了密码").
+    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)(?<![^\s(\"'`“「])" + shape
+       + _NO_VALUE_AFTER + _VALUE_BEFORE + r"(?=[\"'`”」)]?(?:" + join + ")" + _PASSWORD_WORD
+       + r"(?![a-z]))", "prose")
+      for shape, join in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?"),
+                          (_WORD_NUMBER, _LINKED))],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
@@ -992,21 +1000,19 @@ ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # harmless_context: the naming word nearest the token in its clause decides: a commit word (or
-# `owner/repo@`) names hex, an id word any form, a record's word (a request, a row) and a session's
-# id a UUID, ULID or hex (a session's other forms are its bearer's token), a digest word any digest
-# (and a content id, cursor, nonce or OAuth state), "public key" anything; a signature is a
-# secret's. The residual risk: a credential right after such a word, in the form it names, is
-# printed. Groups: commit, id, record, session, digest, public, secret (Vault's `secret_id` is one).
+# `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word any digest (and a content
+# id, cursor, nonce or OAuth state: any form), "public key" anything; a signature is a secret's.
+# The residual risk: a credential right after such a word, in the form it names, is printed.
+# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential).
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
-    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|oids?|uids?|kid|tx(?:id|hash)?(?![_-])|"
-    r"serials?)|"
-    r"(class|interface|rows?|records?|tenants?|(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|"
-    r"objects?|requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|events?|"
-    r"spans?|templates?|containers?)|(sessions?|sids?)|"
+    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
+    r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
+    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
+    r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
@@ -1017,19 +1023,17 @@ NAMING_WORD = Lazy(
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))"
     r"s?(?![a-z0-9])"
     r"|(提交|коммит\w*|коміт\w*|커밋|コミット)"
-    r"|(编号|标识|識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|identificador|"
-    r"identyfikator\w*|identifikátor\w*|azonosító\w*|tunniste\w*|định danh|kennung|מזהה|معرّ?ف)"
-    r"|(号|mã|trazas?)"
+    r"|(编号|标识|号|識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
+    r"identificador|identyfikator\w*|identifikátor\w*|azonosító\w*|tunniste\w*|định danh|kennung|"
+    r"מזהה|معرّ?ف|mã|trazas?)"
     r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|empreintes?|huellas?|fingerabdruck|"
     r"контрольн\w* сумм\w*|х[еэ]ш\w*|"
     r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
     r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
-NAMING_FAMILIES = ("commit", "id", "record", "session", "digest", "public", "secret",
-                   "commit", "id", "record", "digest", "public", "secret")
+NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
-ID_AND_OWNER = Lazy(r"(?:\w+[ _-]?)?\w+$")  # an id's word and the one before it ("session id")
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 # Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  dist/name.tar.xz`),
 # and a host's first label (`<client id>.apps.googleusercontent.com`).
@@ -2833,7 +2837,7 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         return True  # the checksum after a file's URL (yarn.lock's `ms-2.1.3.tgz#<sha1>`)
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
-    family = "record" if end == last and FILE_EXTENSION.match(text, last) else ""
+    family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""
     named_by = CAMEL_HUMP.sub("_", text[max(0, start - NAMING_REACH - 2):start])
     query = QUERY_NAME.search(folded_lower(named_by))
     if query:
@@ -2861,9 +2865,6 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
             best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
-            if family == "id":
-                owner = ID_AND_OWNER.search(before + "\0" + after, 0, match.end())  # "session id"
-                family = "session" if owner and name_family(owner.group()) == "session" else family
     if not family and not query:  # where its cell names nothing, a table's header does (`| run_id |`)
         family = name_family(column_header(text, first))
     # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.
@@ -2873,24 +2874,21 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     body = body[2:] if body[:2] in ("0x", "0X") else body
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
-    if family in ("record", "session"):  # a thing's name names its id's forms
+    if family == "id":
         hexed = HEX.fullmatch(body) or HEX.fullmatch(body[1:]) and body[0].isupper()  # Gerrit's I<hex>
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
-    if family == "id":
-        return not odd
     return family in ("digest", "public")
 
 
 def name_family(name: str) -> str:
     """The family a compound name gives its value, by its head, the last word (`run_id` an id,
-    `session_id` a session's, `stateValue` none); a credential's word anywhere withholds
-    (`requestSignature`, "Session token")."""
+    `stateValue` none); a credential's word anywhere withholds (`requestSignature`, "Session token")."""
     words = folded_lower(CAMEL_HUMP.sub(" ", name)).replace("_", " ").replace("-", " ")
     found = list(NAMING_WORD.finditer(words))
     families = [NAMING_FAMILIES[match.lastindex - 1] for match in found]  # type: ignore[operator]
     if "secret" in families or not found or words[found[-1].end():].strip(" 0123456789|`*"):
         return "secret" if "secret" in families else ""
-    return "session" if families[-1] == "id" and "session" in families else families[-1]
+    return families[-1]
 
 
 def column_header(text: str, at: int) -> str:

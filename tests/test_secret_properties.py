@@ -906,20 +906,20 @@ LOOKALIKES = [
         "RecvmsgIntoRFC3542AncillaryUDP6Test", "OAuth2ClientCredentialsProviderV3",
         "parseX509CertificateFromPEMv3", "listAllURLsForUserV2", "build-cfg-v2-x86-msvc-2022",
         "nonlinear_2eq_order1_type1", "CacheQueueRequestRequestRequest2", "RequestV2V2Cache2"]],
-    # An id's word names an id in any form; a record's word only its UUID, ULID or hex. In a
-    # JSON object the key after a value names the next value.
-    *[_row(f"id-any-form-{n}", text, value) for n, (text, value) in enumerate([
-        (f"the build artifact id is {_B62[:22]}, attach it to the release", _B62[:22]),
-        (f"{_B62[2:26]} is the media library's asset ID", _B62[2:26]),
-        (f"`ingestId: \"ing_{_B62[4:28]}\"` in the webhook log", _B62[4:28]),
-        (f"Die Kennung der Bereitstellung ist {_B62[6:30]}, bitte prüfen", _B62[6:30]),
-        (f"工单号 {_UUID} 还没有处理", _UUID),
-        (f"Identyfikator płatności {_UUID} nie istnieje", _UUID)])],
+    # A UUID named as an id in more languages (a number's 号, Polish, Korean, Arabic).
+    *[_row(f"uuid-named-{n}", text, _UUID) for n, text in enumerate([
+        f"工单号 {_UUID} 还没有处理", f"Identyfikator płatności {_UUID} nie istnieje",
+        f"요청 식별자 {_UUID} 로 검색하세요", f"معرّف الطلب هو {_UUID}"])],
     # Passwords' words beside a tool's name, a release, a sprint or an account's name.
     *[_row(f"beside-a-password-word-{n}", text, value) for n, (text, value) in enumerate([
         ("password hashing uses argon2id since the Release2031 branch", "Release2031"),
         ("the database account is svcreport2033; its password stays in the vault", "svcreport2033"),
-        ("password resets have been broken since Sprint77 shipped", "Sprint77")])],
+        ("password resets have been broken since Sprint77 shipped", "Sprint77"),
+        ("the admin password is kept on bastion04 under /etc/app", "bastion04"),
+        ("Postgres17 password auth fails with scram errors after the upgrade", "Postgres17"),
+        ("run `useradd ops2031` then lock the password with `passwd -l`", "ops2031"),
+        ("the password policy page, draft2031, still needs a review", "draft2031"),
+        ("비밀번호로 office365 계정에 로그인합니다", "office365")])],
 ]
 
 
@@ -991,19 +991,17 @@ VALUE_PLACES = [
     pytest.param("| name | request id |\n|---|---|\n| billing | api key; {v} |", SHA[:32], id="cell-names-behind-a-semicolon"),
     pytest.param("see https://x.example.net/webhooks/a1b2c3d4/password: {v}", "Harbor0!Harbor",
                  id="password-run-on-past-a-webhook"),
-    # A session's id in a form no id generator writes is its bearer's token; a key after a value
-    # in JSON names the next value (a Grafana key is base64 of such an object).
+    # An id's word names hex, a UUID or a ULID, not a base62 token; a key after a value in JSON
+    # names the next value.
     pytest.param("the session id is {v}, paste it into the cookie", _B62[:28], id="session-id-base62"),
-    pytest.param("GET /api/me?session_id={v}&lang=en", _B62[:28], id="session-id-in-a-query"),
-    pytest.param('{{"token": "{v}", "id": 12}}', _B62[:28], id="json-key-after-the-value"),
-    # A password a person chose, a word and a number, beside its word: after a copula and an
-    # adverb, before it with "as", glued in Chinese, set off by commas, after a particle.
+    pytest.param("the token for project id 4411 is {v}", _B62[:28], id="id-of-another-value"),
+    pytest.param('{{"token": "{v}", "id": 12}}', SHA[:32], id="json-key-after-the-value"),
+    # A password a person chose, a word and a number, where it is the password: after a copula
+    # and an adverb, before its word with "as" or "is", glued in Chinese.
     pytest.param("the wiki's password is still {v} until Friday", "Lighthouse1987", id="word-number-after-adverb"),
     pytest.param("set {v} as the router password", "ravensworth2031", id="word-number-before-its-word"),
     pytest.param("我把 {v} 设成了测试环境的密码", "chenjia0923", id="word-number-before-zh"),
-    pytest.param("La contraseña que elegiste, {v}, ya funciona", "Girasol2029", id="word-number-aside"),
     pytest.param("Пароль для стенда — {v}, поменяй потом", "Vostok1961", id="word-number-ru"),
-    pytest.param("테스트 서버 비밀번호로 {v} 를 넣었어요", "haneul0718", id="word-number-after-a-particle"),
     pytest.param("Kata sandi server uji adalah {v}, jangan dibagikan", "Bandung1945", id="word-number-id-copula"),
     pytest.param("Я задал {v} паролем для стенда", "Zenit#1925", id="chosen-before-an-inflected-word"),
 ]
