@@ -1034,6 +1034,9 @@ NAMING_WORD = Lazy(
     r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
 NAMING_REACH = 40  # characters between a naming word and its token, at most
+# An id's word followed by its own value names that value, not a token after it ("project id 4411
+# is <token>", "<token> (org id org-123)").
+OWN_VALUE = Lazy(r"[\s:=#(]*[\w.-]*\d")
 FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 # Names any token: a checksum listed beside its file (`sha256sum`'s `HEX  dist/name.tar.xz`),
 # and a host's first label (`<client id>.apps.googleusercontent.com`).
@@ -2852,19 +2855,23 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     before = folded_lower(CAMEL_HUMP.sub(" ", text[reach:first] + own))
     after = folded_lower(text[end:last] + CAMEL_HUMP.sub(" ", text[last:out]))
     head, tail = len(CAMEL_HUMP.sub(" ", own)), last - end
-    for match in () if query else NAMING_WORD.finditer(before + "\0" + after):
+    joined = before + "\0" + after
+    for match in () if query else NAMING_WORD.finditer(joined):
+        named = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+        if named == "id" and OWN_VALUE.match(joined, match.end(), len(before) - head
+                                             if match.end() <= len(before) else len(joined)):
+            continue  # the id's word names its own value ("project id 4411 is <token>")
         if match.end() <= len(before):
             gap, between = max(0, len(before) - match.end() - head), before[match.end():]
         elif match.start() > len(before):
             gap = max(0, match.start() - len(before) - 1 - tail)
             between = after[:match.start() - len(before) - 1]
-            family_after = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
-            if NAMES_ANOTHER.search(between) and family_after != "secret":
+            if NAMES_ANOTHER.search(between) and named != "secret":
                 continue
         else:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
-            best, family = gap, NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+            best, family = gap, named
     if not family and not query:  # where its cell names nothing, a table's header does (`| run_id |`)
         family = name_family(column_header(text, first))
     # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.

@@ -114,7 +114,7 @@ FRAMES = {
 }
 LEADS = ["", "the key ", "the token ", "the build agent secret ", "api key: ", "credential ", "the value ",
          "the signing key fix from ", "BKQZ_AGENT_TOKEN=", "export QWPX_API_KEY=", "key=", "token%3D",
-         "the password ", "auth: "]
+         "the password ", "auth: ", "the value for project id 4411 is "]
 LEADS_ZH = ["", "密钥", "授权码", "密匙", "令牌是", "SMTP 授权码：", "密钥在部署时要用到："]
 INVISIBLES = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\ufff9", "\ufffa", "\ufffb", "\u180e"]
 SHAPES = ["plain", "code", "link", "query", "quotes", "assign", "json", "table", "wrap", "invisible", "percent", "fullwidth"]
@@ -995,6 +995,11 @@ VALUE_PLACES = [
     # names the next value.
     pytest.param("the session id is {v}, paste it into the cookie", _B62[:28], id="session-id-base62"),
     pytest.param("the token for project id 4411 is {v}", _B62[:28], id="id-of-another-value"),
+    pytest.param("the deploy value for project id 4411 is {v}", _B62[:28], id="id-with-its-own-value"),
+    pytest.param("access key id {v}", _B62[:28], id="id-beside-a-credential-word"),
+    pytest.param("license serial: {v}", _B62[:28], id="license-serial"),
+    pytest.param("https://app.example.com/login/magic?id={v}", _B62[:28], id="id-in-a-query"),
+    pytest.param('{{"session": {{"id": "{v}"}}}}', _B62[:28], id="session-object-id"),
     pytest.param('{{"token": "{v}", "id": 12}}', SHA[:32], id="json-key-after-the-value"),
     # A password a person chose, a word and a number, where it is the password: after a copula
     # and an adverb, before its word with "as" or "is", glued in Chinese.
