@@ -630,9 +630,13 @@ _STILL = ("still|now|currently|noch|immer noch|jetzt|maintenant|toujours|encore|
 _AS = ("as|als|comme|como|come|jako|sebagai|làm|как|olarak|"
        "is|was|ist|est|es|é|è|là|jest|je|är|er|adalah")
 _AS_ZH = "设成了?|设为|设置为|改成了?|改为|作为|当作|是|を|을|를"  # "把 <it> 设成了密码"
+# ... or set off by commas after a clause about it ("the password you gave me, <it>, works").
+_RELATIVE = (r"that|which|you|i|we|que|qui|die|das|den|der|dat|che|który|którą|które|který|"
+             r"kterou|котор\w*|ki|yang|mà")
+_ASIDE = r" +(?:" + _RELATIVE + r") [^,.;:!?\n]{0,40}, +(?=" + _WORD_NUMBER + ")"
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _STILL + r") +(?="
-                  + _WORD_NUMBER + r"))?| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)"
-                  r"|[はがを는은를을가이] *)")
+                  + _WORD_NUMBER + r"))?| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
+                  + r"|[はがを는은를을가이] *)")
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX

@@ -919,6 +919,7 @@ LOOKALIKES = [
         ("Postgres17 password auth fails with scram errors after the upgrade", "Postgres17"),
         ("run `useradd ops2031` then lock the password with `passwd -l`", "ops2031"),
         ("the password policy page, draft2031, still needs a review", "draft2031"),
+        ("password rotation for the hosts, bastion04, bastion05, ran overnight", "bastion05"),
         ("비밀번호로 office365 계정에 로그인합니다", "office365")])],
 ]
 
@@ -1006,6 +1007,9 @@ VALUE_PLACES = [
     pytest.param("the wiki's password is still {v} until Friday", "Lighthouse1987", id="word-number-after-adverb"),
     pytest.param("set {v} as the router password", "ravensworth2031", id="word-number-before-its-word"),
     pytest.param("我把 {v} 设成了测试环境的密码", "chenjia0923", id="word-number-before-zh"),
+    pytest.param("La contraseña que elegiste, {v}, ya funciona", "Girasol2029", id="word-number-aside"),
+    pytest.param("the password you sent me yesterday, {v}, opens the staging box", "Marigold1988",
+                 id="word-number-aside-en"),
     pytest.param("Пароль для стенда — {v}, поменяй потом", "Vostok1961", id="word-number-ru"),
     pytest.param("Kata sandi server uji adalah {v}, jangan dibagikan", "Bandung1945", id="word-number-id-copula"),
     pytest.param("Я задал {v} паролем для стенда", "Zenit#1925", id="chosen-before-an-inflected-word"),
