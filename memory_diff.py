@@ -652,6 +652,14 @@ _VALUE_BEFORE = r"([^\s\"'`”」\]\x80-\U0010ffff]{5,}[^\s\"'`”」\]\x80-\U00
 _FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4} +[^\s,;.!?]*?"
 _LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}? +[^\s,;.!?]*?"
            r"| *(?:" + _AS_ZH + r")[^\x00-\x7f\s,，;；。、]{0,6}?")
+# A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录).
+_LOGIN_HINTS = ("login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
+                "signed in|connecte|connexion|entra|inicia sesión|accedi|anmelden|einloggen|"
+                "zaloguj|заход|войди|đăng nhập|masuk|giriş|inloggen|ログイン|登录|登入|로그인")
+_LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in"
+          r"|connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
+          r"|zaloguj(?: się)?|заходи|войди|đăng nhập|masuk|giriş yap|inloggen"
+          r"|ログイン|登录|登入|로그인")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -840,15 +848,15 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:=\s*)?\((?:[^()\n\"']|\"[^\"\n]*\"|'[^'\n]*')*?[\"'][^\"'\n]*"
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"']|\s*:)"
      r"|[.:](?:password|auth)\(\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
-    # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8").
-    ("login_pair", "login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
-                   "signed in|ログイン|登录|登入|로그인",
-     r"(?i)(?<![a-z])(?:log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?"
-     r"|sign(?:ed)? ?in"
-     r"|ログイン|登录|登入|로그인)(?![a-z])"
-     r"[^\n.;!?]{0,40}?"
-     r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
-     r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)", "prose"),
+    # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8",
+    # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
+    # admin / X 登录").
+    *[("login_pair", _LOGIN_HINTS, r"(?i)" + before
+       + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
+       r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
+       "prose")
+      for before, after in ((r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", ""),
+                            ("", r"(?=[^\n.;!?。]{0,12}?(?:ログイン|登录|登入|로그인))"))],
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"

@@ -920,7 +920,8 @@ LOOKALIKES = [
         ("run `useradd ops2031` then lock the password with `passwd -l`", "ops2031"),
         ("the password policy page, draft2031, still needs a review", "draft2031"),
         ("password rotation for the hosts, bastion04, bastion05, ran overnight", "bastion05"),
-        ("비밀번호로 office365 계정에 로그인합니다", "office365")])],
+        ("비밀번호로 office365 계정에 로그인합니다", "office365"),
+        ("use TCP / IPv6 for the login service", "IPv6")])],
 ]
 
 
@@ -1013,6 +1014,11 @@ VALUE_PLACES = [
     pytest.param("Пароль для стенда — {v}, поменяй потом", "Vostok1961", id="word-number-ru"),
     pytest.param("Kata sandi server uji adalah {v}, jangan dibagikan", "Bandung1945", id="word-number-id-copula"),
     pytest.param("Я задал {v} паролем для стенда", "Zenit#1925", id="chosen-before-an-inflected-word"),
+    # A login's `user / password` pair after a login's verb in other languages, or before a
+    # Chinese, Japanese or Korean one.
+    pytest.param("Entra con deploy / {v} y revisa el panel", "Tr0mp3t4Az", id="login-pair-es"),
+    pytest.param("Zaloguj się jako qa / {v} i sprawdź raport", "Wisla#1928", id="login-pair-pl"),
+    pytest.param("请用 ops / {v} 登录测试环境", "Huangshan#33", id="login-pair-verb-after-zh"),
 ]
 
 
