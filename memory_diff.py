@@ -175,14 +175,16 @@ _NAMED_FILE = "|".join(re.escape(name.lower())
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
                r"now|good|nice|right|please|pls|hey|hi|btw|fyi|for the record|\+1|bitte|alors|"
                r"bueno|então|итак|ну|"
-               r"allora|dobrze|oké|tamam|vậy|好的?)")
+               r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
+               r"per favore|好的?)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
 _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
-       r"we should |you should |" + _SURE + r" |" \
+       r"we should |you should |(?:would|do) you mind |" + _SURE + r" |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |our )?project(?:'s)? notes|" \
+          r"(?:the |your |our |project )?(?P<bare>memory|memories|" \
           r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
@@ -193,7 +195,8 @@ _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "add this to CLAUDE.md", "put in GEMINI.md that ...", "add to CLAUDE.md: never X".
     ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
-                    r"keep|store)\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
+                    r"keep|store|adding|putting|noting|writing|saving|recording|including|storing)"
+                    r"\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
                     _MEMORY + _AFTER +
                     r"(?:(?:that|saying|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
@@ -203,20 +206,27 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"(?:(?:make sure|ensure|mention|note|say)\b\s*(?:that\b\s*)?)?|[:：,，—–-]\s*)?"
                            r"(?P<content>.*)$"),
     # "Remember that ...": not "remember also you have ..." (a reminder for this session).
-    ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember(?: that\b|\s*:)\s*(?P<content>.+)$"),
+    ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember"
+                      r"(?: (?:for|in|across) [^,.;:]{1,40}?)?"
+                      r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "From now on ...", "Going forward, ...": a rule for every session after this one.
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
-    ("remember-zh", _LEAD_ZH + r"(?:要|需要)?(?:记住|记一下|记下来?)(?:这一?点|这个|这条)?[，,：:\s]*(?P<content>.*)$"),
+    ("remember-zh", _LEAD_ZH + r"(?:要|需要)?(?:记住|记一下|记下来?|記住|記一下|記下來?)"
+                    r"(?:这一?点|这个|这条)?[，,：:\s]*(?P<content>.*)$"),
     ("memory-file-zh", _LEAD_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
                        r"(?:写进|写入|写到|加到|加入|添加到|记录到|记到|放到|放进|更新到|补充到)" + _MEMORY_ZH +
                        r"[：:，,。\s]*(?P<content>.*)$"),
     ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
                               r"(?P<content>.*)$"),
     # 以后 / 今后 ... opening the sentence; not "编译以后再 ..." (after compiling).
-    ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)[，,：:\s]*(?P<content>.+)$"),
+    ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|以後|从现在开始|从今以后|从今天起|往后)"
+                       r"[，,：:\s]*(?P<content>.+)$"),
 )
+# "This" in other languages: a request's content when it points back.
+POINTER_WORDS = (r"这个|这条|这些|这一点|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|das|dies|"
+                 r"ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
@@ -228,8 +238,7 @@ REQUEST_POINTER = Lazy(
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
-    r"这个|这条|这些|这一点|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|das|dies|ça|cela|eso|"
-    r"esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*[\s.。!！?？、，,]*$")
+    + POINTER_WORDS + r")*[\s.。!！?？、，,]*$")
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
 REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)\s*[:：]|"
                        r"so (?:that )?it (?:says|reads|states)(?: that)?\s)\s*")
@@ -249,11 +258,12 @@ REQUEST_PULL = 3
 REMEMBER_PHRASES = (
     "remember|remeber|rember|remembr|don't forget|do not forget|memorize|memorise|"
     "keep in mind for next time|keep in mind for future sessions|keep in mind for the future|"
-    "keep in mind going forward|make a note|"
+    "keep in mind going forward|make a note|note down|jot down|"
     "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|lembre-se|lembra-te|запомни|ricorda|"
     "ricordatelo|memorizza|"
-    "zapamiętaj|onthoud|hatırla|unutma|nhớ|याद रख|запам'ятай|ingat|zapamatuj|kom ihåg|覚えて|"
+    "zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|zapamatuj|kom ihåg|"
+    "覚えて|"
     "覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|onthouden|zapamatuj si|"
     "ingatlah")
 FUTURE_PHRASES = (
@@ -276,7 +286,8 @@ RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
               r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team)")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
-FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
+FUTURE_LABELS = ("in the future|for the future|permanently|for good|künftig|zukünftig|in zukunft|"
+                 "à l'avenir|"
                  "en el futuro|na przyszłość")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
@@ -292,8 +303,15 @@ RECORD_PHRASES = (
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
     "memory file|memory files|your memory|project memory|long-term memory|persistent memory|"
+    "project notes|"
     "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
+# In a frame, beside a verb of recording or a rule's noun, a memory in any language ("Guarda en
+# memoria: X", "Note for memory — X"): the frame's separator says what follows is the rule.
+MEMORY_WORDS = ("memory|memoria|mémoire|memória|gedächtnis|geheugen|geheugenbestand|pamięci|pamięć|"
+                "память|памяти|bellek|belleğe|bộ nhớ|memori|メモリ|メモリー|記憶|记忆|메모리|기억")
+RULE_NOUNS = ("rule|regla|règle|regel|regra|regola|правило|kural|quy tắc|规则|ルール|규칙|note|"
+              "nota|notiz")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
@@ -1316,7 +1334,13 @@ FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:(?:rule|rules|not
 FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
+# "Remember that going forward": a phrase for later sessions alone points back.
+FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
+MEMORY_WORD = Lazy(phrase_pattern(MEMORY_WORDS))
+RULE_NOUN = Lazy(phrase_pattern(RULE_NOUNS))
+POINTING = Lazy(phrase_pattern("this|that|it|these|those|"  # not Polish "to", English "to"
+                               + POINTER_WORDS.replace("上面的?", "上面").replace("|to|", "|")))
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
 MOMENT = Lazy(REQUEST_MOMENT)
@@ -1328,7 +1352,8 @@ REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rule", 
                            "from here on", "henceforth",
                            "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
-                           "往后", "规则", *REMEMBER_PHRASES.split("|"), *FUTURE_PHRASES.split("|"),
+                           "往后", "规则", "記", "以後", *REMEMBER_PHRASES.split("|"),
+                           *FUTURE_PHRASES.split("|"), *MEMORY_WORDS.split("|"), "notes",
                            *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES))
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
@@ -3109,7 +3134,8 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
     content = COURTESY.sub("", TAG_QUESTION.sub("", content)).strip().rstrip("?？ ")
     content = REQUEST_FORWARD.sub("", content)
-    pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
+    pointer = REQUEST_POINTER.match(content) or FUTURE_ALONE.fullmatch(content.rstrip(" .。!！")) \
+        or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
@@ -3179,7 +3205,12 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    return "memory-file" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
+    # A bare memory's word frames before a separator or beside "this" ("これをメモリに保存して"),
+    # not in "add a cache to reduce memory usage"; a rule's noun frames before a separator only.
+    named = MEMORY_NAMED.search(part) or MEMORY_WORD.search(part) and (
+        opening or POINTING.search(part))
+    noted = RECORD.search(part) or opening and RULE_NOUN.search(part)
+    return "memory-file" if named and noted else None
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:

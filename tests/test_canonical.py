@@ -371,6 +371,12 @@ REQUESTS = [
         native((U, "The vendored `protoc` is 3.21 while CI installs 3.25. Note this in AGENTS.md.")),
         Only("The vendored `protoc` is 3.21 while CI installs 3.25."), Proposed(
             "The vendored `protoc` is 3.21 while CI installs 3.25.", role=U), Preamble(f"asked to remember at {T}:1")),
+    row("req-en-future-phrase-points-back-same-message",
+        native((U, "Integration tests need the `db` container running. Remember that going forward.")),
+        Only("Integration tests need the `db` container running."), Preamble(f"asked to remember at {T}:1")),
+    row("req-ja-memory-word-points-back-same-message",
+        native((U, "マイグレーションは必ず元に戻せるように書くこと。これをメモリに保存しておいて。")),
+        Only("マイグレーションは必ず元に戻せるように書くこと。"), Preamble(f"asked to remember at {T}:1")),
     row("req-en-points-back-at-most-three",
         native((A, "Let me look at the upload code first."), (A, SYNC_FACTS),
                (U, "Put that in memory so you remember this.")),
