@@ -2781,7 +2781,9 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
-        named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value))
+        # ... and so does one with capitals, small letters and a digit, as a policy asks (`Harbor0-Harbor`)
+        policy = all(any(test(c) for c in value) for test in (str.isupper, str.islower, str.isdigit))
+        named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
             digit or named or not value.isascii())

@@ -921,7 +921,8 @@ LOOKALIKES = [
         ("the password policy page, draft2031, still needs a review", "draft2031"),
         ("password rotation for the hosts, bastion04, bastion05, ran overnight", "bastion05"),
         ("비밀번호로 office365 계정에 로그인합니다", "office365"),
-        ("use TCP / IPv6 for the login service", "IPv6")])],
+        ("use TCP / IPv6 for the login service", "IPv6"),
+        ("the response had 'x-ratelimit-limit-tokens': '2000000' in its headers", "2000000")])],
 ]
 
 
@@ -1014,6 +1015,9 @@ VALUE_PLACES = [
     pytest.param("Пароль для стенда — {v}, поменяй потом", "Vostok1961", id="word-number-ru"),
     pytest.param("Kata sandi server uji adalah {v}, jangan dibagikan", "Bandung1945", id="word-number-id-copula"),
     pytest.param("Я задал {v} паролем для стенда", "Zenit#1925", id="chosen-before-an-inflected-word"),
+    # After a key's name, capitals, small letters and a digit as a policy asks, with no sign
+    # (hypothesis found `Harbor0-Harbor` unseeded).
+    pytest.param('`const encryptionKey = "{v}"`', "Lantern7-Lantern", id="policy-password-after-a-key"),
     # A login's `user / password` pair after a login's verb in other languages, or before a
     # Chinese, Japanese or Korean one.
     pytest.param("Entra con deploy / {v} y revisa el panel", "Tr0mp3t4Az", id="login-pair-es"),
