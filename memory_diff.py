@@ -183,8 +183,7 @@ _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s
        r"we should |you should |(?:would|do) you mind |" + _SURE + r" |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |our )?project(?:'s)? notes|" \
-          r"(?:the |your |our |project )?(?P<bare>memory|memories|" \
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
           r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
@@ -207,7 +206,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"(?P<content>.*)$"),
     # "Remember that ...": not "remember also you have ..." (a reminder for this session).
     ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember"
-                      r"(?: (?:for|in|across) [^,.;:]{1,40}?)?"
+                      r"(?: (?:for|in|across) (?:(?:every|all|each|future|later)\b[^,.;:]{0,30}?"
+                      r"|(?:the )?next (?:time|sessions?)))?"
                       r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "From now on ...", "Going forward, ...": a rule for every session after this one.
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
@@ -221,12 +221,9 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
                               r"(?P<content>.*)$"),
     # 以后 / 今后 ... opening the sentence; not "编译以后再 ..." (after compiling).
-    ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|以後|从现在开始|从今以后|从今天起|往后)"
+    ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)"
                        r"[，,：:\s]*(?P<content>.+)$"),
 )
-# "This" in other languages: a request's content when it points back.
-POINTER_WORDS = (r"这个|这条|这些|这一点|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|das|dies|"
-                 r"ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
@@ -238,7 +235,9 @@ REQUEST_POINTER = Lazy(
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
-    + POINTER_WORDS + r")*[\s.。!！?？、，,]*$")
+    r"这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|"
+    r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
+    r"[\s.。!！?？、，,]*$")
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
 REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)\s*[:：]|"
                        r"so (?:that )?it (?:says|reads|states)(?: that)?\s)\s*")
@@ -258,7 +257,7 @@ REQUEST_PULL = 3
 REMEMBER_PHRASES = (
     "remember|remeber|rember|remembr|don't forget|do not forget|memorize|memorise|"
     "keep in mind for next time|keep in mind for future sessions|keep in mind for the future|"
-    "keep in mind going forward|make a note|note down|jot down|"
+    "keep in mind going forward|make a note|"
     "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|lembre-se|lembra-te|запомни|ricorda|"
     "ricordatelo|memorizza|"
@@ -286,8 +285,7 @@ RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
               r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team)")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
-FUTURE_LABELS = ("in the future|for the future|permanently|for good|künftig|zukünftig|in zukunft|"
-                 "à l'avenir|"
+FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
                  "en el futuro|na przyszłość")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
@@ -303,15 +301,13 @@ RECORD_PHRASES = (
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
     "memory file|memory files|your memory|project memory|long-term memory|persistent memory|"
-    "project notes|"
+    # ... and the agent's memory in other languages ("ta mémoire", not a process's).
+    "ta mémoire|votre mémoire|tu memoria|su memoria|la tua memoria|deinem gedächtnis|"
+    "dein gedächtnis|"
+    "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
+    "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
-# In a frame, beside a verb of recording or a rule's noun, a memory in any language ("Guarda en
-# memoria: X", "Note for memory — X"): the frame's separator says what follows is the rule.
-MEMORY_WORDS = ("memory|memoria|mémoire|memória|gedächtnis|geheugen|geheugenbestand|pamięci|pamięć|"
-                "память|памяти|bellek|belleğe|bộ nhớ|memori|メモリ|メモリー|記憶|记忆|메모리|기억")
-RULE_NOUNS = ("rule|regla|règle|regel|regra|regola|правило|kural|quy tắc|规则|ルール|규칙|note|"
-              "nota|notiz")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
@@ -675,9 +671,12 @@ _LOGIN_HINTS = ("login|log in|logged in|logging in|logon|credential|creds|accoun
                 "signed in|connecte|connexion|entra|inicia sesión|accedi|anmelden|einloggen|"
                 "zaloguj|заход|войди|đăng nhập|masuk|giriş|inloggen|ログイン|登录|登入|로그인")
 _LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in"
-          r"|connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
-          r"|zaloguj(?: się)?|заходи|войди|đăng nhập|masuk|giriş yap|inloggen"
           r"|ログイン|登录|登入|로그인")
+# ... in more languages, where "entra" or "masuk" as often opens a task: the value then needs a sign
+# or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
+_LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
+               r"|zaloguj(?: się)?|заходи|войди|đăng nhập|masuk|giriş yap|inloggen")
+_SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -870,11 +869,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
     # admin / X 登录").
     *[("login_pair", _LOGIN_HINTS, r"(?i)" + before
-       + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])"
-       r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
+       + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])" + signed
+       + r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
        "prose")
-      for before, after in ((r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", ""),
-                            ("", r"(?=[^\n.;!?。]{0,12}?(?:ログイン|登录|登入|로그인))"))],
+      for before, signed, after in (
+          (r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", "", ""),
+          (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
+          ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:ログイン|登录|登入|로그인))"))],
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
@@ -1337,23 +1338,20 @@ RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
-MEMORY_WORD = Lazy(phrase_pattern(MEMORY_WORDS))
-RULE_NOUN = Lazy(phrase_pattern(RULE_NOUNS))
-POINTING = Lazy(phrase_pattern("this|that|it|these|those|"  # not Polish "to", English "to"
-                               + POINTER_WORDS.replace("上面的?", "上面").replace("|to|", "|")))
+
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
 MOMENT = Lazy(REQUEST_MOMENT)
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
-COURTESY = Lazy(REQUEST_COURTESY)
+COURTESY = Lazy(REQUEST_COURTESY, re.I)
 # A message can hold a request only where one of these words occurs (see judge_message).
 REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rule", "convention",
                            "remember", "from now on", "going forward", "moving forward",
                            "from here on", "henceforth",
                            "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                            "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
-                           "往后", "规则", "記", "以後", *REMEMBER_PHRASES.split("|"),
-                           *FUTURE_PHRASES.split("|"), *MEMORY_WORDS.split("|"), "notes",
+                           "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
+                           *FUTURE_PHRASES.split("|"),
                            *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES))
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
@@ -2781,8 +2779,10 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
-        # ... and so does one with capitals, small letters and a digit, as a policy asks (`Harbor0-Harbor`)
-        policy = all(any(test(c) for c in value) for test in (str.isupper, str.islower, str.isdigit))
+        # ... and so does one with capitals, small letters, a digit and a sign, as a policy asks
+        # (`Harbor0-Harbor`), not an identifier (`AppState2`)
+        classes = (str.isupper, str.islower, str.isdigit)
+        policy = all(any(test(c) for c in value) for test in classes) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
@@ -3207,12 +3207,7 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    # A bare memory's word frames before a separator or beside "this" ("これをメモリに保存して"),
-    # not in "add a cache to reduce memory usage"; a rule's noun frames before a separator only.
-    named = MEMORY_NAMED.search(part) or MEMORY_WORD.search(part) and (
-        opening or POINTING.search(part))
-    noted = RECORD.search(part) or opening and RULE_NOUN.search(part)
-    return "memory-file" if named and noted else None
+    return "memory-file" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:

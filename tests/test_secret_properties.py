@@ -922,7 +922,9 @@ LOOKALIKES = [
         ("password rotation for the hosts, bastion04, bastion05, ran overnight", "bastion05"),
         ("비밀번호로 office365 계정에 로그인합니다", "office365"),
         ("use TCP / IPv6 for the login service", "IPv6"),
-        ("the response had 'x-ratelimit-limit-tokens': '2000000' in its headers", "2000000")])],
+        ("the response had 'x-ratelimit-limit-tokens': '2000000' in its headers", "2000000"),
+        ("entra en la página y compara ubuntu / node22 con la imagen anterior", "node22"),
+        ('`const labelKey = "StepTitle2"` in the wizard', "StepTitle2")])],
 ]
 
 

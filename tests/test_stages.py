@@ -606,32 +606,26 @@ OWN_CONTENT = [
                  id="fyi-lead"),
     pytest.param("Rule for this project: every public function needs a test.",
                  "every public function needs a test.", id="rule-for-this-project"),
-    # A memory's word in any language or "project notes" beside a verb of recording, a rule's
-    # noun beside a memory file, "note down", "would you mind" and its gerund, "remember for
-    # ... that", "permanently"; a phrase for later sessions alone points back. Not a bare
-    # memory's word in a task, nor a rule's noun in an edit.
-    pytest.param("Guarda en la memoria: los tests usan pytest-xdist.", "los tests usan pytest-xdist.",
-                 id="memory-word-es"),
-    pytest.param("Schreib ins Gedächtnis: Releases gehen nur dienstags raus.", "Releases gehen nur dienstags raus.",
-                 id="memory-word-de"),
-    pytest.param("Memory note — the cron jobs run in UTC.", "the cron jobs run in UTC.", id="memory-note-label"),
-    pytest.param("Nueva regla para AGENTS.md: los commits van en inglés.", "los commits van en inglés.",
-                 id="rule-noun-beside-a-memory-file"),
-    pytest.param("Could you add to the project notes that the queue is at-least-once?",
-                 "the queue is at-least-once", id="project-notes"),
+    # The agent's memory in other languages, "would you mind" and its gerund, "remember for
+    # later sessions that", Traditional Chinese; a phrase for later sessions alone points back.
+    # Not a process's memory, a note for this task, a label of its own, the next step.
+    pytest.param("Guarda en tu memoria: los tests usan pytest-xdist.", "los tests usan pytest-xdist.",
+                 id="agents-memory-es"),
+    pytest.param("Schreib in dein Gedächtnis: Releases gehen nur dienstags raus.",
+                 "Releases gehen nur dienstags raus.", id="agents-memory-de"),
     pytest.param("Would you mind writing in AGENTS.md that images go through the CDN?",
                  "images go through the CDN", id="would-you-mind-writing"),
-    pytest.param("please note down that the ledger table is append-only",
-                 "the ledger table is append-only", id="note-down-that"),
     pytest.param("Remember for all later sessions that ports below 1024 need sudo here.",
                  "ports below 1024 need sudo here.", id="remember-for-later-sessions-that"),
-    pytest.param("Save this permanently: the billing service owns invoices.",
-                 "the billing service owns invoices.", id="permanently-label"),
     pytest.param("記住以後所有的 API 都要加版本號。", "以後所有的 API 都要加版本號。", id="remember-zh-traditional"),
     pytest.param("Remember that going forward.", "", id="future-phrase-alone-points-back"),
+    pytest.param("Guarda los resultados en memoria: luego los procesamos.", None, id="a-process-memory-es"),
+    pytest.param("Note down the steps you took so I can repeat them.", None, id="note-down-for-this-task"),
+    pytest.param("Permanently: delete the temp tables.", None, id="permanently-as-a-label"),
+    pytest.param("Memory rule of thumb: keep batches under 1GB.", None, id="memory-rule-of-thumb"),
+    pytest.param("Remember for the next step that the port is 8080.", None, id="remember-for-the-next-step"),
     pytest.param("Add an index to cut memory use in the search service.", None, id="memory-in-a-task"),
     pytest.param("Please drop the rule about rebasing from AGENTS.md.", None, id="rule-noun-in-an-edit"),
-    pytest.param("Tolong tambahkan tes untuk fungsi memori bersama.", None, id="memory-word-id-in-a-task"),
 ]
 
 
