@@ -624,8 +624,9 @@ _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alt
                 r"змінив\w*|змінил\w*|đổi)")
 _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
-_COPULAS = ("is|was|to|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|"
-            "είναι|היא|הוא|هي|هو|คือ|adalah|ialah|—|" + _CHANGED_TO)
+_IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
+       "คือ|adalah|ialah")
+_COPULAS = _IS + "|to|—|" + _CHANGED_TO
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
@@ -641,8 +642,7 @@ _WORD_NUMBER = r"(?=(?:[a-z]{5,}\d{2,4}|[a-z]{3,4}\d{4})[!?.,;:)]*(?![^\s,;:)]))
 _STILL = ("still|now|currently|noch|immer noch|jetzt|maintenant|toujours|encore|ahora|todavía|"
           "ainda|agora|ancora|adesso|nog|steeds|nadal|teraz|ещё|еще|всё ещё|все еще|теперь|сейчас|"
           "hâlâ|artık|vẫn|giờ|masih|sekarang")
-_AS = ("as|als|comme|como|come|jako|sebagai|làm|как|olarak|"
-       "is|was|ist|est|es|é|è|là|jest|je|är|er|adalah")
+_AS = "as|als|comme|como|come|jako|sebagai|làm|как|" + _IS
 _AS_ZH = "设成了?|设为|设置为|改成了?|改为|作为|当作|是|を|을|를"  # "把 <it> 设成了密码"
 # ... or set off by commas after a clause about it ("the password you gave me, <it>, works").
 _RELATIVE = (r"that|which|you|i|we|que|qui|die|das|den|der|dat|che|który|którą|które|který|"
@@ -663,15 +663,17 @@ _NO_VALUE_AFTER = r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))"  # no esc
 # A value before its word: no trailing comma or stop; a chosen one a few words from the word
 # with no comma between, a word and a number joined to it by "is" or "as".
 _VALUE_BEFORE = r"([^\s\"'`”」\]\x80-\U0010ffff]{5,}[^\s\"'`”」\]\x80-\U0010ffff,;.:])"
-_FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4} +[^\s,;.!?]*?"
-_LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}? +[^\s,;.!?]*?"
-           r"| *(?:" + _AS_ZH + r")[^\x00-\x7f\s,，;；。、]{0,6}?")
+_GLUED = r" +[^\s,;.!?]*?"  # the word's own prefix (`WLAN-Passwort`)
+_FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4}" + _GLUED
+_LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}?" + _GLUED
+           + r"| *(?:" + _AS_ZH + r")[^\x00-\x7f\s,，;；。、]{0,6}?")
 # A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录).
+_LOGIN_CJK = "ログイン|登录|登入|로그인"
 _LOGIN_HINTS = ("login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
                 "signed in|connecte|connexion|entra|inicia sesión|accedi|anmelden|einloggen|"
-                "zaloguj|заход|войди|đăng nhập|masuk|giriş|inloggen|ログイン|登录|登入|로그인")
-_LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in"
-          r"|ログイン|登录|登入|로그인")
+                "zaloguj|заход|войди|đăng nhập|masuk|giriş|inloggen|" + _LOGIN_CJK)
+_LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in|"
+          + _LOGIN_CJK)
 # ... in more languages, where "entra" or "masuk" as often opens a task: the value then needs a sign
 # or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
 _LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
@@ -875,7 +877,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
       for before, signed, after in (
           (r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", "", ""),
           (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
-          ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:ログイン|登录|登入|로그인))"))],
+          ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
