@@ -1022,6 +1022,19 @@ GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run befo
 SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@-]{12,64}"
                     r"(?![\w!#$%*^~.+=@-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
+# A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
+# two of its parts, a sign names and versions do not join parts with (`P@ssw0rdSummer`,
+# `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, a link, a setting or a
+# place-holder (`/`, `:`, `=`, `<` by it).
+POLICY_TOKEN = Lazy(r"(?<![\w!#$%&*+./:;<=?@\\^|~-])[A-Za-z0-9][\w!#$%&*?@^~.+-]{7,63}"
+                    r"(?![/\\:=>\w])", re.A)
+POLICY_SIGN = Lazy(r"(?<=[A-Za-z0-9])[!#$%&*?@^~](?=[A-Za-z0-9])")
+POLICY_NOT = Lazy("|".join((
+    r"[A-Za-z][\w.+-]+@(?:[a-z0-9-]+|[A-Z0-9-]+|[\w-]+[.-][\w.-]*)",  # a user at a host
+    r".*(?:\.[a-z]{1,4}#|#[\w-]+\.[a-z]).*",  # an anchor or attribute (`a.md#Step2`, `pkgs#Py3.x`)
+    r".*[@~^=]v?\d+\.\d.*",  # a version (`Next@4.0.3`, `Login~=0.6`) or a measure (`Vcc@3.3V`)
+    r"\d+[*^][A-Za-z][\w.]*",  # a number times or to the power of a name (`2*time.Minute`)
+    r".*%[0-9A-Fa-f]{2}.*")))  # an escape
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
@@ -2632,6 +2645,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             if credential_shaped(joined) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+    for match in POLICY_TOKEN.finditer(text):
+        end = match.start() + len(match.group().rstrip(".!?~"))
+        if policy_password(text[match.start():end]) and not overlaps(found, match.start(), end):
+            found.append(SecretHit("chosen_password", match.start(), end, False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
@@ -2825,6 +2842,13 @@ def odd_pieces(value: str) -> int:
     """How many of a name's pieces are no word's (see ODD_PIECE), and its rare letters."""
     odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
     return odd + len(RARE_LETTER.findall(value))
+
+
+def policy_password(token: str) -> bool:
+    """Whether a token (POLICY_TOKEN) is made as a password policy asks."""
+    return any(c.isupper() for c in token) and any(c.islower() for c in token) \
+        and any(c.isdigit() for c in token) and bool(POLICY_SIGN.search(token)) \
+        and not POLICY_NOT.fullmatch(token) and not FILLER.search(token)
 
 
 def signed_random(value: str) -> bool:

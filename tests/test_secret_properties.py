@@ -702,6 +702,36 @@ def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, r
     assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
 
 
+# -- property 5: a password made to a policy, wherever it stands -----------------------------
+
+# Places with no word for a password near: a verb, an apposition, a code span, another language.
+POLICY_PLACES = ["type {pw} at the vault prompt", "it works again with {pw} since Monday",
+                 "use `{pw}` to get into the router", "({pw})", "\"{pw}\" on the shared box",
+                 "用{pw}登录测试环境", "die Zeichenfolge {pw} im Tresor", "la cadena «{pw}» del router"]
+
+
+@st.composite
+def policy_passwords(draw: st.DrawFn) -> str:
+    """Capitals, small letters, digits and a sign of `!#$&*?@^~` between two parts (`%` and two
+    hex digits read as an escape; after `@`, a part a host's name could be, in one case, reads as
+    a user at a host)."""
+    part = st.text(string.ascii_letters + string.digits, min_size=3, max_size=9)
+    sign = draw(st.sampled_from(list("!#$&*?@^~")))
+    made = draw(part) + sign + draw(part) + ("Qz" if sign == "@" else "")
+    for need in (string.ascii_uppercase, string.ascii_lowercase, string.digits):
+        if not set(made) & set(need):
+            made += draw(st.sampled_from(need))
+    return made + "Qz7xQz7xQz7x"[:max(0, 12 - len(made))]
+
+
+@SETTINGS
+@given(st.sampled_from(POLICY_PLACES), policy_passwords(), st.sampled_from(["user", "assistant"]))
+def test_a_password_made_to_a_policy_is_withheld_anywhere(place: str, password: str, role: str) -> None:
+    message = RULE.replace("{s}", place.replace("{pw}", password))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
+
+
 SHA = _chars("sha", 40, "hex")
 _B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
@@ -723,6 +753,11 @@ LOOKALIKES = [
     _row("port", "`ssh -p 2222 deploy@host`", "ssh -p 2222"),
     _row("mkdir-p", "`mkdir -p build/out`", "mkdir -p build/out"),
     _row("package-spec", "`npm i @angular/core@17`", "@angular/core@17"),
+    # Capitals, small letters, a digit and a sign, and no password (POLICY_NOT).
+    _row("user-at-host", "the prompt reads dev@Build-Agent-07 after the upgrade", "dev@Build-Agent-07"),
+    _row("file-anchor", "the steps are in setup.md#Step3Docker", "setup.md#Step3Docker"),
+    _row("go-duration", "`ctx, cancel := context.WithTimeout(ctx, 5*time.Second)`", "5*time.Second"),
+    _row("query-string", "https://ci.example.com/runs?branch=Main2&sort=Desc", "branch=Main2&sort=Desc"),
     _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
     # What a credential's place may hold that is none: a command's output, a file, a variable.
     *[_row(name, f"`{text}`", text) for name, text in [
