@@ -4844,9 +4844,8 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
     for path in (os.path.join(claude, "settings.json"), os.path.join(root, ".claude", "settings.json"),
                  os.path.join(root, ".claude", "settings.local.json")):
         try:
-            with open(path, "rb") as handle:
-                doc = json.loads(handle.read().lstrip(b"\xef\xbb\xbf"))
-        except (OSError, ValueError, RecursionError):
+            doc = json.loads((file_head(path, -1) or b"{}").lstrip(b"\xef\xbb\xbf"))
+        except (ValueError, RecursionError):
             continue
         doc = doc if isinstance(doc, dict) else {}
         if isinstance(doc.get("autoMemoryEnabled"), bool):
