@@ -5061,10 +5061,8 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
             continue
         if key == "roles" and isinstance(value, str):
             value = [v.strip() for v in value.split(",")]
-        a_number = kind is int and isinstance(value, int) and not isinstance(value, bool)
-        too_small = a_number and value < 1 and key != "min-score"
-        if not isinstance(value, kind) or (kind is int and not a_number) or too_small \
-                or (kind is list and not all(isinstance(v, str) for v in value)):
+        if type(value) is not kind or kind is int and value < 1 and key != "min-score" \
+                or kind is list and not all(isinstance(v, str) for v in value):
             expected = {str: "a string", int: "a whole number of at least 1", list: "a list of strings",
                         bool: "true or false"}[kind]
             raise UserError(path, f"key {raw_key!r} must be {expected}")
