@@ -5739,7 +5739,7 @@ def _run_build(args: argparse.Namespace) -> int:
         print_explain(results, proposed, dropped)
     else:
         print_build(args, conf, results, proposed, stats, (target, current), (seen_rel, seen), len(paths))
-    return finish(args, stats, proposed)
+    return finish(args, stats, proposed, script_note(stats))
 
 
 def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
@@ -5818,10 +5818,12 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
         write(patch)
 
 
-def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candidate]) -> int:
+def finish(args: argparse.Namespace, stats: Counter[str], proposed: Sequence[Any],
+           note: str | None = None) -> int:
+    """--stats on stderr, and the exit status: 1 with --exit-code when anything is proposed."""
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
-        if note := script_note(stats):
+        if note:
             sys.stderr.write(f"{PROG}: note: {note}\n")
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
 
@@ -5845,9 +5847,7 @@ def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[
                 "each line records a conversation and its last record read; what is added to it later is read"]
         write("".join(f"# {one_line(line)}\n" for line in head).encode("utf-8", "replace")
               + render_file_patch(seen_rel, seen, lines, None, marker=""))
-    if args.stats:
-        sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
-    return EXIT_PROPOSED if args.exit_code and lines else EXIT_OK
+    return finish(args, stats, lines)
 
 
 def pending_note(stats: Counter[str], max_add: int) -> list[str]:
