@@ -4414,13 +4414,13 @@ class CacheIndex:
         self.used.add(name)
 
     def memo(self, kind: str, path: str, read: Any) -> Any:
-        """read() of a file (a str or None), from the cache while the file is unchanged."""
+        """read(path) (a str or None), from the cache while the file is unchanged."""
         name = f"{kind}\0{os.path.abspath(path)}"
         found, value = self.get(name, path, kind)
         if found and (value is None or type(value) is str):
             return value
         ident = file_identity(path)
-        value = read()
+        value = read(path)
         if ident is not None and (value is None or type(value) is str) and file_identity(path) == ident:
             self.put(name, path, ident, kind, value)
         return value
@@ -4466,7 +4466,7 @@ def open_cache() -> tuple[str, str] | None:
 
 
 def no_memo(kind: str, path: str, read: Any) -> Any:
-    return read()
+    return read(path)
 
 
 def plain_result(result: FileResult, path: str) -> Any:
@@ -4874,9 +4874,6 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
     def walk(folder: str) -> list[str]:
         return expand_inputs([folder], strict=False)[0] if os.path.isdir(folder) else []
 
-    def cwd_inside(kind: str, path: str, read: Any) -> bool:  # memo keeps a str or None
-        return inside(memo(kind, path, lambda: read(path)), root)
-
     claude_home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     claude, slug = os.path.join(claude_home, "projects"), claude_slug(root)
     # The slug is lossy (/a-b and /a/b share it) and sessions started in a subfolder live
@@ -4885,14 +4882,14 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
         if name == slug or name.startswith(slug + "-"):
             for path in expand_inputs([os.path.join(claude, name)], strict=False)[0]:
                 if path.endswith(".jsonl"):
-                    if cwd_inside("claude-cwd", path, _first_cwd):
+                    if inside(memo("claude-cwd", path, _first_cwd), root):
                         found.append((path, "claude"))
                     else:
                         passed.append(path)
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
     found += [(path, "codex") for path in walk(codex)
               if os.path.basename(path).startswith("rollout-") and path.endswith(".jsonl")
-              and cwd_inside("codex-cwd", path, lambda p: _first_cwd(p, ("session_meta",)))]
+              and inside(memo("codex-cwd", path, lambda p: _first_cwd(p, ("session_meta",))), root)]
     digest = hashlib.sha256(root.encode()).hexdigest()
     chats = os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp", digest, "chats")
     found += [(p, "gemini") for p in walk(chats) if p.endswith(".json")]
@@ -4900,7 +4897,7 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
     for path in walk(copilot):  # <sessionId>/events.jsonl, or an older <sessionId>.jsonl
         rel = os.path.relpath(path, copilot).split(os.sep)
         if (rel[1:] == ["events.jsonl"] or len(rel) == 1 and path.endswith(".jsonl")) \
-                and cwd_inside("copilot-cwd", path, copilot_cwd):
+                and inside(memo("copilot-cwd", path, copilot_cwd), root):
             found.append((path, "copilot"))
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
     for name in sorted(os.listdir(opencode)) if os.path.isdir(opencode) else []:
@@ -4926,10 +4923,10 @@ def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
     """The inputs with each conversation read once, and how many were passed over: the
     tool's own file over a SpecStory copy (it keeps the records' flags), else the larger."""
     histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
-                 and (sid := memo("specstory-session", p, lambda p=p: specstory_session(p)))}
+                 and (sid := memo("specstory-session", p, specstory_session))}
     if not histories:
         return paths, 0
-    own = {memo("conversation", p, lambda p=p: conversation_id(p)) for i, p in enumerate(paths)
+    own = {memo("conversation", p, conversation_id) for i, p in enumerate(paths)
            if i not in histories and p != "-"}
     best: dict[str, int] = {}
     for i, sid in histories.items():
