@@ -4438,13 +4438,13 @@ class CacheIndex:
         self.used.add(name)
 
     def memo(self, kind: str, path: str, read: Any) -> Any:
-        """read() of a file (a str or None), from the cache while the file is unchanged."""
+        """read(path) (a str or None), from the cache while the file is unchanged."""
         name = f"{kind}\0{os.path.abspath(path)}"
         found, value = self.get(name, path, kind)
         if found and (value is None or type(value) is str):
             return value
         ident = file_identity(path)
-        value = read()
+        value = read(path)
         if ident is not None and (value is None or type(value) is str) and file_identity(path) == ident:
             self.put(name, path, ident, kind, value)
         return value
@@ -4490,7 +4490,7 @@ def open_cache() -> tuple[str, str] | None:
 
 
 def no_memo(kind: str, path: str, read: Any) -> Any:
-    return read()
+    return read(path)
 
 
 def plain_result(result: FileResult, path: str) -> Any:
@@ -4868,9 +4868,8 @@ def auto_memory_folder(root: str, claude: str) -> str | None:
     for path in (os.path.join(claude, "settings.json"), os.path.join(root, ".claude", "settings.json"),
                  os.path.join(root, ".claude", "settings.local.json")):
         try:
-            with open(path, "rb") as handle:
-                doc = json.loads(handle.read().lstrip(b"\xef\xbb\xbf"))
-        except (OSError, ValueError, RecursionError):
+            doc = json.loads((file_head(path, -1) or b"{}").lstrip(b"\xef\xbb\xbf"))
+        except (ValueError, RecursionError):
             continue
         doc = doc if isinstance(doc, dict) else {}
         if isinstance(doc.get("autoMemoryEnabled"), bool):
@@ -4899,9 +4898,6 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
     def walk(folder: str) -> list[str]:
         return expand_inputs([folder], strict=False)[0] if os.path.isdir(folder) else []
 
-    def cwd_inside(kind: str, path: str, read: Any) -> bool:  # memo keeps a str or None
-        return inside(memo(kind, path, lambda: read(path)), root)
-
     claude_home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     claude, slug = os.path.join(claude_home, "projects"), claude_slug(root)
     # The slug is lossy (/a-b and /a/b share it) and sessions started in a subfolder live
@@ -4910,14 +4906,14 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
         if name == slug or name.startswith(slug + "-"):
             for path in expand_inputs([os.path.join(claude, name)], strict=False)[0]:
                 if path.endswith(".jsonl"):
-                    if cwd_inside("claude-cwd", path, _first_cwd):
+                    if inside(memo("claude-cwd", path, _first_cwd), root):
                         found.append((path, "claude"))
                     else:
                         passed.append(path)
     codex = os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "sessions")
     found += [(path, "codex") for path in walk(codex)
               if os.path.basename(path).startswith("rollout-") and path.endswith(".jsonl")
-              and cwd_inside("codex-cwd", path, lambda p: _first_cwd(p, ("session_meta",)))]
+              and inside(memo("codex-cwd", path, lambda p: _first_cwd(p, ("session_meta",))), root)]
     digest = hashlib.sha256(root.encode()).hexdigest()
     chats = os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp", digest, "chats")
     found += [(p, "gemini") for p in walk(chats) if p.endswith(".json")]
@@ -4925,7 +4921,7 @@ def discover(root: str, since: float | None, passed: list[str], memo: Any) -> li
     for path in walk(copilot):  # <sessionId>/events.jsonl, or an older <sessionId>.jsonl
         rel = os.path.relpath(path, copilot).split(os.sep)
         if (rel[1:] == ["events.jsonl"] or len(rel) == 1 and path.endswith(".jsonl")) \
-                and cwd_inside("copilot-cwd", path, copilot_cwd):
+                and inside(memo("copilot-cwd", path, copilot_cwd), root):
             found.append((path, "copilot"))
     opencode = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "opencode")
     for name in sorted(os.listdir(opencode)) if os.path.isdir(opencode) else []:
@@ -4951,10 +4947,10 @@ def one_reading(paths: list[str], memo: Any = no_memo) -> tuple[list[str], int]:
     """The inputs with each conversation read once, and how many were passed over: the
     tool's own file over a SpecStory copy (it keeps the records' flags), else the larger."""
     histories = {i: sid for i, p in enumerate(paths) if p != "-" and p.endswith(".md")
-                 and (sid := memo("specstory-session", p, lambda p=p: specstory_session(p)))}
+                 and (sid := memo("specstory-session", p, specstory_session))}
     if not histories:
         return paths, 0
-    own = {memo("conversation", p, lambda p=p: conversation_id(p)) for i, p in enumerate(paths)
+    own = {memo("conversation", p, conversation_id) for i, p in enumerate(paths)
            if i not in histories and p != "-"}
     best: dict[str, int] = {}
     for i, sid in histories.items():
@@ -5086,10 +5082,8 @@ def load_config(path: str, table: Any) -> dict[str, Any]:
             continue
         if key == "roles" and isinstance(value, str):
             value = [v.strip() for v in value.split(",")]
-        a_number = kind is int and isinstance(value, int) and not isinstance(value, bool)
-        too_small = a_number and value < 1 and key != "min-score"
-        if not isinstance(value, kind) or (kind is int and not a_number) or too_small \
-                or (kind is list and not all(isinstance(v, str) for v in value)):
+        if type(value) is not kind or kind is int and value < 1 and key != "min-score" \
+                or kind is list and not all(isinstance(v, str) for v in value):
             expected = {str: "a string", int: "a whole number of at least 1", list: "a list of strings",
                         bool: "true or false"}[kind]
             raise UserError(path, f"key {raw_key!r} must be {expected}")
@@ -5766,7 +5760,7 @@ def _run_build(args: argparse.Namespace) -> int:
         print_explain(results, proposed, dropped)
     else:
         print_build(args, conf, results, proposed, stats, (target, current), (seen_rel, seen), len(paths))
-    return finish(args, stats, proposed)
+    return finish(args, stats, proposed, script_note(stats))
 
 
 def build_inputs(args: argparse.Namespace, conf: Settings, root: str, memo: Any
@@ -5845,10 +5839,12 @@ def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResu
         write(patch)
 
 
-def finish(args: argparse.Namespace, stats: Counter[str], proposed: list[Candidate]) -> int:
+def finish(args: argparse.Namespace, stats: Counter[str], proposed: Sequence[Any],
+           note: str | None = None) -> int:
+    """--stats on stderr, and the exit status: 1 with --exit-code when anything is proposed."""
     if args.stats:
         sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
-        if note := script_note(stats):
+        if note:
             sys.stderr.write(f"{PROG}: note: {note}\n")
     return EXIT_PROPOSED if args.exit_code and proposed else EXIT_OK
 
@@ -5872,9 +5868,7 @@ def print_baseline(args: argparse.Namespace, stats: Counter[str], results: list[
                 "each line records a conversation and its last record read; what is added to it later is read"]
         write("".join(f"# {one_line(line)}\n" for line in head).encode("utf-8", "replace")
               + render_file_patch(seen_rel, seen, lines, None, marker=""))
-    if args.stats:
-        sys.stderr.write("".join(f"{k}={v}\n" for k, v in stats_dict(stats).items()))
-    return EXIT_PROPOSED if args.exit_code and lines else EXIT_OK
+    return finish(args, stats, lines)
 
 
 def pending_note(stats: Counter[str], max_add: int) -> list[str]:
