@@ -1026,8 +1026,8 @@ SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # two of its parts, a sign names and versions do not join parts with (`P@ssw0rdSummer`,
 # `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, a link, a setting or a
 # place-holder (`/`, `:`, `=`, `<` by it).
-POLICY_TOKEN = Lazy(r"(?<![\w!#$%&*+./:;<=?@\\^|~-])[A-Za-z0-9][\w!#$%&*?@^~.+-]{7,63}"
-                    r"(?![/\\:=>\w])", re.A)
+POLICY_TOKEN = Lazy(r"(?<![\w!#$%&*+./:;<=?@\\^|~-])(?=[\w.+-]{1,62}[!#$%&*?@^~][A-Za-z0-9])"
+                    r"[A-Za-z0-9][\w!#$%&*?@^~.+-]{7,63}(?![/\\:=>\w])", re.A)
 POLICY_SIGN = Lazy(r"(?<=[A-Za-z0-9])[!#$%&*?@^~](?=[A-Za-z0-9])")
 POLICY_NOT = Lazy("|".join((
     r"[A-Za-z][\w.+-]+@(?:[a-z0-9-]+|[A-Z0-9-]+|[\w-]+[.-][\w.-]*)",  # a user at a host
