@@ -1485,11 +1485,10 @@ class Position:
 def read_jsonl(lines: Iterable[bytes], reader: Any, stats: Counter[str], pos: Position,
                may_hold_prose: Any = None) -> Iterator[Message]:
     """Drive a reader over JSONL lines; one ruled out or reviewed is counted, not parsed."""
-    number = blank = unparsed = malformed = skipped = 0  # plain ints: this loop runs once a line
+    number = blank = unparsed = malformed = 0  # plain ints: this loop runs once a line
     raw = b"\n"
-    if pos.skip:
-        lines = iter(lines)
-        skipped = sum(1 for _ in itertools.islice(lines, pos.skip))
+    lines = iter(lines)
+    skipped = sum(1 for _ in itertools.islice(lines, pos.skip))
     for number, raw in enumerate(lines, skipped + 1):
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
@@ -1536,12 +1535,15 @@ def strip_injected(text: str) -> str:
     return "" if text.startswith(INJECTED_PREFIXES) else text
 
 
-SKIP_FOR_BLOCK = {kind: reason for reason, kinds in (
-    ("skipped_tool_output", "tool_result function_call_output web_search_tool_result"
-                            " functionResponse"),
-    ("skipped_tool_call", "tool_use server_tool_use function_call functionCall"),
-    ("skipped_thinking", "thinking redacted_thinking reasoning thought"),
-) for kind in kinds.split()}
+def skip_reasons(**kinds: str) -> dict[str, str]:
+    """{kind: counter} from each skip counter's kinds, spaced."""
+    return {kind: reason for reason, names in kinds.items() for kind in names.split()}
+
+
+SKIP_FOR_BLOCK = skip_reasons(
+    skipped_tool_output="tool_result function_call_output web_search_tool_result functionResponse",
+    skipped_tool_call="tool_use server_tool_use function_call functionCall",
+    skipped_thinking="thinking redacted_thinking reasoning thought")
 GEMINI_PART_KINDS = ("functionCall", "functionResponse")
 
 
@@ -1741,13 +1743,11 @@ def _after_first_line(content: Any) -> str:
     return text.split("\n", 1)[-1]
 
 
-CODEX_ITEM_SKIP = {
-    "reasoning": "skipped_thinking", "function_call": "skipped_tool_call",
-    "custom_tool_call": "skipped_tool_call", "local_shell_call": "skipped_tool_call",
-    "web_search_call": "skipped_tool_call", "tool_search_call": "skipped_tool_call",
-    "image_generation_call": "skipped_tool_call", "function_call_output": "skipped_tool_output",
-    "custom_tool_call_output": "skipped_tool_output", "tool_search_output": "skipped_tool_output",
-}
+CODEX_ITEM_SKIP = skip_reasons(
+    skipped_thinking="reasoning",
+    skipped_tool_call="function_call custom_tool_call local_shell_call web_search_call tool_search_call"
+                      " image_generation_call",
+    skipped_tool_output="function_call_output custom_tool_call_output tool_search_output")
 
 
 class CodexReader:
@@ -1797,13 +1797,11 @@ class CodexReader:
 
 
 # Copilot CLI's session-state/<id>/events.jsonl (github/copilot-sdk, session-events.ts).
-COPILOT_SKIP = {
-    "assistant.reasoning": "skipped_thinking", "assistant.reasoning_delta": "skipped_thinking",
-    "tool.execution_start": "skipped_tool_call", "tool.user_requested": "skipped_tool_call",
-    "external_tool.requested": "skipped_tool_call", "tool.execution_complete": "skipped_tool_output",
-    "tool.execution_partial_result": "skipped_tool_output", "external_tool.completed": "skipped_tool_output",
-    "assistant.message_delta": "skipped_duplicate_event", "assistant.streaming_delta": "skipped_duplicate_event",
-}
+COPILOT_SKIP = skip_reasons(
+    skipped_thinking="assistant.reasoning assistant.reasoning_delta",
+    skipped_tool_call="tool.execution_start tool.user_requested external_tool.requested",
+    skipped_tool_output="tool.execution_complete tool.execution_partial_result external_tool.completed",
+    skipped_duplicate_event="assistant.message_delta assistant.streaming_delta")
 COPILOT_TYPES = frozenset({"session.start", "session.resume", "user.message", "assistant.message",
                            "assistant.turn_start", "session.info", "session.model_change"})
 
@@ -3804,8 +3802,7 @@ def select(candidates: list[Candidate], known: set[str], seen: set[str], rejecte
     for group in findings(candidates, min_score):
         # Notes add no evidence. The user's words come first, then a note's, the assistant's.
         said = max(1, len({c.conversation for c in group if not c.source}))
-        best = group[0] if len(group) == 1 else \
-            min(group, key=lambda c: (c.role != "user" or bool(c.source), not c.source, -c.score, c.order))
+        best = min(group, key=lambda c: (c.role != "user" or bool(c.source), not c.source, -c.score, c.order))
         request = best.request or next((c.request for c in group if c.request), "")
         other = next((c for c in group if bool(c.source) != bool(best.source)), None)
         also = "" if other is None else \
