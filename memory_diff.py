@@ -1024,17 +1024,23 @@ SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
 # two of its parts, a sign names and versions do not join parts with (`P@ssw0rdSummer`,
-# `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, a link, a setting or a
-# place-holder (`/`, `:`, `=`, `<` by it).
-POLICY_TOKEN = Lazy(r"(?<![\w!#$%&*+./:;<=?@\\^|~-])(?=[\w.+-]{1,62}[!#$%&*?@^~][A-Za-z0-9])"
+# `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, a link, a setting, a
+# variable or a place-holder (`/`, `:`, `=`, `{`, `<` by it).
+POLICY_TOKEN = Lazy(r"(?<![\w!#$%&*+./:;<=?@\\^{|~-])(?=[\w.+-]{1,62}[!#$%&*?@^~][A-Za-z0-9])"
                     r"[A-Za-z0-9][\w!#$%&*?@^~.+-]{7,63}(?![/\\:=>\w])", re.A)
 POLICY_SIGN = Lazy(r"(?<=[A-Za-z0-9])[!#$%&*?@^~](?=[A-Za-z0-9])")
+# Forms of that shape that are no password; a name and a number joined by `#` (a handle, an
+# issue: `Rizky#0427`) is held, since passwords are made so too (`Summer#2024`).
 POLICY_NOT = Lazy("|".join((
-    r"[A-Za-z][\w.+-]+@(?:[a-z0-9-]+|[A-Z0-9-]+|[\w-]+[.-][\w.-]*)",  # a user at a host
-    r".*(?:\.[a-z]{1,4}#|#[\w-]+\.[a-z]).*",  # an anchor or attribute (`a.md#Step2`, `pkgs#Py3.x`)
-    r".*[@~^=]v?\d+\.\d.*",  # a version (`Next@4.0.3`, `Login~=0.6`) or a measure (`Vcc@3.3V`)
-    r"\d+[*^][A-Za-z][\w.]*",  # a number times or to the power of a name (`2*time.Minute`)
-    r".*%[0-9A-Fa-f]{2}.*")))  # an escape
+    r"[a-z][\w.+-]*@\w[\w.-]*",  # a user at a host (`ops@Jump01`) ...
+    r"[A-Za-z][\w.+-]+@(?:[a-z0-9-]+|[A-Z0-9-]+|[\w-]+[.-][\w.-]*)",  # ... at a host's name
+    r".*@\d+(?:\.\d+)?(?:[kMG]?Hz|[mkM]?[AVW]|fps)",  # a rate, a rating (`M4F@168MHz`, `3.3V@1A`)
+    r".*[@~^=]v?\d+\.\d.*",  # a version (`Next@4.0.3`, `Login~=0.6`)
+    r".*(?:\.[a-z]{1,4}#|#[\w-]+\.[a-z]).*|.*\.[a-z]{2,4}",  # an anchor, a file (`R&D_v2.pdf`)
+    r"[A-Z]\w*\$\w+\.[a-z]\w*|(?:[A-Z][a-z0-9]+){2,}\$\d+",  # a nested class (`Pool$Worker3.run`)
+    r"[A-Z]{2,}#.*",  # a key's prefix (`USER#Alice42`: one table's keys in DynamoDB)
+    r"\d+[*^][A-Za-z][\w.]*|.*[*+~^].*[*+~^].*",  # a formula (`2*time.Minute`, `Atk*1.5+Str`)
+    r".*%[0-9A-Fa-f]{2}.*|.*%\w.*%\w.*")))  # an escape (`%3A`), a format (`%Y%m%d`)
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).

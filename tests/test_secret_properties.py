@@ -713,11 +713,12 @@ POLICY_PLACES = ["type {pw} at the vault prompt", "it works again with {pw} sinc
 @st.composite
 def policy_passwords(draw: st.DrawFn) -> str:
     """Capitals, small letters, digits and a sign of `!#$&*?@^~` between two parts (`%` and two
-    hex digits read as an escape; after `@`, a part a host's name could be, in one case, reads as
-    a user at a host)."""
+    hex digits read as an escape). Before `@` a capital or a digit opens it: a small letter's word
+    at a name reads as a user at a host (`ops@Jump01`), as one in one case after `@` does."""
     part = st.text(string.ascii_letters + string.digits, min_size=3, max_size=9)
     sign = draw(st.sampled_from(list("!#$&*?@^~")))
-    made = draw(part) + sign + draw(part) + ("Qz" if sign == "@" else "")
+    made = draw(part) + sign + draw(part)
+    made = f"Q{made}Qz" if sign == "@" else made
     for need in (string.ascii_uppercase, string.ascii_lowercase, string.digits):
         if not set(made) & set(need):
             made += draw(st.sampled_from(need))
