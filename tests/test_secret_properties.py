@@ -759,6 +759,13 @@ LOOKALIKES = [
     _row("file-anchor", "the steps are in setup.md#Step3Docker", "setup.md#Step3Docker"),
     _row("go-duration", "`ctx, cancel := context.WithTimeout(ctx, 5*time.Second)`", "5*time.Second"),
     _row("query-string", "https://ci.example.com/runs?branch=Main2&sort=Desc", "branch=Main2&sort=Desc"),
+    _row("lower-case-user-at-a-host", "`ssh -J relay@Gate7 app@web2` reaches it", "relay@Gate7"),
+    _row("a-rate", "the board runs an STM32F4@180MHz core", "STM32F4@180MHz"),
+    _row("nested-class", "the trace ends in `Uploader$Chunk2.flush`", "Uploader$Chunk2.flush"),
+    _row("key-prefix", "the sort key reads `INVOICE#Berlin9`", "INVOICE#Berlin9"),
+    _row("file-name", "open `Plan_Q3&Q4_v7.xlsx` first", "Plan_Q3&Q4_v7.xlsx"),
+    _row("formula", "the score is `Hp*2.5+Armor3` in the sheet", "Hp*2.5+Armor3"),
+    _row("strftime", "logs go to `App_%Y%m%d_v1` daily", "App_%Y%m%d_v1"),
     _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
     # What a credential's place may hold that is none: a command's output, a file, a variable.
     *[_row(name, f"`{text}`", text) for name, text in [
