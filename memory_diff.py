@@ -179,6 +179,9 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"per favore|好的?)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
+# "Can you" in the languages of REQUEST FRAMES: the verb after it is the frame's.
+_MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|puedes|podrías|pode|podes|você pode|"
+           r"можешь|можете|puoi|potresti|czy możesz|kun je|kan je")
 _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
        r"we should |you should |(?:would|do) you mind |" + _SURE + r" |" \
        r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
@@ -283,7 +286,8 @@ FUTURE_PHRASES = (
 RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
               r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
               r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
-              r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team)")
+              r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team)"
+              r"|rules? for (?:the |your )?(?:memory file|" + _NAMED_FILE + r")|rules? for your memory")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
                  "en el futuro|na przyszłość")
@@ -296,7 +300,11 @@ RECORD_PHRASES = (
     "yaz|kaydet|thêm|ghi|lưu|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|추가|적어|저장|persist|"
     "stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|přidej|zapiš|ulož|lägg till|"
     "lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|catat|기록|加一条|加上|加到|加进|加入|"
-    "写进|写到|写入|写上|添加|补充")
+    "写进|写到|写入|写上|添加|补充|"
+    # ... as "can you" asks them ("¿puedes añadir ...").
+    "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
+    "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|eintragen|speichern|"
+    "aufschreiben|toevoegen|opschrijven|dodać|zapisać|добавить|записать|сохранить")
 # A memory a user names in a request, beside the files (_NAMED_FILE): a bare "memory" or
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
@@ -340,10 +348,8 @@ FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
 CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "Can you ...?", "I wonder if we should ...?" ask for a deed, in any language: a question that
 # is a request.
-POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\bi wonder\b|"
-                  r"\b(?:kannst|könntest) du\b|"
-                  r"\b(?:peux|pourrais)-tu\b|\b(?:puedes|podrías|pode|podes|você pode|можешь|puoi|"
-                  r"potresti|czy możesz|kun je|kan je)\b|能不能|可以|能否|ください|주세요|줄래")
+POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\bi wonder\b|\b(?:" + _MODALS + r")\b|"
+                  r"能不能|可以|能否|ください|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|right|yes|yeah|please|d'accord|vale|tá|"
                     r"ладно|好吗|好不好)\s*[?？]\s*$")
@@ -1313,7 +1319,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
     return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+"
-            rf"|{_SURE}\s+)*"
+            rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
             rf"(?:{spaced})(?![\w-])"
             + last + "".join("|" + word for word in close))
 

@@ -626,6 +626,14 @@ OWN_CONTENT = [
     pytest.param("Remember for the next step that the port is 8080.", None, id="remember-for-the-next-step"),
     pytest.param("Add an index to cut memory use in the search service.", None, id="memory-in-a-task"),
     pytest.param("Please drop the rule about rebasing from AGENTS.md.", None, id="rule-noun-in-an-edit"),
+    # "Can you" and a record verb's infinitive in other languages; a rule labelled for a memory.
+    pytest.param("¿Podrías agregar a AGENTS.md que los logs van en JSON?", "los logs van en JSON",
+                 id="modal-infinitive-es"),
+    pytest.param("Kannst du in CLAUDE.md eintragen, dass Migrationen nie gelöscht werden?",
+                 "Migrationen nie gelöscht werden", id="modal-infinitive-de"),
+    pytest.param("Rules for AGENTS.md: tabs in Makefiles, spaces elsewhere.", "tabs in Makefiles, spaces elsewhere.",
+                 id="rules-for-a-memory-file"),
+    pytest.param("Rules for memory use: batch the rows.", None, id="rules-for-memory-use"),
 ]
 
 
