@@ -177,7 +177,10 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"bueno|então|итак|ну|"
                r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
                r"per favore|好的?)")
-_LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
+# ... and a reason before it ("Since you keep getting this wrong, remember that X"); not a
+# condition, which is the rule's own ("When deploying, remember that X").
+_REASON = r"(?:(?:since|because|as|given that|seeing as|now that)\b[^,;:.?!\n]{1,80},\s+)?"
+_LEAD = r"^" + _REASON + r"(?:" + _LEAD_WORDS + r",?\s+)*"
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
 # "Can you" in the languages of REQUEST FRAMES: the verb after it is the frame's.
 _MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|puedes|podrías|pode|podes|você pode|"
@@ -315,7 +318,9 @@ MEMORY_SAID = (
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
-    "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
+    "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일|"
+    # ... or what is kept there, named as lasting ("store this as a permanent preference").
+    "permanent preference|permanent rule|standing rule|standing instruction|permanent instruction")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
@@ -368,6 +373,7 @@ OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )(?<!sure )\b(?:you|
 # A clause after a bare "remember" says what to remember ("remember logs use structlog", "... the
 # prod cluster is eu-west-1"); without a verb the words remind of a thing ("the meeting at 3pm").
 CLAUSE_END = Lazy(r",|\b(?:so|because|since|when|if|while|until)\b")  # the verb is in the first
+CLAUSE_THAT = Lazy(r"^\s*(?:that\b)?\s*")  # "remember that X": X
 CLAUSE_VERB = Lazy(r"\b(?:is|are|isn't|aren't|has|have|must|should|shouldn't|can't|cannot|won't|"
                    r"doesn't|don't|never|always|uses?|needs?|lives?|runs?|requires?|goes)\b")
 
@@ -3219,7 +3225,14 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
     closing = [m for m in FRAME_CLOSE.finditer(plain) if len(plain) - m.end() <= FRAME_REACH]
     if closing:
-        kind = frame_kind(plain[closing[-1].end():])
+        tail = plain[closing[-1].end():]
+        kind = frame_kind(tail)
+        said = REMEMBER.match(tail) if kind == "remember-that" else None
+        if said and CLAUSE_VERB.search(tail, said.end()):
+            # "When deploying, remember that X" states its rule after the frame, under a condition.
+            clause = CLAUSE_THAT.sub("", tail[said.end():], 1)
+            at = closing[-1].end() + len(tail) - len(clause)
+            return kind, sentence[:closing[-1].end()] + sentence[at:], False
         if kind in ("remember-that", "memory-file"):
             return kind, sentence[:closing[-1].start()], False
     own = OWN_CLAUSE.search(plain)

@@ -634,6 +634,13 @@ OWN_CONTENT = [
     pytest.param("Rules for AGENTS.md: tabs in Makefiles, spaces elsewhere.", "tabs in Makefiles, spaces elsewhere.",
                  id="rules-for-a-memory-file"),
     pytest.param("Rules for memory use: batch the rows.", None, id="rules-for-memory-use"),
+    # A reason before the request goes; a condition stays, and the frame alone is no content.
+    pytest.param("Since this keeps biting us, remember that the queue is FIFO per tenant.",
+                 "the queue is FIFO per tenant.", id="reason-before-remember"),
+    pytest.param("After a schema change, remember that the ORM cache must be cleared.",
+                 "After a schema change, the ORM cache must be cleared.", id="condition-before-remember"),
+    pytest.param("Tag releases from main only — store this as a standing rule.", "Tag releases from main only",
+                 id="stored-as-a-standing-rule"),
 ]
 
 
