@@ -373,7 +373,6 @@ OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )(?<!sure )\b(?:you|
 # A clause after a bare "remember" says what to remember ("remember logs use structlog", "... the
 # prod cluster is eu-west-1"); without a verb the words remind of a thing ("the meeting at 3pm").
 CLAUSE_END = Lazy(r",|\b(?:so|because|since|when|if|while|until)\b")  # the verb is in the first
-CLAUSE_THAT = Lazy(r"^\s*(?:that\b)?\s*")  # "remember that X": X
 CLAUSE_VERB = Lazy(r"\b(?:is|are|isn't|aren't|has|have|must|should|shouldn't|can't|cannot|won't|"
                    r"doesn't|don't|never|always|uses?|needs?|lives?|runs?|requires?|goes)\b")
 
@@ -3225,16 +3224,14 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
     closing = [m for m in FRAME_CLOSE.finditer(plain) if len(plain) - m.end() <= FRAME_REACH]
     if closing:
-        tail = plain[closing[-1].end():]
-        kind = frame_kind(tail)
-        said = REMEMBER.match(tail) if kind == "remember-that" else None
-        if said and CLAUSE_VERB.search(tail, said.end()):
-            # "When deploying, remember that X" states its rule after the frame, under a condition.
-            clause = CLAUSE_THAT.sub("", tail[said.end():], 1)
-            at = closing[-1].end() + len(tail) - len(clause)
-            return kind, sentence[:closing[-1].end()] + sentence[at:], False
+        cut = closing[-1]
+        kind = frame_kind(plain[cut.end():])
         if kind in ("remember-that", "memory-file"):
-            return kind, sentence[:closing[-1].start()], False
+            # "When deploying, add to CLAUDE.md that X" states X after the frame, under its condition.
+            inner = memory_request(sentence[cut.end():])
+            if inner and inner[1]:
+                return inner[0], sentence[:cut.end()] + inner[1], False
+            return kind, sentence[:cut.start()], False
     own = OWN_CLAUSE.search(plain)
     frame = REMEMBER.match(plain)
     rest = plain[frame.end():].strip() if frame else ""

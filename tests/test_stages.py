@@ -650,6 +650,22 @@ def test_request_content(sentence: str, content: str | None) -> None:
     assert (request and request[1]) == content, request
 
 
+# A clause before a request is a condition or a reason, never the content on its own.
+CONDITIONS = ["When deploying", "If the build fails", "After a migration", "For the API", "In CI",
+              "Once the tests pass", "Unless told otherwise", "For future test creation"]
+STATING_FRAMES = ["remember that {r}", "add to CLAUDE.md that {r}", "note in AGENTS.md: {r}",
+                  "put this in CLAUDE.md: {r}", "make a note that {r}", "update CLAUDE.md to say {r}",
+                  "keep in mind for next time that {r}", "always remember {r}"]
+
+
+@pytest.mark.parametrize("condition", CONDITIONS)
+@pytest.mark.parametrize("frame", STATING_FRAMES)
+def test_a_clause_before_a_request_is_no_content_alone(condition: str, frame: str) -> None:
+    rule = "the cache must be flushed"
+    request = md.memory_request(f"{condition}, {frame.format(r=rule)}.")
+    assert request is None or request[1] == "" or rule in request[1], request
+
+
 # -- select ---------------------------------------------------------------------------------
 
 def cand(text: str, order: tuple[int, int, int, int], score: int = md.MIN_SCORE, role: str = "user",
