@@ -290,7 +290,8 @@ RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
               r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
               r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team)"
-              r"|rules? for (?:the |your )?(?:memory file|" + _NAMED_FILE + r")|rules? for your memory")
+              r"|rules? for (?:the |your )?(?:memory file|" + _NAMED_FILE + r")"
+              r"|rules? for your memory")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
                  "en el futuro|na przyszłość")
@@ -3227,7 +3228,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         cut = closing[-1]
         kind = frame_kind(plain[cut.end():])
         if kind in ("remember-that", "memory-file"):
-            # "When deploying, add to CLAUDE.md that X" states X after the frame, under its condition.
+            # "When deploying, add to CLAUDE.md that X": X after the frame, under its condition.
             inner = memory_request(sentence[cut.end():])
             if inner and inner[1]:
                 return inner[0], sentence[:cut.end()] + inner[1], False
