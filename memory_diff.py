@@ -194,7 +194,7 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
-_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
+_LEAD_ZH = r"^(?:好的?|嗯|那|那么|那麼|所以|另外|还有|還有|请|請|你)*[，,]?"
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -245,7 +245,7 @@ REQUEST_POINTER = Lazy(
     r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
     r"[\s.。!！?？、，,]*$")
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
-REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)\s*[:：]|"
+REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)(?: (?:rule|note|line)s?)?\s*[:：]|"
                        r"so (?:that )?it (?:says|reads|states)(?: that)?\s)\s*")
 # Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
@@ -279,7 +279,9 @@ FUTURE_PHRASES = (
     "od teraz|od tej pory|vanaf nu|voortaan|bundan sonra|từ giờ|từ nay|अब से|відтепер|"
     "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터|"
     # A note for later sessions or for reference, which no sentence of today's work opens with.
-    "in future sessions|for future sessions|for all future sessions|for later sessions|"
+    # ... said of sessions, chats or conversations alike.
+    + "|".join(f"in future {w}|for future {w}|for all future {w}|in all future {w}|for later {w}|"
+               f"across {w}" for w in ("sessions", "chats", "conversations")) + "|"
     "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
     "para referência futura|para referencia futura|"
     "pour les prochaines sessions|para futuras sesiones|para as próximas sessões|in het vervolg|"
@@ -318,7 +320,8 @@ MEMORY_SAID = (
     "dein gedächtnis|"
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
+    "memory bank|instructions file|project rules|project rule|ur memory|fichier mémoire|"
+    "file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일|"
     # ... or what is kept there, named as lasting ("store this as a permanent preference").
     "permanent preference|permanent rule|standing rule|standing instruction|permanent instruction")
@@ -1359,7 +1362,9 @@ REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't
 # A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
 # "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
 # time: X", a thing of its own).
-FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:(?:rule|rules|notes) |"
+FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:(?:memory )?(?:rule|rules|notes) |"
+                    r"(?:(?:one more|another|one|a) )?(?:thing|rule|note)s? to "
+                    r"(?:remember|keep in mind) |"
                     r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
                     r"(?:\s+down)?\s+)?"
                     r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")|"
@@ -3178,6 +3183,9 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
     content = COURTESY.sub("", TAG_QUESTION.sub("", content)).strip().rstrip("?？ ")
     content = REQUEST_FORWARD.sub("", content)
+    ahead = FUTURE_ALONE.match(content)  # "remember that for the future, so you don't ..."
+    if ahead and content[ahead.end():].strip(" ,，:："):
+        content = content[ahead.end():].lstrip(" ,，:：")
     pointer = REQUEST_POINTER.match(content) or FUTURE_ALONE.fullmatch(content.rstrip(" .。!！")) \
         or content[:1] in ",，" \
         or content.isascii() and " " not in content \

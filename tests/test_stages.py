@@ -641,6 +641,13 @@ OWN_CONTENT = [
                  "After a schema change, the ORM cache must be cleared.", id="condition-before-remember"),
     pytest.param("Tag releases from main only — store this as a standing rule.", "Tag releases from main only",
                  id="stored-as-a-standing-rule"),
+    pytest.param("Another thing to remember for future chats: seeds live in db/seeds.", "seeds live in db/seeds.",
+                 id="a-thing-to-remember-for-later-chats"),
+    pytest.param("Add as a project rule: no default exports.", "no default exports.", id="a-project-rule"),
+    pytest.param("Please update AGENTS.md with these rules: pin every action to a SHA.",
+                 "pin every action to a SHA.", id="with-these-rules"),
+    pytest.param("Remember that for next time, so you stop reinstalling it.", "", id="future-then-reason-points-back"),
+    pytest.param("請記住：日誌一律用 UTC。", "日誌一律用 UTC。", id="please-remember-traditional"),
 ]
 
 
