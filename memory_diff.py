@@ -177,9 +177,12 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"bueno|então|итак|ну|"
                r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
                r"per favore|好的?)")
-# ... and a reason before it ("Since you keep getting this wrong, remember that X"); not a
-# condition, which is the rule's own ("When deploying, remember that X").
-_REASON = r"(?:(?:since|because|as|given that|seeing as|now that)\b[^,;:.?!\n]{1,80},\s+)?"
+# ... and a reason or this task's moment before it ("Since you keep getting this wrong,
+# remember that X", "when you're done, add to CLAUDE.md: X"); not a condition, which is the
+# rule's own ("When deploying, remember that X").
+_REASON = (r"(?:(?:(?:since|because|as|given that|seeing as|now that)\b[^,;:.?!\n]{1,80}|"
+           r"(?:when|once|after|before) (?:you(?:'re| are|'ve| have)? )?(?:done|finished|finish|"
+           r"through|wrap(?:ping)? up)|at the end),\s+)?")
 _LEAD = r"^" + _REASON + r"(?:" + _LEAD_WORDS + r",?\s+)*"
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
 # "Can you" in the languages of REQUEST FRAMES: the verb after it is the frame's.

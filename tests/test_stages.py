@@ -648,6 +648,8 @@ OWN_CONTENT = [
                  "pin every action to a SHA.", id="with-these-rules"),
     pytest.param("Remember that for next time, so you stop reinstalling it.", "", id="future-then-reason-points-back"),
     pytest.param("請記住：日誌一律用 UTC。", "日誌一律用 UTC。", id="please-remember-traditional"),
+    pytest.param("Once you're done, add to AGENTS.md: every script takes --dry-run.", "every script takes --dry-run.",
+                 id="this-tasks-moment-before-the-request"),
 ]
 
 
