@@ -177,13 +177,7 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"bueno|então|итак|ну|"
                r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
                r"per favore|好的?)")
-# ... and a reason or this task's moment before it ("Since you keep getting this wrong,
-# remember that X", "when you're done, add to CLAUDE.md: X"); not a condition, which is the
-# rule's own ("When deploying, remember that X").
-_REASON = (r"(?:(?:(?:since|because|as|given that|seeing as|now that)\b[^,;:.?!\n]{1,80}|"
-           r"(?:when|once|after|before) (?:you(?:'re| are|'ve| have)? )?(?:done|finished|finish|"
-           r"through|wrap(?:ping)? up)|at the end),\s+)?")
-_LEAD = r"^" + _REASON + r"(?:" + _LEAD_WORDS + r",?\s+)*"
+_LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
 # "Can you" in the languages of REQUEST FRAMES: the verb after it is the frame's.
 _MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|puedes|podrías|pode|podes|você pode|"
@@ -197,7 +191,7 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
-_LEAD_ZH = r"^(?:好的?|嗯|那|那么|那麼|所以|另外|还有|還有|请|請|你)*[，,]?"
+_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -282,9 +276,7 @@ FUTURE_PHRASES = (
     "od teraz|od tej pory|vanaf nu|voortaan|bundan sonra|từ giờ|từ nay|अब से|відтепер|"
     "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터|"
     # A note for later sessions or for reference, which no sentence of today's work opens with.
-    # ... said of sessions, chats or conversations alike.
-    + "|".join(f"in future {w}|for future {w}|for all future {w}|in all future {w}|for later {w}|"
-               f"across {w}" for w in ("sessions", "chats", "conversations")) + "|"
+    "in future sessions|for future sessions|for all future sessions|for later sessions|"
     "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
     "para referência futura|para referencia futura|"
     "pour les prochaines sessions|para futuras sesiones|para as próximas sessões|in het vervolg|"
@@ -312,8 +304,8 @@ RECORD_PHRASES = (
     "写进|写到|写入|写上|添加|补充|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
-    "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|eintragen|speichern|"
-    "aufschreiben|toevoegen|opschrijven|dodać|zapisać|добавить|записать|сохранить")
+    "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
+    "dodać|zapisać|добавить|записать|сохранить")
 # A memory a user names in a request, beside the files (_NAMED_FILE): a bare "memory" or
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
@@ -323,11 +315,8 @@ MEMORY_SAID = (
     "dein gedächtnis|"
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    "memory bank|instructions file|project rules|project rule|ur memory|fichier mémoire|"
-    "file di memoria|"
-    "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일|"
-    # ... or what is kept there, named as lasting ("store this as a permanent preference").
-    "permanent preference|permanent rule|standing rule|standing instruction|permanent instruction")
+    "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
+    "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
@@ -380,6 +369,8 @@ OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )(?<!sure )\b(?:you|
 # A clause after a bare "remember" says what to remember ("remember logs use structlog", "... the
 # prod cluster is eu-west-1"); without a verb the words remind of a thing ("the meeting at 3pm").
 CLAUSE_END = Lazy(r",|\b(?:so|because|since|when|if|while|until)\b")  # the verb is in the first
+CONDITION_OPENS = Lazy(r"(?i)(?:when|whenever|if|unless|after|before|once|while|during|for|in|on)"
+                       r"\b")
 CLAUSE_VERB = Lazy(r"\b(?:is|are|isn't|aren't|has|have|must|should|shouldn't|can't|cannot|won't|"
                    r"doesn't|don't|never|always|uses?|needs?|lives?|runs?|requires?|goes)\b")
 
@@ -1365,9 +1356,7 @@ REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't
 # A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
 # "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
 # time: X", a thing of its own).
-FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:(?:memory )?(?:rule|rules|notes) |"
-                    r"(?:(?:one more|another|one|a) )?(?:thing|rule|note)s? to "
-                    r"(?:remember|keep in mind) |"
+FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:(?:rule|rules|notes) |"
                     r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
                     r"(?:\s+down)?\s+)?"
                     r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")|"
@@ -1379,6 +1368,8 @@ RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
+NAMED_FILE = Lazy(_NAMED_FILE)
+MODAL_OPENS = Lazy(r"^¿?(?:" + _MODALS + r")\s")
 
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
@@ -3186,9 +3177,9 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
     content = COURTESY.sub("", TAG_QUESTION.sub("", content)).strip().rstrip("?？ ")
     content = REQUEST_FORWARD.sub("", content)
-    ahead = FUTURE_ALONE.match(content)  # "remember that for the future, so you don't ..."
-    if ahead and content[ahead.end():].strip(" ,，:："):
-        content = content[ahead.end():].lstrip(" ,，:：")
+    ahead = FUTURE_ALONE.match(content)  # "remember that for the future, so you don't ...": back
+    if ahead and REQUEST_POINTER.match(content[ahead.end():].lstrip(" ,，")):
+        content = ""
     pointer = REQUEST_POINTER.match(content) or FUTURE_ALONE.fullmatch(content.rstrip(" .。!！")) \
         or content[:1] in ",，" \
         or content.isascii() and " " not in content \
@@ -3239,10 +3230,12 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         cut = closing[-1]
         kind = frame_kind(plain[cut.end():])
         if kind in ("remember-that", "memory-file"):
-            # "When deploying, add to CLAUDE.md that X": X after the frame, under its condition.
+            # "When deploying, add to CLAUDE.md that X": X after the frame, under its condition;
+            # what else stands before it ("Thanks for fixing it, remember that X") goes.
             inner = memory_request(sentence[cut.end():])
             if inner and inner[1]:
-                return inner[0], sentence[:cut.end()] + inner[1], False
+                head = sentence[:cut.end()] if CONDITION_OPENS.match(sentence) else ""
+                return inner[0], head + inner[1], False
             return kind, sentence[:cut.start()], False
     own = OWN_CLAUSE.search(plain)
     frame = REMEMBER.match(plain)
@@ -3265,7 +3258,9 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    return "memory-file" if MEMORY_NAMED.search(part) and RECORD.search(part) else None
+    # After "¿puedes", "kannst du" ..., a memory file by its name: "tu memoria" is often a phone's.
+    named = NAMED_FILE if MODAL_OPENS.match(part) else MEMORY_NAMED
+    return "memory-file" if named.search(part) and RECORD.search(part) else None
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:

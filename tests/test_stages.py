@@ -639,17 +639,15 @@ OWN_CONTENT = [
                  "the queue is FIFO per tenant.", id="reason-before-remember"),
     pytest.param("After a schema change, remember that the ORM cache must be cleared.",
                  "After a schema change, the ORM cache must be cleared.", id="condition-before-remember"),
-    pytest.param("Tag releases from main only — store this as a standing rule.", "Tag releases from main only",
-                 id="stored-as-a-standing-rule"),
-    pytest.param("Another thing to remember for future chats: seeds live in db/seeds.", "seeds live in db/seeds.",
-                 id="a-thing-to-remember-for-later-chats"),
-    pytest.param("Add as a project rule: no default exports.", "no default exports.", id="a-project-rule"),
+    # What a reviewer's 301 non-requests showed taken by wider frames, left out (bench/README).
+    pytest.param("Since the dump is small, keep it in memory.", None, id="a-reason-before-ram"),
+    pytest.param("¿Puedes guardar las fotos en tu memoria USB?", None, id="a-modal-and-a-phones-memory"),
+    pytest.param("Across sessions, the cart keeps its items.", None, id="sessions-of-a-web-app"),
+    pytest.param("Thanks for the fix, remember that the replica lags a minute.", "the replica lags a minute.",
+                 id="what-stands-before-a-stating-frame-goes"),
     pytest.param("Please update AGENTS.md with these rules: pin every action to a SHA.",
                  "pin every action to a SHA.", id="with-these-rules"),
     pytest.param("Remember that for next time, so you stop reinstalling it.", "", id="future-then-reason-points-back"),
-    pytest.param("請記住：日誌一律用 UTC。", "日誌一律用 UTC。", id="please-remember-traditional"),
-    pytest.param("Once you're done, add to AGENTS.md: every script takes --dry-run.", "every script takes --dry-run.",
-                 id="this-tasks-moment-before-the-request"),
 ]
 
 
