@@ -1032,24 +1032,29 @@ SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@
                     r"(?![\w!#$%*^~.+=@-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
-# two of its parts, a sign names and versions do not join parts with (`P@ssw0rdSummer`,
-# `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, a link, a setting, a
-# variable or a place-holder (`/`, `:`, `=`, `{`, `<` by it).
-POLICY_TOKEN = Lazy(r"(?<![\w!#$%&*+./:;<=?@\\^{|~-])(?=[\w.+-]{1,62}[!#$%&*?@^~][A-Za-z0-9])"
-                    r"[A-Za-z0-9][\w!#$%&*?@^~.+-]{7,63}(?![/\\:=>\w])", re.A)
-POLICY_SIGN = Lazy(r"(?<=[A-Za-z0-9])[!#$%&*?@^~](?=[A-Za-z0-9])")
+# two of its parts, signs names and versions do not join parts with (`P@ssw0rdSummer`,
+# `Borshch#Smak9`, `P@$$w0rd1`), in any script; read to its end, with what glues to it. Not a
+# sigil's word (`^Prod1^Prod2`), nor in a path, a scope, a setting, a variable or a place-holder
+# (`/`, `::`, `=`, `{`, `<` or `>` before it, `/` or `=` after it); not in a link (scan_secrets).
+POLICY_TOKEN = Lazy(r"(?<![^\W_]|[_!#$%&*+./<=>?@\\^{~-])(?<!::)"
+                    r"(?=[\w.+-]{1,62}[!#$%&*?@^~]+[^\W_])[^\W_][\w!#$%&*?@^~.+-]{7,63}"
+                    r"(?![\w!#$%&*?@^~.+-])(?![/\\=]|[:>]\S)")
+POLICY_SIGN = Lazy(r"(?<=\w)[!#$%&*?@^~]+(?=[^\W_])")
 # Forms of that shape that are no password; a name and a number joined by `#` (a handle, an
 # issue: `Rizky#0427`) is held, since passwords are made so too (`Summer#2024`).
 POLICY_NOT = Lazy("|".join((
-    r"[a-z][\w.+-]*@\w[\w.-]*",  # a user at a host (`ops@Jump01`) ...
-    r"[A-Za-z][\w.+-]+@(?:[a-z0-9-]+|[A-Z0-9-]+|[\w-]+[.-][\w.-]*)",  # ... at a host's name
+    r"[a-z][\w.+-]+@[A-Za-z][\w.-]*|[A-Za-z][\w.+-]+@[\w-]+[.-][\w.-]*",  # a user at a host
     r".*@\d+(?:\.\d+)?(?:[kMG]?Hz|[mkM]?[AVW]|fps)",  # a rate, a rating (`M4F@168MHz`, `3.3V@1A`)
-    r".*[@~^=]v?\d+\.\d.*",  # a version (`Next@4.0.3`, `Login~=0.6`)
+    r".*[@~^=]+(?:[A-Z]+_)?v?\d+\.\d.*",  # a version (`Next@4.0.3`, `~=0.6`, `@@GLIBC_2.2.5`)
     r".*(?:\.[a-z]{1,4}#|#[\w-]+\.[a-z]).*|.*\.[a-z]{2,4}",  # an anchor, a file (`R&D_v2.pdf`)
-    r"[A-Z]\w*\$\w+\.[a-z]\w*|(?:[A-Z][a-z0-9]+){2,}\$\d+",  # a nested class (`Pool$Worker3.run`)
+    r"[A-Z]\w*\$\w+\.[a-z]\w*|[A-Z]\w*\$\d{1,2}",  # a nested class (`Pool$Worker3.run`, `Pool$1`)
     r"[A-Z]{2,}#.*",  # a key's prefix (`USER#Alice42`: one table's keys in DynamoDB)
-    r"\d+[*^][A-Za-z][\w.]*|.*[*+~^].*[*+~^].*",  # a formula (`2*time.Minute`, `Atk*1.5+Str`)
-    r".*%[0-9A-Fa-f]{2}.*|.*%\w.*%\w.*")))  # an escape (`%3A`), a format (`%Y%m%d`)
+    r".*@(?=[0-9a-f]*[a-f])[0-9a-f]{6,8}",  # an object's identity (Java's `Cart@6d06d69c`)
+    r".*!\$?[A-Z]{1,3}\$?\d+",  # a spreadsheet's cell (`Sheet2!$B$4`)
+    r".*(?:_%|%_|%$).*",  # a pattern of SQL's LIKE (`Order_%2023%`)
+    r"\d+[*^][A-Za-z][\w.]*|.*[*^+]\d+\.\d.*",  # a formula (`2*time.Minute`, `Hp*2.5+Armor3`)
+    r".*%[2-7][0-9A-Fa-f].*|.*%\w.*%\w.*",  # an escape of a sign (`%2F`), a format (`%Y%m%d`)
+    r".*\*\*.*")))  # Markdown's emphasis glued to a word (`us-west-2**To`)
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
@@ -2661,9 +2666,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     for match in POLICY_TOKEN.finditer(text):
-        end = match.start() + len(match.group().rstrip(".!?~"))
-        if policy_password(text[match.start():end]) and not overlaps(found, match.start(), end):
-            found.append(SecretHit("chosen_password", match.start(), end, False))
+        start, end = match.start(), match.start() + len(match.group().rstrip(".!?"))
+        in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
+        if not in_link and policy_password(text[start:end]) and not overlaps(found, start, end):
+            found.append(SecretHit("chosen_password", start, end, False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))

@@ -648,6 +648,14 @@ CLASSES = [
     _row("password-after-a-verb", _HUMAN, _HUMAN, "The password field contains {s} since the reset."),
     _row("passwort-words-after-ist", _HUMAN, _HUMAN,
          "Das Passwort für den Benutzer etl ist laut deiner Nachricht {s} – bitte ändern."),
+    # Made to a policy, where a reviewer's list found the first rule blind (no password word).
+    *[_row(name, value, value, frame) for name, value, frame in [
+        ("policy-word-at-digits", "Welcome@20241", "The kiosk takes {s} since Monday."),
+        ("policy-signs-together", "Pa$$w0rdKiosk", "Try {s} on the lab switch."),
+        ("policy-after-a-colon", "Harbor#Lights77", "the box: {s} until Friday"),
+        ("policy-before-a-colon", "Harbor#Lights77", "It is {s}: keep it off the ticket."),
+        ("policy-in-another-script", "Contraseña#2024x", "La VPN es {s} desde hoy."),
+        ("policy-in-a-table-cell", "Harbor#Lights77", "| staging | {s} |")]],
 ]
 
 
@@ -766,6 +774,12 @@ LOOKALIKES = [
     _row("file-name", "open `Plan_Q3&Q4_v7.xlsx` first", "Plan_Q3&Q4_v7.xlsx"),
     _row("formula", "the score is `Hp*2.5+Armor3` in the sheet", "Hp*2.5+Armor3"),
     _row("strftime", "logs go to `App_%Y%m%d_v1` daily", "App_%Y%m%d_v1"),
+    _row("identity-hash", "it prints `Basket@5e2de80c` instead", "Basket@5e2de80c"),
+    _row("spreadsheet-cell", "the total is in `Totals2!$C$9`", "Totals2!$C$9"),
+    _row("sql-like", "`WHERE code LIKE 'Inv_%2024%'` finds them", "Inv_%2024%"),
+    _row("symbol-version", "the binary needs memcpy@GLIBC_2.14 at least", "memcpy@GLIBC_2.14"),
+    _row("markdown-bold-glued", "the doc reads `us-east-1**Then**` as is", "us-east-1**Then**"),
+    _row("escaped-sign", "`type=Report%2FQ3` in the query", "Report%2FQ3"),
     _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
     # What a credential's place may hold that is none: a command's output, a file, a variable.
     *[_row(name, f"`{text}`", text) for name, text in [
