@@ -1326,7 +1326,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
-    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) you\s+"
+    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) (?:you|u)\s+"
             rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
             rf"(?:{spaced})(?![\w-])"
             + last + "".join("|" + word for word in close))

@@ -645,6 +645,7 @@ OWN_CONTENT = [
     pytest.param("Across sessions, the cart keeps its items.", None, id="sessions-of-a-web-app"),
     pytest.param("Thanks for the fix, remember that the replica lags a minute.", "the replica lags a minute.",
                  id="what-stands-before-a-stating-frame-goes"),
+    pytest.param("Tabs in Go files — can u add that to AGENTS.md?", "Tabs in Go files", id="can-u-closing"),
     pytest.param("Please update AGENTS.md with these rules: pin every action to a SHA.",
                  "pin every action to a SHA.", id="with-these-rules"),
     pytest.param("Remember that for next time, so you stop reinstalling it.", "", id="future-then-reason-points-back"),
