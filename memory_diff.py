@@ -1037,7 +1037,7 @@ SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # sigil's word (`^Prod1^Prod2`), nor in a path, a scope, a setting, a variable or a place-holder
 # (`/`, `::`, `=`, `{`, `<` or `>` before it, `/` or `=` after it); not in a link (scan_secrets).
 POLICY_TOKEN = Lazy(r"(?<![^\W_]|[_!#$%&*+./<=>?@\\^{~-])(?<!::)"
-                    r"(?=[\w.+-]{1,62}[!#$%&*?@^~]+[^\W_])[^\W_][\w!#$%&*?@^~.+-]{7,63}"
+                    r"(?=[\w.+-]{1,62}(?:[!#$%&*?@^~]+[^\W_]|! [a-z]))[^\W_][\w!#$%&*?@^~.+-]{7,63}"
                     r"(?![\w!#$%&*?@^~.+-])(?![/\\=]|[:>]\S)")
 POLICY_SIGN = Lazy(r"(?<=\w)[!#$%&*?@^~]+(?=[^\W_])")
 # Forms of that shape that are no password; a name and a number joined by `#` (a handle, an
@@ -1047,14 +1047,18 @@ POLICY_NOT = Lazy("|".join((
     r".*@\d+(?:\.\d+)?(?:[kMG]?Hz|[mkM]?[AVW]|fps)",  # a rate, a rating (`M4F@168MHz`, `3.3V@1A`)
     r".*[@~^=]+(?:[A-Z]+_)?v?\d+\.\d.*",  # a version (`Next@4.0.3`, `~=0.6`, `@@GLIBC_2.2.5`)
     r".*(?:\.[a-z]{1,4}#|#[\w-]+\.[a-z]).*|.*\.[a-z]{2,4}",  # an anchor, a file (`R&D_v2.pdf`)
-    r"[A-Z]\w*\$\w+\.[a-z]\w*|[A-Z]\w*\$\d{1,2}",  # a nested class (`Pool$Worker3.run`, `Pool$1`)
+    r"(?:[a-z]\w*\.)*[A-Z]\w*(?:\$\w+)+\.[a-z]\w*|[A-Z]\w*\$\d{1,2}",  # a nested class (`A$B2.run`)
     r"[A-Z]{2,}#.*",  # a key's prefix (`USER#Alice42`: one table's keys in DynamoDB)
+    r"[A-Za-z][\w-]*#\d{1,2}",  # a worker's index (`Worker#3`; `Summer#2024` is held)
+    r".*\.\..*|.*~\d{1,3}",  # git's revisions (`v2.4.1..HEAD~1`)
     r".*@(?=[0-9a-f]*[a-f])[0-9a-f]{6,8}",  # an object's identity (Java's `Cart@6d06d69c`)
     r".*!\$?[A-Z]{1,3}\$?\d+",  # a spreadsheet's cell (`Sheet2!$B$4`)
     r".*(?:_%|%_|%$).*",  # a pattern of SQL's LIKE (`Order_%2023%`)
     r"\d+[*^][A-Za-z][\w.]*|.*[*^+]\d+\.\d.*",  # a formula (`2*time.Minute`, `Hp*2.5+Armor3`)
+    r".*[&|^]0x[0-9A-Fa-f]+",  # a bit mask (`Flags&0x04`)
     r".*%[2-7][0-9A-Fa-f].*|.*%\w.*%\w.*",  # an escape of a sign (`%2F`), a format (`%Y%m%d`)
     r".*\*\*.*")))  # Markdown's emphasis glued to a word (`us-west-2**To`)
+RUNS_ON = Lazy(r" [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
@@ -2666,7 +2670,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     for match in POLICY_TOKEN.finditer(text):
-        start, end = match.start(), match.start() + len(match.group().rstrip(".!?"))
+        start, token = match.start(), match.group()
+        if not (token.endswith("!") and RUNS_ON.match(text, match.end())):
+            token = token.rstrip(".!?")  # the sentence's end, not a "!" it runs on after
+        end = start + len(token)
         in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
         if not in_link and policy_password(text[start:end]) and not overlaps(found, start, end):
             found.append(SecretHit("chosen_password", start, end, False))
@@ -2867,8 +2874,9 @@ def odd_pieces(value: str) -> int:
 
 def policy_password(token: str) -> bool:
     """Whether a token (POLICY_TOKEN) is made as a password policy asks."""
+    signed = bool(POLICY_SIGN.search(token)) or token[-1] == "!"
     return any(c.isupper() for c in token) and any(c.islower() for c in token) \
-        and any(c.isdigit() for c in token) and bool(POLICY_SIGN.search(token)) \
+        and any(c.isdigit() for c in token) and signed \
         and not POLICY_NOT.fullmatch(token) and not FILLER.search(token)
 
 

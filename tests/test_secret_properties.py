@@ -655,7 +655,8 @@ CLASSES = [
         ("policy-after-a-colon", "Harbor#Lights77", "the box: {s} until Friday"),
         ("policy-before-a-colon", "Harbor#Lights77", "It is {s}: keep it off the ticket."),
         ("policy-in-another-script", "Contraseña#2024x", "La VPN es {s} desde hoy."),
-        ("policy-in-a-table-cell", "Harbor#Lights77", "| staging | {s} |")]],
+        ("policy-in-a-table-cell", "Harbor#Lights77", "| staging | {s} |"),
+        ("policy-ending-in-a-bang", "Lighthouse2024!", "I set it back to {s} again this morning.")]],
 ]
 
 
@@ -780,6 +781,11 @@ LOOKALIKES = [
     _row("symbol-version", "the binary needs memcpy@GLIBC_2.14 at least", "memcpy@GLIBC_2.14"),
     _row("markdown-bold-glued", "the doc reads `us-east-1**Then**` as is", "us-east-1**Then**"),
     _row("escaped-sign", "`type=Report%2FQ3` in the query", "Report%2FQ3"),
+    _row("lambda-frame", "it fails in `com.shop.Basket$load$1.invoke`", "com.shop.Basket$load$1.invoke"),
+    _row("worker-index", "the log says [Uploader#4] gave up", "Uploader#4"),
+    _row("revision-range", "`git diff V2.0..Main~3` shows it", "V2.0..Main~3"),
+    _row("bit-mask", "`(Mode&0x1F)` keeps the low bits", "Mode&0x1F"),
+    _row("sentence-ending-bang", "We finally moved to Vue3Router! It works.", "Vue3Router", "{s}"),
     _row("quoted-phrase", 'the password label, "Scheduled testing" as the job name', "Scheduled testing"),
     # What a credential's place may hold that is none: a command's output, a file, a variable.
     *[_row(name, f"`{text}`", text) for name, text in [
