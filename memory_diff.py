@@ -1036,10 +1036,12 @@ SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # `Borshch#Smak9`, `P@$$w0rd1`), in any script; read to its end, with what glues to it. Not a
 # sigil's word (`^Prod1^Prod2`), nor in a path, a scope, a setting, a variable or a place-holder
 # (`/`, `::`, `=`, `{`, `<` or `>` before it, `/` or `=` after it); not in a link (scan_secrets).
-POLICY_TOKEN = Lazy(r"(?<![^\W_]|[_!#$%&*+./<=>?@\\^{~-])(?<!::)"
-                    r"(?=[\w.+-]{1,62}(?:[!#$%&*?@^~]+[^\W_]|! [a-z]))[^\W_][\w!#$%&*?@^~.+-]{7,63}"
-                    r"(?![\w!#$%&*?@^~.+-])(?![/\\=]|[:>]\S)")
-POLICY_SIGN = Lazy(r"(?<=\w)[!#$%&*?@^~]+(?=[^\W_])")
+_POLICY_SIGNS = "!#$%&*?@^~"  # what joins a policy password's parts
+POLICY_TOKEN = Lazy(r"(?<![^\W_]|[" + _POLICY_SIGNS + r"_+./<=>\\{-])(?<!::)"
+                    r"(?=[\w.+-]{1,62}(?:[" + _POLICY_SIGNS + r"]+[^\W_]|! [a-z]))"
+                    r"[^\W_][\w" + _POLICY_SIGNS + r".+-]{7,63}(?![\w" + _POLICY_SIGNS + r".+-])"
+                    r"(?![/\\=]|[:>]\S)")
+POLICY_SIGN = Lazy(r"(?<=\w)[" + _POLICY_SIGNS + r"]+(?=[^\W_])")
 # Forms of that shape that are no password; a name and a number joined by `#` (a handle, an
 # issue: `Rizky#0427`) is held, since passwords are made so too (`Summer#2024`).
 POLICY_NOT = Lazy("|".join((
@@ -2828,8 +2830,7 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
         # ... and so does one with capitals, small letters, a digit and a sign, as a policy asks
         # (`Harbor0-Harbor`), not an identifier (`AppState2`)
-        classes = (str.isupper, str.islower, str.isdigit)
-        policy = all(any(test(c) for c in value) for test in classes) and not value.isalnum()
+        policy = cased_with_digit(value) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
@@ -2872,12 +2873,17 @@ def odd_pieces(value: str) -> int:
     return odd + len(RARE_LETTER.findall(value))
 
 
+def cased_with_digit(value: str) -> bool:
+    """Capitals, small letters and a digit, as a password policy asks."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) \
+        and any(c.isdigit() for c in value)
+
+
 def policy_password(token: str) -> bool:
-    """Whether a token (POLICY_TOKEN) is made as a password policy asks."""
+    """Whether a token (POLICY_TOKEN) is made as a password policy asks, a sign inside."""
     signed = bool(POLICY_SIGN.search(token)) or token[-1] == "!"
-    return any(c.isupper() for c in token) and any(c.islower() for c in token) \
-        and any(c.isdigit() for c in token) and signed \
-        and not POLICY_NOT.fullmatch(token) and not FILLER.search(token)
+    return signed and cased_with_digit(token) and not POLICY_NOT.fullmatch(token) \
+        and not FILLER.search(token)
 
 
 def signed_random(value: str) -> bool:
@@ -3191,11 +3197,12 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
     content = COURTESY.sub("", TAG_QUESTION.sub("", content)).strip().rstrip("?？ ")
     content = REQUEST_FORWARD.sub("", content)
-    ahead = FUTURE_ALONE.match(content)  # "remember that for the future, so you don't ...": back
+    # A phrase for later sessions alone, or before a pointer or a reason, points back ("X. Remember
+    # that going forward.", "remember that for the future, so you don't ...").
+    ahead = FUTURE_ALONE.match(content)
     if ahead and REQUEST_POINTER.match(content[ahead.end():].lstrip(" ,，")):
         content = ""
-    pointer = REQUEST_POINTER.match(content) or FUTURE_ALONE.fullmatch(content.rstrip(" .。!！")) \
-        or content[:1] in ",，" \
+    pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
