@@ -2678,7 +2678,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         end = start + len(token)
         in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
         if not in_link and policy_password(text[start:end]) and not overlaps(found, start, end):
-            found.append(SecretHit("chosen_password", start, end, False))
+            found.append(SecretHit("policy_password", start, end, False))
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
