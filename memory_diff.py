@@ -1042,19 +1042,18 @@ POLICY_TOKEN = Lazy(r"(?<![^\W_]|[" + _POLICY_SIGNS + r"_+./<=>\\{-])(?<!::)"
                     r"[^\W_][\w" + _POLICY_SIGNS + r".+-]{7,63}(?![\w" + _POLICY_SIGNS + r".+-])"
                     r"(?![/\\=]|[:>]\S)")
 POLICY_SIGN = Lazy(r"(?<=\w)[" + _POLICY_SIGNS + r"]+(?=[^\W_])")
-# Forms of that shape that are no password; a name and a number joined by `#` (a handle, an
-# issue: `Rizky#0427`) is held, since passwords are made so too (`Summer#2024`).
+# Forms of that shape that are no password. Held, since passwords are made so too: a name and a
+# number joined by `#` (`Rizky#0427`: `Summer#2024`), a key's capital prefix (`USER#Alice42`:
+# `AAA#000aQz7x`), a spreadsheet's cell (`Sheet2!B4`: `Sunny24!AB12`).
 POLICY_NOT = Lazy("|".join((
     r"[a-z][\w.+-]+@[A-Za-z][\w.-]*|[A-Za-z][\w.+-]+@[\w-]+[.-][\w.-]*",  # a user at a host
     r".*@\d+(?:\.\d+)?(?:[kMG]?Hz|[mkM]?[AVW]|fps)",  # a rate, a rating (`M4F@168MHz`, `3.3V@1A`)
     r".*[@~^=]+(?:[A-Z]+_)?v?\d+\.\d.*",  # a version (`Next@4.0.3`, `~=0.6`, `@@GLIBC_2.2.5`)
     r".*(?:\.[a-z]{1,4}#|#[\w-]+\.[a-z]).*|.*\.[a-z]{2,4}",  # an anchor, a file (`R&D_v2.pdf`)
     r"(?:[a-z]\w*\.)*[A-Z]\w*(?:\$\w+)+\.[a-z]\w*|[A-Z]\w*\$\d{1,2}",  # a nested class (`A$B2.run`)
-    r"[A-Z]{2,}#.*",  # a key's prefix (`USER#Alice42`: one table's keys in DynamoDB)
     r"[A-Za-z][\w-]*#\d{1,2}",  # a worker's index (`Worker#3`; `Summer#2024` is held)
-    r".*\.\..*|.*~\d{1,3}",  # git's revisions (`v2.4.1..HEAD~1`)
+    r".*\.\..*|.*~[1-9]\d?",  # git's revisions (`v2.4.1..HEAD~1`)
     r".*@(?=[0-9a-f]*[a-f])[0-9a-f]{6,8}",  # an object's identity (Java's `Cart@6d06d69c`)
-    r".*!\$?[A-Z]{1,3}\$?\d+",  # a spreadsheet's cell (`Sheet2!$B$4`)
     r".*(?:_%|%_|%$).*",  # a pattern of SQL's LIKE (`Order_%2023%`)
     r"\d+[*^][A-Za-z][\w.]*|.*[*^+]\d+\.\d.*",  # a formula (`2*time.Minute`, `Hp*2.5+Armor3`)
     r".*[&|^]0x[0-9A-Fa-f]+",  # a bit mask (`Flags&0x04`)

@@ -656,7 +656,10 @@ CLASSES = [
         ("policy-before-a-colon", "Harbor#Lights77", "It is {s}: keep it off the ticket."),
         ("policy-in-another-script", "Contraseña#2024x", "La VPN es {s} desde hoy."),
         ("policy-in-a-table-cell", "Harbor#Lights77", "| staging | {s} |"),
-        ("policy-ending-in-a-bang", "Lighthouse2024!", "I set it back to {s} again this morning.")]],
+        ("policy-ending-in-a-bang", "Lighthouse2024!", "I set it back to {s} again this morning."),
+        # A capital prefix and `#` is also a table's key (`USER#Alice42`), held: passwords open so.
+        ("policy-capital-prefix", "ROSA#Harbor2024", "the kiosk opens with {s} now"),
+        ("policy-like-a-cell", "Harbor2024!AB12", "the kiosk opens with {s} now")]],
 ]
 
 
@@ -771,12 +774,10 @@ LOOKALIKES = [
     _row("lower-case-user-at-a-host", "`ssh -J relay@Gate7 app@web2` reaches it", "relay@Gate7"),
     _row("a-rate", "the board runs an STM32F4@180MHz core", "STM32F4@180MHz"),
     _row("nested-class", "the trace ends in `Uploader$Chunk2.flush`", "Uploader$Chunk2.flush"),
-    _row("key-prefix", "the sort key reads `INVOICE#Berlin9`", "INVOICE#Berlin9"),
     _row("file-name", "open `Plan_Q3&Q4_v7.xlsx` first", "Plan_Q3&Q4_v7.xlsx"),
     _row("formula", "the score is `Hp*2.5+Armor3` in the sheet", "Hp*2.5+Armor3"),
     _row("strftime", "logs go to `App_%Y%m%d_v1` daily", "App_%Y%m%d_v1"),
     _row("identity-hash", "it prints `Basket@5e2de80c` instead", "Basket@5e2de80c"),
-    _row("spreadsheet-cell", "the total is in `Totals2!$C$9`", "Totals2!$C$9"),
     _row("sql-like", "`WHERE code LIKE 'Inv_%2024%'` finds them", "Inv_%2024%"),
     _row("symbol-version", "the binary needs memcpy@GLIBC_2.14 at least", "memcpy@GLIBC_2.14"),
     _row("markdown-bold-glued", "the doc reads `us-east-1**Then**` as is", "us-east-1**Then**"),
