@@ -390,6 +390,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                         r"总是|始终|永远|从不|从来不", 1),
     # Behaviour that is deliberate, so a future session does not "fix" it.
     ("intentional", "", r"\b(?:intentional(?:ly)?|on purpose|by design|best[- ]effort)\b|故意|有意|特意|尽力而为", 2),
+    # One incident as the subject ("The error occurs because ...", "The build is failing ..."):
+    # the day's diagnosis. "The issue is that X ..." gives the code the subject (issue-was).
+    ("incident", "", r"^the (?:error|build|tests?|failure|crash)\b|"
+                     r"^the (?:issue|problem|bug)\b(?! (?:is|was) (?:that|when)\b)", -1),
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A reason or mechanism joined to the claim: "because", "since", "which means".
@@ -2670,14 +2674,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             if credential_shaped(joined) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
-    for match in POLICY_TOKEN.finditer(text):
-        start, token = match.start(), match.group()
-        if not (token.endswith("!") and RUNS_ON.match(text, match.end())):
-            token = token.rstrip(".!?")  # the sentence's end, not a "!" it runs on after
-        end = start + len(token)
-        in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
-        if not in_link and policy_password(text[start:end]) and not overlaps(found, start, end):
-            found.append(SecretHit("policy_password", start, end, False))
+    found += [f for f in policy_passwords(text) if not overlaps(found, f.start, f.end)]
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
@@ -2698,6 +2695,18 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         else:
             merged.append(finding)
     return merged
+
+
+def policy_passwords(text: str) -> Iterator[SecretHit]:
+    """Passwords made to a policy (policy_password) wherever they stand, but in a link."""
+    for match in POLICY_TOKEN.finditer(text):
+        start, token = match.start(), match.group()
+        if not (token.endswith("!") and RUNS_ON.match(text, match.end())):
+            token = token.rstrip(".!?")  # the sentence's end, not a "!" it runs on after
+        end = start + len(token)
+        in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
+        if not in_link and policy_password(text[start:end]):
+            yield SecretHit("policy_password", start, end, False)
 
 
 def glued_start(text: str, start: int) -> int:

@@ -356,6 +356,17 @@ SCORED = [
                  "assistant", "root-cause", False, id="root-cause-named-in-a-report"),
     pytest.param("The simplest approach is to call the helpers directly instead of the prompt.", "assistant",
                  "fix-of-the-day", True, id="simplest-approach-is-the-days-fix"),
+    # One incident as the subject is the day's diagnosis; the code as the subject may bite again.
+    pytest.param("The error occurs because `row_count` is never assigned before the loop.", "assistant",
+                 "incident", True, id="incident-error-occurs"),
+    pytest.param("The build is failing because the linker cannot find `libpq` on the runner.", "assistant",
+                 "incident", True, id="incident-build-failing"),
+    pytest.param("The problem was a stray `await` in `save_draft` because of the merge.", "assistant",
+                 "incident", True, id="incident-problem-was-a-thing"),
+    pytest.param("The issue is that `parse_args` never reads the config file's `[tool]` table.", "assistant",
+                 "incident", False, id="issue-is-that-gives-the-code-the-subject"),
+    pytest.param("The errors module must not import the client, because the client imports it.", "assistant",
+                 "incident", False, id="errors-module-is-code"),
 ]
 
 
