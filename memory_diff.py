@@ -479,10 +479,12 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # "Root cause fix:" is a fix, "the root cause isn't X" rules one out ("wasn't Xing" is one).
     ("not-a-cause", "", r"\broot cause(?: fix\b| (?:isn't|is not|wasn't|was not)\b(?! \w+ing\b)|(?<=not the root cause)\b)|"
                         r"根本原因不是|根因不是|不是根本原因|根因修复|根本原因修复", -3),
-    # A guess at why ("X might be failing because ...", 可能是因为): suspected, not known.
+    # A guess at why ("might be failing because", "likely because", 可能是因为): not known.
     ("speculation", "", r"\bmight (?:also )?(?:be|have been|not be) (?:\w+ing\b.*\b(?:because|since|due to)\b|because|"
-                        r"due to|caused|related|the (?:cause|reason|issue|problem))\b|可能是因为|也许是因为|大概是因为|"
-                        r"估计是因为|我怀疑", -2),
+                        r"due to|caused|related|the (?:cause|reason|issue|problem))\b|我怀疑|"
+                        r"^(?=.*\b(?:likely|probably|perhaps|possibly|presumably)\b)"
+                        r".*\b(?:because|due to|caused by)\b|"
+                        r"^(?=.*(?:可能|也许|大概|估计)).*(?:因为|导致|由于)", -2),
     # The session told back ("after you ran `git pull`", 你刚才运行了); "if you ran" is a rule.
     ("this-session", "", r"\byou(?<!if you)(?<!when you)(?<!whenever you)(?<!unless you)(?<!once you) (?:ran|did|"
                          r"asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|requested|suggested|"
