@@ -574,6 +574,10 @@ OWN_CONTENT = [
     pytest.param("I wonder if we should add this to AGENTS.md somehow so you remember it?", "",
                  id="wondering-is-asking"),
     pytest.param("Can you add that to AGENTS.md?", "", id="polite-ask-points-back"),
+    # Why the note is wanted ("so ..."): a clause cut from the ask, never a bullet of its own.
+    pytest.param("Please record that in AGENTS.md so the next agent picks it up.", "",
+                 id="purpose-clause-points-back"),
+    pytest.param("Add it to CLAUDE.md so that reviewers stop asking.", "", id="so-that-clause-points-back"),
     pytest.param("Going forward with the migration, the old table is dropped first.", None,
                  id="going-forward-with-is-movement"),
     # Recording what was said for later sessions frames; recording a thing of its own does not.
