@@ -252,6 +252,9 @@ REQUEST_TOPIC = Lazy(
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
+# Requests that may point at the lines after them ("Add to CLAUDE.md:"), whose statements are
+# pulled in as the turn before is; "Remember the following:" is as often a reminder for today.
+AHEAD_KINDS = ("memory-file", "from-now-on")
 
 # REQUEST FRAMES, in any language (after REQUEST_RULES): a frame opening the sentence ("Merk dir:
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
@@ -290,7 +293,7 @@ RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
               r"|rules? for your memory")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
-                 "en el futuro|na przyszłość")
+                 "en el futuro|na przyszłość|across sessions|across all sessions")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
@@ -314,6 +317,10 @@ MEMORY_SAID = (
     "dein gedächtnis|"
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
+    # ... or the project's ("la memoria del proyecto", not a server's).
+    "memoria del proyecto|memória do projeto|mémoire du projet|memoria del progetto|pamięci projektu|"
+    "paměti projektu|памяти проекта|память проекта|projektgedächtnis|projectgeheugen|proje belleği|"
+    "memori proyek|bộ nhớ dự án|项目记忆|專案記憶|プロジェクトのメモリ|프로젝트 메모리|"
     "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
@@ -1385,6 +1392,7 @@ FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 NAMED_FILE = Lazy(_NAMED_FILE)
 MODAL_OPENS = Lazy(r"^¿?(?:" + _MODALS + r")\s")
+LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
@@ -3214,6 +3222,9 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
+    if content.endswith((":", "：")) and name.startswith(AHEAD_KINDS) \
+            and (not content[:-1].strip() or REQUEST_POINTER.fullmatch(content[:-1])):
+        return name, ""  # "Add these rules to CLAUDE.md:": the lines after it
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
     return name, "" if pointer else content
@@ -3250,8 +3261,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         kind = frame_kind(lowered[:separator.start()], opening=True)
-        if kind and not lowered[separator.end():].strip():
-            return None  # "Remember the following:" points at lines to come, not back
+        if kind and not lowered[separator.end():].strip():  # points at the lines to come
+            return (kind, ":", False) if separator.group().strip() in (":", "：") else None
         if kind:
             return kind, sentence[separator.end():], kind == "memory-file"
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
@@ -3288,9 +3299,14 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    # After "¿puedes", "kannst du" ..., a memory file by its name: "tu memoria" is often a phone's.
-    named = NAMED_FILE if MODAL_OPENS.match(part) else MEMORY_NAMED
-    return "memory-file" if named.search(part) and RECORD.search(part) else None
+    # The verb opens the part's last clause ("new rule, record it in your memory: X", "I keep
+    # saying this so add it to CLAUDE.md"). After "¿puedes", "kannst du" ..., a memory file by
+    # its name: "tu memoria" is often a phone's.
+    for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
+        named = NAMED_FILE if MODAL_OPENS.match(clause) else MEMORY_NAMED
+        if named.search(clause) and RECORD.search(clause):
+            return "memory-file"
+    return None
 
 
 def score_parts(text: str, role: str) -> list[tuple[str, int]]:

@@ -436,6 +436,23 @@ REQUESTS = [
         native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."),
                (U, "Can you add that to CLAUDE.md so we don't trip over it again?")),
         Only("The `--out` flag is parsed in `cmd/root.go` and nowhere else.")),
+    # A frame ending in a colon points at the lines after it, which are pulled in as the turn
+    # before is; "Remember the following:" is as often a reminder for today.
+    row("req-en-colon-points-at-the-lines-after",
+        native((U, "Stick these two in AGENTS.md:\n- Staging resets every night at 02:00 UTC.\n"
+                   "- The billing service owns the `invoices` table.")),
+        Count(2), Proposed("Staging resets every night at 02:00 UTC.", role=U),
+        Proposed("The billing service owns the `invoices` table.", role=U)),
+    row("req-neg-en-remember-the-following-reminds",
+        native((U, "Remember the following:\n- the staging deploy is frozen until Friday\n- ping Dana first")),
+        Count(0)),
+    # The ask may open the frame's last clause ("I keep saying this, so put it in CLAUDE.md").
+    row("req-en-frame-after-a-lead-clause",
+        native((U, "I keep repeating this, so put it in CLAUDE.md: fixtures live in `tests/data`, never in `src`.")),
+        Only("fixtures live in `tests/data`, never in `src`.")),
+    row("req-es-project-memory",
+        native((U, "Anota en la memoria del proyecto que los importes se guardan en céntimos enteros.")),
+        Only("los importes se guardan en céntimos enteros.")),
     # Not requests: no object. The assistant statement before each would be pulled in by one.
     row("req-neg-en-in-session-reminder",
         native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."),
