@@ -252,9 +252,6 @@ REQUEST_TOPIC = Lazy(
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
-# Requests that may point at the lines after them ("Add to CLAUDE.md:"), whose statements are
-# pulled in as the turn before is; "Remember the following:" is as often a reminder for today.
-AHEAD_KINDS = ("memory-file", "from-now-on")
 
 # REQUEST FRAMES, in any language (after REQUEST_RULES): a frame opening the sentence ("Merk dir:
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
@@ -293,7 +290,7 @@ RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
               r"|rules? for your memory")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
-                 "en el futuro|na przyszłość|across sessions|across all sessions")
+                 "en el futuro|na przyszłość")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
@@ -317,10 +314,6 @@ MEMORY_SAID = (
     "dein gedächtnis|"
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    # ... or the project's ("la memoria del proyecto", not a server's).
-    "memoria del proyecto|memória do projeto|mémoire du projet|memoria del progetto|pamięci projektu|"
-    "paměti projektu|памяти проекта|память проекта|projektgedächtnis|projectgeheugen|proje belleği|"
-    "memori proyek|bộ nhớ dự án|项目记忆|專案記憶|プロジェクトのメモリ|프로젝트 메모리|"
     "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
@@ -335,7 +328,8 @@ REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
 REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorrow(?!'s)|"
                   r"yesterday(?!'s)|for now|right now|at the moment|for the next (?:few )?steps?|"
-                  r"for this (?:task|session|pr)|heute|im moment|en ce moment|"
+                  r"for this (?:task|session|pr)|this (?:morning|afternoon|evening|week)|"
+                  r"heute|im moment|en ce moment|"
                   r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
                   r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
@@ -1393,6 +1387,10 @@ MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 NAMED_FILE = Lazy(_NAMED_FILE)
 MODAL_OPENS = Lazy(r"^¿?(?:" + _MODALS + r")\s")
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
+# A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
+# CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
+INTO_MEMORY = Lazy(r"\b(?:to|in|into|inside)\s+(?:the\s+)?(?:" + _NAMED_FILE + "|"
+                   + phrase_pattern(MEMORY_SAID) + r")(?:\s+file)?$")
 
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(REQUEST_DENIED)
@@ -3222,9 +3220,6 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
-    if content.endswith((":", "：")) and name.startswith(AHEAD_KINDS) \
-            and (not content[:-1].strip() or REQUEST_POINTER.fullmatch(content[:-1])):
-        return name, ""  # "Add these rules to CLAUDE.md:": the lines after it
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
     return name, "" if pointer else content
@@ -3261,8 +3256,11 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         kind = frame_kind(lowered[:separator.start()], opening=True)
-        if kind and not lowered[separator.end():].strip():  # points at the lines to come
-            return (kind, ":", False) if separator.group().strip() in (":", "：") else None
+        if kind and not lowered[separator.end():].strip():
+            # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
+            # is; "Remember the following:" is as often a reminder for today.
+            into = kind == "memory-file" and separator.group().strip() in (":", "：")
+            return (kind, "", False) if into and INTO_MEMORY.search(lowered, 0, separator.start()) else None
         if kind:
             return kind, sentence[separator.end():], kind == "memory-file"
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already

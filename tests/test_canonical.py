@@ -450,9 +450,11 @@ REQUESTS = [
     row("req-en-frame-after-a-lead-clause",
         native((U, "I keep repeating this, so put it in CLAUDE.md: fixtures live in `tests/data`, never in `src`.")),
         Only("fixtures live in `tests/data`, never in `src`.")),
-    row("req-es-project-memory",
-        native((U, "Anota en la memoria del proyecto que los importes se guardan en céntimos enteros.")),
-        Only("los importes se guardan en céntimos enteros.")),
+    # ... where the memory is the place the rule goes, not a tool's name.
+    row("req-neg-en-colon-after-a-tool-named-for-memory",
+        native((U, "Put these in the AGENTS.md template builder:\n- a heading for the test section\n"
+                   "- the project's name from `pyproject.toml`")),
+        Count(0)),
     # Not requests: no object. The assistant statement before each would be pulled in by one.
     row("req-neg-en-in-session-reminder",
         native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."),

@@ -574,8 +574,8 @@ OWN_CONTENT = [
     pytest.param("I wonder if we should add this to AGENTS.md somehow so you remember it?", "",
                  id="wondering-is-asking"),
     pytest.param("Can you add that to AGENTS.md?", "", id="polite-ask-points-back"),
-    pytest.param("Please remember that across sessions.", "",
-                 id="across-sessions-alone-points-back"),
+    pytest.param("Write in your memory file that the demo server is up, just for this afternoon.", None,
+                 id="this-afternoon-is-the-moment"),
     # Why the note is wanted ("so ..."): a clause cut from the ask, never a bullet of its own.
     pytest.param("Please record that in AGENTS.md so the next agent picks it up.", "",
                  id="purpose-clause-points-back"),
