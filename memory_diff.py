@@ -1331,16 +1331,32 @@ def rules_pattern(rules: Iterable[tuple[str, str]]) -> str:
     return "|".join(parts)
 
 
+# Latin letters with a mark, and each typed without it: a frame's word matches both
+# ("acuerdate"), from UNMARKED_LEAST letters: a shorter one collides ("là" is French "la").
+UNMARKED = {c: base for c in map(chr, range(0xC0, 0x250))
+            for base in [unicodedata.normalize("NFD", c)[0]] if base != c and base.isalpha()}
+UNMARKED_LEAST = 5
+# A pattern's pieces: an escape, a character class, a word, any other character.
+PATTERN_PIECE = re.compile(r"\\.|\[(?:\\.|[^\]])*\]|[^\W\d_]+|.", re.S)
+
+
+def unmarked(pattern: str) -> str:
+    """A pattern whose words of UNMARKED_LEAST letters or more also match typed unmarked."""
+    return "".join("".join(f"[{c}{UNMARKED[c]}]" if c in UNMARKED else c for c in piece)
+                   if len(piece) >= UNMARKED_LEAST and piece.isalpha() else piece
+                   for piece in PATTERN_PIECE.findall(pattern))
+
+
 def frame_pattern(phrases: str, closes: bool = False) -> str:
     """A frame's own word, opening its part after courtesy or (`closes`) closing it: "The browser
     will remember that setting" holds none. In a script without spaces it may stand anywhere."""
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
-    return (rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) (?:you|u)\s+"
-            rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
-            rf"(?:{spaced})(?![\w-])"
-            + last + "".join("|" + word for word in close))
+    return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) (?:you|u)\s+"
+                    rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
+                    rf"(?:{spaced})(?![\w-])"
+                    + last + "".join("|" + word for word in close))
 
 
 def phrase_pattern(phrases: str) -> str:
@@ -1350,7 +1366,7 @@ def phrase_pattern(phrases: str) -> str:
     word starts, and it finds the same."""
     words = [re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p)]
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
-    return "|".join(([rf"(?<!\w)(?:{'|'.join(words)})(?!\w)"] if words else []) + close)
+    return unmarked("|".join(([rf"(?<!\w)(?:{'|'.join(words)})(?!\w)"] if words else []) + close))
 
 
 def rule_name(match: re.Match[str]) -> str:
@@ -1372,20 +1388,21 @@ REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't
 # A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
 # "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
 # time: X", a thing of its own).
-FUTURE_LABEL = Lazy(r"(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:(?:(?:rule|rules|notes) |"
+FUTURE_LABEL = Lazy(unmarked(r"(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:(?:(?:rule|rules|notes) |"
                     r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
                     r"(?:\s+down)?\s+)?"
                     r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")|"
                     + RULE_LABEL + ")")
 # A phrase for later sessions opening the sentence ("going forward with X" only moves on).
-FUTURE_OPENS = Lazy(r"^(?:" + _LEAD_WORDS + r"[,，]?\s+)*(?:" + phrase_pattern(FUTURE_PHRASES) +
+FUTURE_OPENS = Lazy(unmarked(r"^(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:" +
+                    phrase_pattern(FUTURE_PHRASES) +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 NAMED_FILE = Lazy(_NAMED_FILE)
-MODAL_OPENS = Lazy(r"^¿?(?:" + _MODALS + r")\s")
+MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
@@ -1393,7 +1410,7 @@ INTO_MEMORY = Lazy(r"\b(?:to|in|into|inside)\s+(?:the\s+)?(?:" + _NAMED_FILE + "
                    + phrase_pattern(MEMORY_SAID) + r")(?:\s+file)?$")
 
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
-FRAME_DENIED = Lazy(REQUEST_DENIED)
+FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 MOMENT = Lazy(REQUEST_MOMENT)
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)

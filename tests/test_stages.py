@@ -576,6 +576,11 @@ OWN_CONTENT = [
     pytest.param("Can you add that to AGENTS.md?", "", id="polite-ask-points-back"),
     pytest.param("Write in your memory file that the demo server is up, just for this afternoon.", None,
                  id="this-afternoon-is-the-moment"),
+    # A frame's word typed without its accents; a short one is left alone ("là" would be "la").
+    pytest.param("Acuerdate que los importes se guardan en centimos enteros.",
+                 "los importes se guardan en centimos enteros.", id="remember-es-unaccented"),
+    pytest.param("desormais, les migrations sont toujours reversibles.",
+                 "les migrations sont toujours reversibles.", id="from-now-on-fr-unaccented"),
     # Why the note is wanted ("so ..."): a clause cut from the ask, never a bullet of its own.
     pytest.param("Please record that in AGENTS.md so the next agent picks it up.", "",
                  id="purpose-clause-points-back"),
