@@ -184,7 +184,8 @@ _MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|puedes|podrías|pode|p
            r"можешь|можете|puoi|potresti|czy możesz|kun je|kan je")
 _ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
        r"we should |you should |(?:would|do) you mind |" + _SURE + r" |" \
-       r"(?:i want|i'd like) you to |go ahead and |i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
+       r"(?:i want|i'd like|i would like) you to |go ahead and |" \
+       r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
           r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
@@ -200,7 +201,7 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"keep|store|adding|putting|noting|writing|saving|recording|including|storing)"
                     r"\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
                     _MEMORY + _AFTER +
-                    r"(?:(?:that|saying|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
+                    r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
     ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
                            r"(?:(?:(?:to say|to mention|to note|to state|saying|so that|that|but|"
@@ -242,7 +243,8 @@ REQUEST_POINTER = Lazy(
     r"[\s.。!！?？、，,]*$")
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
 REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)(?: (?:rule|note|line)s?)?\s*[:：]|"
-                       r"so (?:that )?it (?:says|reads|states)(?: that)?\s)\s*")
+                       r"so (?:that )?it (?:says|reads|states)(?: that)?\s|"
+                       r"so (?:that )?[^:：]{1,60}[:：])\s*")
 # Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
@@ -257,7 +259,7 @@ REQUEST_PULL = 3
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
 # Phrases (lower case) of remembering, of every later session, of recording beside a memory's name.
 REMEMBER_PHRASES = (
-    "remember|remeber|rember|remembr|don't forget|do not forget|memorize|memorise|"
+    "remember|rember|don't forget|do not forget|memorize|memorise|"
     "keep in mind for next time|keep in mind for future sessions|keep in mind for the future|"
     "keep in mind going forward|make a note|"
     "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
@@ -349,7 +351,8 @@ FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
 CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "Can you ...?", "I wonder if we should ...?" ask for a deed, in any language: a question that
 # is a request.
-POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\bi wonder\b|\b(?:" + _MODALS + r")\b|"
+POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\b(?:can|could|shall) we\b|\bi wonder\b|"
+                  r"\b(?:" + _MODALS + r")\b|"
                   r"能不能|可以|能否|ください|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|right|yes|yeah|please|d'accord|vale|tá|"
@@ -1353,7 +1356,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
-    return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) (?:you|u)\s+"
+    return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) (?:you|u|we)\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
                     rf"(?:{spaced})(?![\w-])"
                     + last + "".join("|" + word for word in close))
@@ -1384,7 +1387,13 @@ NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
-REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES))  # "Merk dir", not "Users won't remember"
+# "Remember" typed with one slip (a letter left out or two swapped: "rmember", "remeber").
+_WORD = "remember"
+REMEMBER_SLIPS = "|".join(sorted({_WORD[:i] + _WORD[i + 1:] for i in range(len(_WORD))}
+                                 | {_WORD[:i] + _WORD[i + 1] + _WORD[i] + _WORD[i + 2:]
+                                    for i in range(len(_WORD) - 1)}))
+# "Merk dir", not "Users won't remember".
+REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS))
 # A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
 # "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
 # time: X", a thing of its own).
@@ -1414,15 +1423,21 @@ FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 MOMENT = Lazy(REQUEST_MOMENT)
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
-# A message can hold a request only where one of these words occurs (see judge_message).
-REQUEST_WORDS = frozenset((*map(str.lower, MEMORY_FILE_NAMES), "memor", "rule", "convention",
-                           "remember", "from now on", "going forward", "moving forward",
-                           "from here on", "henceforth",
-                           "记", "写进", "写入", "写到", "加到", "加入", "添加到",
-                           "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
-                           "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
-                           *FUTURE_PHRASES.split("|"),
-                           *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES))
+# A message can hold a request only where one of these words occurs (see judge_message), as
+# written or typed unmarked (see unmarked).
+_REQUEST_WORDS = (*map(str.lower, MEMORY_FILE_NAMES), "memor", "rule", "convention",
+                  "remember", "from now on", "going forward", "moving forward",
+                  "from here on", "henceforth",
+                  "记", "写进", "写入", "写到", "加到", "加入", "添加到",
+                  "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
+                  "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
+                  *FUTURE_PHRASES.split("|"),
+                  *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES,
+                  *REMEMBER_SLIPS.split("|"))
+_UNMARK = str.maketrans(UNMARKED)
+REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {
+    re.sub(r"[^\W\d_]{%d,}" % UNMARKED_LEAST, lambda word: word.group().translate(_UNMARK), w)
+    for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
@@ -3280,6 +3295,11 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             return (kind, "", False) if into and INTO_MEMORY.search(lowered, 0, separator.start()) else None
         if kind:
             return kind, sentence[separator.end():], kind == "memory-file"
+    # A comma ends a frame that names later sessions ("remember for next time, X").
+    comma = lowered.find(",")
+    if 0 < comma and frame_kind(lowered[:comma], opening=True) == "remember-that" \
+            and FUTURE_ALONE.search(lowered, 0, comma):
+        return "remember-that", sentence[comma + 1:].lstrip(), False
     plain = COURTESY.sub("", lowered).rstrip(" .。!！?？")  # a polite question asked already
     closing = [m for m in FRAME_CLOSE.finditer(plain) if len(plain) - m.end() <= FRAME_REACH]
     if closing:

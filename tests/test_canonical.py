@@ -455,6 +455,13 @@ REQUESTS = [
         native((U, "Put these in the AGENTS.md template builder:\n- a heading for the test section\n"
                    "- the project's name from `pyproject.toml`")),
         Count(0)),
+    # Typed without accents, or with a slip: the message is read for a request all the same.
+    row("req-es-unaccented",
+        native((U, "Acuerdate que los importes se guardan en centimos enteros.")),
+        Only("los importes se guardan en centimos enteros.")),
+    row("req-en-slip",
+        native((U, "rmember that the billing service owns the `invoices` table.")),
+        Only("the billing service owns the `invoices` table.")),
     # Not requests: no object. The assistant statement before each would be pulled in by one.
     row("req-neg-en-in-session-reminder",
         native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."),

@@ -576,6 +576,22 @@ OWN_CONTENT = [
     pytest.param("Can you add that to AGENTS.md?", "", id="polite-ask-points-back"),
     pytest.param("Write in your memory file that the demo server is up, just for this afternoon.", None,
                  id="this-afternoon-is-the-moment"),
+    # "saying that", "I would like you to", "can we", a purpose before a colon, a slip of the
+    # finger in "remember", and a comma after a frame that names later sessions.
+    pytest.param("Add a note to CLAUDE.md saying that retries use exponential backoff capped at 30s.",
+                 "retries use exponential backoff capped at 30s.", id="saying-that"),
+    pytest.param("I would like you to note in AGENTS.md that fixtures are generated, never hand-edited.",
+                 "fixtures are generated, never hand-edited.", id="i-would-like-you-to"),
+    pytest.param("Please write in CLAUDE.md so that new agents see it: the API is versioned by header.",
+                 "the API is versioned by header.", id="purpose-before-a-colon"),
+    pytest.param("Can we make this a permanent rule in CLAUDE.md?", "", id="can-we-points-back"),
+    pytest.param("rmember that feature flags default to off in tests.", "feature flags default to off in tests.",
+                 id="remember-slip-letter-left-out"),
+    pytest.param("remebmer: the worker pool is sized by CPU count.", "the worker pool is sized by CPU count.",
+                 id="remember-slip-letters-swapped"),
+    pytest.param("remember for next time, the staging DB resets every night.",
+                 "the staging DB resets every night.", id="comma-after-a-later-sessions-frame"),
+    pytest.param("Remember, the demo for Acme is at 3pm.", None, id="comma-after-bare-remember-is-no-frame"),
     # A frame's word typed without its accents; a short one is left alone ("là" would be "la").
     pytest.param("Acuerdate que los importes se guardan en centimos enteros.",
                  "los importes se guardan en centimos enteros.", id="remember-es-unaccented"),
