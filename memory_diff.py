@@ -1358,7 +1358,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
     return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) (?:you|u|we)\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
-                    rf"(?:{spaced})(?![\w-])"
+                    rf"(?:{spaced})(?![\w(-])"
                     + last + "".join("|" + word for word in close))
 
 
@@ -1387,9 +1387,10 @@ NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
-# "Remember" typed with one slip (a letter left out or two swapped: "rmember", "remeber").
+# "Remember" typed with one slip (a letter left out or two swapped: "rmember", "remeber"); not
+# cut short ("Remembe... never mind").
 _WORD = "remember"
-REMEMBER_SLIPS = "|".join(sorted({_WORD[:i] + _WORD[i + 1:] for i in range(len(_WORD))}
+REMEMBER_SLIPS = "|".join(sorted({_WORD[:i] + _WORD[i + 1:] for i in range(len(_WORD) - 1)}
                                  | {_WORD[:i] + _WORD[i + 1] + _WORD[i] + _WORD[i + 2:]
                                     for i in range(len(_WORD) - 1)}))
 # "Merk dir", not "Users won't remember".

@@ -592,6 +592,8 @@ OWN_CONTENT = [
     pytest.param("remember for next time, the staging DB resets every night.",
                  "the staging DB resets every night.", id="comma-after-a-later-sessions-frame"),
     pytest.param("Remember, the demo for Acme is at 3pm.", None, id="comma-after-bare-remember-is-no-frame"),
+    pytest.param("Remembe... never mind, the logs had it.", None, id="remember-cut-short-is-no-slip"),
+    pytest.param("remebmer() is misspelled in utils.py, rename it everywhere.", None, id="slip-as-a-call-is-code"),
     # A frame's word typed without its accents; a short one is left alone ("là" would be "la").
     pytest.param("Acuerdate que los importes se guardan en centimos enteros.",
                  "los importes se guardan en centimos enteros.", id="remember-es-unaccented"),
