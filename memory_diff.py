@@ -182,7 +182,9 @@ _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you
 # "Can you" in the languages of REQUEST FRAMES: the verb after it is the frame's.
 _MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|puedes|podrías|pode|podes|você pode|"
            r"можешь|можете|puoi|potresti|czy możesz|kun je|kan je")
-_ASK = r"(?:(?:can|could|would|will) (?:you|u) (?:please |also )?|please |let'?s |let us |" \
+# "Can you", "could we": a question that asks for a deed.
+_CAN_YOU = r"(?:can|could|would|will) (?:you|u)|(?:can|could|shall) we"
+_ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"we should |you should |(?:would|do) you mind |" + _SURE + r" |" \
        r"(?:i want|i'd like|i would like) you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
@@ -351,7 +353,7 @@ FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
 CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "Can you ...?", "I wonder if we should ...?" ask for a deed, in any language: a question that
 # is a request.
-POLITE_ASK = Lazy(r"\b(?:can|could|would|will) (?:you|u)\b|\b(?:can|could|shall) we\b|\bi wonder\b|"
+POLITE_ASK = Lazy(r"\b(?:" + _CAN_YOU + r")\b|\bi wonder\b|"
                   r"\b(?:" + _MODALS + r")\b|"
                   r"能不能|可以|能否|ください|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer.
@@ -1343,11 +1345,23 @@ UNMARKED_LEAST = 5
 PATTERN_PIECE = re.compile(r"\\.|\[(?:\\.|[^\]])*\]|[^\W\d_]+|.", re.S)
 
 
-def unmarked(pattern: str) -> str:
-    """A pattern whose words of UNMARKED_LEAST letters or more also match typed unmarked."""
-    return "".join("".join(f"[{c}{UNMARKED[c]}]" if c in UNMARKED else c for c in piece)
-                   if len(piece) >= UNMARKED_LEAST and piece.isalpha() else piece
+def unmarked(pattern: str, as_typed: bool = False) -> str:
+    """A pattern whose words of UNMARKED_LEAST letters or more also match typed unmarked; or
+    (`as_typed`, for a literal) the literal so typed."""
+    def word(piece: str) -> str:
+        if as_typed:
+            return "".join(UNMARKED.get(c, c) for c in piece)
+        return "".join(f"[{c}{UNMARKED[c]}]" if c in UNMARKED else c for c in piece)
+    return "".join(word(piece) if len(piece) >= UNMARKED_LEAST and piece.isalpha() else piece
                    for piece in PATTERN_PIECE.findall(pattern))
+
+
+def slips(word: str) -> list[str]:
+    """A word typed with one slip: a letter left out ("rmember"; not the last, a word cut short:
+    "Remembe... never mind") or two letters swapped ("remebmer")."""
+    left_out = {word[:i] + word[i + 1:] for i in range(len(word) - 1)}
+    swapped = {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+    return sorted((left_out | swapped) - {word})
 
 
 def frame_pattern(phrases: str, closes: bool = False) -> str:
@@ -1356,7 +1370,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
-    return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:can|could|would) (?:you|u|we)\s+"
+    return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:{_CAN_YOU})\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
                     rf"(?:{spaced})(?![\w(-])"
                     + last + "".join("|" + word for word in close))
@@ -1387,12 +1401,7 @@ NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
-# "Remember" typed with one slip (a letter left out or two swapped: "rmember", "remeber"); not
-# cut short ("Remembe... never mind").
-_WORD = "remember"
-REMEMBER_SLIPS = "|".join(sorted({_WORD[:i] + _WORD[i + 1:] for i in range(len(_WORD) - 1)}
-                                 | {_WORD[:i] + _WORD[i + 1] + _WORD[i] + _WORD[i + 2:]
-                                    for i in range(len(_WORD) - 1)}))
+REMEMBER_SLIPS = "|".join(slips("remember"))
 # "Merk dir", not "Users won't remember".
 REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS))
 # A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
@@ -1435,10 +1444,7 @@ _REQUEST_WORDS = (*map(str.lower, MEMORY_FILE_NAMES), "memor", "rule", "conventi
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES,
                   *REMEMBER_SLIPS.split("|"))
-_UNMARK = str.maketrans(UNMARKED)
-REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {
-    re.sub(r"[^\W\d_]{%d,}" % UNMARKED_LEAST, lambda word: word.group().translate(_UNMARK), w)
-    for w in _REQUEST_WORDS}
+REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
