@@ -3298,8 +3298,10 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
-            into = kind == "memory-file" and separator.group().strip() in (":", "：")
-            return (kind, "", False) if into and INTO_MEMORY.search(lowered, 0, separator.start()) else None
+            colon = separator.group().strip() in (":", "：")
+            if kind == "memory-file" and colon and INTO_MEMORY.search(lowered, 0, separator.start()):
+                return kind, "", False
+            return None
         if kind:
             return kind, sentence[separator.end():], kind == "memory-file"
     # A comma ends a frame that names later sessions ("remember for next time, X").
