@@ -168,8 +168,12 @@ MEMORY_FILE_NAMES: dict[str, str] = {
 # Other agents' memory files a user may name in a request; this tool reads and budgets none.
 OTHER_MEMORY_FILES = ("memory.md", ".cursorrules", ".windsurfrules", ".clinerules",
                       "copilot-instructions.md", "conventions.md")
-_NAMED_FILE = "|".join(re.escape(name.lower())
-                       for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
+# A memory file by its name, also under a folder (".github/copilot-instructions.md") or as typed
+# in a hurry ("claude md", "the agents file").
+_MEMORY_FILES = tuple(name.lower() for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
+_NAMED_FILE = r"(?:[~\w.-]*/)*(?:" + "|".join(
+    re.escape(name) + (rf"|{re.escape(name[:-3])} (?:md|file)" if name.endswith(".md") else "")
+    for name in _MEMORY_FILES) + ")"
 
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
@@ -194,7 +198,7 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
-_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
+_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你|帮我|麻烦)*[，,]?"
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -219,8 +223,9 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
-    ("remember-zh", _LEAD_ZH + r"(?:要|需要)?(?:记住|记一下|记下来?|記住|記一下|記下來?)"
-                    r"(?:这一?点|这个|这条)?[，,：:\s]*(?P<content>.*)$"),
+    ("remember-zh", _LEAD_ZH + r"(?:在" + _MEMORY_ZH + r")?(?:要|需要)?"
+                    r"(?:记住|记一下|记下来?|記住|記一下|記下來?)(?:这一?点|这个|这条)?"
+                    r"[，,：:\s]*(?P<content>.*)$"),
     ("memory-file-zh", _LEAD_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
                        r"(?:写进|写入|写到|加到|加入|添加到|记录到|记到|放到|放进|更新到|补充到)" + _MEMORY_ZH +
                        r"[：:，,。\s]*(?P<content>.*)$"),
@@ -286,10 +291,12 @@ FUTURE_PHRASES = (
     "次回以降|다음부터")
 # A standing rule announced ("Let's make it a rule that X", "New rule: X"); not "add a rule",
 # which is as often a linter's or a firewall's.
-RULE_LABEL = (r"(?:(?:let'?s|let us|please|we should)\s+)?"
+RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
               r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
               r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
-              r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team)"
+              r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
+              # ... maybe with the place it goes ("a standing rule in CLAUDE.md").
+              r"(?: (?:in|for|to) (?:the |your )?(?:memory|" + _NAMED_FILE + r"))?"
               r"|rules? for (?:the |your )?(?:memory file|" + _NAMED_FILE + r")"
               r"|rules? for your memory")
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
@@ -340,6 +347,10 @@ REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|belie
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
                   r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do(?! not forget)|does|have|has|had|was|"
                   r"were|is|are|what|why|how|when|where|which|who|to)\b|\?|？|"
+                  # ... or moves the memory file itself ("add CLAUDE.md to .gitignore"; not "I'd
+                  # like CLAUDE.md to say").
+                  r"(?:" + _NAMED_FILE + r"|memory file)\s+"
+                  r"(?:(?:into|onto)\s|to\s+(?:(?:the|a|an|your|our|my)\s|\S*[./]))|"
                   + REQUEST_NEGATION + "|" + REQUEST_MOMENT)
 # Politeness after a rule is not the rule ("..., bitte", "... nhé", "thanks").
 REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|danke|merci|stp|"
@@ -1417,6 +1428,7 @@ FUTURE_OPENS = Lazy(unmarked(r"^(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:" +
                     phrase_pattern(FUTURE_PHRASES) +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
+RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
@@ -1435,14 +1447,14 @@ NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
 # A message can hold a request only where one of these words occurs (see judge_message), as
 # written or typed unmarked (see unmarked).
-_REQUEST_WORDS = (*map(str.lower, MEMORY_FILE_NAMES), "memor", "rule", "convention",
-                  "remember", "from now on", "going forward", "moving forward",
+_REQUEST_WORDS = (*(name.removesuffix(".md") for name in _MEMORY_FILES), "memor", "rule",
+                  "convention", "remember", "from now on", "going forward", "moving forward",
                   "from here on", "henceforth",
                   "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                   "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                   "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
                   *FUTURE_PHRASES.split("|"),
-                  *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"), *OTHER_MEMORY_FILES,
+                  *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
                   *REMEMBER_SLIPS.split("|"))
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
@@ -3350,6 +3362,9 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
         named = NAMED_FILE if MODAL_OPENS.match(clause) else MEMORY_NAMED
         if named.search(clause) and RECORD.search(clause):
             return "memory-file"
+    # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
+    if opening and INTO_MEMORY.search(part) and RECORDED.search(part):
+        return "memory-file"
     return None
 
 

@@ -697,6 +697,23 @@ OWN_CONTENT = [
     pytest.param("Please update AGENTS.md with these rules: pin every action to a SHA.",
                  "pin every action to a SHA.", id="with-these-rules"),
     pytest.param("Remember that for next time, so you stop reinstalling it.", "", id="future-then-reason-points-back"),
+    # A memory file under a folder or typed loosely; a rule label naming it; a frame the memory
+    # ends as the place its rule goes, with the verb anywhere before; 帮我 and "在 X 里" in Chinese.
+    pytest.param("Add to docs/AGENTS.md that screenshots live in assets/.", "screenshots live in assets/.",
+                 id="memory-file-under-a-folder"),
+    pytest.param("put in the claude file: migrations are reversible", "migrations are reversible",
+                 id="memory-file-typed-loosely"),
+    pytest.param("Let's make it a team rule in AGENTS.md that PRs stay small.", "PRs stay small.",
+                 id="rule-label-naming-the-memory"),
+    pytest.param("A couple of things to note in CLAUDE.md: staging resets nightly.", "staging resets nightly.",
+                 id="verb-anywhere-memory-ends-the-frame"),
+    pytest.param("麻烦在 CLAUDE.md 里记一下：接口一律返回 JSON", "接口一律返回 JSON", id="remember-zh-in-a-memory"),
+    pytest.param("Two things to add to the README: badges and a license.", None, id="a-readme-is-no-memory"),
+    pytest.param("add the claude file to .gitignore", None, id="memory-file-as-the-object"),
+    pytest.param("Move CLAUDE.md to docs/ please.", None, id="memory-file-moved"),
+    pytest.param("I'd like GEMINI.md to include: shell scripts use strict mode.", "shell scripts use strict mode.",
+                 id="memory-file-to-include"),
+    pytest.param("帮我在日志里记一下请求时间", None, id="zh-a-log-is-no-memory"),
 ]
 
 
