@@ -168,12 +168,12 @@ MEMORY_FILE_NAMES: dict[str, str] = {
 # Other agents' memory files a user may name in a request; this tool reads and budgets none.
 OTHER_MEMORY_FILES = ("memory.md", ".cursorrules", ".windsurfrules", ".clinerules",
                       "copilot-instructions.md", "conventions.md")
-# A memory file by its name, also under a folder (".github/copilot-instructions.md") or as typed
-# in a hurry ("claude md", "the agents file").
+# A memory file by its name, also under a hidden folder (".github/copilot-instructions.md") or
+# typed with a space ("claude md"); not "docs/agents.md", a page, nor "agents.mdx".
 _MEMORY_FILES = tuple(name.lower() for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
-_NAMED_FILE = r"(?:[~\w.-]*/)*(?:" + "|".join(
-    re.escape(name) + (rf"|{re.escape(name[:-3])} (?:md|file)" if name.endswith(".md") else "")
-    for name in _MEMORY_FILES) + ")"
+_NAMED_FILE = r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*(?:" + "|".join(
+    re.escape(name) + (rf"|{re.escape(name[:-3])} md" if name.endswith(".md") else "")
+    for name in _MEMORY_FILES) + r")(?![a-z0-9_])"
 
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
@@ -197,8 +197,10 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory
           r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
-_MEMORY_ZH = r"\s*(?:" + _NAMED_FILE + r"|记忆|规则|memory)\s*(?:文件)?(?:里|中|里面)?(?:去)?"
-_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你|帮我|麻烦)*[，,]?"
+# ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
+_MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:记忆|规则|memory)(?=\s*(?:文件|里|中|[：:，,。]|$)))"
+              r"\s*(?:文件)?(?:里|中|里面)?(?:去)?")
+_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -223,10 +225,10 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
-    ("remember-zh", _LEAD_ZH + r"(?:在" + _MEMORY_ZH + r")?(?:要|需要)?"
+    ("remember-zh", _LEAD_ZH + r"(?:(?:帮我|麻烦你?)?在" + _MEMORY_ZH + r")?(?:要|需要)?"
                     r"(?:记住|记一下|记下来?|記住|記一下|記下來?)(?:这一?点|这个|这条)?"
                     r"[，,：:\s]*(?P<content>.*)$"),
-    ("memory-file-zh", _LEAD_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
+    ("memory-file-zh", _LEAD_ZH + r"(?:帮我|麻烦你?)?(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
                        r"(?:写进|写入|写到|加到|加入|添加到|记录到|记到|放到|放进|更新到|补充到)" + _MEMORY_ZH +
                        r"[：:，,。\s]*(?P<content>.*)$"),
     ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
@@ -333,7 +335,7 @@ REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"\s+so (?:it|that it) (?:says|reads|states)(?: that)?(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
-                    r"no need|nicht|pas|не|non|nie|niet|không)\b|"
+                    r"no need|nothing|nicht|pas|не|non|nie|niet|không)\b|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
@@ -1428,7 +1430,7 @@ FUTURE_OPENS = Lazy(unmarked(r"^(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:" +
                     phrase_pattern(FUTURE_PHRASES) +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
-RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame
+RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("things to add")
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))

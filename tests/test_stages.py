@@ -697,12 +697,17 @@ OWN_CONTENT = [
     pytest.param("Please update AGENTS.md with these rules: pin every action to a SHA.",
                  "pin every action to a SHA.", id="with-these-rules"),
     pytest.param("Remember that for next time, so you stop reinstalling it.", "", id="future-then-reason-points-back"),
-    # A memory file under a folder or typed loosely; a rule label naming it; a frame the memory
-    # ends as the place its rule goes, with the verb anywhere before; 帮我 and "在 X 里" in Chinese.
-    pytest.param("Add to docs/AGENTS.md that screenshots live in assets/.", "screenshots live in assets/.",
-                 id="memory-file-under-a-folder"),
-    pytest.param("put in the claude file: migrations are reversible", "migrations are reversible",
-                 id="memory-file-typed-loosely"),
+    # A memory file under a hidden folder or typed with a space; a rule label naming it; a frame
+    # the memory ends as the place its rule goes, its verb anywhere before; "在 X 里" in Chinese.
+    pytest.param("Add to .claude/CLAUDE.md that screenshots live in assets/.", "screenshots live in assets/.",
+                 id="memory-file-under-a-hidden-folder"),
+    pytest.param("put in claude md: migrations are reversible", "migrations are reversible",
+                 id="memory-file-typed-with-a-space"),
+    pytest.param("Add to docs/agents.md: a section on handoffs.", None, id="a-docs-page-named-agents"),
+    pytest.param("Add a callout to agents.mdx: tools are idempotent.", None, id="agents-mdx-is-no-memory"),
+    pytest.param("Nothing to add to AGENTS.md: the changes are internal.", None, id="nothing-to-add"),
+    pytest.param("帮我记一下构建时间，看看优化前后差多少", None, id="zh-note-for-this-task"),
+    pytest.param("请把以下内容写进规则引擎的配置：拒绝未认证的请求", None, id="zh-a-rules-engine"),
     pytest.param("Let's make it a team rule in AGENTS.md that PRs stay small.", "PRs stay small.",
                  id="rule-label-naming-the-memory"),
     pytest.param("A couple of things to note in CLAUDE.md: staging resets nightly.", "staging resets nightly.",
