@@ -455,7 +455,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("asks", "", r"\?\S*\s|？", -1),
     # Hedges: a reviewer cannot approve "might".
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
-                  r"i guess)\b|可能|也许", -1),
+                  r"i guess|possibly|potentially|presumably)\b|可能|也许|或许|大概|估计|多半", -1),
     # First and second person: conversation, not a fact about the project.
     ("conversation", "", r"\b(?:i|i'm|i've|my|me|you|your|let's|let me|we'll|we're|our)\b|"
                          r"我(?!们)|你|我们的", -2),
@@ -502,7 +502,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                         r"due to|caused|related|the (?:cause|reason|issue|problem))\b|我怀疑|"
                         r"^(?=.*\b(?:likely|probably|perhaps|possibly|presumably)\b)"
                         r".*\b(?:because|due to|caused by)\b|"
-                        r"^(?=.*(?:可能|也许|大概|估计)).*(?:因为|导致|由于)", -2),
+                        r"^(?=.*(?:可能|也许|或许|大概|估计|多半)).*(?:因为|导致|由于)", -2),
     # The session told back ("after you ran `git pull`", 你刚才运行了); "if you ran" is a rule.
     ("this-session", "", r"\byou(?<!if you)(?<!when you)(?<!whenever you)(?<!unless you)(?<!once you) (?:ran|did|"
                          r"asked|said|changed|added|pushed|merged|rebased|typed|mentioned|wanted|requested|suggested|"

@@ -739,6 +739,12 @@ NARRATION_SHAPES = [
      "seconds, so the retry always fails.", "speculation"),
     ("speculation-zh", A, "缓存可能是因为 `expireAt` 按本地时间比较，而写入方存的是 UTC 时间戳，才会返回过期的数据。",
      "speculation"),
+    ("speculation-zh-duoban", A, "同步失败多半是 `syncWorker` 没有关闭响应体导致的，所以连接池里的连接会被耗尽。",
+     "speculation"),
+    ("hedge-potentially-en", A, "Sharding by tenant potentially halves lock contention, because `syncWorker` "
+     "waits per tenant.", "hedge"),
+    ("hedge-potentially-en-kept", A, "Sharding by tenant halves lock contention, because `syncWorker` waits per "
+     "tenant.", None),
     ("may-happen-en-user-kept", U, "Two sync workers may be running at once, so `lockFile` must be taken before every "
      "write to the cache.", None),
     # The session told back: what the user ran, what a review says.
