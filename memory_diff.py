@@ -501,7 +501,7 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("speculation", "", r"\bmight (?:also )?(?:be|have been|not be) (?:\w+ing\b.*\b(?:because|since|due to)\b|because|"
                         r"due to|caused|related|the (?:cause|reason|issue|problem))\b|我怀疑|"
                         r"^(?=.*\b(?:likely|probably|perhaps|possibly|presumably)\b)"
-                        r".*\b(?:because|due to|caused by)\b|"
+                        r".*\b(?:because|due to|caused by|root cause)\b|"
                         r"^(?=.*(?:可能|也许|或许|大概|估计|多半)).*(?:因为|导致|由于)", -2),
     # The session told back ("after you ran `git pull`", 你刚才运行了); "if you ran" is a rule.
     ("this-session", "", r"\byou(?<!if you)(?<!when you)(?<!whenever you)(?<!unless you)(?<!once you) (?:ran|did|"
@@ -510,7 +510,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                          r"你(?:刚才|刚刚|之前)(?:运行|执行|提到|贴)了?|你(?:运行|执行|提到|贴)了", -2),
     # ... or what a review or log says ("The feedback says ..."), not "when the log says X".
     ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
-                     r"reviewer|comment|user|error message|output|log) (?:says|said|mentions|suggests|asks|notes)\b|"
+                     r"reviewer|comment|user|error(?: message)?|output|logs?|traceback|stack trace|warning) "
+                     r"(?:says|said|mentions|suggests|asks|notes|shows|showed|indicates|indicated|tells|reveals)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
     # About one test, not the code: "`test_sync_resume` fails ..." (not `TEST_DB_URL`).
     ("one-test", "", r"`test(?:[a-z0-9]{8,}|_[a-z0-9_]{4,})(?:\(\))?` (?:only )?(?:covers|fails|failed|passes|passed|"

@@ -739,6 +739,8 @@ NARRATION_SHAPES = [
      "seconds, so the retry always fails.", "speculation"),
     ("speculation-zh", A, "缓存可能是因为 `expireAt` 按本地时间比较，而写入方存的是 UTC 时间戳，才会返回过期的数据。",
      "speculation"),
+    ("root-cause-likely-en", A, "Root cause (likely): `expireAt` is compared in local time while the writer stores "
+     "UTC timestamps.", "speculation"),
     ("speculation-zh-duoban", A, "同步失败多半是 `syncWorker` 没有关闭响应体导致的，所以连接池里的连接会被耗尽。",
      "speculation"),
     ("hedge-potentially-en", A, "Sharding by tenant potentially halves lock contention, because `syncWorker` "
@@ -753,6 +755,10 @@ NARRATION_SHAPES = [
     ("feedback-says-en", A, "The feedback says to keep `--force` hidden, because scripts only pass it by mistake when "
      "they copy old examples.", "reported"),
     ("feedback-says-zh", A, "反馈里说 `--force` 要保持隐藏，因为脚本只会在照抄旧示例时误传这个参数。", "reported"),
+    ("traceback-shows-en", A, "The traceback shows that `syncWorker` holds the lock while it waits on the channel, "
+     "because the channel is unbuffered.", "reported"),
+    ("when-the-log-shows-en-kept", A, "When the log shows `EPIPE`, the proxy has closed the connection, because idle "
+     "sockets time out after 30 seconds.", None),
     ("review-bot-en-kept", A, "The review bot only checks changed lines, so older warnings never show up in a pull "
      "request.", None),
     # About one test rather than the code.
