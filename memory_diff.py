@@ -509,9 +509,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                          r"noticed|pointed out|showed|pasted|saw|tried|started)\b|"
                          r"你(?:刚才|刚刚|之前)(?:运行|执行|提到|贴)了?|你(?:运行|执行|提到|贴)了", -2),
     # ... or what a review or log says ("The feedback says ..."), not "when the log says X".
-    ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) (?:feedback|review|"
-                     r"reviewer|comment|user|error(?: message)?|output|logs?|traceback|stack trace|warning) "
-                     r"(?:says|said|mentions|suggests|asks|notes|shows|showed|indicates|indicated|tells|reveals)\b|"
+    ("reported", "", r"\bthe(?<!when the)(?<!if the)(?<!whenever the)(?<!once the)(?<!until the) "
+                     r"(?:feedback|review|reviewer|comment|user|error(?: message)?|output|logs?|traceback|"
+                     r"stack trace|warning) (?:says|said|mentions|suggests|asks|notes|shows|showed|indicates|"
+                     r"indicated|tells|reveals)\b|"
                      r"反馈里?(?:说|提到|建议)|评审意见里?(?:说|提到|建议)|审查意见里?(?:说|提到|建议)", -2),
     # About one test, not the code: "`test_sync_resume` fails ..." (not `TEST_DB_URL`).
     ("one-test", "", r"`test(?:[a-z0-9]{8,}|_[a-z0-9_]{4,})(?:\(\))?` (?:only )?(?:covers|fails|failed|passes|passed|"
