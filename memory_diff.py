@@ -1451,9 +1451,9 @@ NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
 # A message can hold a request only where one of these words occurs (see judge_message), as
 # written or typed unmarked (see unmarked).
-_REQUEST_WORDS = (*_MEMORY_FILES, *(name.replace(".md", " md") for name in _MEMORY_FILES), "memor",
-                  "rule", "convention", "remember", "from now on", "going forward", "moving forward",
-                  "from here on", "henceforth",
+_REQUEST_WORDS = (*_MEMORY_FILES, *(name.replace(".md", " md") for name in _MEMORY_FILES),
+                  "memor", "rule", "convention", "remember", "from now on", "going forward",
+                  "moving forward", "from here on", "henceforth",
                   "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                   "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                   "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
