@@ -171,9 +171,10 @@ OTHER_MEMORY_FILES = ("memory.md", ".cursorrules", ".windsurfrules", ".clinerule
 # A memory file by its name, also under a hidden folder (".github/copilot-instructions.md") or
 # typed with a space ("claude md"); not "docs/agents.md", a page, nor "agents.mdx".
 _MEMORY_FILES = tuple(name.lower() for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
-_NAMED_FILE = r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*(?:" + "|".join(
-    re.escape(name) + (rf"|{re.escape(name[:-3])} md" if name.endswith(".md") else "")
-    for name in _MEMORY_FILES) + r")(?![a-z0-9_])"
+_MEMORY_SPELLED = (*_MEMORY_FILES,
+                   *(name[:-3] + " md" for name in _MEMORY_FILES if name.endswith(".md")))
+_NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
+               r"(?:" + "|".join(map(re.escape, _MEMORY_SPELLED)) + r")(?![a-z0-9_])")
 
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
@@ -201,6 +202,7 @@ _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:记忆|规则|memory)(?=\s*(?:文件|里|中|[：:，,。]|$)))"
               r"\s*(?:文件)?(?:里|中|里面)?(?:去)?")
 _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
+_HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -225,10 +227,10 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
-    ("remember-zh", _LEAD_ZH + r"(?:(?:帮我|麻烦你?)?在" + _MEMORY_ZH + r")?(?:要|需要)?"
+    ("remember-zh", _LEAD_ZH + r"(?:" + _HELP_ZH + r"在" + _MEMORY_ZH + r")?(?:要|需要)?"
                     r"(?:记住|记一下|记下来?|記住|記一下|記下來?)(?:这一?点|这个|这条)?"
                     r"[，,：:\s]*(?P<content>.*)$"),
-    ("memory-file-zh", _LEAD_ZH + r"(?:帮我|麻烦你?)?(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
+    ("memory-file-zh", _LEAD_ZH + _HELP_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
                        r"(?:写进|写入|写到|加到|加入|添加到|记录到|记到|放到|放进|更新到|补充到)" + _MEMORY_ZH +
                        r"[：:，,。\s]*(?P<content>.*)$"),
     ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
@@ -293,14 +295,15 @@ FUTURE_PHRASES = (
     "次回以降|다음부터")
 # A standing rule announced ("Let's make it a rule that X", "New rule: X"); not "add a rule",
 # which is as often a linter's or a firewall's.
+# ... maybe with the place it goes ("a standing rule in CLAUDE.md"), or the place alone ("Rules
+# for AGENTS.md: X").
+_RULE_PLACE = r"(?:(?:the |your )?(?:memory file|" + _NAMED_FILE + r")|(?:the |your )memory)"
 RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
               r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
               r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
-              # ... maybe with the place it goes ("a standing rule in CLAUDE.md").
-              r"(?: (?:in|for|to) (?:the |your )?(?:memory|" + _NAMED_FILE + r"))?"
-              r"|rules? for (?:the |your )?(?:memory file|" + _NAMED_FILE + r")"
-              r"|rules? for your memory")
+              r"(?: (?:in|for|to) " + _RULE_PLACE + r")?"
+              r"|rules? for " + _RULE_PLACE)
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
                  "en el futuro|na przyszłość")
@@ -1451,9 +1454,8 @@ NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
 # A message can hold a request only where one of these words occurs (see judge_message), as
 # written or typed unmarked (see unmarked).
-_REQUEST_WORDS = (*_MEMORY_FILES, *(name.replace(".md", " md") for name in _MEMORY_FILES),
-                  "memor", "rule", "convention", "remember", "from now on", "going forward",
-                  "moving forward", "from here on", "henceforth",
+_REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "from now on",
+                  "going forward", "moving forward", "from here on", "henceforth",
                   "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                   "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
                   "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),

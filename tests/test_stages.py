@@ -682,6 +682,7 @@ OWN_CONTENT = [
     pytest.param("Rules for AGENTS.md: tabs in Makefiles, spaces elsewhere.", "tabs in Makefiles, spaces elsewhere.",
                  id="rules-for-a-memory-file"),
     pytest.param("Rules for memory use: batch the rows.", None, id="rules-for-memory-use"),
+    pytest.param("Rules for the memory: no force pushes.", "no force pushes.", id="rules-for-the-memory"),
     # A reason before the request goes; a condition stays, and the frame alone is no content.
     pytest.param("Since this keeps biting us, remember that the queue is FIFO per tenant.",
                  "the queue is FIFO per tenant.", id="reason-before-remember"),
