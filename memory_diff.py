@@ -452,8 +452,9 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("should", "", r"\bshould\b(?!n't)|应该", -1),
     # "We need to make sure ..." is a plan.
     ("plan", "", r"\b(?:ensure|make sure|need to|needs to|going to)\b|需要确保|确保|打算", -2),
-    # Status of the moment: "now", "currently", "already".
-    ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前|已经", -1),
+    # Status of the moment ("now", "currently", "already"): what holds today, not next month;
+    # as rare a keep as a plan, on both team halves and on the shared sessions.
+    ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前|已经", -2),
     # A question inside the sentence: it asks rather than states.
     ("asks", "", r"\?\S*\s|？", -1),
     # Hedges: a reviewer cannot approve "might".

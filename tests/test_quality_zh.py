@@ -53,7 +53,7 @@ EN_CAUSE_WAS = ("The issue was that the connection pool was not initialised befo
                 "the first request always timed out.")
 ZH_PREFERENCE = "团队偏好使用 uv 管理依赖，因为它的锁文件可以在所有平台上复现。"
 EN_PREFERENCE = "The team prefers uv for dependencies because its lock file reproduces on every platform."
-ZH_WISH = "用户希望所有新接口都用 `pydantic` 模型校验输入，因为手写的校验逻辑已经出过好几次错。"
+ZH_WISH = "用户希望所有新接口都用 `pydantic` 模型校验输入，因为手写的校验逻辑出过好几次错。"
 EN_WISH = ("The user prefers that every new endpoint validates input with `pydantic` models, because "
            "hand-written validation has broken several times.")
 ZH_GOTCHA = "注意：缓存键故意不包含用户 ID，因为所有用户共享同一份公共数据，加上用户 ID 会让命中率降到零。"
