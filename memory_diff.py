@@ -457,9 +457,12 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前|已经", -2),
     # A question inside the sentence: it asks rather than states.
     ("asks", "", r"\?\S*\s|？", -1),
-    # Hedges: a reviewer cannot approve "might".
+    # Hedges: a reviewer cannot approve "might", nor "usually", a rule of thumb about tools in
+    # general ("Next.js projects usually ..."), not a fact of this project.
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
-                  r"i guess|possibly|potentially|presumably)\b|可能|也许|或许|大概|估计|多半", -1),
+                  r"i guess|possibly|potentially|presumably|usually|typically|generally|in general|"
+                  r"traditionally|commonly|often)\b|可能|也许|或许|大概|估计|多半|通常|一般来说|"
+                  r"普遍|传统上|往往", -1),
     # First and second person: conversation, not a fact about the project.
     ("conversation", "", r"\b(?:i|i'm|i've|my|me|you|your|let's|let me|we'll|we're|our)\b|"
                          r"我(?!们)|你|我们的", -2),

@@ -747,6 +747,13 @@ NARRATION_SHAPES = [
      "waits per tenant.", "hedge"),
     ("hedge-potentially-en-kept", A, "Sharding by tenant halves lock contention, because `syncWorker` waits per "
      "tenant.", None),
+    # A rule of thumb about tools in general, not a fact of this project.
+    ("usually-en", A, "Next.js projects usually alias `@/` to `src/`, because the import paths stay short across "
+     "nested folders.", "hedge"),
+    ("usually-zh", A, "Next.js 项目通常把 `@/` 指向 `src/`，因为这样嵌套目录里的导入路径更短。", "hedge"),
+    ("this-repo-aliases-en-kept", A, "This repository aliases `@/` to `src/` in `tsconfig.json`, because the import "
+     "paths stay short across nested folders.", None),
+    ("this-repo-aliases-zh-kept", A, "本仓库在 `tsconfig.json` 里把 `@/` 指向 `src/`，因为这样嵌套目录里的导入路径更短。", None),
     ("may-happen-en-user-kept", U, "Two sync workers may be running at once, so `lockFile` must be taken before every "
      "write to the cache.", None),
     # The session told back: what the user ran, what a review says.
