@@ -1099,6 +1099,10 @@ PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+# A digest's forms: hex, or base64 of 16, 20, 32, 48 or 64 bytes after its algorithm's name
+# (`SHA256:<43>`, `sha512-<86>==`); a token of another form is not a digest whatever it is called.
+DIGEST_ALGORITHM = Lazy(r"(?i)^(?:sha-?\d*|md5|blake2[bs]?|xxh\d*)[-:]")
+DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # A ULID names its own time: one of these years is an id, whatever word stands before it.
 ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
@@ -3060,7 +3064,10 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     if family == "id":
         hexed = HEX.fullmatch(body) or HEX.fullmatch(body[1:]) and body[0].isupper()  # Gerrit's I<hex>
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
-    return family in ("digest", "public")
+    if family == "digest":
+        bare = DIGEST_ALGORITHM.sub("", token.rstrip("=").rsplit("=", 1)[-1])  # not `name=`
+        return bool(HEX.fullmatch(body)) and not odd or len(bare) in DIGEST_BASE64_LENGTHS
+    return family == "public"
 
 
 def name_family(name: str) -> str:

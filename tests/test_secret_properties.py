@@ -428,6 +428,7 @@ _REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password 
 _B32 = make_body(12, "base32", 28)  # its last 12 characters are capitals with vowels
 _B32_CUT = 16
 _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
+_SRI = base64.b64encode(_rng("sri").randbytes(64)).decode()  # a sha512's 88 characters, padded
 # Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
 # 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did;
 # 1878 and 2437 until a letter between digits or a part whose only vowel is y did.
@@ -626,6 +627,10 @@ CLASSES = [
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
     _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),
     _row("word-cut-at-the-window-sid", _CUT_SID, _HEX32, frame="{s}"),
+    # A digest's word naming something else beside a token no digest has the form of.
+    _row("digest-word-names-a-job", f"`OPENAI_API_KEY=sk-proj-{_B62}{_B62}` is for the nightly digest job only",
+         _B62, frame="{s}"),
+    _row("digest-word-names-a-job-zh", f"约定：sk-proj-{_B62}{_B62} 只用于批量摘要任务。", _B62, frame="{s}"),
     _row("app-password-letters", f"the SMTP app password is {_APP_PW}", _APP_PW),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
@@ -849,6 +854,8 @@ LOOKALIKES = [
     _row("bitcoin-address", f"the donation address {BTC_ADDRESS}", BTC_ADDRESS),
     _row("ethereum-address", f"send the test ETH to {ETH_ADDRESS}", ETH_ADDRESS),
     _row("xxh64-digest", f"xxh64 of the chunk: {_HEX32[:16]}", _HEX32[:16]),
+    _row("sri-digest", f"the lockfile's integrity is sha512-{_SRI}", _SRI),
+    _row("ssh-fingerprint-named", f"the host key fingerprint is SHA256:{_SRI[:43]}", _SRI[:43]),
     _row("graphql-node-id", f"query {{ node(id: \"{NODE_ID}\") {{ id }} }}", NODE_ID),
     _row("cursor-in-base64-json", f"`continuationToken={CURSOR}`", CURSOR),
     _row("checksum-listing", f"`{SHA}{SHA[:24]}  node-v20.15.1-linux-x64.tar.xz`", SHA + SHA[:24]),
