@@ -223,6 +223,11 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                       r"(?: (?:for|in|across) (?:(?:every|all|each|future|later)\b[^,.;:]{0,30}?"
                       r"|(?:the )?next (?:time|sessions?)))?"
                       r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
+    # "Make that a rule.", "Please store this as a rule.": a standing rule, pointing back at what
+    # was said ("make it a rule that X" is a label, RULE_LABEL; "add it as a rule" a linter's).
+    ("make-it-a-rule", _LEAD + _ASK + r"(?:make|keep|store|save|treat|record|note)\s+"
+                       r"(?:it|this|that)(?:\s+down)?\s+(?:as\s+)?an?\s+(?:\w+\s+)?"
+                       r"(?:rule|convention)(?P<content>[\s.!?]*)$"),
     # "From now on ...", "Going forward, ...": a rule for every session after this one.
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
@@ -252,9 +257,11 @@ REQUEST_POINTER = Lazy(
     r"这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|"
     r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
     r"[\s.。!！?？、，,]*$")
+# What a memory is asked to say, after "so it": "so it says X", "so it records that X".
+_SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
 REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)(?: (?:rule|note|line)s?)?\s*[:：]|"
-                       r"so (?:that )?it (?:says|reads|states)(?: that)?\s|"
+                       + _SO_IT_SAYS + r"\s|"
                        r"so (?:that )?[^:：]{1,60}[:：])\s*")
 # Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
@@ -335,7 +342,7 @@ MEMORY_SAID = (
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
-                     r"\s+so (?:it|that it) (?:says|reads|states)(?: that)?(?=\s))\s*")
+                     r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
                     r"no need|nothing|nicht|pas|не|non|nie|niet|không)\b|"

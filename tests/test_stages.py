@@ -720,6 +720,13 @@ OWN_CONTENT = [
     pytest.param("I'd like GEMINI.md to include: shell scripts use strict mode.", "shell scripts use strict mode.",
                  id="memory-file-to-include"),
     pytest.param("帮我在日志里记一下请求时间", None, id="zh-a-log-is-no-memory"),
+    # A standing rule asked for after it was said; "so it records" as "so it says".
+    pytest.param("Make that a rule.", "", id="make-that-a-rule-points-back"),
+    pytest.param("Could you please store this as a team convention?", "", id="store-this-as-a-convention"),
+    pytest.param("Should we make that a rule?", None, id="make-that-a-rule-asked"),
+    pytest.param("Add it as a rule in .eslintrc.", None, id="a-linters-rule"),
+    pytest.param("Update the memory so it records that stories cover every new component.",
+                 "stories cover every new component.", id="so-it-records"),
 ]
 
 
