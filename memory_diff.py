@@ -1106,19 +1106,19 @@ PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
-# A digest's forms: hex, or base64 of 16, 20, 32, 48 or 64 bytes after its algorithm's name
-# (`SHA256:<43>`, `sha512-<86>==`); a token of another form is not a digest whatever it is called.
-DIGEST_ALGORITHM = Lazy(r"(?i)^(?:sha-?\d*|md5|blake2[bs]?|xxh\d*)[-:]")
-DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # A ULID names its own time: one of these years is an id, whatever word stands before it.
 ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
+# A digest's forms: hex, or base64 of 16, 20, 32, 48 or 64 bytes (`SHA256:<43>`); a token of
+# another form is no digest, whatever word names it (a label, `sha512-`, is DIGEST_LABEL's).
+DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # harmless_context: the naming word nearest the token in its clause decides: a commit word (or
-# `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word any digest (and a content
-# id, cursor, nonce or OAuth state: any form), "public key" anything; a signature is a secret's.
+# `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word a digest's form; an
+# opaque value's (a content id, cursor, nonce, OAuth state) any form, "public key" anything; a
+# signature is a secret's.
 # The residual risk: a credential right after such a word, in the form it names, is printed.
-# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential).
+# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential), opaque.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
@@ -1128,14 +1128,15 @@ NAMING_WORD = Lazy(
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
     r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
-    r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|btih|etags?|"
+    r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
-    r"b3sum|murmur\w*|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge)|"
+    r"b3sum|murmur\w*)|"
     r"(public(?:[ _-]?keys?)?|pub|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|"
     r"ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
-    r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac))"
+    r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac)|"
+    r"(btih|etags?|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge))"
     r"s?(?![a-z0-9])"
     r"|(提交|коммит\w*|коміт\w*|커밋|コミット)"
     r"|(编号|标识|号|識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
@@ -1147,7 +1148,8 @@ NAMING_WORD = Lazy(
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
     r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
-NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret") * 2
+NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret", "opaque",
+                   "commit", "id", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 # An id's word followed by its own value names that value, not a token after it ("project id 4411
 # is <token>", "<token> (org id org-123)").
@@ -3072,9 +3074,9 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         hexed = HEX.fullmatch(body) or HEX.fullmatch(body[1:]) and body[0].isupper()  # Gerrit's I<hex>
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
     if family == "digest":
-        bare = DIGEST_ALGORITHM.sub("", token.rstrip("=").rsplit("=", 1)[-1])  # not `name=`
-        return bool(HEX.fullmatch(body)) and not odd or len(bare) in DIGEST_BASE64_LENGTHS
-    return family == "public"
+        value = token.rstrip("=").rsplit("=", 1)[-1]  # after its own `name=`
+        return bool(HEX.fullmatch(body)) and not odd or len(value) in DIGEST_BASE64_LENGTHS
+    return family in ("opaque", "public")
 
 
 def name_family(name: str) -> str:
