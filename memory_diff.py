@@ -195,7 +195,7 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
-          r"rules)(?: file)?(?=\s*(?:$|[.,:;!?]|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
+          r"rules)(?: file)?(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
@@ -244,6 +244,9 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)"
                        r"[，,：:\s]*(?P<content>.+)$"),
 )
+# Where in the memory a rule goes: "under 'Conventions'", "in the testing section", "at the top".
+_PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) (?:section|heading|header|part)\b|"
+          r"under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
@@ -254,20 +257,32 @@ REQUEST_POINTER = Lazy(
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
+    # ... or says where it goes ("under \"Deploy\"", "in the testing section", "at the top").
+    + _PLACE + r"[^:：]*|"
     r"这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|"
     r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
     r"[\s.。!！?？、，,]*$")
+# ... and so does a remark on it ("Good catch, add that to CLAUDE.md", "这个很重要，记下来"): a few
+# words that weigh what was said, no code and no number.
+REMARK = Lazy(r"(?i)^(?=(?:[^\s`\d]+\s*){1,6}[\s.。!！]*$)[^`\d]*?(?:\b(?:important|crucial|critical|key|"
+              r"essential|useful|helpful|good|great|nice|catch|find|gotcha|worth|wichtig|importante|"
+              r"essentiel|utile|interessant|interesante|interessante|важно|ważne|belangrijk|önemli|"
+              r"quan trọng)\b|重要|关键|關鍵|有用|大事|중요|大切)")
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
 REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)(?: (?:rule|note|line)s?)?\s*[:：]|"
                        + _SO_IT_SAYS + r"\s|"
-                       r"so (?:that )?[^:：]{1,60}[:：])\s*")
+                       r"so (?:that )?[^:：]{1,60}[:：]|" + _PLACE + r"[^:：]{0,40}[:：])\s*")
 # Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
     r"with (?:the|our|this|these|those|a|an|any|all|some|more|info|information|details|notes|guidance)\b|"
     r"(?:how|what|why|which)\s|关于|有关)")
+# A rule quoted inside a request's frame ('add "never push to main" to CLAUDE.md', 「X」と書いて):
+# the content when the rest points back; a quoted name ("Code style") has fewer words.
+QUOTED_RULE = Lazy(r'[“"«„「『]([^“”"«»„「」『』\n]{6,}?)[”"»“」』]')
+QUOTED_WORDS = 3
 # Lines that are list items or steps of a plan: their sentences are never requests.
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # Statements one request pulls in, the strongest first: more is the whole answer again.
@@ -307,7 +322,9 @@ FUTURE_PHRASES = (
 _RULE_PLACE = r"(?:(?:the |your )?(?:memory file|" + _NAMED_FILE + r")|(?:the |your )memory)"
 RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
               r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
-              r"|(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
+              r"|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?"
+              r"(?:set|setting|introduce|introducing|here'?s|here is|one more|another)\s+(?:an?\s+)?)?"
+              r"(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
               r"(?: (?:in|for|to) " + _RULE_PLACE + r")?"
               r"|rules? for " + _RULE_PLACE)
@@ -318,7 +335,7 @@ RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
-    "coloca|coloque|escreve|anote|salva|salve|добавь|запиши|занеси|внеси|сохрани|aggiungi|metti|"
+    "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|aggiungi|metti|"
     "scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|noteer|ekle|"
     "yaz|kaydet|thêm|ghi|lưu|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|추가|적어|저장|persist|"
     "stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|přidej|zapiš|ulož|lägg till|"
@@ -337,7 +354,8 @@ MEMORY_SAID = (
     "dein gedächtnis|"
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    "memory bank|instructions file|project rules|fichier mémoire|file di memoria|"
+    "memory bank|instructions file|project rules|fichier mémoire|mémoire du projet|memoria del proyecto|"
+    "memória do projeto|memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
@@ -349,12 +367,13 @@ REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
-REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|today(?!'s)|tonight|tomorrow(?!'s)|"
+REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|não (?:se )?esqueça de|"
+                  r"vergiss nicht|non dimenticare di|today(?!'s)|tonight|tomorrow(?!'s)|"
                   r"yesterday(?!'s)|for now|right now|at the moment|for the next (?:few )?steps?|"
                   r"for this (?:task|session|pr)|this (?:morning|afternoon|evening|week)|"
                   r"heute|im moment|en ce moment|"
                   r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
-                  r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘")
+                  r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|(?:の|こと)を忘れないで")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
                   r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do(?! not forget)|does|have|has|had|was|"
@@ -379,8 +398,8 @@ CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 POLITE_ASK = Lazy(r"\b(?:" + _CAN_YOU + r")\b|\bi wonder\b|"
                   r"\b(?:" + _MODALS + r")\b|"
                   r"能不能|可以|能否|ください|주세요|줄래")
-# "..., ok?" asks for a nod, not an answer.
-TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|right|yes|yeah|please|d'accord|vale|tá|"
+# "..., ok?" asks for a nod, not an answer; "..., right?" asks whether a fact holds.
+TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|please|d'accord|vale|tá|"
                     r"ладно|好吗|好不好)\s*[?？]\s*$")
 # The speaker's own plan, news or doubt as a request's content ("Going forward, I'll handle the
 # deploy", "..., I ran the tests", "je vais tester moi-même", "I'm not sure"), not a standing
@@ -1436,6 +1455,7 @@ NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
+MEMORY_RULES = TOPICAL | {"remember-that", "remember-zh"}  # requests that name a memory or remembering
 REMEMBER_SLIPS = "|".join(slips("remember"))
 # "Merk dir", not "Users won't remember".
 REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS))
@@ -1461,7 +1481,7 @@ MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
-INTO_MEMORY = Lazy(r"\b(?:to|in|into|inside)\s+(?:the\s+)?(?:" + _NAMED_FILE + "|"
+INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?(?:" + _NAMED_FILE + "|"
                    + phrase_pattern(MEMORY_SAID) + r")(?:\s+file)?$")
 
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
@@ -3294,11 +3314,14 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     ahead = FUTURE_ALONE.match(content)
     if ahead and REQUEST_POINTER.match(content[ahead.end():].lstrip(" ,，")):
         content = ""
-    pointer = REQUEST_POINTER.match(content) or content[:1] in ",，" \
+    pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
         or content.isascii() and " " not in content \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
+    quoted = QUOTED_RULE.search(sentence) if pointer else None
+    if quoted and (CLOSE_SCRIPT.search(quoted[1]) or len(quoted[1].split()) >= QUOTED_WORDS):
+        return name, quoted[1]  # the rule quoted in the frame: AGENTS.md に「X」と書いて
     return name, "" if pointer else content
 
 
@@ -3352,10 +3375,12 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if closing:
         cut = closing[-1]
         kind = frame_kind(plain[cut.end():])
-        if kind in ("remember-that", "memory-file"):
+        inner = memory_request(sentence[cut.end():])
+        named = inner and inner[0] in MEMORY_RULES and MEMORY_NAMED.search(plain, cut.end())
+        if kind in ("remember-that", "memory-file") or named:  # ... or 记到记忆文件里
             # "When deploying, add to CLAUDE.md that X": X after the frame, under its condition;
             # what else stands before it ("Thanks for fixing it, remember that X") goes.
-            inner = memory_request(sentence[cut.end():])
+            kind = kind or inner[0]
             if inner and inner[1]:
                 head = sentence[:cut.end()] if CONDITION_OPENS.match(sentence) else ""
                 return inner[0], head + inner[1], False
@@ -3389,7 +3414,8 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
         if named.search(clause) and RECORD.search(clause):
             return "memory-file"
     # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
-    if opening and INTO_MEMORY.search(part) and RECORDED.search(part):
+    into = INTO_MEMORY.search(part) if opening else None
+    if into and (RECORDED.search(part) or into[1] == "for"):  # "A note for the memory file: X"
         return "memory-file"
     return None
 

@@ -553,7 +553,10 @@ OWN_CONTENT = [
                  id="wish-for-the-agent"),
     pytest.param("Keep a note in memory that the API is versioned by header.", "the API is versioned by header.",
                  id="note-in-memory-that"),
-    pytest.param("Remember that we use pnpm, right?", "we use pnpm", id="tag-question-asks-a-nod"),
+    # "..., ok?" asks for a nod; "..., right?" whether a fact holds ("you remember that ..., right?").
+    pytest.param("Remember that we use pnpm, ok?", "we use pnpm", id="tag-question-asks-a-nod"),
+    pytest.param("Remember that we use pnpm, right?", None, id="tag-question-asks-a-fact"),
+    pytest.param("So from now on the parser returns an empty list, right?", None, id="tag-question-narrates"),
     pytest.param("From now on, should we use pnpm?", None, id="should-we-asks"),
     pytest.param("Moving forward, always run the linter first.", "always run the linter first.",
                  id="moving-forward-frames"),
@@ -688,6 +691,29 @@ OWN_CONTENT = [
                  "the queue is FIFO per tenant.", id="reason-before-remember"),
     pytest.param("After a schema change, remember that the ORM cache must be cleared.",
                  "After a schema change, the ORM cache must be cleared.", id="condition-before-remember"),
+    # A rule quoted in the frame is the content; a quoted place is no rule ("under 'Code style'").
+    pytest.param('Add "never force-push to shared branches" to CLAUDE.md.',
+                 "never force-push to shared branches", id="quoted-rule-in-frame"),
+    pytest.param("CLAUDE.md に「リリース前に必ず changelog を更新する」と書いて。",
+                 "リリース前に必ず changelog を更新する", id="quoted-rule-in-frame-ja"),
+    pytest.param('Put that in AGENTS.md under "Code style".', "", id="quoted-place-points-back"),
+    pytest.param('Add to AGENTS.md under "Testing": fixtures live in tests/data.',
+                 "fixtures live in tests/data.", id="place-before-the-rule"),
+    # A remark on what was said before a closing frame weighs it and points back.
+    pytest.param("Great find, put it in AGENTS.md.", "", id="remark-before-frame"),
+    pytest.param("这一点很关键，写进记忆文件。", "", id="remark-before-frame-zh"),
+    pytest.param("Isso é crucial, registra no CLAUDE.md.", "", id="remark-before-frame-pt"),
+    pytest.param("Never push on Fridays — add that to CLAUDE.md.", "Never push on Fridays", id="rule-before-frame"),
+    # A note dedicated to the memory, a rule announced after a verb of setting, "— " after memory.
+    pytest.param("A note for the memory file: staging uses its own Redis.", "staging uses its own Redis.",
+                 id="note-for-the-memory"),
+    pytest.param("Let's introduce a house rule: every migration gets a rollback.",
+                 "every migration gets a rollback.", id="introduce-a-house-rule"),
+    pytest.param("Save to memory — builds run on Node 20.", "builds run on Node 20.", id="memory-then-dash"),
+    pytest.param("Add a new rule: no-console.", None, id="add-a-new-rule-is-a-linters"),
+    # "Don't forget to X" reminds of a deed today, in any language.
+    pytest.param("N'oublie pas de lancer les tests avant de pousser.", None, id="reminder-fr"),
+    pytest.param("プッシュする前にテストを実行するのを忘れないで。", None, id="reminder-ja"),
     # What a reviewer's 301 non-requests showed taken by wider frames, left out (bench/README).
     pytest.param("Since the dump is small, keep it in memory.", None, id="a-reason-before-ram"),
     pytest.param("¿Puedes guardar las fotos en tu memoria USB?", None, id="a-modal-and-a-phones-memory"),
