@@ -194,7 +194,8 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"(?:i want|i'd like|i would like) you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?P<bare>memory|memories|" \
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:(?:long-term|persistent|permanent) )?" \
+          r"(?P<bare>memory|memories|" \
           r"rules)(?: file)?(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
           r"now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
@@ -203,6 +204,7 @@ _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:记忆|规则|memory)(?=\s*(?:文�
               r"\s*(?:文件)?(?:里|中|里面)?(?:去)?")
 _LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
+_FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -219,10 +221,14 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"(?:(?:make sure|ensure|mention|note|say)\b\s*(?:that\b\s*)?)?|[:：,，—–-]\s*)?"
                            r"(?P<content>.*)$"),
     # "Remember that ...": not "remember also you have ..." (a reminder for this session).
-    ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember"
+    ("remember-that", _LEAD + _ASK + r"(?:always |also )?remember(?: " + _FOR_GOOD + r")?"
                       r"(?: (?:for|in|across) (?:(?:every|all|each|future|later)\b[^,.;:]{0,30}?"
                       r"|(?:the )?next (?:time|sessions?)))?"
                       r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
+    # "Make sure that's in CLAUDE.md", "This belongs in AGENTS.md: X": where what was said goes.
+    ("belongs-in-memory", _LEAD + r"(?:(?:make sure|ensure)\s+(?:this|that|it)(?:'s| is| gets| goes)|"
+                          r"(?:this|that|it)(?: belongs| goes| should (?:be|go)| needs to (?:be|go)))\s+(?:in|into)\s+" + _MEMORY + _AFTER +
+                          r"(?:[:：—–-]\s*)?(?P<content>.*)$"),
     # "Make that a rule.", "Please store this as a rule.": a standing rule, pointing back at what
     # was said ("make it a rule that X" is a label, RULE_LABEL; "add it as a rule" a linter's).
     ("make-it-a-rule", _LEAD + _ASK + r"(?:make|keep|store|save|treat|record|note)\s+"
@@ -249,7 +255,8 @@ _PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`
           r"under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
-    r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well)\b\s*|"
+    r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well|"
+    + _FOR_GOOD + r")\b\s*|"
     # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
     # where from ("based on this session"), or "that" in another language.
     r"so (?:that )?[^:：]*|"
@@ -258,16 +265,19 @@ REQUEST_POINTER = Lazy(
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
     # ... or says where it goes ("under \"Deploy\"", "in the testing section", "at the top").
-    + _PLACE + r"[^:：]*|"
+    + _PLACE + r"[^:：]*|(?:after|before|below|above) (?:the )?\w+(?: (?:section|heading|part))?|"
     r"这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|"
     r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
     r"[\s.。!！?？、，,]*$")
 # ... and so does a remark on it ("Good catch, add that to CLAUDE.md", "这个很重要，记下来"): a few
 # words that weigh what was said, no code and no number.
-REMARK = Lazy(r"(?i)^(?=(?:[^\s`\d]+\s*){1,6}[\s.。!！]*$)[^`\d]*?(?:\b(?:important|crucial|critical|key|"
-              r"essential|useful|helpful|good|great|nice|catch|find|gotcha|worth|wichtig|importante|"
-              r"essentiel|utile|interessant|interesante|interessante|важно|ważne|belangrijk|önemli|"
-              r"quan trọng)\b|重要|关键|關鍵|有用|大事|중요|大切)")
+REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|这一?点|这个?|那个?|これ|それ|이거|그거)"
+              r"\s*(?:'s|is|was|es|est|ist|é|是|很|は|가|는)?\s*)?"
+              r"(?:(?:very|really|super|so|a|an|a real|muy|très|sehr|muito|molto|真|非常|超|很|정말|とても)\s*)?"
+              r"(?:(?:important|crucial|critical|key|essential|useful|helpful|good|great|nice|catch|find|"
+              r"gotcha|wichtig|importante|essentiel|utile|interessant|interesante|interessante|важно|ważne|"
+              r"belangrijk|önemli|quan trọng)\b|重要|关键|關鍵|有用|大事|중요|大切)"
+              r"(?:\s*[^\s`\d]+){0,2}[\s.。!！]*$")
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
@@ -319,14 +329,17 @@ FUTURE_PHRASES = (
 # which is as often a linter's or a firewall's.
 # ... maybe with the place it goes ("a standing rule in CLAUDE.md"), or the place alone ("Rules
 # for AGENTS.md: X").
+NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova regola|nieuwe regel|nowa zasada|"
+                   "новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|새 규칙|새로운 규칙")
 _RULE_PLACE = r"(?:(?:the |your )?(?:memory file|" + _NAMED_FILE + r")|(?:the |your )memory)"
 RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
               r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
               r"|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?"
               r"(?:set|setting|introduce|introducing|here'?s|here is|one more|another)\s+(?:an?\s+)?)?"
               r"(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
+              r"|" + NEW_RULE_ABROAD +
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
-              r"(?: (?:in|for|to) " + _RULE_PLACE + r")?"
+              r"(?: (?:in|for|to|für|pour|para|per|voor|dla|для|için) " + _RULE_PLACE + r")?"
               r"|rules? for " + _RULE_PLACE)
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
@@ -1426,7 +1439,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
     return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:{_CAN_YOU})\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
-                    rf"(?:{spaced})(?![\w(-])"
+                    rf"(?:{spaced})(?![\w(-])(?!\s+sure\b)"
                     + last + "".join("|" + word for word in close))
 
 
@@ -1498,7 +1511,7 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
-                  *REMEMBER_SLIPS.split("|"))
+                  *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"))
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
