@@ -805,9 +805,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
      "body"),
-    # A wallet's recovery phrase: 12 to 24 short words after its word and a colon, `=` or newline.
+    # A wallet's recovery phrase: 12 to 24 short words after its word (a colon, `=`, a newline or
+    # a quote between, or none): twelve words of prose without a little word are as common.
     ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
-     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*[:=：\n][>\s\"'`“「]*"
+     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*[:=：\n]?[>\s\"'`“「]*"
      r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
@@ -940,7 +941,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # pair's second string (`auth=("me", "pw")`), or the one after a password's name.
     ("password_stdin", "stdin|sudo|pass|secret|token|cred",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
-     r"(?:--pass(?:word|wd)?-(?:on-)?stdin|sudo\s+-S|chpasswd|passwd\s+--stdin)"
+     r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|sudo\s+-S|chpasswd|passwd\s+--stdin)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
@@ -952,7 +953,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
     # admin / X 登录").
     *[("login_pair", _LOGIN_HINTS, r"(?i)" + before
-       + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d))(?=[^\s/]*[\d!#$%&*+=?@^~])" + signed
+       + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d+\b))(?=[^\s/]*[\d!#$%&*+=?@^~])" + signed
        + r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
        "prose")
       for before, signed, after in (
@@ -1098,10 +1099,12 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
 GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run before a finding
-# A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`): judged by its letters and
-# digits when no piece between signs has RANDOM_TOKEN's length (decoded if percent-escaped).
-SIGNED_TOKEN = Lazy(r"(?<![\w!#$%*^~.+=@-])(?=[\w.+=@-]*[!#$%*^~])[\w!#$%*^~.+=@-]{12,64}"
-                    r"(?![\w!#$%*^~.+=@-])", re.A)
+# A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`, `k8#Xq)v2Lm;T9w>Rb`): judged
+# by its letters and digits when no piece between signs has RANDOM_TOKEN's length (decoded if
+# percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it.
+_SIGNED_CHARS = r"\w!#$%*^~.+=@()<>;&\[\]{}|-"
+SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])(?=[\w.+=@()<>;&\[\]{}|-]*[!#$%*^~])[" + _SIGNED_CHARS +
+                    r"]{12,64}(?<![.;)>\]}|])(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
 # two of its parts, signs names and versions do not join parts with (`P@ssw0rdSummer`,
@@ -1221,6 +1224,9 @@ COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,})"
                r"(?![\w-])")
+# ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them).
+PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-z]*\d)(?=\d*[a-z])[A-Za-z0-9]{8,}:(?=[a-z_-]*\d)(?=[\d_-]*[a-z])[A-Za-z0-9_-]{8,}"
+              r"(?![\w:/@-])", re.I)  # both halves generated: letters and digits
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
@@ -2783,8 +2789,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                         text[:match.start()] + joined + text[match.end():], match.start(),
                         match.start() + len(joined), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
-        for match in GROUPED.finditer(text):
-            joined = match.group().replace(" ", "")
+        for match in (*GROUPED.finditer(text), *PAIRED.finditer(text)):
+            joined = match.group().replace(" ", "").replace(":", "")
             if credential_shaped(joined) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))

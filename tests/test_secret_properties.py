@@ -66,6 +66,7 @@ ALPHABETS = {
     "base64url": string.ascii_letters + string.digits + "-_",
     "lower36": string.ascii_lowercase + string.digits,  # one case: no capitals to split at
     "base32": string.ascii_uppercase + "234567",  # TOTP seeds and the like
+    "signed": string.ascii_letters + string.digits + "!#$%*^~()<>;&",  # a generator's password
 }
 
 
@@ -87,7 +88,8 @@ def make_body(seed: int, alphabet: str, length: int) -> str:
 @st.composite
 def tokens(draw: st.DrawFn) -> tuple[str, str]:
     """(token as written, its random body)."""
-    alphabet = draw(st.sampled_from(["hex", "HEX", "base62", "base64", "base64url", "lower36", "base32", "uuid"]))
+    alphabet = draw(st.sampled_from(["hex", "HEX", "base62", "base64", "base64url", "lower36", "base32", "uuid",
+                                     "signed"]))
     # One-case bodies from 28 characters: shorter, a random one and a name run together
     # (`mistral7binstructv02`) are too alike; README's Security section gives that residual.
     low = 32 if alphabet in ("hex", "HEX") else 28 if alphabet in ("lower36", "base32") else 20
@@ -443,6 +445,12 @@ _SPACED_KEY = " ".join(_chars("spaced", 32, "base32").lower()[i:i + 4] for i in 
 _SEED_WORDS = " ".join(_rng("seed").choice(["anchor", "badge", "cliff", "dune", "ember", "flock", "grape", "hinge",
                                             "ivory", "jolly", "kettle", "lunar", "mango", "nerve", "oyster"])
                        for _ in range(12))
+_BRACKETED = _chars("br1", 2, "lower36") + "#" + _chars("br2", 3) + ")" + _chars("br3", 4) + ";" + _chars("br4", 4) \
+    + ">" + _chars("br5", 5)
+# ... none of its parts between signs judged alone (the gate once found no part of this one).
+_DJANGO = "".join(_chars(f"djf{n}", k, "lower36") + sign for n, (k, sign) in enumerate(
+    [(11, "("), (2, "*"), (8, "=("), (2, "$"), (9, "("), (4, "+"), (3, "="), (2, "")]))
+_PAIR = _chars("pair1", 8, "hex") + ":" + _chars("pair2", 8, "hex")
 # A secret after a word the naming window used to cut short ("state|ful" read as OAuth's
 # state, "sid|ecar" as a SID).
 _CUT = f"We decided to keep {_HEX32} for staging, the deploy job has a stateful cache that needs it."
@@ -623,6 +631,16 @@ CLASSES = [
     _row("access-code-turkish", f"acil erişim kodu: {_RECOVERY}", _RECOVERY),
     _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
     _row("seed-phrase", f"the wallet was restored from this phrase:\n> {_SEED_WORDS}\n", _SEED_WORDS, frame="{s}"),
+    # A ninth round (from secret31, a blind list): a seed phrase in prose, a generated value
+    # holding brackets or `;`, a key's halves joined by a colon.
+    _row("seed-phrase-in-prose", f"the hot wallet was restored from the seed phrase {_SEED_WORDS} last spring",
+         _SEED_WORDS, frame="{s}"),
+    _row("seed-phrase-zh", f"热钱包是用助记词 {_SEED_WORDS} 恢复的", _SEED_WORDS, frame="{s}"),
+    _row("signs-with-brackets", f"the auth token {_BRACKETED} of the push user", _BRACKETED),
+    _row("signs-unquoted-after-its-name", f"Django uses SECRET_KEY {_DJANGO}; rotating it logs everyone out",
+         _DJANGO, frame="{s}"),
+    _row("colon-pair-in-a-command", f"`bundle config --local gems.example.net {_PAIR}`", _PAIR),
+    _row("colon-pair-zh", f"Sidekiq 用凭据 {_PAIR} 安装", _PAIR, RULE_ZH),
     _row("letters-only-key", f'`API_KEY = "{_LETTERS}"` in the notebook', _LETTERS),
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
     _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),
@@ -688,6 +706,7 @@ PASSWORD_PLACES = [
     "`ssh-keygen -p -P {pw} -f deploy_key`", "`openssl pkcs12 -export -in c.pem -passout pass:{pw}`",
     "`smbclient -L nas -U admin%{pw}`", "`podman login quay.io -u bot -p {pw}`",
     "`*:*:*:postgres:{pw}` in ~/.pgpass", "`echo '{pw}' | sudo -S systemctl restart app`",
+    "`echo '{pw}' | gpg --batch --pinentry-mode loopback --passphrase-fd 0 -d backup.gpg`",
     "`conn.login('ops', '{pw}')`", "`auth=('deploy', '{pw}')`",
     "the root password is {pw}", "Kennwort: {pw}", "a senha é {pw}", "wachtwoord = {pw}",
     "the login for the test VM is ops / {pw}", '`mysqli_connect("db", "app", "{pw}", "shop")`',

@@ -471,6 +471,12 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param(f"Change-Id: I{_generated(30, 40, '0123456789abcdef')}", id="gerrit-change-id"),
     pytest.param(f"gpg:                using RSA key {_generated(31, 40, '0123456789ABCDEF')}",
                  id="gpg-key-fingerprint"),
+    # A colon between a name and a date or a port, and a long run of words that is prose.
+    pytest.param("Pin registry.example.net/app:20240101 and redis:7.2.4 in compose.", id="image-tags"),
+    pytest.param("Our scripts are build, lint, test, format, check, deploy, preview, serve, watch, bench, docs "
+                 "and clean.", id="twelve-words-of-a-list"),
+    pytest.param("We only ever ship small safe changes when both main and beta pass every check the team runs.",
+                 id="twelve-words-of-prose"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
