@@ -178,8 +178,8 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
-               r"now|good|nice|right|please|pls|hey|hi|btw|fyi|for the record|\+1|bitte|alors|"
-               r"bueno|então|итак|ну|"
+               r"now|good|nice|right|please|pls|hey|hi|oh|btw|fyi|for the record|\+1|bitte|alors|"
+               r"bueno|então|итак|ну|ок|окей|ладно|"
                r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
                r"per favore|好的?)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
@@ -202,7 +202,7 @@ _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
 _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:记忆|规则|memory)(?=\s*(?:文件|里|中|[：:，,。]|$)))"
               r"\s*(?:文件)?(?:里|中|里面)?(?:去)?")
-_LEAD_ZH = r"^(?:好的?|嗯|那|那么|所以|另外|还有|请|你)*[，,]?"
+_LEAD_ZH = r"^(?:(?:好的?|嗯|那|那么|所以|另外|还有|请|你)[，,\s]*)*"
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
@@ -225,6 +225,15 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                       r"(?: (?:for|in|across) (?:(?:every|all|each|future|later)\b[^,.;:]{0,30}?"
                       r"|(?:the )?next (?:time|sessions?)))?"
                       r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
+    # "I want future sessions to know that X": what every later session is to be told.
+    ("future-should-know", _LEAD + r"(?:i want|i'd like|i would like)\s+(?:future (?:sessions|you|agents)|"
+                           r"the next sessions?|every (?:future |later )?session)\s+to\s+(?:know|remember)"
+                           r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
+    # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
+    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE + r"|agents file|memory file|project rules)"
+                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+(?:say|mention|state|include|note)"
+                          r"(?: that\b)?|needs (?:a|an|one) (?:line|note|rule|entry|bullet)\s*[:：—–-]|"
+                          r"should have (?:a|an|one) (?:line|note|rule|entry|bullet)\s*[:：—–-])\s*(?P<content>.+)$"),
     # "Make sure that's in CLAUDE.md", "This belongs in AGENTS.md: X": where what was said goes.
     ("belongs-in-memory", _LEAD + r"(?:(?:make sure|ensure)\s+(?:this|that|it)(?:'s| is| gets| goes)|"
                           r"(?:this|that|it)(?: belongs| goes| should (?:be|go)| needs to (?:be|go)))\s+(?:in|into)\s+" + _MEMORY + _AFTER +
@@ -243,13 +252,16 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"[，,：:\s]*(?P<content>.*)$"),
     ("memory-file-zh", _LEAD_ZH + _HELP_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
                        r"(?:写进|写入|写到|加到|加入|添加到|记录到|记到|放到|放进|更新到|补充到)" + _MEMORY_ZH +
-                       r"[：:，,。\s]*(?P<content>.*)$"),
+                       r"(?:吧|哈|啊|呀|哦|嘛)?[：:，,。\s]*(?P<content>.*)$"),
     ("update-memory-file-zh", _LEAD_ZH + r"(?:更新|修改)" + _MEMORY_ZH + r"[，,：:\s]*(?:说明?|写上|加上|注明)?[：:，,\s]*"
                               r"(?P<content>.*)$"),
     # 以后 / 今后 ... opening the sentence; not "编译以后再 ..." (after compiling).
     ("from-now-on-zh", _LEAD_ZH + r"(?:以后|今后|从现在开始|从今以后|从今天起|往后)"
                        r"[，,：:\s]*(?P<content>.+)$"),
 )
+# A purpose clause ("so we don't hit it again", "чтобы ...", 免得 ...): why, not what.
+_PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|ne pas)|para (?:que|no|não)|per non|żeby|aby|"
+            r"om (?:niet|te)|免得|省得|以免|下次别|下次不要)")
 # Where in the memory a rule goes: "under 'Conventions'", "in the testing section", "at the top".
 _PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) (?:section|heading|header|part)\b|"
           r"under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
@@ -259,7 +271,7 @@ REQUEST_POINTER = Lazy(
     + _FOR_GOOD + r")\b\s*|"
     # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
     # where from ("based on this session"), or "that" in another language.
-    r"so (?:that )?[^:：]*|"
+    + _PURPOSE + r"[^:：]*|"
     r"(?:the|that|this) (?:\S+ ){0,3}(?:bit|part|thing|one|point|stuff|trick|decision|rule|fix|"
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
@@ -272,9 +284,9 @@ REQUEST_POINTER = Lazy(
 # ... and so does a remark on it ("Good catch, add that to CLAUDE.md", "这个很重要，记下来"): a few
 # words that weigh what was said, no code and no number.
 REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|这一?点|这个?|那个?|これ|それ|이거|그거)"
-              r"\s*(?:'s|is|was|es|est|ist|é|是|很|は|가|는)?\s*)?"
+              r"\s*(?:'s|s|is|was|es|est|ist|é|是|很|は|가|는)?\s*)?"
               r"(?:(?:very|really|super|so|a|an|a real|muy|très|sehr|muito|molto|真|非常|超|很|정말|とても)\s*)?"
-              r"(?:(?:important|crucial|critical|key|essential|useful|helpful|good|great|nice|catch|find|"
+              r"(?:(?:important|crucial|critical|key|essential|useful|helpful|good|great|nice|catch|find|rule|"
               r"gotcha|wichtig|importante|essentiel|utile|interessant|interesante|interessante|важно|ważne|"
               r"belangrijk|önemli|quan trọng)\b|重要|关键|關鍵|有用|大事|중요|大切)"
               r"(?:\s*[^\s`\d]+){0,2}[\s.。!！]*$")
@@ -282,6 +294,7 @@ REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|这�
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
 REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)(?: (?:rule|note|line)s?)?\s*[:：]|"
+                       r"(?:please|pls)\s*[:：]|"
                        + _SO_IT_SAYS + r"\s|"
                        r"so (?:that )?[^:：]{1,60}[:：]|" + _PLACE + r"[^:：]{0,40}[:：])\s*")
 # Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
@@ -333,7 +346,7 @@ NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova rego
                    "новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|새 규칙|새로운 규칙")
 _RULE_PLACE = r"(?:(?:the |your )?(?:memory file|" + _NAMED_FILE + r")|(?:the |your )memory)"
 RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
-              r"make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
+              r"(?:make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)|codify(?: (?:it|this|that))?)"
               r"|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?"
               r"(?:set|setting|introduce|introducing|here'?s|here is|one more|another)\s+(?:an?\s+)?)?"
               r"(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
@@ -350,7 +363,7 @@ RECORD_PHRASES = (
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|aggiungi|metti|"
     "scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|noteer|ekle|"
-    "yaz|kaydet|thêm|ghi|lưu|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|추가|적어|저장|persist|"
+    "yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|추가|적어|저장|persist|"
     "stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|přidej|zapiš|ulož|lägg till|"
     "lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|catat|기록|加一条|加上|加到|加进|加入|"
     "写进|写到|写入|写上|添加|补充|"
@@ -358,6 +371,10 @@ RECORD_PHRASES = (
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
     "dodać|zapisać|добавить|записать|сохранить")
+# The project's rules file, by a name no phone or process has (a modal's request may name it).
+PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
+                 "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
+                 "regras do projeto|regole del progetto|правила проекта|项目规则|プロジェクトルール|프로젝트 규칙")
 # A memory a user names in a request, beside the files (_NAMED_FILE): a bare "memory" or
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
@@ -367,7 +384,7 @@ MEMORY_SAID = (
     "dein gedächtnis|"
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    "memory bank|instructions file|project rules|fichier mémoire|mémoire du projet|memoria del proyecto|"
+    "memory bank|instructions file|" + PROJECT_RULES + "|fichier mémoire|mémoire du projet|memoria del proyecto|"
     "memória do projeto|memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
@@ -380,7 +397,10 @@ REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
-REQUEST_MOMENT = (r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|não (?:se )?esqueça de|"
+REQUEST_MOMENT = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?(?:update|fix|adjust|adapt|change|modify|rewrite|"
+                  r"поправь|исправь|обнови|измени|adapte|corrige|modifie|actualiza|ajusta|aktualisiere|"
+                  r"passe|korrigiere|aggiorna|correggi)\s+\w|"  # "..., update the tests": a task for today
+                  r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|não (?:se )?esqueça de|"
                   r"vergiss nicht|non dimenticare di|today(?!'s)|tonight|tomorrow(?!'s)|"
                   r"yesterday(?!'s)|for now|right now|at the moment|for the next (?:few )?steps?|"
                   r"for this (?:task|session|pr)|this (?:morning|afternoon|evening|week)|"
@@ -417,9 +437,10 @@ TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|please|d'accord|vale|t�
 # The speaker's own plan, news or doubt as a request's content ("Going forward, I'll handle the
 # deploy", "..., I ran the tests", "je vais tester moi-même", "I'm not sure"), not a standing
 # fact or a wish ("I'm on Windows", "I want tabs").
-OWN_NEWS = Lazy(r"^(?:[^,，]{0,40}[,，]\s*)?(?:(?:I|i(?='ll))"
+OWN_NEWS = Lazy(r"^(?:[^,，]{0,80}[,，]\s*)?(?:(?:I|i(?='ll))"
                 r"(?:'ll| will| shall|'m going to| am going to| (?:just|already) \w+|"
-                r" (?:ran|did|was|tried|had|found|saw|got)|'m not sure| am not sure| don't know)"
+                r" (?:ran|did|was|tried|had|found|saw|got|changed|updated|fixed|added|removed|moved|renamed|"
+                r"switched)|'m not sure| am not sure| don't know)"
                 r"\b(?! (?:need |want |like )?you\b)|"
                 r"(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
                 r"(?:eu )?(?:mesmo )?vou|ich werde|werde ich|ich kümmere mich|kümmere ich mich|"
@@ -586,7 +607,9 @@ LONG_WIDTH, LONG_POINTS = 110, 1
 SCORE_WIDE = 3
 
 # Length gates in terminal columns: under 20, no rule and its subject; over 300, a paragraph.
+# A rule a user asked to keep has its subject in the asking ("note that the CI runs in UTC").
 MIN_WIDTH = 20
+REQUEST_MIN_WIDTH = 12
 MAX_WIDTH = 300
 
 # Default --max-add: a reviewer shown 30 proposals approves in bulk; the rest wait for the next
@@ -1495,7 +1518,10 @@ RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("t
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
-NAMED_FILE = Lazy(_NAMED_FILE)
+# ... or what is recorded named as a memory's line ("save this preference: X").
+KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?(?:preferences?|rules?|conventions?|"
+                  r"guidelines?|policy|policies)$")
+NAMED_FILE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
@@ -1505,6 +1531,7 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?(?:" + _NAMED_FILE +
 
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
+PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
 MOMENT = Lazy(REQUEST_MOMENT)
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
@@ -1517,7 +1544,8 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
-                  *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"))
+                  *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"), *PROJECT_RULES.split("|"),
+                  "codify", "preference", "future session", "next session", "every session")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
@@ -3271,7 +3299,8 @@ NO_SIGNAL = Verdict("dropped_no_signal", "", "", 0)
 
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
-          noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False) -> Verdict:
+          noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False,
+          least: int = MIN_WIDTH) -> Verdict:
     """SIGNAL first (`asked` needs none), then the gates, NOISE and length. The gates judge
     only what SIGNAL picked: the summary must not depend on unscanned messages."""
     text = sentence.strip()
@@ -3290,7 +3319,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     if bad:
         return Verdict("dropped_noise", rule_name(bad), text, 0)
     columns = width(text)
-    if columns < MIN_WIDTH or columns > MAX_WIDTH:
+    if columns < least or columns > MAX_WIDTH:
         return Verdict("dropped_length", f"{columns} columns", text, 0)
     points = sum(points for _, points in score_parts(text, role))
     return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, points)
@@ -3327,7 +3356,7 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     name, content, topical = found
     # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
     content = COURTESY.sub("", TAG_QUESTION.sub("", content)).strip().rstrip("?？ ")
-    content = REQUEST_FORWARD.sub("", content)
+    content = REQUEST_FORWARD.sub("", content).lstrip("—–:： ")  # "codify that — X"
     # A phrase for later sessions alone, or before a pointer or a reason, points back ("X. Remember
     # that going forward.", "remember that for the future, so you don't ...").
     ahead = FUTURE_ALONE.match(content)
@@ -3412,7 +3441,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         at = lowered.find(rest)  # "remember logs use X" states; "remember the 3pm meeting" reminds
         stated = rest[:1] not in ",，" and CLAUSE_VERB.search(CLAUSE_END.split(rest, 1)[0])
         return ("remember-that", sentence[at:at + len(rest)], False) if stated else None
-    alone = frame_kind(plain) if not own else None
+    alone = frame_kind(PURPOSE.sub("", plain)) if not own else None  # "... чтобы не искать" denies nothing
     return (alone, "", True) if alone else None
 
 
@@ -3429,9 +3458,15 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
     # saying this so add it to CLAUDE.md"). After "¿puedes", "kannst du" ..., a memory file by
     # its name: "tu memoria" is often a phone's.
     for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
-        named = NAMED_FILE if MODAL_OPENS.match(clause) else MEMORY_NAMED
-        if named.search(clause) and RECORD.search(clause):
+        named = (NAMED_FILE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
+        verb = RECORD.search(clause)
+        # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
+        if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
+                                                     max(named.start(), verb.start())):
             return "memory-file"
+    # "Persist this preference: X": what is recorded is named a memory's kind of line.
+    if opening and RECORD.search(part) and KIND_NAMED.search(part):
+        return "memory-file"
     # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
     into = INTO_MEMORY.search(part) if opening else None
     if into and (RECORDED.search(part) or into[1] == "for"):  # "A note for the memory file: X"
@@ -3875,7 +3910,8 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
         request = memory_request(sentence.strip()) if requests and sentence in spoken else None
         if request and request[1]:
             stats["memory_requests"] += 1
-            verdict = judge(request[1], message.role, opts, signal, noise, None, asked=True)
+            verdict = judge(request[1], message.role, opts, signal, noise, None, asked=True,
+                            least=REQUEST_MIN_WIDTH)
             verdict = verdict._replace(asks="content", reason=request[0] if verdict.stage == "candidate"
                                        else verdict.reason)
         elif request:

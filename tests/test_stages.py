@@ -734,6 +734,30 @@ OWN_CONTENT = [
                  id="new-rule-fr"),
     pytest.param("Good tests never hit the network — add that to CLAUDE.md.", "Good tests never hit the network",
                  id="an-evaluation-word-in-a-rule"),
+    # A third round (a second blind list's read half): codify, a preference persisted, what future
+    # sessions should know, what the memory should say, the project's rules in other languages.
+    pytest.param("Let's codify that: every queue consumer is idempotent.", "every queue consumer is idempotent.",
+                 id="codify"),
+    pytest.param("Can you persist this preference: I want squash merges only.", "I want squash merges only.",
+                 id="persist-this-preference"),
+    pytest.param("Save the preference to disk: it is loaded at boot.", None, id="a-preference-saved-to-disk"),
+    pytest.param("I want future sessions to know that staging shares the prod queue.",
+                 "staging shares the prod queue.", id="future-sessions-should-know"),
+    pytest.param("The agents file should say that migrations run before deploys.",
+                 "migrations run before deploys.", id="memory-should-say"),
+    pytest.param("CLAUDE.md needs a line: lint with ruff, not flake8.", "lint with ruff, not flake8.",
+                 id="memory-needs-a-line"),
+    pytest.param("Kannst du in den Projektregeln festhalten, dass Endpunkte versioniert werden?",
+                 "Endpunkte versioniert werden", id="project-rules-de"),
+    pytest.param("Ок, зафиксируй это в AGENTS.md, чтобы потом не искать.", "", id="purpose-clause-ru"),
+    pytest.param("嗯 把这个记到 CLAUDE.md 里吧 免得下次再踩坑", "", id="particle-and-purpose-zh"),
+    pytest.param("That's a rule, add it to your memory.", "", id="thats-a-rule-points-back"),
+    pytest.param("Revert what you did to AGENTS.md, I want to write that part myself.", None,
+                 id="memory-and-verb-in-two-clauses"),
+    pytest.param("From now on the API returns 204 here — update the tests.", None, id="a-task-for-today-closes"),
+    pytest.param("From now on the job runs hourly, I changed the cron entry in the chart.", None,
+                 id="own-news-after-a-comma"),
+    pytest.param("Add to CLAUDE.md, please: builds need Node 20.", "builds need Node 20.", id="please-colon"),
     # "Don't forget to X" reminds of a deed today, in any language.
     pytest.param("N'oublie pas de lancer les tests avant de pousser.", None, id="reminder-fr"),
     pytest.param("プッシュする前にテストを実行するのを忘れないで。", None, id="reminder-ja"),
@@ -1599,3 +1623,14 @@ def test_write_notes_tell_only_what_can_be_unreviewed(tmp_path: Path, ages: tupl
     if git:
         status = subprocess.run(["git", "status", "--porcelain", "--", "CLAUDE.md"], cwd=tmp_path, capture_output=True)
         assert status.stdout == b""  # read only: the memory file and git's state are unchanged
+
+
+def test_a_requested_rule_may_be_short() -> None:
+    """Under MIN_WIDTH a sentence is dropped, but a rule a user asks to keep carries its subject
+    in the asking: from REQUEST_MIN_WIDTH it is proposed."""
+    message = md.Message("user", "Note in AGENTS.md that the CI runs in UTC.", 1, None)
+    [(_, _, verdict)] = md.judge_message(message, md.Options(), md.SIGNAL, md.NOISE, Counter())
+    assert (verdict.stage, verdict.asks, verdict.text) == ("candidate", "content", "the CI runs in UTC.")
+    said = md.Message("user", "The CI runs in UTC.", 1, None)
+    [(_, _, plain)] = md.judge_message(said, md.Options(), md.SIGNAL, md.NOISE, Counter())
+    assert plain.stage != "candidate"
