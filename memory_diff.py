@@ -831,7 +831,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A wallet's recovery phrase: 12 to 24 short words after its word (a colon, `=`, a newline or
     # a quote between, or none): twelve words of prose without a little word are as common.
     ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
-     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*[:=：\n]?[>\s\"'`“「]*"
+     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*(?:[:=：\n]|(?:is|are|was|ist|est|es|é|是|は)\b)?"
+     r"[>\s\"'`“「]*"
      r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
@@ -1247,9 +1248,12 @@ COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,})"
                r"(?![\w-])")
-# ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them).
-PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-z]*\d)(?=\d*[a-z])[A-Za-z0-9]{8,}:(?=[a-z_-]*\d)(?=[\d_-]*[a-z])[A-Za-z0-9_-]{8,}"
-              r"(?![\w:/@-])", re.I)  # both halves generated: letters and digits
+# ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
+# both generated (letters and digits); or three or more parts joined by dots, each of two
+# character classes (`iyCu4msZ.NCmlsSyg.ZhzTWsNw`; not `React.useState`, a name's words).
+_MIXED_PART = r"(?:(?=[a-z\d]*[A-Z])(?=[A-Z\d]*[a-z])|(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z]))[A-Za-z0-9]{6,}"
+PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:(?=[a-zA-Z_-]*\d)(?=[\d_-]*[a-zA-Z])"
+              r"[A-Za-z0-9_-]{8,}(?![\w:/@-])|(?<![\w:/.@-])" + _MIXED_PART + r"(?:\." + _MIXED_PART + r"){2,}(?![\w/@-]|\.\w)")
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
@@ -2818,7 +2822,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                         match.start() + len(joined), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         for match in (*GROUPED.finditer(text), *PAIRED.finditer(text)):
-            joined = match.group().replace(" ", "").replace(":", "")
+            joined = match.group().replace(" ", "").replace(":", "").replace(".", "")
             if credential_shaped(joined) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
@@ -2966,8 +2970,8 @@ def credible(value: str, check: str, whole: str) -> bool:
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
-        if before in "`'\"“「" and before and PASSPHRASE.fullmatch(value):
-            return True  # words joined and quoted: a passphrase (`correct-horse-battery`)
+        if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
+            return True  # three words joined: a passphrase (`correct-horse-battery`, Elefant-Regen-Juli)
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
         if set(value) & set("!#$%&*^~(;") and signed_random(value):

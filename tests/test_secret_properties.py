@@ -451,6 +451,7 @@ _BRACKETED = _chars("br1", 2, "lower36") + "#" + _chars("br2", 3) + ")" + _chars
 _DJANGO = "".join(_chars(f"djf{n}", k, "lower36") + sign for n, (k, sign) in enumerate(
     [(11, "("), (2, "*"), (8, "=("), (2, "$"), (9, "("), (4, "+"), (3, "="), (2, "")]))
 _PAIR = _chars("pair1", 8, "hex") + ":" + _chars("pair2", 8, "hex")
+_DOTTED = ".".join(_chars(f"dot{n}", 8) for n in range(3))
 # A secret after a word the naming window used to cut short ("state|ful" read as OAuth's
 # state, "sid|ecar" as a SID).
 _CUT = f"We decided to keep {_HEX32} for staging, the deploy job has a stateful cache that needs it."
@@ -641,6 +642,11 @@ CLASSES = [
          _DJANGO, frame="{s}"),
     _row("colon-pair-in-a-command", f"`bundle config --local gems.example.net {_PAIR}`", _PAIR),
     _row("colon-pair-zh", f"Sidekiq 用凭据 {_PAIR} 安装", _PAIR, RULE_ZH),
+    # A tenth round (from secret32, a blind list written after the ninth): generated parts
+    # joined by dots, three words joined after a password's word, a seed phrase after "is".
+    _row("dotted-generated-parts", f"the gateway token {_DOTTED}", _DOTTED),
+    _row("passphrase-after-is", "the vault password is Laterne-Gewitter-Maerz", "Laterne-Gewitter-Maerz"),
+    _row("seed-phrase-after-is", f"the cold wallet recovery phrase is {_SEED_WORDS}", _SEED_WORDS, frame="{s}"),
     _row("letters-only-key", f'`API_KEY = "{_LETTERS}"` in the notebook', _LETTERS),
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
     _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),

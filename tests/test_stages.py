@@ -473,6 +473,8 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
                  id="gpg-key-fingerprint"),
     # A colon between a name and a date or a port, and a long run of words that is prose.
     pytest.param("Pin registry.example.net/app:20240101 and redis:7.2.4 in compose.", id="image-tags"),
+    pytest.param("Call React.useState, then NextJS.AppRouter.getStaticProps, never window.localStorage.getItem.",
+                 id="dotted-names"),
     pytest.param("Our scripts are build, lint, test, format, check, deploy, preview, serve, watch, bench, docs "
                  "and clean.", id="twelve-words-of-a-list"),
     pytest.param("We only ever ship small safe changes when both main and beta pass every check the team runs.",
