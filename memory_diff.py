@@ -2823,7 +2823,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         for match in (*GROUPED.finditer(text), *PAIRED.finditer(text)):
             joined = match.group().replace(" ", "").replace(":", "").replace(".", "")
-            if credential_shaped(joined) \
+            # Letters in groups of four with few vowels are random letters (an app password's
+            # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
+            few_vowels = joined.isalpha() and sum(c in "aeiouAEIOU" for c in joined) < VOWEL_SHARE * len(joined)
+            if (credential_shaped(joined) or " " in match.group() and few_vowels) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += [f for f in policy_passwords(text) if not overlaps(found, f.start, f.end)]

@@ -647,6 +647,7 @@ CLASSES = [
     _row("dotted-generated-parts", f"the gateway token {_DOTTED}", _DOTTED),
     _row("passphrase-after-is", "the vault password is Laterne-Gewitter-Maerz", "Laterne-Gewitter-Maerz"),
     _row("seed-phrase-after-is", f"the cold wallet recovery phrase is {_SEED_WORDS}", _SEED_WORDS, frame="{s}"),
+    _row("app-password-with-vowels", "the SMTP relay sends with qzvk mtrw pldx hsoe", "qzvk mtrw pldx hsoe"),
     _row("letters-only-key", f'`API_KEY = "{_LETTERS}"` in the notebook', _LETTERS),
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
     _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),

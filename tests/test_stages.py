@@ -475,6 +475,7 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("Pin registry.example.net/app:20240101 and redis:7.2.4 in compose.", id="image-tags"),
     pytest.param("Call React.useState, then NextJS.AppRouter.getStaticProps, never window.localStorage.getItem.",
                  id="dotted-names"),
+    pytest.param("Make sure that your code runs with this flag when both jobs fail.", id="four-letter-words"),
     pytest.param("Our scripts are build, lint, test, format, check, deploy, preview, serve, watch, bench, docs "
                  "and clean.", id="twelve-words-of-a-list"),
     pytest.param("We only ever ship small safe changes when both main and beta pass every check the team runs.",
