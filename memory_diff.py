@@ -194,10 +194,10 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"(?:i want|i'd like|i would like) you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?(?:(?:long-term|persistent|permanent) )?" \
-          r"(?P<bare>memory|memories|" \
-          r"rules)(?: file)?(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|somehow\b|" \
-          r"now\b|also\b|but\b|and\b)))"
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?" \
+          r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
+          r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|" \
+          r"somehow\b|now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
 _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:记忆|规则|memory)(?=\s*(?:文件|里|中|[：:，,。]|$)))"
@@ -226,17 +226,22 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                       r"|(?:the )?next (?:time|sessions?)))?"
                       r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "I want future sessions to know that X": what every later session is to be told.
-    ("future-should-know", _LEAD + r"(?:i want|i'd like|i would like)\s+(?:future (?:sessions|you|agents)|"
-                           r"the next sessions?|every (?:future |later )?session)\s+to\s+(?:know|remember)"
-                           r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
+    ("future-should-know", _LEAD + r"(?:i want|i'd like|i would like)\s+"
+                           r"(?:future (?:sessions|you|agents)|the next sessions?|"
+                           r"every (?:future |later )?session)"
+                           r"\s+to\s+(?:know|remember)(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
-    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE + r"|agents file|memory file|project rules)"
-                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+(?:say|mention|state|include|note)"
-                          r"(?: that\b)?|needs (?:a|an|one) (?:line|note|rule|entry|bullet)\s*[:：—–-]|"
-                          r"should have (?:a|an|one) (?:line|note|rule|entry|bullet)\s*[:：—–-])\s*(?P<content>.+)$"),
+    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE +
+                          r"|agents file|memory file|project rules)"
+                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+(?:say|mention|state|"
+                          r"include|note)(?: that\b)?|(?:needs|should have) (?:a|an|one) (?:line|"
+                          r"note|rule|entry|bullet)"
+                          r"\s*[:：—–-])\s*(?P<content>.+)$"),
     # "Make sure that's in CLAUDE.md", "This belongs in AGENTS.md: X": where what was said goes.
-    ("belongs-in-memory", _LEAD + r"(?:(?:make sure|ensure)\s+(?:this|that|it)(?:'s| is| gets| goes)|"
-                          r"(?:this|that|it)(?: belongs| goes| should (?:be|go)| needs to (?:be|go)))\s+(?:in|into)\s+" + _MEMORY + _AFTER +
+    ("belongs-in-memory", _LEAD + r"(?:(?:make sure|ensure)\s+(?:this|that|it)"
+                          r"(?:'s| is| gets| goes)|(?:this|that|it)"
+                          r"(?: belongs| goes| should (?:be|go)| needs to (?:be|go)))"
+                          r"\s+(?:in|into)\s+" + _MEMORY + _AFTER +
                           r"(?:[:：—–-]\s*)?(?P<content>.*)$"),
     # "Make that a rule.", "Please store this as a rule.": a standing rule, pointing back at what
     # was said ("make it a rule that X" is a label, RULE_LABEL; "add it as a rule" a linter's).
@@ -260,15 +265,15 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                        r"[，,：:\s]*(?P<content>.+)$"),
 )
 # A purpose clause ("so we don't hit it again", "чтобы ...", 免得 ...): why, not what.
-_PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|ne pas)|para (?:que|no|não)|per non|żeby|aby|"
-            r"om (?:niet|te)|免得|省得|以免|下次别|下次不要)")
+_PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|ne pas)|para (?:que|no|não)|per non|"
+            r"żeby|aby|om (?:niet|te)|免得|省得|以免|下次别|下次不要)")
 # Where in the memory a rule goes: "under 'Conventions'", "in the testing section", "at the top".
-_PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) (?:section|heading|header|part)\b|"
-          r"under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
+_PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) "
+          r"(?:section|heading|header|part)\b|under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
-    r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|as well|"
-    + _FOR_GOOD + r")\b\s*|"
+    r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|"
+    r"as well|" + _FOR_GOOD + r")\b\s*|"
     # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
     # where from ("based on this session"), or "that" in another language.
     + _PURPOSE + r"[^:：]*|"
@@ -283,12 +288,13 @@ REQUEST_POINTER = Lazy(
     r"[\s.。!！?？、，,]*$")
 # ... and so does a remark on it ("Good catch, add that to CLAUDE.md", "这个很重要，记下来"): a few
 # words that weigh what was said, no code and no number.
-REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|这一?点|这个?|那个?|これ|それ|이거|그거)"
-              r"\s*(?:'s|s|is|was|es|est|ist|é|是|很|は|가|는)?\s*)?"
-              r"(?:(?:very|really|super|so|a|an|a real|muy|très|sehr|muito|molto|真|非常|超|很|정말|とても)\s*)?"
-              r"(?:(?:important|crucial|critical|key|essential|useful|helpful|good|great|nice|catch|find|rule|"
-              r"gotcha|wichtig|importante|essentiel|utile|interessant|interesante|interessante|важно|ważne|"
-              r"belangrijk|önemli|quan trọng)\b|重要|关键|關鍵|有用|大事|중요|大切)"
+REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|这一?点|这个?|那个?|これ|"
+              r"それ|이거|그거)\s*(?:'s|s|is|was|es|est|ist|é|是|很|は|가|는)?\s*)?(?:(?:very|"
+              r"really|super|so|a|an|a real|muy|très|sehr|muito|molto|真|非常|超|很|정말|"
+              r"とても)\s*)?(?:(?:important|crucial|critical|key|essential|useful|helpful|good|"
+              r"great|nice|catch|find|rule|gotcha|wichtig|importante|essentiel|utile|interessant|"
+              r"interesante|interessante|важно|ważne|belangrijk|önemli|quan trọng)\b|重要|关键|"
+              r"關鍵|有用|大事|중요|大切)"
               r"(?:\s*[^\s`\d]+){0,2}[\s.。!！]*$")
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
@@ -342,14 +348,17 @@ FUTURE_PHRASES = (
 # which is as often a linter's or a firewall's.
 # ... maybe with the place it goes ("a standing rule in CLAUDE.md"), or the place alone ("Rules
 # for AGENTS.md: X").
-NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova regola|nieuwe regel|nowa zasada|"
-                   "новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|새 규칙|새로운 규칙")
+NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova regola|nieuwe regel|"
+                   "nowa zasada|"
+                   "новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|새 규칙|"
+                   "새로운 규칙")
 _RULE_PLACE = r"(?:(?:the |your )?(?:memory file|" + _NAMED_FILE + r")|(?:the |your )memory)"
 RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
-              r"(?:make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)|codify(?: (?:it|this|that))?)"
-              r"|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?"
-              r"(?:set|setting|introduce|introducing|here'?s|here is|one more|another)\s+(?:an?\s+)?)?"
-              r"(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
+              r"(?:make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)|codify(?: (?:it|this|"
+              r"that))?)|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?(?:set|"
+              r"setting|introduce|introducing|here'?s|here is|one more|"
+              r"another)\s+(?:an?\s+)?)?(?:new|standing|permanent|house|team|golden|"
+              r"general) (?:rule|convention)"
               r"|" + NEW_RULE_ABROAD +
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
               r"(?: (?:in|for|to|für|pour|para|per|voor|dla|для|için) " + _RULE_PLACE + r")?"
@@ -361,9 +370,11 @@ RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
-    "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|aggiungi|metti|"
+    "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
+    "aggiungi|metti|"
     "scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|noteer|ekle|"
-    "yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|추가|적어|저장|persist|"
+    "yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|"
+    "추가|적어|저장|persist|"
     "stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|přidej|zapiš|ulož|lägg till|"
     "lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|catat|기록|加一条|加上|加到|加进|加入|"
     "写进|写到|写入|写上|添加|补充|"
@@ -374,7 +385,8 @@ RECORD_PHRASES = (
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
 PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
                  "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
-                 "regras do projeto|regole del progetto|правила проекта|项目规则|プロジェクトルール|프로젝트 규칙")
+                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
+                 "プロジェクトルール|프로젝트 규칙")
 # A memory a user names in a request, beside the files (_NAMED_FILE): a bare "memory" or
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
@@ -384,8 +396,10 @@ MEMORY_SAID = (
     "dein gedächtnis|"
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    "memory bank|instructions file|" + PROJECT_RULES + "|fichier mémoire|mémoire du projet|memoria del proyecto|"
-    "memória do projeto|memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
+    "memory bank|instructions file|" + PROJECT_RULES +
+    "|fichier mémoire|mémoire du projet|memoria del proyecto|"
+    "memória do projeto|memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|"
+    "file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
@@ -397,16 +411,20 @@ REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
 # This session's moment, not a rule for later ones: "remember to commit", "... today".
-REQUEST_MOMENT = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?(?:update|fix|adjust|adapt|change|modify|rewrite|"
-                  r"поправь|исправь|обнови|измени|adapte|corrige|modifie|actualiza|ajusta|aktualisiere|"
-                  r"passe|korrigiere|aggiorna|correggi)\s+\w|"  # "..., update the tests": a task for today
-                  r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|não (?:se )?esqueça de|"
-                  r"vergiss nicht|non dimenticare di|today(?!'s)|tonight|tomorrow(?!'s)|"
-                  r"yesterday(?!'s)|for now|right now|at the moment|for the next (?:few )?steps?|"
-                  r"for this (?:task|session|pr)|this (?:morning|afternoon|evening|week)|"
-                  r"heute|im moment|en ce moment|"
-                  r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
-                  r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|(?:の|こと)を忘れないで")
+REQUEST_MOMENT = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?(?:update|fix|adjust|adapt|change|"
+                  r"modify|rewrite|"
+                  r"поправь|исправь|обнови|измени|adapte|corrige|modifie|actualiza|ajusta|"
+                  r"aktualisiere|"
+                  r"passe|korrigiere|aggiorna|"
+                  r"correggi)\s+\w|"  # "..., update the tests": a task for today
+                  r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|"
+                  r"não (?:se )?esqueça de|vergiss nicht|non dimenticare di|today(?!'s)|tonight|"
+                  r"tomorrow(?!'s)|yesterday(?!'s)|for now|right now|at the moment|"
+                  r"for the next (?:few )?steps?|for this (?:task|session|pr)|this (?:morning|"
+                  r"afternoon|evening|week)|heute|im moment|en ce moment|en este momento|"
+                  r"ahora mismo|neste momento|agora mesmo|in questo momento|сейчас|сегодня|"
+                  r"aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|(?:の|"
+                  r"こと)を忘れないで")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
                   r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do(?! not forget)|does|have|has|had|was|"
@@ -438,11 +456,10 @@ TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|please|d'accord|vale|t�
 # deploy", "..., I ran the tests", "je vais tester moi-même", "I'm not sure"), not a standing
 # fact or a wish ("I'm on Windows", "I want tabs").
 OWN_NEWS = Lazy(r"^(?:[^,，]{0,80}[,，]\s*)?(?:(?:I|i(?='ll))"
-                r"(?:'ll| will| shall|'m going to| am going to| (?:just|already) \w+|"
-                r" (?:ran|did|was|tried|had|found|saw|got|changed|updated|fixed|added|removed|moved|renamed|"
-                r"switched)|'m not sure| am not sure| don't know)"
-                r"\b(?! (?:need |want |like )?you\b)|"
-                r"(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
+                r"(?:'ll| will| shall|'m going to| am going to| (?:just|already) \w+| (?:ran|did|"
+                r"was|tried|had|found|saw|got|changed|updated|fixed|added|removed|moved|renamed|"
+                r"switched)|'m not sure| am not sure| don't know)\b(?! (?:need |want |"
+                r"like )?you\b)|(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
                 r"(?:eu )?(?:mesmo )?vou|ich werde|werde ich|ich kümmere mich|kümmere ich mich|"
                 r"mi occupo io|me ne occupo io|я буду|я сам|я займусь)\b|我(?:会|自己来))")
 # A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
@@ -831,8 +848,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A wallet's recovery phrase: 12 to 24 short words after its word (a colon, `=`, a newline or
     # a quote between, or none): twelve words of prose without a little word are as common.
     ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
-     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*(?:[:=：\n]|(?:is|are|was|ist|est|es|é|是|は)\b)?"
-     r"[>\s\"'`“「]*"
+     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*(?:[:=：\n]|(?:is|are|was|ist|est|es|"
+     r"é|是|は)\b)?[>\s\"'`“「]*"
      r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
@@ -965,7 +982,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # pair's second string (`auth=("me", "pw")`), or the one after a password's name.
     ("password_stdin", "stdin|sudo|pass|secret|token|cred",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
-     r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|sudo\s+-S|chpasswd|passwd\s+--stdin)"
+     r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|sudo\s+-S|chpasswd|"
+     r"passwd\s+--stdin)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
@@ -1127,7 +1145,8 @@ GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run befo
 # by its letters and digits when no piece between signs has RANDOM_TOKEN's length (decoded if
 # percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it.
 _SIGNED_CHARS = r"\w!#$%*^~.+=@()<>;&\[\]{}|-"
-SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])(?=[\w.+=@()<>;&\[\]{}|-]*[!#$%*^~])[" + _SIGNED_CHARS +
+SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
+                    r"(?=[\w.+=@()<>;&\[\]{}|-]*[!#$%*^~])[" + _SIGNED_CHARS +
                     r"]{12,64}(?<![.;)>\]}|])(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
@@ -1251,9 +1270,12 @@ GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-
 # ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
 # both generated (letters and digits); or three or more parts joined by dots, each of two
 # character classes (`iyCu4msZ.NCmlsSyg.ZhzTWsNw`; not `React.useState`, a name's words).
-_MIXED_PART = r"(?:(?=[a-z\d]*[A-Z])(?=[A-Z\d]*[a-z])|(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z]))[A-Za-z0-9]{6,}"
-PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:(?=[a-zA-Z_-]*\d)(?=[\d_-]*[a-zA-Z])"
-              r"[A-Za-z0-9_-]{8,}(?![\w:/@-])|(?<![\w:/.@-])" + _MIXED_PART + r"(?:\." + _MIXED_PART + r"){2,}(?![\w/@-]|\.\w)")
+_MIXED_PART = r"(?:(?=[a-z\d]*[A-Z])(?=[A-Z\d]*[a-z])|" \
+              r"(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z]))[A-Za-z0-9]{6,}"
+PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:"
+              r"(?=[a-zA-Z_-]*\d)(?=[\d_-]*[a-zA-Z])"
+              r"[A-Za-z0-9_-]{8,}(?![\w:/@-])|"
+              r"(?<![\w:/.@-])" + _MIXED_PART + r"(?:\." + _MIXED_PART + r"){2,}(?![\w/@-]|\.\w)")
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
@@ -1501,7 +1523,7 @@ NOISE = Lazy(rules_pattern(NOISE_RULES))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
-MEMORY_RULES = TOPICAL | {"remember-that", "remember-zh"}  # requests that name a memory or remembering
+MEMORY_RULES = TOPICAL | {"remember-that", "remember-zh"}  # naming a memory or remembering
 REMEMBER_SLIPS = "|".join(slips("remember"))
 # "Merk dir", not "Users won't remember".
 REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS))
@@ -1523,7 +1545,8 @@ RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("t
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 # ... or what is recorded named as a memory's line ("save this preference: X").
-KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?(?:preferences?|rules?|conventions?|"
+KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?(?:preferences?|rules?|"
+                  r"conventions?|"
                   r"guidelines?|policy|policies)$")
 NAMED_FILE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
@@ -1548,7 +1571,8 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
-                  *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"), *PROJECT_RULES.split("|"),
+                  *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
+                  *PROJECT_RULES.split("|"),
                   "codify", "preference", "future session", "next session", "every session")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
@@ -2825,7 +2849,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             joined = match.group().replace(" ", "").replace(":", "").replace(".", "")
             # Letters in groups of four with few vowels are random letters (an app password's
             # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
-            few_vowels = joined.isalpha() and sum(c in "aeiouAEIOU" for c in joined) < VOWEL_SHARE * len(joined)
+            vowels = sum(c in "aeiouAEIOU" for c in joined)
+            few_vowels = joined.isalpha() and vowels < VOWEL_SHARE * len(joined)
             if (credential_shaped(joined) or " " in match.group() and few_vowels) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
@@ -2974,7 +2999,7 @@ def credible(value: str, check: str, whole: str) -> bool:
                      and not before.isalnum())
     if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
-            return True  # three words joined: a passphrase (`correct-horse-battery`, Elefant-Regen-Juli)
+            return True  # three words joined: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
         if set(value) & set("!#$%&*^~(;") and signed_random(value):
@@ -3448,7 +3473,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         at = lowered.find(rest)  # "remember logs use X" states; "remember the 3pm meeting" reminds
         stated = rest[:1] not in ",，" and CLAUSE_VERB.search(CLAUSE_END.split(rest, 1)[0])
         return ("remember-that", sentence[at:at + len(rest)], False) if stated else None
-    alone = frame_kind(PURPOSE.sub("", plain)) if not own else None  # "... чтобы не искать" denies nothing
+    # A purpose clause denies nothing ("..., чтобы не искать").
+    alone = frame_kind(PURPOSE.sub("", plain)) if not own else None
     return (alone, "", True) if alone else None
 
 
