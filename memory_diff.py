@@ -205,6 +205,11 @@ _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:记忆|规则|memory)(?=\s*(?:文�
 _LEAD_ZH = r"^(?:(?:好的?|嗯|那|那么|所以|另外|还有|请|你)[，,\s]*)*"
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
+# The project's rules file, by a name no phone or process has (a modal's request may name it).
+PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
+                 "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
+                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
+                 "プロジェクトルール|프로젝트 규칙")
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -231,12 +236,13 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"every (?:future |later )?session)"
                            r"\s+to\s+(?:know|remember)(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
-    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE +
-                          r"|agents file|memory file|project rules)"
-                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+(?:say|mention|state|"
-                          r"include|note)(?: that\b)?|(?:needs|should have) (?:a|an|one) (?:line|"
-                          r"note|rule|entry|bullet)"
-                          r"\s*[:：—–-])\s*(?P<content>.+)$"),
+    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE + r"|memory file|"
+                          + PROJECT_RULES + r")"
+                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+"
+                          r"(?:say|mention|state|include|note)(?: that\b)?|"
+                          r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
+                          r"\s*[:：—–-])"
+                          r"\s*(?P<content>.+)$"),
     # "Make sure that's in CLAUDE.md", "This belongs in AGENTS.md: X": where what was said goes.
     ("belongs-in-memory", _LEAD + r"(?:(?:make sure|ensure)\s+(?:this|that|it)"
                           r"(?:'s| is| gets| goes)|(?:this|that|it)"
@@ -288,14 +294,16 @@ REQUEST_POINTER = Lazy(
     r"[\s.。!！?？、，,]*$")
 # ... and so does a remark on it ("Good catch, add that to CLAUDE.md", "这个很重要，记下来"): a few
 # words that weigh what was said, no code and no number.
-REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|这一?点|这个?|那个?|これ|"
-              r"それ|이거|그거)\s*(?:'s|s|is|was|es|est|ist|é|是|很|は|가|는)?\s*)?(?:(?:very|"
-              r"really|super|so|a|an|a real|muy|très|sehr|muito|molto|真|非常|超|很|정말|"
-              r"とても)\s*)?(?:(?:important|crucial|critical|key|essential|useful|helpful|good|"
-              r"great|nice|catch|find|rule|gotcha|wichtig|importante|essentiel|utile|interessant|"
-              r"interesante|interessante|важно|ważne|belangrijk|önemli|quan trọng)\b|重要|关键|"
-              r"關鍵|有用|大事|중요|大切)"
-              r"(?:\s*[^\s`\d]+){0,2}[\s.。!！]*$")
+REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # "this is", "这个很"
+              r"这一?点|这个?|那个?|これ|それ|이거|그거)"
+              r"\s*(?:'s|s|is|was|es|est|ist|é|是|很|は|가|는)?\s*)?"
+              r"(?:(?:very|really|super|so|a|an|a real|muy|très|sehr|muito|molto|"  # "very", "非常"
+              r"真|非常|超|很|정말|とても)\s*)?"
+              r"(?:(?:important|crucial|critical|key|essential|useful|helpful|good|great|nice|"
+              r"catch|find|rule|gotcha|wichtig|importante|essentiel|utile|interessant|interesante|"
+              r"interessante|важно|ważne|belangrijk|önemli|quan trọng)\b|"
+              r"重要|关键|關鍵|有用|大事|중요|大切)"
+              r"(?:\s*[^\s`\d]+){0,2}[\s.。!！]*$")  # and at most two words more
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
@@ -349,16 +357,17 @@ FUTURE_PHRASES = (
 # ... maybe with the place it goes ("a standing rule in CLAUDE.md"), or the place alone ("Rules
 # for AGENTS.md: X").
 NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova regola|nieuwe regel|"
-                   "nowa zasada|"
-                   "новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|새 규칙|"
-                   "새로운 규칙")
+                   "nowa zasada|новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|"
+                   "새 규칙|새로운 규칙")
 _RULE_PLACE = r"(?:(?:the |your )?(?:memory file|" + _NAMED_FILE + r")|(?:the |your )memory)"
 RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
-              r"(?:make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)|codify(?: (?:it|this|"
-              r"that))?)|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?(?:set|"
-              r"setting|introduce|introducing|here'?s|here is|one more|"
-              r"another)\s+(?:an?\s+)?)?(?:new|standing|permanent|house|team|golden|"
-              r"general) (?:rule|convention)"
+              r"(?:make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
+              r"|codify(?: (?:it|this|that))?)"
+              # "Let's set a standing rule", "here's a new convention"
+              r"|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?"
+              r"(?:set|setting|introduce|introducing|here'?s|here is|one more|another)"
+              r"\s+(?:an?\s+)?)?"
+              r"(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
               r"|" + NEW_RULE_ABROAD +
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
               r"(?: (?:in|for|to|für|pour|para|per|voor|dla|для|için) " + _RULE_PLACE + r")?"
@@ -370,23 +379,18 @@ RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
-    "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
-    "aggiungi|metti|"
-    "scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|noteer|ekle|"
-    "yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|記録|保存|"
-    "추가|적어|저장|persist|"
-    "stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|přidej|zapiš|ulož|lägg till|"
+    "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|"
+    "сохрани|aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|"
+    "opschrijven|schrijf|noteer|ekle|"
+    "yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|記録|"
+    "保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|"
+    "přidej|zapiš|ulož|lägg till|"
     "lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|catat|기록|加一条|加上|加到|加进|加入|"
     "写进|写到|写入|写上|添加|补充|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
     "dodać|zapisać|добавить|записать|сохранить")
-# The project's rules file, by a name no phone or process has (a modal's request may name it).
-PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
-                 "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
-                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
-                 "プロジェクトルール|프로젝트 규칙")
 # A memory a user names in a request, beside the files (_NAMED_FILE): a bare "memory" or
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
@@ -397,9 +401,8 @@ MEMORY_SAID = (
     "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
     "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|" + PROJECT_RULES +
-    "|fichier mémoire|mémoire du projet|memoria del proyecto|"
-    "memória do projeto|memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|"
-    "file di memoria|"
+    "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
+    "memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
@@ -410,21 +413,21 @@ REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
                     r"no need|nothing|nicht|pas|не|non|nie|niet|không)\b|"
                     r"不用|不要|不必|别|先不|没必要|已经|しないで|하지 마|しました|ました|했어|"
                     r"했습니다|过了|\bđã\b")
-# This session's moment, not a rule for later ones: "remember to commit", "... today".
-REQUEST_MOMENT = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?(?:update|fix|adjust|adapt|change|"
-                  r"modify|rewrite|"
-                  r"поправь|исправь|обнови|измени|adapte|corrige|modifie|actualiza|ajusta|"
-                  r"aktualisiere|"
-                  r"passe|korrigiere|aggiorna|"
-                  r"correggi)\s+\w|"  # "..., update the tests": a task for today
+# This session's moment, not a rule for later ones: "remember to commit", "... today"; and a task
+# for today closing it ("..., update the tests", "— поправь тесты").
+_TODAY_TASK = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?"
+               r"(?:update|fix|adjust|adapt|change|modify|rewrite|поправь|исправь|обнови|измени|"
+               r"adapte|corrige|modifie|actualiza|ajusta|aktualisiere|passe|korrigiere|aggiorna|"
+               r"correggi)\s+\w")
+REQUEST_MOMENT = (_TODAY_TASK + r"|"
                   r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|"
                   r"não (?:se )?esqueça de|vergiss nicht|non dimenticare di|today(?!'s)|tonight|"
                   r"tomorrow(?!'s)|yesterday(?!'s)|for now|right now|at the moment|"
-                  r"for the next (?:few )?steps?|for this (?:task|session|pr)|this (?:morning|"
-                  r"afternoon|evening|week)|heute|im moment|en ce moment|en este momento|"
-                  r"ahora mismo|neste momento|agora mesmo|in questo momento|сейчас|сегодня|"
-                  r"aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|(?:の|"
-                  r"こと)を忘れないで")
+                  r"for the next (?:few )?steps?|for this (?:task|session|pr)|"
+                  r"this (?:morning|afternoon|evening|week)|heute|im moment|en ce moment|"
+                  r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
+                  r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|"
+                  r"(?:の|こと)を忘れないで")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
                   r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do(?! not forget)|does|have|has|had|was|"
@@ -456,10 +459,11 @@ TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|please|d'accord|vale|t�
 # deploy", "..., I ran the tests", "je vais tester moi-même", "I'm not sure"), not a standing
 # fact or a wish ("I'm on Windows", "I want tabs").
 OWN_NEWS = Lazy(r"^(?:[^,，]{0,80}[,，]\s*)?(?:(?:I|i(?='ll))"
-                r"(?:'ll| will| shall|'m going to| am going to| (?:just|already) \w+| (?:ran|did|"
-                r"was|tried|had|found|saw|got|changed|updated|fixed|added|removed|moved|renamed|"
-                r"switched)|'m not sure| am not sure| don't know)\b(?! (?:need |want |"
-                r"like )?you\b)|(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
+                r"(?:'ll| will| shall|'m going to| am going to| (?:just|already) \w+|"
+                r" (?:ran|did|was|tried|had|found|saw|got|changed|updated|fixed|added|removed|"
+                r"moved|renamed|switched)|'m not sure| am not sure| don't know)"
+                r"\b(?! (?:need |want |like )?you\b)|"
+                r"(?i:je vais|j'vais|je m'en occupe|je m'occupe|voy a|me encargo|"
                 r"(?:eu )?(?:mesmo )?vou|ich werde|werde ich|ich kümmere mich|kümmere ich mich|"
                 r"mi occupo io|me ne occupo io|я буду|я сам|я займусь)\b|我(?:会|自己来))")
 # A subject of its own: "Remember also you have LSP access" says something, pointing nowhere.
@@ -848,8 +852,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A wallet's recovery phrase: 12 to 24 short words after its word (a colon, `=`, a newline or
     # a quote between, or none): twelve words of prose without a little word are as common.
     ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
-     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*(?:[:=：\n]|(?:is|are|was|ist|est|es|"
-     r"é|是|は)\b)?[>\s\"'`“「]*"
+     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*"
+     r"(?:[:=：\n]|(?:is|are|was|ist|est|es|é|是|は)\b)?[>\s\"'`“「]*"
      r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
@@ -982,8 +986,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # pair's second string (`auth=("me", "pw")`), or the one after a password's name.
     ("password_stdin", "stdin|sudo|pass|secret|token|cred",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
-     r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|sudo\s+-S|chpasswd|"
-     r"passwd\s+--stdin)"
+     r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|"  # --passphrase-fd
+     r"sudo\s+-S|chpasswd|passwd\s+--stdin)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
@@ -1144,9 +1148,10 @@ GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run befo
 # A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`, `k8#Xq)v2Lm;T9w>Rb`): judged
 # by its letters and digits when no piece between signs has RANDOM_TOKEN's length (decoded if
 # percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it.
-_SIGNED_CHARS = r"\w!#$%*^~.+=@()<>;&\[\]{}|-"
+_SIGNED_JOINS = r"\w.+=@()<>;&\[\]{}|-"  # what joins its pieces besides the signs
+_SIGNED_CHARS = r"!#$%*^~" + _SIGNED_JOINS
 SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
-                    r"(?=[\w.+=@()<>;&\[\]{}|-]*[!#$%*^~])[" + _SIGNED_CHARS +
+                    r"(?=[" + _SIGNED_JOINS + r"]*[!#$%*^~])[" + _SIGNED_CHARS +
                     r"]{12,64}(?<![.;)>\]}|])(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
@@ -1494,7 +1499,7 @@ def frame_pattern(phrases: str, closes: bool = False) -> str:
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
     return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:{_CAN_YOU})\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
-                    rf"(?:{spaced})(?![\w(-])(?!\s+sure\b)"
+                    rf"(?:{spaced})(?![\w(-])(?!\s+sure\b)"  # "make sure you ..." asks, as _SURE
                     + last + "".join("|" + word for word in close))
 
 
@@ -1545,10 +1550,9 @@ RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("t
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 # ... or what is recorded named as a memory's line ("save this preference: X").
-KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?(?:preferences?|rules?|"
-                  r"conventions?|"
-                  r"guidelines?|policy|policies)$")
-NAMED_FILE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))
+KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?"
+                  r"(?:preferences?|rules?|conventions?|guidelines?|policy|policies)$")
+NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file or the rules, named
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
@@ -2849,9 +2853,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             joined = match.group().replace(" ", "").replace(":", "").replace(".", "")
             # Letters in groups of four with few vowels are random letters (an app password's
             # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
-            vowels = sum(c in "aeiouAEIOU" for c in joined)
-            few_vowels = joined.isalpha() and vowels < VOWEL_SHARE * len(joined)
-            if (credential_shaped(joined) or " " in match.group() and few_vowels) \
+            grouped_letters = " " in match.group() and joined.isalpha()
+            if (credential_shaped(joined) or grouped_letters and few_vowels(joined)) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += [f for f in policy_passwords(text) if not overlaps(found, f.start, f.end)]
@@ -2982,8 +2985,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
-    if check == "letters":  # random letters have fewer vowels than words (VOWEL_SHARE)
-        return sum(c in "aeiou" for c in value) < VOWEL_SHARE * sum(c.isalpha() for c in value)
+    if check == "letters":
+        return few_vowels(value)
     if check == "body":
         return bool(KEY_LINE.search(value))
     if check == "hook":  # the URL's path is its value: no place-holder's form, no example's host
@@ -3050,9 +3053,14 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
     if not words:
         return False
     letters = sum(map(str.isalpha, value))  # in one case and mostly letters: judged by its vowels
-    return (value.islower() or value.isupper()) and 2 * letters >= len(value) \
-        and sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * letters \
+    one_case = value.islower() or value.isupper()
+    return one_case and 2 * letters >= len(value) and few_vowels(value) \
         or odd_pieces(value) >= ODD_PIECES
+
+
+def few_vowels(value: str) -> bool:
+    """Random letters have fewer vowels than words: under VOWEL_SHARE of its letters."""
+    return sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * sum(map(str.isalpha, value))
 
 
 def odd_pieces(value: str) -> int:
@@ -3455,12 +3463,13 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if closing:
         cut = closing[-1]
         kind = frame_kind(plain[cut.end():])
-        inner = memory_request(sentence[cut.end():])
-        named = inner and inner[0] in MEMORY_RULES and MEMORY_NAMED.search(plain, cut.end())
-        if kind in ("remember-that", "memory-file") or named:  # ... or 记到记忆文件里
+        framed = kind in ("remember-that", "memory-file")
+        inner = memory_request(sentence[cut.end():]) \
+            if framed or MEMORY_NAMED.search(plain, cut.end()) else None
+        if framed or inner and inner[0] in MEMORY_RULES:  # ... or a request rule's (记到记忆文件里)
             # "When deploying, add to CLAUDE.md that X": X after the frame, under its condition;
             # what else stands before it ("Thanks for fixing it, remember that X") goes.
-            kind = kind or inner[0]
+            kind = kind if framed else inner[0]
             if inner and inner[1]:
                 head = sentence[:cut.end()] if CONDITION_OPENS.match(sentence) else ""
                 return inner[0], head + inner[1], False
@@ -3491,7 +3500,7 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
     # saying this so add it to CLAUDE.md"). After "¿puedes", "kannst du" ..., a memory file by
     # its name: "tu memoria" is often a phone's.
     for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
-        named = (NAMED_FILE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
+        named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
         verb = RECORD.search(clause)
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
