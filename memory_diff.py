@@ -1152,7 +1152,7 @@ _SIGNED_JOINS = r"\w.+=@()<>;&\[\]{}|-"  # what joins its pieces besides the sig
 _SIGNED_CHARS = r"!#$%*^~" + _SIGNED_JOINS
 SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
                     r"(?=[" + _SIGNED_JOINS + r"]*[!#$%*^~])[" + _SIGNED_CHARS +
-                    r"]{12,64}(?<![.;)>\]}|])(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
+                    r"]{12,128}(?<![.;)>\]}|])(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
 # two of its parts, signs names and versions do not join parts with (`P@ssw0rdSummer`,

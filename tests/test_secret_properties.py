@@ -451,6 +451,7 @@ _BRACKETED = _chars("br1", 2, "lower36") + "#" + _chars("br2", 3) + ")" + _chars
 _DJANGO = "".join(_chars(f"djf{n}", k, "lower36") + sign for n, (k, sign) in enumerate(
     [(11, "("), (2, "*"), (8, "=("), (2, "$"), (9, "("), (4, "+"), (3, "="), (2, "")]))
 _PAIR = _chars("pair1", 8, "hex") + ":" + _chars("pair2", 8, "hex")
+_LONG_SIGNED = "~".join(_chars(f"long{n}", 11) for n in range(7))  # 83 characters, no piece of 16
 _DOTTED = ".".join(_chars(f"dot{n}", 8) for n in range(3))
 # A secret after a word the naming window used to cut short ("state|ful" read as OAuth's
 # state, "sid|ecar" as a SID).
@@ -647,6 +648,8 @@ CLASSES = [
     _row("dotted-generated-parts", f"the gateway token {_DOTTED}", _DOTTED),
     _row("passphrase-after-is", "the vault password is Laterne-Gewitter-Maerz", "Laterne-Gewitter-Maerz"),
     _row("seed-phrase-after-is", f"the cold wallet recovery phrase is {_SEED_WORDS}", _SEED_WORDS, frame="{s}"),
+    # Found by property 1 at 300 examples: a signed value longer than 64 characters.
+    _row("signed-longer-than-64", f"the relay key {_LONG_SIGNED}", _LONG_SIGNED),
     _row("app-password-with-vowels", "the SMTP relay sends with qzvk mtrw pldx hsoe", "qzvk mtrw pldx hsoe"),
     _row("letters-only-key", f'`API_KEY = "{_LETTERS}"` in the notebook', _LETTERS),
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
