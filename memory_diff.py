@@ -751,7 +751,7 @@ _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
        "คือ|adalah|ialah")
-_COPULAS = _IS + "|to|—|" + _CHANGED_TO
+_COPULAS = _IS + "|stays|remains|bleibt|reste|sigue|to|—|" + _CHANGED_TO  # "the PSK stays X"
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
@@ -1270,8 +1270,12 @@ FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u18
 ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
 COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
-GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,})"
-               r"(?![\w-])")
+# ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
+# abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes.
+_KEY_GROUPS = "|".join(r"(?:[A-Z]{2,5}-)?G(?:-G){3,}|G-G(?: G-G)+".replace("G", group)
+                       for group in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}"))
+GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
+               + _KEY_GROUPS + r")(?![\w-])")
 # ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
 # both generated (letters and digits); or three or more parts joined by dots, each of two
 # character classes (`iyCu4msZ.NCmlsSyg.ZhzTWsNw`; not `React.useState`, a name's words).
@@ -2849,8 +2853,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                         text[:match.start()] + joined + text[match.end():], match.start(),
                         match.start() + len(joined), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
-        for match in (*GROUPED.finditer(text), *PAIRED.finditer(text)):
-            joined = match.group().replace(" ", "").replace(":", "").replace(".", "")
+        for match, joins in (*((m, " -") for m in GROUPED.finditer(text)),
+                             *((m, ":.") for m in PAIRED.finditer(text))):
+            joined = match.group().translate(str.maketrans("", "", joins))
             # Letters in groups of four with few vowels are random letters (an app password's
             # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
             grouped_letters = " " in match.group() and joined.isalpha()

@@ -660,6 +660,15 @@ CLASSES = [
          _B62, frame="{s}"),
     _row("digest-word-names-a-job-zh", f"约定：sk-proj-{_B62}{_B62} 只用于批量摘要任务。", _B62, frame="{s}"),
     _row("app-password-letters", f"the SMTP app password is {_APP_PW}", _APP_PW),
+    # An eleventh round (secret32's rest): a licence or product key and recovery codes in
+    # dashed groups of four or five, a password that "stays" a value.
+    _row("licence-key-dashed", "the PDF SDK is licensed as PRO-B41D-9C3E-4335-0F7A-22D1 since the upgrade",
+         "PRO-B41D-9C3E-4335-0F7A-22D1"),
+    _row("recovery-codes-in-pairs", "the owner's codes are 7b1e0-c93fa 04d2b-e8a61 f5c07-39bd2",
+         "7b1e0-c93fa 04d2b-e8a61 f5c07-39bd2"),
+    _row("password-stays", "the lab Wi-Fi password stays Kaffee_Maschine_2017 for the printers",
+         "Kaffee_Maschine_2017"),
+    _row("passwort-bleibt", "das Gäste-WLAN-Passwort bleibt Kaffee_Maschine_2017", "Kaffee_Maschine_2017"),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
@@ -1024,7 +1033,14 @@ LOOKALIKES = [
         ("use TCP / IPv6 for the login service", "IPv6"),
         ("the response had 'x-ratelimit-limit-tokens': '2000000' in its headers", "2000000"),
         ("entra en la página y compara ubuntu / node22 con la imagen anterior", "node22"),
-        ('`const labelKey = "StepTitle2"` in the wizard', "StepTitle2")])],
+        ('`const labelKey = "StepTitle2"` in the wizard', "StepTitle2"),
+        ("the password stays unchanged after the reset", "unchanged")])],
+    # Dashed groups that are names, numbers or dates, not a key's.
+    *[_row(f"dashed-groups-{n}", text, value) for n, (text, value) in enumerate([
+        ("the release train is TEAM-ALPHA-2024-DEMO this quarter", "TEAM-ALPHA-2024-DEMO"),
+        ("the order number 4711-2024-0815-0001 is in the ticket", "4711-2024-0815-0001"),
+        ("the shards shard-east-west-main-0001 and shard-east-west-main-0002 swap", "shard-east-west-main-0001"),
+        ("buy ISBN 978-3-16-148410-0 for the team", "978-3-16-148410-0")])],
 ]
 
 
