@@ -59,12 +59,8 @@ import time
 import unicodedata
 import urllib.parse
 from collections import Counter
-from collections.abc import Iterable
-from collections.abc import Iterator
-from collections.abc import Sequence
-from typing import Any
-from typing import NamedTuple
-from typing import NoReturn
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, NoReturn
 
 __version__ = "0.1.0"
 
@@ -329,16 +325,13 @@ REQUEST_PULL = 3
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
 # Phrases (lower case) of remembering, of every later session, of recording beside a memory's name.
 REMEMBER_PHRASES = (
-    "remember|rember|don't forget|do not forget|memorize|memorise|"
-    "keep in mind for next time|keep in mind for future sessions|keep in mind for the future|"
-    "keep in mind going forward|make a note|"
-    "take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
+    "remember|rember|don't forget|do not forget|memorize|memorise|keep in mind for next time|"
+    "keep in mind for future sessions|keep in mind for the future|keep in mind going forward|"
+    "make a note|take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|lembre-se|lembra-te|запомни|ricorda|"
-    "ricordatelo|memorizza|"
-    "zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|zapamatuj|kom ihåg|"
-    "覚えて|"
-    "覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|onthouden|zapamatuj si|"
-    "ingatlah")
+    "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
+    "zapamatuj|kom ihåg|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
+    "onthouden|zapamatuj si|ingatlah")
 FUTURE_PHRASES = (
     "from now on|going forward|from here on|henceforth|ab jetzt|"
     "von nun an|von jetzt an|désormais|dorénavant|à partir de maintenant|a partir de ahora|"
@@ -349,13 +342,10 @@ FUTURE_PHRASES = (
     # A note for later sessions or for reference, which no sentence of today's work opens with.
     "in future sessions|for future sessions|for all future sessions|for later sessions|"
     "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
-    "para referência futura|para referencia futura|"
-    "pour les prochaines sessions|para futuras sesiones|para as próximas sessões|in het vervolg|"
-    "次回以降|다음부터")
-# A standing rule announced ("Let's make it a rule that X", "New rule: X"); not "add a rule",
-# which is as often a linter's or a firewall's.
-# ... maybe with the place it goes ("a standing rule in CLAUDE.md"), or the place alone ("Rules
-# for AGENTS.md: X").
+    "para referência futura|para referencia futura|pour les prochaines sessions|"
+    "para futuras sesiones|para as próximas sessões|in het vervolg|次回以降|다음부터")
+# A standing rule announced ("Let's make it a rule that X", "New rule: X"), maybe with its place
+# ("Rules for AGENTS.md: X"); not "add a rule", as often a linter's or a firewall's.
 NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova regola|nieuwe regel|"
                    "nowa zasada|новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|"
                    "새 규칙|새로운 규칙")
@@ -379,14 +369,12 @@ RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
-    "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|"
-    "сохрани|aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|"
-    "opschrijven|schrijf|noteer|ekle|"
-    "yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|記録|"
-    "保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|збережи|"
-    "přidej|zapiš|ulož|lägg till|"
-    "lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|catat|기록|加一条|加上|加到|加进|加入|"
-    "写进|写到|写入|写上|添加|补充|"
+    "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
+    "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
+    "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
+    "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
+    "збережи|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
+    "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
@@ -397,9 +385,8 @@ MEMORY_SAID = (
     "memory file|memory files|your memory|project memory|long-term memory|persistent memory|"
     # ... and the agent's memory in other languages ("ta mémoire", not a process's).
     "ta mémoire|votre mémoire|tu memoria|su memoria|la tua memoria|deinem gedächtnis|"
-    "dein gedächtnis|"
-    "je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|твоей памяти|hafızana|"
-    "belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
+    "dein gedächtnis|je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|"
+    "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|" + PROJECT_RULES +
     "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
     "memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
@@ -656,25 +643,20 @@ ABBREVIATIONS = frozenset(
 
 # Wrappers that agents inject into the user's turn; never the user's own words.
 INJECTED_TAGS = (
-    "system-reminder", "command-name", "command-message", "command-args",
-    "local-command-stdout", "local-command-stderr", "local-command-caveat", "bash-input",
-    "bash-stdout", "bash-stderr", "environment_context", "environment_details",
-    "user_instructions", "INSTRUCTIONS", "user_shell_command", "turn_aborted",
-    "ide_opened_file", "ide_selection", "ide_diagnostics", "thinking",
-)
+    "system-reminder", "command-name", "command-message", "command-args", "local-command-stdout",
+    "local-command-stderr", "local-command-caveat", "bash-input", "bash-stdout", "bash-stderr",
+    "environment_context", "environment_details", "user_instructions", "INSTRUCTIONS",
+    "user_shell_command", "turn_aborted", "ide_opened_file", "ide_selection", "ide_diagnostics",
+    "thinking")
 INJECTED_SPAN = Lazy(
     r"<(" + "|".join(INJECTED_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.S)
 # Whole messages that are the agent's own boilerplate, by their first characters.
 COMPACTION_OPENING = "This session is being continued from a previous conversation"
 INJECTED_PREFIXES = (
     "Caveat: The messages below were generated by the user while running local commands",
-    "[Request interrupted by user",
-    COMPACTION_OPENING,
-    "# AGENTS.md instructions for",
-    "This is the Gemini CLI. We are setting up the context",
-    "# TODO LIST UPDATE REQUIRED",
-    "[TASK RESUMPTION]",
-)
+    "[Request interrupted by user", COMPACTION_OPENING, "# AGENTS.md instructions for",
+    "This is the Gemini CLI. We are setting up the context", "# TODO LIST UPDATE REQUIRED",
+    "[TASK RESUMPTION]")
 # Cline tool results that ride in user text blocks: "[read_file for 'x'] Result:".
 CLINE_TOOL_RESULT = Lazy(r"^\[[\w-]+(?: for [^\]]*)?\] Result:")
 # Cline's older XML tool calls in assistant text; attempt_completion, plan_mode_respond: prose.
@@ -682,8 +664,7 @@ CLINE_TOOLS = (
     "read_file", "write_to_file", "replace_in_file", "execute_command", "search_files",
     "list_files", "list_code_definition_names", "browser_action", "use_mcp_tool",
     "access_mcp_resource", "ask_followup_question", "new_task", "load_mcp_documentation",
-    "apply_diff", "insert_content", "search_and_replace", "update_todo_list",
-)
+    "apply_diff", "insert_content", "search_and_replace", "update_todo_list")
 CLINE_TOOL_XML = Lazy(r"<(" + "|".join(CLINE_TOOLS) + r")>.*?(?:</\1>|\Z)", re.S)
 CLINE_KEEP_XML = Lazy(
     r"</?(?:attempt_completion|result|plan_mode_respond|response|task|feedback|"
@@ -733,12 +714,11 @@ _NOT_ID_CAMEL_KEY = "".join(f"(?<!{word}Key)(?<!{word.title()}Key)" for word in 
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kata laluan|kata sandi|kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|"
-                  "parola|şifre|mật khẩu|"
-                  "şifresi|parolasi|пароль|пароля|паролю|паролем|密码|密碼|パスワード|"
-                  "비밀번호|비번|κωδικός|סיסמה|סיסמא|"
-                  "كلمة المرور|كلمة السر|كلمة مرور|كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|"
-                  "adgangskoden|adgangskode|lösenordet|lösenord|passordet|passord|şifresini|"
-                  "şifreyi|패스프레이즈|パスフレーズ")
+                  "parola|şifre|mật khẩu|şifresi|parolasi|пароль|пароля|паролю|паролем|密码|密碼|"
+                  "パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|كلمة المرور|كلمة السر|كلمة مرور|"
+                  "كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode|"
+                  "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|"
+                  "パスフレーズ")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
@@ -1061,11 +1041,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"[^\n\"'“”„«=(\[.,;:!?]{1,16}?"
      r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
-    # A password word and its value in prose in several languages ("das Passwort ist ..."); where
-    # that finds none, a bare word, a colon (the value on the next line), a change's verb and "to";
-    # and any word of its clause a chosen password's shape, letters, a digit and a sign, not a
-    # user at a host nor escapes ("the password you pasted, castl3#0, ...", "Passwort ... laut
-    # deiner Nachricht Juniper20!").
+    # A password word and its value in prose ("das Passwort ist ..."); failing that, a bare word,
+    # a colon (the value on the next line), a change's verb and "to"; or a word of its clause shaped
+    # as a chosen password, not a user at a host nor escapes ("the password you pasted, castl3#0").
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
@@ -1154,11 +1132,9 @@ SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
                     r"(?=[" + _SIGNED_JOINS + r"]*[!#$%*^~])[" + _SIGNED_CHARS +
                     r"]{12,128}(?<![.;)>\]}|])(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
-# A password made to a policy, wherever it stands: capitals, small letters, a digit and, between
-# two of its parts, signs names and versions do not join parts with (`P@ssw0rdSummer`,
-# `Borshch#Smak9`, `P@$$w0rd1`), in any script; read to its end, with what glues to it. Not a
-# sigil's word (`^Prod1^Prod2`), nor in a path, a scope, a setting, a variable or a place-holder
-# (`/`, `::`, `=`, `{`, `<` or `>` before it, `/` or `=` after it); not in a link (scan_secrets).
+# A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
+# (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
+# setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
 _POLICY_SIGNS = "!#$%&*?@^~"  # what joins a policy password's parts
 POLICY_TOKEN = Lazy(r"(?<![^\W_]|[" + _POLICY_SIGNS + r"_+./<=>\\{-])(?<!::)"
                     r"(?=[\w.+-]{1,62}(?:[" + _POLICY_SIGNS + r"]+[^\W_]|! [a-z]))"
@@ -1438,17 +1414,15 @@ SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
 
 # Stats keys in --stats order (secret_KIND and uncovered_script_NAME follow, sorted).
 STAT_KEYS = (
-    "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose",
-    "skipped_tool_output", "skipped_tool_call", "skipped_thinking", "skipped_meta",
-    "skipped_injected", "skipped_role", "skipped_sidechain", "skipped_summary",
-    "skipped_duplicate_event", "skipped_empty", "skipped_baseline",
-    "messages", "sentences", "dropped_secret", "dropped_pii", "dropped_invisible",
-    "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
+    "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose", "skipped_tool_output",
+    "skipped_tool_call", "skipped_thinking", "skipped_meta", "skipped_injected", "skipped_role",
+    "skipped_sidechain", "skipped_summary", "skipped_duplicate_event", "skipped_empty",
+    "skipped_baseline", "messages", "sentences", "dropped_secret", "dropped_pii",
+    "dropped_invisible", "dropped_injection", "dropped_structure", "dropped_no_signal", "signal",
     "dropped_noise", "dropped_length", "dropped_weak", "dropped_duplicate", "already_in_memory",
     "already_seen", "already_rejected", "dropped_over_cap", "proposed", "memory_requests",
     "requested", "cleaned_invisible", "rewritten_home_path", "skipped_files",
-    "skipped_same_session", "uncovered_script", "cached_files",
-)
+    "skipped_same_session", "uncovered_script", "cached_files")
 
 FORMATS = ("native", "claude", "codex", "gemini", "copilot", "opencode", "messages", "cline",
            "aider", "specstory")
@@ -2520,8 +2494,7 @@ def _bullet_notes(lines: list[str], kind: str) -> list[Note]:
 UNCOVERED_SCRIPTS = (
     (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0590, 0x05FF, "hebrew"),
     (0x0600, 0x06FF, "arabic"), (0x0900, 0x0DFF, "indic"), (0x0E00, 0x0E7F, "thai"),
-    (0x3040, 0x30FF, "kana"), (0x1100, 0x11FF, "hangul"), (0xAC00, 0xD7AF, "hangul"),
-)
+    (0x3040, 0x30FF, "kana"), (0x1100, 0x11FF, "hangul"), (0xAC00, 0xD7AF, "hangul"))
 SCRIPT_SAMPLE = 2000  # characters of a message looked at: enough to tell its script
 
 
@@ -3203,9 +3176,8 @@ def name_family(name: str) -> str:
 
 
 def column_header(text: str, at: int) -> str:
-    """The header cell of the Markdown table column that `at` stands in, or "": only where the
-    row has the header's cells (a pipe in code or folded from `｜` splits a row) and the
-    token's own cell names nothing."""
+    """The header cell of the Markdown table column `at` stands in, or "": only where the row
+    has the header's cells and the token's own cell names nothing."""
     line_start = text.rfind("\n", 0, at) + 1
     header = table_headers(text).get(line_start, "")
     if not header:
@@ -3245,9 +3217,8 @@ def cell_edges(line: str) -> list[int]:
 
 
 def hook_secret(url: str) -> bool:
-    """Whether a URL holds a webhook's secret: after a host named for hooks, or after a path's
-    hook piece (`/webhooks/`, `/build_hooks/`), a piece that turns between letters and digits
-    twice (`64htzp3`, not `python3` nor `release-2024`)."""
+    """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a piece
+    turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`)."""
     host, _, path = url.partition("//")[2].partition("/")
     parts = path.split("/")
     if not any(label.startswith(("hook", "webhook")) for label in host.lower().split(".")):
@@ -3302,25 +3273,21 @@ def mask_secrets(text: str, stats: Counter[str]) -> str:
 def find_pii(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of e-mail addresses and phone numbers that name a person."""
     found = []
-    if "@" in text:
-        for match in EMAIL.finditer(text):
-            local = match.group().split("@", 1)[0]
-            if local == "git" or NOT_PERSONAL_EMAIL.search(match.group(1)) or NOT_PERSONAL_EMAIL.search(local):
-                continue
-            found.append(("email", match.start(), match.end()))
-    if sum(map(str.isdigit, text)) >= 8:
-        for match in PHONE.finditer(text):
-            if sum(c.isdigit() for c in match.group()) >= 8:
-                found.append(("phone", match.start(), match.end()))
+    for match in EMAIL.finditer(text):
+        local = match.group().split("@", 1)[0]
+        if local == "git" or NOT_PERSONAL_EMAIL.search(match.group(1)) or NOT_PERSONAL_EMAIL.search(local):
+            continue
+        found.append(("email", match.start(), match.end()))
+    for match in PHONE.finditer(text):
+        if sum(c.isdigit() for c in match.group()) >= 8:
+            found.append(("phone", match.start(), match.end()))
     return found
 
 
 def clean_invisible(text: str) -> tuple[str, int]:
     """Text without invisible characters and escapes (tab becomes a space), and their count."""
     text = OTHER_BREAKS.sub("\n", text).replace("\t", " ")
-    removed = 0
-    if "\x1b" in text or "\x9b" in text:
-        text, removed = ANSI_ESCAPE.subn("", text)
+    text, removed = ANSI_ESCAPE.subn("", text)
     text, more = INVISIBLE.subn("", text)
     return text, removed + more
 
@@ -3353,10 +3320,9 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
         return NO_SIGNAL
-    if SECRET_MARK in sentence:
-        return Verdict("dropped_secret", "secret", "", 0)
-    if RANDOM_MARK in sentence:
-        return Verdict("dropped_secret", "random-looking token", "", 0)
+    if SECRET_MARK in sentence or RANDOM_MARK in sentence:
+        kind = "secret" if SECRET_MARK in sentence else "random-looking token"
+        return Verdict("dropped_secret", kind, "", 0)
     gated = gate(text, opts, role)
     if gated:
         return gated
@@ -3426,9 +3392,8 @@ def asks(sentence: str) -> bool:
 
 
 def ram_named(match: re.Match[str]) -> bool:
-    """Whether a bare "memory" or "rules" holds a thing, not a note ("save the results in
-    memory, ..."): the agent's memory takes what was said ("put that in memory", "keep a note
-    in memory that X")."""
+    """Whether a bare "memory" or "rules" holds a thing ("save the results in memory"), not
+    what was said ("put that in memory", "keep a note in memory that X")."""
     groups = match.groupdict()
     said = match.string[match.end("bare"):match.start("content")] if groups.get("bare") else ""
     return bool(groups.get("bare") and groups.get("object", "").strip()
@@ -3501,9 +3466,8 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    # The verb opens the part's last clause ("new rule, record it in your memory: X", "I keep
-    # saying this so add it to CLAUDE.md"). After "¿puedes", "kannst du" ..., a memory file by
-    # its name: "tu memoria" is often a phone's.
+    # The verb opens the part's last clause ("so add it to CLAUDE.md"); after "¿puedes", "kannst
+    # du" ..., a memory file by its name ("tu memoria" is often a phone's).
     for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
         named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
         verb = RECORD.search(clause)
@@ -4047,18 +4011,14 @@ class MemoryIndex:
         for number, line in enumerate(lines):
             for token in set(_tokens(line)):
                 self.postings.setdefault(token, []).append(number)
-        self._measures: dict[int, tuple[set[str], tuple[int, int]]] = {}
 
     def measures(self, line: int) -> tuple[set[str], tuple[int, int]]:
-        """A line's trigrams and polarity, counted once however many proposals it meets."""
-        if line not in self._measures:
-            key = normalize(self.lines[line])
-            self._measures[line] = trigrams(key), polarity(key)
-        return self._measures[line]
+        """A line's trigrams and polarity."""
+        key = normalize(self.lines[line])
+        return trigrams(key), polarity(key)
 
     def related(self, key: str) -> list[int]:
-        """The RELATED lines sharing the most words (at least two) with `key`, ties to the
-        earlier line. Rarest words first: a word on most lines says least."""
+        """The RELATED lines sharing most words (two at least) with `key`, rarest words first."""
         hits: Counter[int] = Counter()
         budget = POSTINGS_BUDGET
         for token in sorted(set(_tokens(key)), key=lambda t: (len(self.postings.get(t, ())), t)):
@@ -4469,9 +4429,8 @@ CONTEXT = 3  # lines of context, as diff -u and git write them
 
 
 def quotable_context(rel: str, lines: list[bytes], at: int) -> tuple[int, int]:
-    """Context lines before and after the insertion point: fewer than CONTEXT where a line
-    holds a credential, which no patch may print. git apply reads one-sided short context
-    as anchored at the file's start or end, so in the middle both sides shrink alike."""
+    """Context lines around the insertion point, fewer where a line holds a credential; in the
+    middle both sides shrink alike (git apply anchors one-sided short context at an end)."""
     def clean(index: int) -> bool:
         text = lines[index].decode("utf-8", "replace")
         record = BASELINE_RECORD.match(text)  # the seen file's own line: its key names a conversation
@@ -4565,8 +4524,8 @@ def git_output(folder: str, *args: str, given: bytes = b"", ok: tuple[int, ...] 
 
 
 def memory_git_state(real: str) -> tuple[bool, float] | None:
-    """Whether the memory file differs from what git has, and the time of its last commit
-    (0.0 when it has none); None where git cannot tell (see write_notes)."""
+    """Whether the memory file differs from what git has, and its last commit's time (0.0 when
+    it has none); None where git cannot tell (see write_notes)."""
     folder, name = os.path.split(real)
     status = git_output(folder, "status", "--porcelain", "--", name) if real else None
     log = git_output(folder, "log", "-1", "--format=%ct", "--", name) if status is not None else None
@@ -4590,17 +4549,14 @@ def repo_root(start: str) -> str | None:
     return next(found, None)
 
 # -- the cache: each transcript's result, reused while the file is unchanged -------------
-# The hook reads every session on every commit, and almost none changed since the last.
 # Anything wrong with the cache means the file is read again: never an error or another answer.
 
 CACHE_FOLDER = "memory-diff"
 CACHE_FORMAT = 3
-# marshal, not pickle: it builds only values where a hostile pickle runs code; the key
-# holds the Python version, so another Python's marshal is never read.
+# marshal, not pickle: loading it runs no code; the key holds the Python version.
 CACHE_SUFFIX = ".marshal"
 FORMER_FILE = Lazy(r".*\.json|[0-9a-f]{64}\.marshal")  # earlier formats, swept away
-# git's racy rule: a file modified this close to the run that read it may change again
-# within one timestamp tick, unseen by its identity. 2 s: FAT's granularity.
+# git's racy rule: a file changed this close to its reading may change again unseen (FAT: 2 s).
 RACY_NS = 2_000_000_000
 # Entries unused for CACHE_RUNS runs are dropped; the CACHE_INDEXES newest indexes are kept.
 CACHE_RUNS = 8
@@ -4626,12 +4582,9 @@ def file_identity(path: str) -> list[int] | None:
 
 def build_digest() -> str | None:
     """The module's bytes and Python's version: two trees may share __version__."""
-    try:
-        with open(__file__, "rb") as handle:
-            data = handle.read()
-    except (OSError, NameError):
-        return None
-    return hashlib.sha256(data + f"\0{sys.version}\0{sys.implementation.cache_tag}".encode()).hexdigest()
+    data = file_head(globals().get("__file__") or "", -1)
+    tag = f"\0{sys.version}\0{sys.implementation.cache_tag}".encode()
+    return None if data is None else hashlib.sha256(data + tag).hexdigest()
 
 
 def options_key(opts: Options) -> dict[str, Any]:
@@ -5088,22 +5041,15 @@ def note_source(path: str) -> str | None:
     if path == "-" or not path.endswith(".md") or _looks_like_history(path):
         return None
     folder = os.path.dirname(os.path.abspath(path))
-    names = _folder_names(folder)
+    names: frozenset[str] = frozenset()
+    with contextlib.suppress(OSError):
+        names = frozenset(os.listdir(folder))
     if os.path.basename(folder) == "memories" and names & {"memory_summary.md", "rollout_summaries", "raw_memories.md"}:
         return "codex-memory" if os.path.basename(path) == NOTE_INDEX else None
     projects = os.path.basename(os.path.dirname(os.path.dirname(folder)))
     if NOTE_INDEX in names or os.path.basename(folder) == "memory" and projects == "projects":
         return "claude-auto-memory"
     return None
-
-
-@functools.lru_cache(maxsize=64)
-def _folder_names(folder: str) -> frozenset[str]:
-    """A folder's names, listed once for all its Markdown files."""
-    try:
-        return frozenset(os.listdir(folder))
-    except OSError:
-        return frozenset()
 
 
 # Claude Code names a project folder by its path, each UTF-16 unit that is not an ASCII
@@ -5609,8 +5555,8 @@ def silenced(ignore: Sequence[tuple[str, str | None]], kind: str, line: str) -> 
 
 
 # -- lint: stale bullets ------------------------------------------------------------------
-# Memory that only grows goes stale: a bullet names a file since moved or a function since renamed,
-# and every session believes it. A false stale costs more than a missed one: doubt is not flagged.
+# A bullet naming a file since moved or a function since renamed misleads every session;
+# a false stale costs more than a missed one: doubt is not flagged.
 
 # Not a name: a URL, a `~/`, `$VAR`, flag, `@scope` or absolute path, a glob or a
 # placeholder (`<name>`, `{id}`, `YOUR_KEY`, `...`), an assignment (`DEBUG=1`).
@@ -5721,9 +5667,8 @@ def working_tree(root: str) -> WorkingTree | None:
 
 
 def path_present(tree: WorkingTree, path: str, here: str, anywhere: bool) -> bool | None:
-    """Whether the tree has the path, from the root, from `here` or (`anywhere`) below any
-    folder; None when its first part is in neither (a module `next/navigation`, a branch
-    `origin/main`) or it lies inside a submodule: then it cannot be told."""
+    """Whether the tree has the path (from the root, `here`, or with `anywhere` below any folder);
+    None when that cannot be told: a first part in neither (`origin/main`), or in a submodule."""
     path = path.rstrip("/")
     parts = path.split("/")
     heads = [parts[0], f"{here}/{parts[0]}" if here else parts[0]]
@@ -5978,8 +5923,7 @@ def settings(args: argparse.Namespace) -> Settings:
                     pick("max_add", DEFAULT_MAX_ADD), pick("since"), pick("jobs"))
 
 
-# Flags that cannot be honoured together: each prints a product of its own, or one
-# applies to discovery only. --list-sources --json is a JSON list, not a conflict.
+# Flags that cannot be honoured together (--list-sources --json is a JSON list, no conflict).
 CONFLICTS = (("json", "explain"), ("baseline", "json"), ("baseline", "explain"), ("list_sources", "explain"),
              ("list_sources", "baseline"), ("list_sources", "stats"), ("list_sources", "exit_code"))
 
@@ -6086,8 +6030,7 @@ def print_explain(results: list[FileResult], proposed: list[Candidate],
 def print_build(args: argparse.Namespace, conf: Settings, results: list[FileResult], proposed: list[Candidate],
                 stats: Counter[str], memory_file: tuple[tuple[str, str, str | None], bytes | None],
                 seen_file: tuple[str, bytes | None], inputs: int) -> None:
-    """The patch (or --json) and what the reviewer is told with it: the memory file's
-    (real path, path in the patch, folder to apply in) and bytes, the seen file's."""
+    """The patch (or --json) and what the reviewer is told with it."""
     (real, rel, folder), current = memory_file
     seen_rel, seen = seen_file
     assert conf.memory is not None  # chosen by _run_build
