@@ -1158,13 +1158,6 @@ POLICY_NOT = Lazy("|".join((
     r".*[&|^]0x[0-9A-Fa-f]+",  # a bit mask (`Flags&0x04`)
     r".*%[2-7][0-9A-Fa-f].*|.*%\w.*%\w.*",  # an escape of a sign (`%2F`), a format (`%Y%m%d`)
     r".*\*\*.*")))  # Markdown's emphasis glued to a word (`us-west-2**To`)
-# ... and a password of words joined by `-` or `_`, styled unlike a name: a small word, a
-# capital's and a number (`hutch-Lantern-42`, `girasole_Nero44`), or a digit for a letter in a
-# word (`andr0id-Release-K3y`, one digit in a word of 4 to 12 characters; not `PKCS1v15`).
-JOINED_WORDS = Lazy(r"(?<![\w./@:=-])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+){1,3}(?![\w/@=-]|\.\w)")
-SMALL_THEN_CAPITAL = Lazy(r"[a-z]{3,}[-_](?:\w+[-_])?[A-Z][a-z]{2,}[-_]?(?<![\d.])\d{2,4}")
-LEET_WORD = Lazy(r"(?=[A-Za-z]*[0-9][A-Za-z]*$)(?=(?:[0-9]*[A-Za-z]){3})(?=\w{4,12}$)"
-                 r"\w*[A-Za-z][013457][a-z]\w*")
 RUNS_ON = Lazy(r" [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
@@ -2866,8 +2859,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
 
 
 def policy_passwords(text: str) -> Iterator[SecretHit]:
-    """Passwords made to a policy (policy_password) or of words joined (JOINED_WORDS) wherever
-    they stand, the first but in a link."""
+    """Passwords made to a policy (policy_password) wherever they stand, but in a link."""
     for match in POLICY_TOKEN.finditer(text):
         start, token = match.start(), match.group()
         if not (token.endswith("!") and RUNS_ON.match(text, match.end())):
@@ -2876,12 +2868,6 @@ def policy_passwords(text: str) -> Iterator[SecretHit]:
         in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
         if not in_link and policy_password(text[start:end]):
             yield SecretHit("policy_password", start, end, False)
-    for match in JOINED_WORDS.finditer(text):
-        token, pieces = match.group(), re.split("[-_]", match.group())
-        if 8 <= len(token) <= 40 and cased_with_digit(token) and (
-                SMALL_THEN_CAPITAL.fullmatch(token)
-                or sum(p[:1].isalpha() for p in pieces) >= 2 and any(map(LEET_WORD.fullmatch, pieces))):
-            yield SecretHit("policy_password", match.start(), match.end(), False)
 
 
 def glued_start(text: str, start: int) -> int:

@@ -669,11 +669,6 @@ CLASSES = [
     _row("password-stays", "the lab Wi-Fi password stays Kaffee_Maschine_2017 for the printers",
          "Kaffee_Maschine_2017"),
     _row("passwort-bleibt", "das Gäste-WLAN-Passwort bleibt Kaffee_Maschine_2017", "Kaffee_Maschine_2017"),
-    # A twelfth round (secret33, a blind list): words joined with a number or a digit for a
-    # letter, no password's word near (values written apart from the list's).
-    *[_row(f"joined-words-{n}", f"the firmware ships with {value} baked in", value)
-      for n, value in enumerate(["tulpe-Garten-77", "bruma_Lobo2020", "m0nkey-Wrench-Fog",
-                                 "Gr4vel-Path-Lake", "olmo-Verde-1984"])],
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
@@ -1040,10 +1035,6 @@ LOOKALIKES = [
         ("entra en la página y compara ubuntu / node22 con la imagen anterior", "node22"),
         ('`const labelKey = "StepTitle2"` in the wizard', "StepTitle2"),
         ("the password stays unchanged after the reset", "unchanged")])],
-    # Words joined with digits that are names, standards and versions, not a chosen password's.
-    *[_row(f"joined-name-{n}", f"the notes mention `{value}` twice", value) for n, value in enumerate([
-        "IPv6-only", "Phi-3-mini", "TestE2E_RewindAfterCommit", "v5d_setLowLev", "PKCS1v15-padding",
-        "Windows-Server-2019", "x86_64-Linux", "Vue3-Router", "node-18-alpine", "web3-auth"])],
     # Dashed groups that are names, numbers or dates, not a key's.
     *[_row(f"dashed-groups-{n}", text, value) for n, (text, value) in enumerate([
         ("the release train is TEAM-ALPHA-2024-DEMO this quarter", "TEAM-ALPHA-2024-DEMO"),
