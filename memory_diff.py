@@ -731,7 +731,7 @@ _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
        "คือ|adalah|ialah")
-_COPULAS = _IS + "|stays|remains|bleibt|reste|sigue|to|—|" + _CHANGED_TO  # "the PSK stays X"
+_COPULAS = _IS + "|stays|stayed|remains|remained|bleibt|reste|sigue|to|—|" + _CHANGED_TO  # "stays X"
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
@@ -2832,6 +2832,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             # Letters in groups of four with few vowels are random letters (an app password's
             # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
             grouped_letters = " " in match.group() and joined.isalpha()
+            if "-" in match.group() and not key_groups(match.group()):
+                continue
             if (credential_shaped(joined) or grouped_letters and few_vowels(joined)) \
                     and not harmless_context(text, match.start(), match.end(), joined):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
@@ -3034,6 +3036,13 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
     one_case = value.islower() or value.isupper()
     return one_case and 2 * letters >= len(value) and few_vowels(value) \
         or odd_pieces(value) >= ODD_PIECES
+
+
+def key_groups(value: str) -> bool:
+    """Whether dashed groups (GROUPED) read as a key's: every group but one (and a prefix)
+    holds a digit, as a licence key's do; not a name's words (`gpt2-base-fp16-onnx`)."""
+    groups = re.split("[- ]", value)
+    return sum(not any(c.isdigit() for c in g) for g in groups if len(g) >= 4) <= 1
 
 
 def few_vowels(value: str) -> bool:
@@ -5041,15 +5050,23 @@ def note_source(path: str) -> str | None:
     if path == "-" or not path.endswith(".md") or _looks_like_history(path):
         return None
     folder = os.path.dirname(os.path.abspath(path))
-    names: frozenset[str] = frozenset()
-    with contextlib.suppress(OSError):
-        names = frozenset(os.listdir(folder))
+    names = _folder_names(folder)
     if os.path.basename(folder) == "memories" and names & {"memory_summary.md", "rollout_summaries", "raw_memories.md"}:
         return "codex-memory" if os.path.basename(path) == NOTE_INDEX else None
     projects = os.path.basename(os.path.dirname(os.path.dirname(folder)))
     if NOTE_INDEX in names or os.path.basename(folder) == "memory" and projects == "projects":
         return "claude-auto-memory"
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _folder_names(folder: str) -> frozenset[str]:
+    """A folder's names, listed once for all its Markdown files (a SpecStory folder holds
+    thousands: listed per file, 4,000 take seconds)."""
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
 
 
 # Claude Code names a project folder by its path, each UTF-16 unit that is not an ASCII

@@ -669,6 +669,8 @@ CLASSES = [
     _row("password-stays", "the lab Wi-Fi password stays Kaffee_Maschine_2017 for the printers",
          "Kaffee_Maschine_2017"),
     _row("passwort-bleibt", "das Gäste-WLAN-Passwort bleibt Kaffee_Maschine_2017", "Kaffee_Maschine_2017"),
+    _row("password-remained", "the lab Wi-Fi password remained Kaffee_Maschine_2017 all year",
+         "Kaffee_Maschine_2017"),
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
@@ -1040,7 +1042,8 @@ LOOKALIKES = [
         ("the release train is TEAM-ALPHA-2024-DEMO this quarter", "TEAM-ALPHA-2024-DEMO"),
         ("the order number 4711-2024-0815-0001 is in the ticket", "4711-2024-0815-0001"),
         ("the shards shard-east-west-main-0001 and shard-east-west-main-0002 swap", "shard-east-west-main-0001"),
-        ("buy ISBN 978-3-16-148410-0 for the team", "978-3-16-148410-0")])],
+        ("buy ISBN 978-3-16-148410-0 for the team", "978-3-16-148410-0"),
+        ("we serve gpt2-base-fp16-onnx from the edge box", "gpt2-base-fp16-onnx")])],
 ]
 
 
