@@ -1248,8 +1248,9 @@ COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
 # abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes.
-_KEY_GROUPS = "|".join(r"(?:[A-Z]{2,5}-)?G(?:-G){3,}|G-G(?: G-G)+".replace("G", group)
-                       for group in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}"))
+_KEY_GROUPS = "|".join(rf"(?:[A-Z]{{2,5}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups or more
+                       rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
+                       for g in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}"))  # of one case
 GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
                + _KEY_GROUPS + r")(?![\w-])")
 # ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
@@ -1261,6 +1262,8 @@ PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:"
               r"(?=[a-zA-Z_-]*\d)(?=[\d_-]*[a-zA-Z])"
               r"[A-Za-z0-9_-]{8,}(?![\w:/@-])|"
               r"(?<![\w:/.@-])" + _MIXED_PART + r"(?:\." + _MIXED_PART + r"){2,}(?![\w/@-]|\.\w)")
+# Each rejoined shape, and the characters that join its parts.
+REJOINED = ((GROUPED, str.maketrans("", "", " -")), (PAIRED, str.maketrans("", "", ":.")))
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
@@ -2826,17 +2829,16 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                         text[:match.start()] + joined + text[match.end():], match.start(),
                         match.start() + len(joined), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
-        for match, joins in (*((m, " -") for m in GROUPED.finditer(text)),
-                             *((m, ":.") for m in PAIRED.finditer(text))):
-            joined = match.group().translate(str.maketrans("", "", joins))
-            # Letters in groups of four with few vowels are random letters (an app password's
-            # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
-            grouped_letters = " " in match.group() and joined.isalpha()
-            if "-" in match.group() and not key_groups(match.group()):
-                continue
-            if (credential_shaped(joined) or grouped_letters and few_vowels(joined)) \
-                    and not harmless_context(text, match.start(), match.end(), joined):
-                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+        for shape, joins in REJOINED:
+            for match in shape.finditer(text):
+                joined = match.group().translate(joins)
+                # Letters in groups of four with few vowels are random letters (an app password's
+                # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
+                grouped_letters = " " in match.group() and joined.isalpha()
+                if (credential_shaped(joined) or grouped_letters and few_vowels(joined)) \
+                        and (shape is PAIRED or key_groups(match.group())) \
+                        and not harmless_context(text, match.start(), match.end(), joined):
+                    found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += [f for f in policy_passwords(text) if not overlaps(found, f.start, f.end)]
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
@@ -3039,10 +3041,10 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
 
 
 def key_groups(value: str) -> bool:
-    """Whether dashed groups (GROUPED) read as a key's: every group but one (and a prefix)
-    holds a digit, as a licence key's do; not a name's words (`gpt2-base-fp16-onnx`)."""
-    groups = re.split("[- ]", value)
-    return sum(not any(c.isdigit() for c in g) for g in groups if len(g) >= 4) <= 1
+    """Whether groups (GROUPED) read as a key's: base32's spaced ones always; dashed ones where
+    every group but one (and a prefix) holds a digit; not a name's words (`gpt2-base-fp16`)."""
+    groups = value.replace("-", " ").split()
+    return "-" not in value or sum(not DIGIT.search(g) for g in groups if len(g) >= 4) <= 1
 
 
 def few_vowels(value: str) -> bool:
@@ -3329,9 +3331,10 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
     if not hit:
         return NO_SIGNAL
-    if SECRET_MARK in sentence or RANDOM_MARK in sentence:
-        kind = "secret" if SECRET_MARK in sentence else "random-looking token"
-        return Verdict("dropped_secret", kind, "", 0)
+    if SECRET_MARK in sentence:
+        return Verdict("dropped_secret", "secret", "", 0)
+    if RANDOM_MARK in sentence:
+        return Verdict("dropped_secret", "random-looking token", "", 0)
     gated = gate(text, opts, role)
     if gated:
         return gated
@@ -5062,7 +5065,7 @@ def note_source(path: str) -> str | None:
 @functools.lru_cache(maxsize=64)
 def _folder_names(folder: str) -> frozenset[str]:
     """A folder's names, listed once for all its Markdown files (a SpecStory folder holds
-    thousands: listed per file, 4,000 take seconds)."""
+    thousands)."""
     try:
         return frozenset(os.listdir(folder))
     except OSError:
