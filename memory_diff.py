@@ -151,8 +151,9 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.
     ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
                  r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
-                 # ... or one ending on an article, preposition or conjunction (a wrapped paste).
-                 r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at)$"),
+                 # ... or one ending on an article, preposition or conjunction (a wrapped paste, or a lead-in
+                 # whose colon stands for the list after it: "hard because:").
+                 r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at|because)[:：]?$"),
 )
 
 # MEMORY FILES agents load and who reads each: for requests, a session's own edits, the default.
@@ -562,8 +563,15 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # About one diff: "this PR", "line 42", "#123", a commit hash.
     ("one-diff", "", r"\b(?:this (?:pr|change|diff|commit)\b|our (?:change|diff|commit|fix)\b|pr #?\d+|"
                      r"line \d+|[0-9a-f]{8,40}\b)|#\d+|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
-    # "The fix is to ...": what was done this time, not how the code works.
+    # An incident told as it happens ("The error is occurring because ..."): a cause that holds
+    # past today reads in the simple present ("X fails when ...").
+    ("happening-now", "", r"\b(?:is|are|isn't|aren't) (?:not |still |now |being )?"
+                          r"(?!(?:some|no|any|every)thing\b|string\b)\w+ing\b.*\b(?:because|due to)\b|"
+                          r"正在.*(?:因为|由于)", -3),
+    # "The fix is to ...", "To fix this, ...": what was done this time, not how the code works.
     ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|^fix\b|^the solution\b|"
+                           r"^to (?:fix|solve|resolve|address|work around) (?:this|that|it|these|those|"
+                           r"the (?:issue|problem|error|bug|failure|crash))\b|"
                            r"^the (?:simplest|easiest|best|cleanest|right|correct|proper) (?:approach|fix|solution|option|"
                            r"way)\b|^(?:修复方法|解决方法|解决办法|"
                            r"修复方案)是", -3),

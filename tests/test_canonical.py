@@ -781,6 +781,24 @@ NARRATION_SHAPES = [
     ("so-the-fix-en", A, "`parseRows` reads CSV, so the fix is to route JSON exports through `decodeJSON` first.",
      "so-the-fix"),
     ("so-the-fix-zh", A, "`parseRows` 读的是 CSV，所以修复方法是先把 JSON 导出交给 `decodeJSON` 处理。", "so-the-fix"),
+    # "To fix this, ...": the fix of the day after the incident it points back at.
+    ("to-fix-this-en", A, "To fix this, the uploader should stream each part through `putChunk`, because the proxy "
+     "buffers whole bodies.", "fix-of-the-day"),
+    ("to-address-the-issue-en", A, "To address the issue, `syncWorker` must take the lock before it reads the queue, "
+     "because two workers share it.", "fix-of-the-day"),
+    ("to-fix-purpose-en-kept", A, "To fix flaky uploads for good, always stream parts through `putChunk`, because the "
+     "proxy buffers whole bodies.", None),
+    # An incident told as it happens; the same cause as a standing fact is kept.
+    ("happening-now-en", A, "The export is failing because `writeRows` rejects rows without a time zone and the "
+     "nightly job sends local times.", "happening-now"),
+    ("happening-now-en-user", U, "The upload is being retried twice because the proxy closes idle sockets after 30 "
+     "seconds and `putChunk` reopens them.", "happening-now"),
+    ("happening-now-zh", A, "导出正在失败，因为 `writeRows` 会拒绝没有时区的行，而夜间任务发送的是本地时间。",
+     "happening-now"),
+    ("fails-when-en-kept", A, "The export fails whenever a row has no time zone, because `writeRows` rejects rows "
+     "without one.", None),
+    ("is-a-string-en-kept", A, "The tenant id is a string because the billing API returns ids above 2^53, so "
+     "`parseTenant` must never cast it to a number.", None),
 ]
 # NOISE: the end of a sentence said before (an ellipsis), a check of one's understanding.
 NARRATION_NOISE = [

@@ -224,6 +224,8 @@ JUDGE = [
                  id="drop-fragment-is-that"),
     pytest.param("called once per request, and must be called before the first render in", "dropped_noise",
                  "fragment", id="drop-cut-at-a-preposition"),
+    pytest.param("Resolving the workspace root is fundamentally hard because:", "dropped_noise", "fragment",
+                 id="drop-lead-in-before-its-list"),
     pytest.param("Never leave the feature flag of the billing service on", "candidate", None,
                  id="keep-ending-on-a-particle"),
     pytest.param("If the schema changes, always regenerate the client before pushing.", "candidate", None,
