@@ -87,10 +87,11 @@ class Lazy:
 
 # SIGNAL: a sentence is a candidate only when one of these phrases occurs in it (ASCII: a word).
 SIGNAL_RULES: tuple[tuple[str, str], ...] = (
-    # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of".
-    ("decision", "decided|decide to|decision|chose|chosen|choose|opted|instead of|rather than|"
+    # What was chosen, and ideally why: "we decided to", "chose X over Y", "instead of". Not the
+    # bare verb "choose" or 选择: mostly someone picking in a UI or a menu, not a team's decision.
+    ("decision", "decided|decide to|decision|chose|chosen|opted|instead of|rather than|"
                  "in favour of|in favor of"),
-    ("decision", "决定|选择|选用|改用|采用|约定"),
+    ("decision", "决定|选择了|选用|改用|采用|约定"),
     # Rules and conventions: "always X", "never Y", "X must Y", "don't".
     ("constraint", "must|mustn't|never|always|do not|don't|should|shouldn't|avoid|make sure|"
                    "ensure|required|only ever|not allowed|forbidden"),

@@ -61,14 +61,19 @@ EN_GOTCHA = ("Note that the cache key leaves out the user id by design, because 
              "public data and a user id would drop the hit rate to zero.")
 
 JUDGE = [
-    # -- decision: 决定 / 选择 ------------------------------------------------------------
+    # -- decision: 决定 / 选择了 ----------------------------------------------------------
     p(ZH_DECISION, U, "candidate", "decision", "zh-decision-kept-user"),
     p(ZH_DECISION, A, "candidate", "decision", "zh-decision-kept-assistant"),
     p(EN_DECISION, U, "candidate", "decision", "en-decision-kept-user"),
     p(EN_DECISION, A, "candidate", "decision", "en-decision-kept-assistant"),
     p("好的，我决定先看一下日志文件。", U, "dropped_noise", "narration", "zh-decision-dropped-narration"),
-    p("OK, I'll choose the old cache for this run.", U, "dropped_noise", "narration",
+    p("OK, I'll decide to keep the old cache for this run.", U, "dropped_noise", "narration",
       "en-decision-dropped-narration"),
+    # Picking in a UI or a menu is no decision: the bare verb "choose", 选择 without 了.
+    p("选择并预览单个场景 -- 修改 `scene_idx` 即可查看对应场景的四个摄像头画面。", A, "dropped_no_signal", "",
+      "zh-decision-dropped-select-in-a-notebook"),
+    p("Choose a region in the dropdown, then click Deploy to start `deployWorker` there.", A,
+      "dropped_no_signal", "", "en-decision-dropped-choose-in-a-menu"),
     p("我们是不是应该决定用 SQLite 做缓存？", U, "dropped_noise", "question", "zh-decision-dropped-question"),
     p("Should we decide to use SQLite for the cache?", U, "dropped_noise", "question",
       "en-decision-dropped-question"),
