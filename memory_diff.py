@@ -128,9 +128,11 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("status", r"^(?:all (?:\d+ )?(?:tests?|checks?)|tests? (?:now )?pass|done\b|fixed\b|"
                r"thanks?|thank you|you're right|you are right|perfect|great|excellent|"
                r"sounds good|got it)"),
-    # A sentence that leans on context it does not carry ("This repo ..." and 这个项目 are kept).
+    # A sentence that leans on context it does not carry ("This repo ..." and 这个项目 are kept,
+    # and so is a rule said of no one: "There must be no ...", "There should always be ...").
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
-                r"they|both|here|there|the above|the following|above|below)\b"
+                r"they|both|here|there(?! (?:must|mustn't|should|shouldn't|shall|cannot|can't)\b)|"
+                r"the above|the following|above|below)\b"
                 r"|^(?:这(?!个?(?:项目|仓库|代码库))|那|它|以上|上面|下面)"),
     # ... and one opening with a connective pointing back ("Since that is ...") or an ellipsis.
     ("context", r"^(?:(?:since|because|so|and|but|which|as) (?:this|that|it|these|those|they)\b|\.\.\.|…)"),
