@@ -159,6 +159,11 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at|because)[:：]?$"),
 )
 
+# A request pointing back at the agent's own plan ("I'll run black with --line-length 100" -
+# "yes, remember that") makes the plan the rule: when the turn before holds no other statement,
+# its lines of these NOISE rules are offered.
+PULLED_DESPITE = ("narration", "status")
+
 # MEMORY FILES agents load and who reads each: for requests, a session's own edits, the default.
 MEMORY_FILE_NAMES: dict[str, str] = {
     "AGENTS.md": "codex", "AGENTS.override.md": "codex",  # Codex, and most other agents: AGENTS.md
@@ -1517,6 +1522,7 @@ SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases
 ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
+NOISE_PULLED = Lazy(rules_pattern(rule for rule in NOISE_RULES if rule[0] not in PULLED_DESPITE))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
@@ -3854,14 +3860,18 @@ def process_notes(index: int, path: str, source: str, opts: Options) -> FileResu
 
 def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
             noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
-    """A request pointing back: the REQUEST_PULL best statements before it, without SIGNAL."""
+    """A request pointing back: the REQUEST_PULL best statements before it, without SIGNAL;
+    with none, the agent's plan or report it may point at (PULLED_DESPITE)."""
     offers = []
-    for at, (sequence, message, judged) in enumerate(turn):
-        had = {number: verdict for number, _, verdict in judged or []}
-        for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(), asked=True) or []:
-            before = had.get(number)
-            if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
-                offers.append((message.role != "user", -verdict.score, sequence, number, at, sentence, verdict))
+    for noise in (noise, build_rules(NOISE_PULLED, opts.extra_noise, "noise")):
+        for at, (sequence, message, judged) in enumerate(turn):
+            had = {number: verdict for number, _, verdict in judged or []}
+            for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(), asked=True) or []:
+                before = had.get(number)
+                if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
+                    offers.append((message.role != "user", -verdict.score, sequence, number, at, sentence, verdict))
+        if offers:
+            break
     out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]
     for _, _, _, number, at, sentence, verdict in sorted(offers)[:REQUEST_PULL]:
         sequence, message, judged = out[at]
