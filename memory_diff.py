@@ -329,6 +329,7 @@ QUOTED_WORDS = 3
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
+ONE_WORD = 4  # characters of a word in a script without spaces ("そうです", 好的): no rule
 
 # REQUEST FRAMES, in any language (after REQUEST_RULES): a frame opening the sentence ("Merk dir:
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
@@ -3402,8 +3403,10 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     ahead = FUTURE_ALONE.match(content)
     if ahead and REQUEST_POINTER.match(content[ahead.end():].lstrip(" ,，")):
         content = ""
+    # One word carries no rule ("Да, занеси это в правила проекта", "对，把这条加到项目规则里"):
+    # in a script without spaces, a rule takes more than ONE_WORD characters.
     pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
-        or content.isascii() and " " not in content \
+        or not re.search(r"\s", content) and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD) \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes

@@ -440,6 +440,13 @@ REQUESTS = [
     row("req-ko-points-back",
         native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."), (U, "이거 기억해 둬")),
         Only("The `--out` flag is parsed in `cmd/root.go` and nowhere else.")),
+    # A one-word nod before a closing frame is no rule: the frame points back.
+    row("req-ru-nod-then-frame-points-back",
+        native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."), (U, "Да, занеси это в правила проекта.")),
+        Only("The `--out` flag is parsed in `cmd/root.go` and nowhere else.")),
+    row("req-zh-nod-then-frame-points-back",
+        native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."), (U, "对，把这条加到项目规则里")),
+        Only("The `--out` flag is parsed in `cmd/root.go` and nowhere else.")),
     row("req-en-purpose-clause-points-back",
         native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."),
                (U, "Can you add that to CLAUDE.md so we don't trip over it again?")),
