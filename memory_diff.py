@@ -154,8 +154,8 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.
     ("fragment", r"^(?:is|are|was|were) that\b|^(?:of|than|whereas|which|such as|e\.g\.|i\.e\.)\s|"
                  r"^(?:to|for|if|with|by|from|in order to)\s(?!.*[,，:：;；—–]| - )|"
-                 # ... or one ending on an article, preposition or conjunction (a wrapped paste, or a lead-in
-                 # whose colon stands for the list after it: "hard because:").
+                 # ... or one ending on an article, preposition or conjunction (a wrapped paste,
+                 # or a lead-in whose colon stands for the list after it: "hard because:").
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at|because)[:：]?$"),
 )
 
@@ -184,13 +184,15 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
                r"now|good|nice|right|please|pls|hey|hi|oh|btw|fyi|for the record|\+1|bitte|alors|"
+               r"au fait|d'ailleurs|übrigens|por cierto|aliás|кстати|a proposito|trouwens|"
                r"bueno|então|итак|ну|ок|окей|ладно|"
                r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
                r"per favore|好的?)")
-_LEAD = r"^(?:" + _LEAD_WORDS + r",?\s+)*"
+_LEAD = r"^(?:" + _LEAD_WORDS + r"(?:,|\s+[—–])?\s+)*"  # "Oh and — add ..."
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
 # "Can you" in the languages of REQUEST FRAMES: the verb after it is the frame's.
-_MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|puedes|podrías|pode|podes|você pode|"
+_MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|(?:est-ce que )?(?:tu peux|vous pouvez)|"
+           r"pouvez-vous|puedes|podrías|pode|podes|você pode|"
            r"можешь|можете|puoi|potresti|czy możesz|kun je|kan je")
 # "Can you", "could we": a question that asks for a deed.
 _CAN_YOU = r"(?:can|could|would|will) (?:you|u)|(?:can|could|shall) we"
@@ -199,22 +201,34 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"(?:i want|i'd like|i would like) you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?" \
+# The project's rules file, by a name no phone or process has (a modal's request may name it).
+PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|"
+                 "conventions doc|project conventions|team rules|team conventions|projektregeln|"
+                 "projekt-regeln|teamregeln|reglas del proyecto|reglas del equipo|"
+                 "règles du projet|règles de l'équipe|fichier de conventions|regras do projeto|"
+                 "regras do time|regras da equipe|instruções do projeto|regole del progetto|"
+                 "regole del team|правила проекта|правила команды|projectregels|teamregels|"
+                 "projektreglerna|projektregler|zasady projektu|zasad projektu|proje kuralları|"
+                 "proje kurallarına|aturan proyek|memori proyek|quy tắc dự án|项目规则|团队规则|"
+                 "项目约定|プロジェクトルール|プロジェクトのルール|프로젝트 규칙|팀 규칙")
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the )?(?:" + PROJECT_RULES + r")|" \
+          r"(?:the |your |our |project )?" \
           r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
           r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|" \
           r"somehow\b|now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
-_MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:记忆|规则|memory)(?=\s*(?:文件|里|中|[：:，,。]|$)))"
+_MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:项目|团队|你的)?的?(?:记忆|规则|memory)"
+              r"(?=\s*(?:文件|里|中|[：:，,。]|$)))"
               r"\s*(?:文件)?(?:里|中|里面)?(?:去)?")
-_LEAD_ZH = r"^(?:(?:好的?|嗯|那|那么|所以|另外|还有|请|你)[，,\s]*)*"
+_LEAD_ZH = r"^(?:(?:好的?|很好|不错|对|是的|没错|嗯|那|那么|所以|另外|还有|请|你)[，,\s]*)*"
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
-# The project's rules file, by a name no phone or process has (a modal's request may name it).
-PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
-                 "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
-                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
-                 "プロジェクトルール|프로젝트 규칙")
+# A memory by a bare word ("salva isso na memória", "それをメモリに保存して"), a request's place
+# only in one clause with a word pointing back (POINTER_WORDS): with a thing, a process's memory.
+# (English "memory" has its own guard: REQUEST_RULES and ram_named.)
+BARE_MEMORY = ("memória|memoria|mémoire|gedächtnis|geheugen|minnet|pamięci|память|hafızana|"
+               "bộ nhớ|memori|メモリ|メモリー|記憶|메모리|기억|규칙|ルール")
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -224,6 +238,13 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
                     _MEMORY + _AFTER +
                     r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
+    # ... in the passive: "It should be recorded in CLAUDE.md that X", "that should be written down
+    # in AGENTS.md" (pointing back).
+    ("memory-file", _LEAD + r"(?:(?:it|this|that|these)\b[^,.:;!?\n]{0,40}?\s+)?"
+                    r"(?:should|must|needs? to|has to) be "
+                    r"(?:recorded|written(?: down)?|noted|documented|added|mentioned|kept)"
+                    r"\s+(?:in|to|into)\s+" + _MEMORY + _AFTER +
+                    r"(?:that\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
     ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
                            r"(?:(?:(?:to say|to mention|to note|to state|saying|so that|that|but|"
@@ -241,9 +262,9 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"every (?:future |later )?session)"
                            r"\s+to\s+(?:know|remember)(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
-    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE + r"|memory file|"
-                          + PROJECT_RULES + r")"
-                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+"
+    ("memory-should-say", _LEAD + r"(?:(?:i want|i'd like|i would like)\s+)?(?:the )?(?:"
+                          + _NAMED_FILE + r"|memory file|" + PROJECT_RULES + r")"
+                          r"(?: file)?\s+(?:(?:should|must|needs to|to)\s+"
                           r"(?:say|mention|state|include|note)(?: that\b)?|"
                           r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
                           r"\s*[:：—–-])"
@@ -281,6 +302,10 @@ _PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|ne pas)|para (?:q
 # Where in the memory a rule goes: "under 'Conventions'", "in the testing section", "at the top".
 _PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) "
           r"(?:section|heading|header|part)\b|under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
+# "That" in other languages: what a request points back at.
+POINTER_WORDS = ("这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|"
+                 "이거|그거|이것|그것|das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|"
+                 "to|det|dat|dit|itu|ini|bunu|şunu")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|"
@@ -294,9 +319,7 @@ REQUEST_POINTER = Lazy(
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
     # ... or says where it goes ("under \"Deploy\"", "in the testing section", "at the top").
     + _PLACE + r"[^:：]*|(?:after|before|below|above) (?:the )?\w+(?: (?:section|heading|part))?|"
-    r"这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|"
-    r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
-    r"[\s.。!！?？、，,]*$")
+    + POINTER_WORDS + r")*[\s.。!！?？、，,]*$")
 # ... and so does a remark on it ("Good catch, add that to CLAUDE.md", "这个很重要，记下来"): a few
 # words that weigh what was said, no code and no number.
 REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # "this is", "这个很"
@@ -323,7 +346,8 @@ REQUEST_TOPIC = Lazy(
     r"(?:how|what|why|which)\s|关于|有关)")
 # A rule quoted inside a request's frame ('add "never push to main" to CLAUDE.md', 「X」と書いて):
 # the content when the rest points back; a quoted name ("Code style") has fewer words.
-QUOTED_RULE = Lazy(r'[“"«„「『]([^“”"«»„「」『』\n]{6,}?)[”"»“」』]')
+QUOTED_RULE = Lazy(r'[“"«„「『]([^“”"«»„「」『』\n]{6,}?)[”"»“」』]'
+                   r"|(?<!\w)'([^'\n]{6,}?)'(?!\w)")  # single quotes, not an apostrophe's
 QUOTED_WORDS = 3
 # Lines that are list items or steps of a plan: their sentences are never requests.
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
@@ -377,13 +401,14 @@ FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à
                  "en el futuro|na przyszłość")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
+    "want it|"  # "I want it in CLAUDE.md that X"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
     "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
-    "збережи|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
+    "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
     "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
@@ -403,7 +428,9 @@ MEMORY_SAID = (
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
-                     r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
+                     r"(?<!para)(?<!pour)(?<!\bso)"  # "para que", "so that": a purpose, not "that"
+                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)"
+                     r"|qu')|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
@@ -448,7 +475,7 @@ CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # is a request.
 POLITE_ASK = Lazy(r"\b(?:" + _CAN_YOU + r")\b|\bi wonder\b|"
                   r"\b(?:" + _MODALS + r")\b|"
-                  r"能不能|可以|能否|ください|주세요|줄래")
+                  r"能不能|可以|能否|ください|もらえ|くれ|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer; "..., right?" asks whether a fact holds.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|please|d'accord|vale|tá|"
                     r"ладно|好吗|好不好)\s*[?？]\s*$")
@@ -575,12 +602,12 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # An incident told as it happens ("The error is occurring because ..."): a cause that holds
     # past today reads in the simple present ("X fails when ...").
     ("happening-now", "", r"\b(?:is|are|isn't|aren't) (?:not |still |now |being )?"
-                          r"(?!(?:some|no|any|every)thing\b|string\b)\w+ing\b.*\b(?:because|due to)\b|"
-                          r"正在.*(?:因为|由于)", -3),
+                          r"(?!(?:some|no|any|every)thing\b|string\b)\w+ing\b"
+                          r".*\b(?:because|due to)\b|正在.*(?:因为|由于)", -3),
     # "The fix is to ...", "To fix this, ...": what was done this time, not how the code works.
     ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|^fix\b|^the solution\b|"
-                           r"^to (?:fix|solve|resolve|address|work around) (?:this|that|it|these|those|"
-                           r"the (?:issue|problem|error|bug|failure|crash))\b|"
+                           r"^to (?:fix|solve|resolve|address|work around) (?:this|that|it|these|"
+                           r"those|the (?:issue|problem|error|bug|failure|crash))\b|"
                            r"^the (?:simplest|easiest|best|cleanest|right|correct|proper) (?:approach|fix|solution|option|"
                            r"way)\b|^(?:修复方法|解决方法|解决办法|"
                            r"修复方案)是", -3),
@@ -1432,6 +1459,8 @@ CODE_OR_EMPHASIS = Lazy(r"(`+[^`\n]*`+)|" + EMPHASIS.pattern)  # a code span, wi
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
+INSIDE_PARENS = 40  # characters after a full stop within which the parenthesis around it closes
+
 # Stats keys in --stats order (secret_KIND and uncovered_script_NAME follow, sorted).
 STAT_KEYS = (
     "lines", "parsed", "malformed", "blank", "skipped_unparsed", "prose", "skipped_tool_output",
@@ -1548,6 +1577,9 @@ RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("t
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
+MEMORY_BARE = Lazy(phrase_pattern(BARE_MEMORY))
+POINTED = Lazy(phrase_pattern(POINTER_WORDS))
+MEMORY_LABEL = Lazy(r"[`\"']?(?:" + _NAMED_FILE + r")[`\"']?")
 # ... or what is recorded named as a memory's line ("save this preference: X").
 KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?"
                   r"(?:preferences?|rules?|conventions?|guidelines?|policy|policies)$")
@@ -1556,8 +1588,8 @@ MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
-INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?(?:" + _NAMED_FILE + "|"
-                   + phrase_pattern(MEMORY_SAID) + r")(?:\s+file)?$")
+INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
+                   + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
@@ -1575,7 +1607,7 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
                   *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
-                  *PROJECT_RULES.split("|"),
+                  *PROJECT_RULES.split("|"), *BARE_MEMORY.split("|"),
                   "codify", "preference", "future session", "next session", "every session")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
@@ -2710,8 +2742,11 @@ def _split_line(line: str) -> list[str]:
         end = match.end()
         if match.group().startswith(".") and not match.group().startswith(".."):
             token = (line[start:match.start()].split() or [""])[-1].lower().lstrip("(\"'")
-            if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
-                continue  # e.g. / i.e. / vs. / an initial
+            if token in ABBREVIATIONS or (len(token) == 1 and token != token.upper()):
+                continue  # e.g. / i.e. / vs. / an initial (a cased letter: not Korean 마)
+            if line.rfind("(", start, end) > line.rfind(")", start, end) \
+                    and ")" in line[end:end + INSIDE_PARENS].partition("(")[0]:
+                continue  # inside parentheses that close soon: "(max. 5 tries)", "(z.B. Pinia)"
         pieces.append(line[start:end].strip())
         start = end
     return [piece for piece in [*pieces, line[start:].strip()] if piece]
@@ -3406,13 +3441,15 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # One word carries no rule ("Да, занеси это в правила проекта", "对，把这条加到项目规则里"):
     # in a script without spaces, a rule takes more than ONE_WORD characters.
     pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
-        or not re.search(r"\s", content) and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD) \
+        or not re.search(r"\s", content) \
+        and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD) \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
-    quoted = QUOTED_RULE.search(sentence) if pointer else None
-    if quoted and (CLOSE_SCRIPT.search(quoted[1]) or len(quoted[1].split()) >= QUOTED_WORDS):
-        return name, quoted[1]  # the rule quoted in the frame: AGENTS.md に「X」と書いて
+    found = QUOTED_RULE.search(sentence) if pointer else None
+    quoted = found and (found[1] or found[2])  # in single quotes too, not an apostrophe's
+    if quoted and (CLOSE_SCRIPT.search(quoted) or len(quoted.split()) >= QUOTED_WORDS):
+        return name, quoted  # the rule quoted in the frame: AGENTS.md に「X」と書いて
     return name, "" if pointer else content
 
 
@@ -3445,16 +3482,18 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if opens:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
-        kind = frame_kind(lowered[:separator.start()], opening=True)
+        that = separator.group().strip(" ,")[:1].isalpha()  # "that" in a language, not ":" or "—"
+        kind = frame_kind(lowered[:separator.start()], opening=True, before_that=that)
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
             colon = separator.group().strip() in (":", "：")
-            if kind == "memory-file" and colon and INTO_MEMORY.search(lowered, 0, separator.start()):
+            frame = COURTESY.sub("", lowered[:separator.start()])  # "... to CLAUDE.md please:"
+            if kind == "memory-file" and colon and INTO_MEMORY.search(frame):
                 return kind, "", False
             return None
         if kind:
-            return kind, sentence[separator.end():], kind == "memory-file"
+            return kind, sentence[separator.end():], kind == "memory-file" and not that  # a clause
     # A comma ends a frame that names later sessions ("remember for next time, X").
     comma = lowered.find(",")
     if 0 < comma and frame_kind(lowered[:comma], opening=True) == "remember-that" \
@@ -3476,7 +3515,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
                 head = sentence[:cut.end()] if CONDITION_OPENS.match(sentence) else ""
                 return inner[0], head + inner[1], False
             return kind, sentence[:cut.start()], False
-    own = OWN_CLAUSE.search(plain)
+    own = OWN_CLAUSE.search(PURPOSE.sub("", plain))  # "so you stop forgetting" says why
     frame = REMEMBER.match(plain)
     rest = plain[frame.end():].strip() if frame else ""
     if frame and not own and not CLOSE_SCRIPT.search(plain) and not REQUEST_POINTER.match(rest) \
@@ -3489,19 +3528,27 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     return (alone, "", True) if alone else None
 
 
-def frame_kind(part: str, opening: bool = False) -> str | None:
+def frame_kind(part: str, opening: bool = False, before_that: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
-    a phrase for later sessions frames only when it is all of a part opening the sentence."""
+    a phrase for later sessions frames only when it is all of a part opening the sentence, and
+    a bare memory only beside a pointer or (`before_that`) before "that" and its rule."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part):
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
+    if opening and MEMORY_LABEL.fullmatch(part):  # "CLAUDE.md: use uv, not pip"
+        return "memory-file"
     # The verb opens the part's last clause ("so add it to CLAUDE.md"); after "¿puedes", "kannst
     # du" ..., a memory file by its name ("tu memoria" is often a phone's).
     for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
-        named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
+        # A bare memory with a pointer, or before "that" and its rule ("Skriv in i minnet att
+        # X"), as "put in memory that X" is in English; "Guarda los resultados en memoria: X"
+        # stores things.
+        named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause) \
+            or not LAST_CLAUSE.search(clause) and (before_that or POINTED.search(clause)) \
+            and MEMORY_BARE.search(clause)
         verb = RECORD.search(clause)
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
@@ -3869,10 +3916,13 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
     for noise in (noise, build_rules(NOISE_PULLED, opts.extra_noise, "noise")):
         for at, (sequence, message, judged) in enumerate(turn):
             had = {number: verdict for number, _, verdict in judged or []}
-            for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(), asked=True) or []:
+            for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(),
+                                                           asked=True) or []:
                 before = had.get(number)
-                if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
-                    offers.append((message.role != "user", -verdict.score, sequence, number, at, sentence, verdict))
+                if verdict.stage == "candidate" and verdict.asks == "" \
+                        and (before is None or before.asks == ""):
+                    offers.append((message.role != "user", -verdict.score, sequence, number, at,
+                                   sentence, verdict))
         if offers:
             break
     out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]

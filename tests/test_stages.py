@@ -87,6 +87,9 @@ def parse_stats(stderr: bytes) -> dict[str, int]:
     pytest.param("First; Second part here", ["First;", "Second part here"], id="semicolon-capital"),
     pytest.param("first; second part here", ["first; second part here"], id="semicolon-lowercase"),
     pytest.param("He said \"stop.\" Then left.", ["He said \"stop.\"", "Then left."], id="closing-quote"),
+    pytest.param("`any` 타입은 쓰지 마. 이거 기억해.", ["`any` 타입은 쓰지 마.", "이거 기억해."], id="hangul-is-no-initial"),
+    pytest.param("Retries back off (max. 5 tries) on every call. Done.",
+                 ["Retries back off (max. 5 tries) on every call.", "Done."], id="abbreviation-in-parentheses"),
     pytest.param("", [], id="empty"),
     pytest.param("   \n\n  ", [], id="blank"),
 ])
@@ -811,6 +814,42 @@ OWN_CONTENT = [
     pytest.param("Add it as a rule in .eslintrc.", None, id="a-linters-rule"),
     pytest.param("Update the memory so it records that stories cover every new component.",
                  "stories cover every new component.", id="so-it-records"),
+    # The project's or team's rules named in each language of the frames.
+    pytest.param("Lägg till i projektreglerna: migreringar körs alltid med `make migrate`.",
+                 "migreringar körs alltid med `make migrate`.", id="project-rules-sv"),
+    pytest.param("Would you mind adding 'never log request bodies' to the team rules?",
+                 "never log request bodies", id="team-rules-single-quoted-rule"),
+    pytest.param("Est-ce que tu peux noter dans les règles du projet qu'on déploie le mardi ?",
+                 "on déploie le mardi", id="est-ce-que-tu-peux-qu-apostrophe"),
+    pytest.param("很好，这个记到项目规则里：接口统一用 `chi` 路由。", "接口统一用 `chi` 路由。",
+                 id="zh-project-rules"),
+    # A bare memory beside a pointer or before "that" and its rule; beside a thing, RAM.
+    pytest.param("isso, salva isso na memória", "", id="bare-memory-pointer-pt"),
+    pytest.param("それをメモリに保存しておいて", "", id="bare-memory-pointer-ja"),
+    pytest.param("これをメモリに保存してもらえますか？", "", id="bare-memory-polite-ask-ja"),
+    pytest.param("Skriv in i minnet att staging nollställs varje natt.", "staging nollställs varje natt.",
+                 id="bare-memory-before-that-sv"),
+    pytest.param("salva o cache na memória pra ficar mais rápido", None, id="bare-memory-a-thing-pt"),
+    pytest.param("キャッシュをメモリに保存して", None, id="bare-memory-a-thing-ja"),
+    # A nod alone before a closing frame is no rule.
+    pytest.param("Да, занеси это в правила проекта.", "", id="nod-then-frame-ru"),
+    pytest.param("对，把这条加到项目规则里", "", id="nod-then-frame-zh"),
+    # Wished, in the passive, the file as a label, after a dash, or "by the way".
+    pytest.param("I'd like the memory file to say that releases are cut on Tuesdays.",
+                 "releases are cut on Tuesdays.", id="like-the-memory-file-to-say"),
+    pytest.param("It should be recorded in AGENTS.md that the billing service owns the `invoices` table.",
+                 "the billing service owns the `invoices` table.", id="passive-recorded-in"),
+    pytest.param("that retry pattern should be written down in CLAUDE.md so nobody forgets", "",
+                 id="passive-pointing-back"),
+    pytest.param("CLAUDE.md: run `make lint` before every push.", "run `make lint` before every push.",
+                 id="memory-file-as-label"),
+    pytest.param("Oh and — add to the rules that fixtures live in `tests/data`.", "fixtures live in `tests/data`.",
+                 id="lead-then-dash"),
+    pytest.param("Au fait, retiens que la recette tourne sur `recette.exemple.fr`.",
+                 "la recette tourne sur `recette.exemple.fr`.", id="by-the-way-fr"),
+    # "para que", "so that": a purpose, never the content.
+    pytest.param("Perfecto, apúntalo en .cursorrules para que no se repita.", "", id="purpose-es-para-que"),
+    pytest.param("Add a note to `.windsurfrules` please:", "", id="file-in-backticks-courtesy-colon"),
 ]
 
 
