@@ -129,9 +129,11 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                r"thanks?|thank you|you're right|you are right|perfect|great|excellent|"
                r"sounds good|got it)"),
     # A sentence that leans on context it does not carry ("This repo ..." and 这个项目 are kept,
-    # and so is a rule said of no one: "There must be no ...", "There should always be ...").
+    # and so is a rule said of no one: "There must be no ...", "There should always be ...";
+    # "There must be a bug" guesses).
     ("context", r"^(?:this(?! (?:repo|repository|project|codebase|monorepo)\b)|that|these|those|it|its|"
-                r"they|both|here|there(?! (?:must|mustn't|should|shouldn't|shall|cannot|can't)\b)|"
+                r"they|both|here|there(?! (?:must|should|shall) (?:not|never|always|be no)\b| "
+                r"(?:mustn't|shouldn't|cannot|can't)\b)|"
                 r"the above|the following|above|below)\b"
                 r"|^(?:这(?!个?(?:项目|仓库|代码库))|那|它|以上|上面|下面)"),
     # ... and one opening with a connective pointing back ("Since that is ...") or an ellipsis.
@@ -158,11 +160,6 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                  # or a lead-in whose colon stands for the list after it: "hard because:").
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at|because)[:：]?$"),
 )
-
-# A request pointing back at the agent's own plan ("I'll run black with --line-length 100" -
-# "yes, remember that") makes the plan the rule: when the turn before holds no other statement,
-# its lines of these NOISE rules are offered.
-PULLED_DESPITE = ("narration", "status")
 
 # MEMORY FILES agents load and who reads each: for requests, a session's own edits, the default.
 MEMORY_FILE_NAMES: dict[str, str] = {
@@ -202,17 +199,14 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
-PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|"
-                 "conventions doc|project conventions|team rules|team conventions|projektregeln|"
-                 "projekt-regeln|teamregeln|reglas del proyecto|reglas del equipo|"
-                 "règles du projet|règles de l'équipe|fichier de conventions|regras do projeto|"
-                 "regras do time|regras da equipe|instruções do projeto|regole del progetto|"
-                 "regole del team|правила проекта|правила команды|projectregels|teamregels|"
-                 "projektreglerna|projektregler|zasady projektu|zasad projektu|proje kuralları|"
-                 "proje kurallarına|aturan proyek|memori proyek|quy tắc dự án|项目规则|团队规则|"
-                 "项目约定|プロジェクトルール|プロジェクトのルール|프로젝트 규칙|팀 규칙")
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the )?(?:" + PROJECT_RULES + r")|" \
-          r"(?:the |your |our |project )?" \
+# In each language of the frames, inflected where a request's grammar asks ("zasad projektu").
+PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
+                 "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
+                 "regras do projeto|instruções do projeto|regole del progetto|правила проекта|"
+                 "projectregels|projektreglerna|projektregler|zasady projektu|zasad projektu|"
+                 "proje kuralları|proje kurallarına|aturan proyek|quy tắc dự án|项目规则|"
+                 "プロジェクトルール|プロジェクトのルール|프로젝트 규칙")
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?" \
           r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
           r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|" \
           r"somehow\b|now\b|also\b|but\b|and\b)))"
@@ -224,11 +218,6 @@ _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:项目|团队|你的)?的?(?:记�
 _LEAD_ZH = r"^(?:(?:好的?|很好|不错|对|是的|没错|嗯|那|那么|所以|另外|还有|请|你)[，,\s]*)*"
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
-# A memory by a bare word ("salva isso na memória", "それをメモリに保存して"), a request's place
-# only in one clause with a word pointing back (POINTER_WORDS): with a thing, a process's memory.
-# (English "memory" has its own guard: REQUEST_RULES and ram_named.)
-BARE_MEMORY = ("memória|memoria|mémoire|gedächtnis|geheugen|minnet|pamięci|память|hafızana|"
-               "bộ nhớ|memori|メモリ|メモリー|記憶|메모리|기억|규칙|ルール")
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -238,13 +227,6 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
                     _MEMORY + _AFTER +
                     r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
-    # ... in the passive: "It should be recorded in CLAUDE.md that X", "that should be written down
-    # in AGENTS.md" (pointing back).
-    ("memory-file", _LEAD + r"(?:(?:it|this|that|these)\b[^,.:;!?\n]{0,40}?\s+)?"
-                    r"(?:should|must|needs? to|has to) be "
-                    r"(?:recorded|written(?: down)?|noted|documented|added|mentioned|kept)"
-                    r"\s+(?:in|to|into)\s+" + _MEMORY + _AFTER +
-                    r"(?:that\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
     ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
                            r"(?:(?:(?:to say|to mention|to note|to state|saying|so that|that|but|"
@@ -264,7 +246,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
     ("memory-should-say", _LEAD + r"(?:(?:i want|i'd like|i would like)\s+)?(?:the )?(?:"
                           + _NAMED_FILE + r"|memory file|" + PROJECT_RULES + r")"
-                          r"(?: file)?\s+(?:(?:should|must|needs to|to)\s+"
+                          r"(?: file)?\s+(?:(?:should|must|needs to|"
+                          r"to(?= (?:say|mention|state|note)\b))\s+"
                           r"(?:say|mention|state|include|note)(?: that\b)?|"
                           r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
                           r"\s*[:：—–-])"
@@ -346,14 +329,13 @@ REQUEST_TOPIC = Lazy(
     r"(?:how|what|why|which)\s|关于|有关)")
 # A rule quoted inside a request's frame ('add "never push to main" to CLAUDE.md', 「X」と書いて):
 # the content when the rest points back; a quoted name ("Code style") has fewer words.
-QUOTED_RULE = Lazy(r'[“"«„「『]([^“”"«»„「」『』\n]{6,}?)[”"»“」』]'
-                   r"|(?<!\w)'([^'\n]{6,}?)'(?!\w)")  # single quotes, not an apostrophe's
+QUOTED_RULE = Lazy(r'[“"«„「『]([^“”"«»„「」『』\n]{6,}?)[”"»“」』]')
 QUOTED_WORDS = 3
 # Lines that are list items or steps of a plan: their sentences are never requests.
 PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\b|第\s*\d+\s*步)", re.I)
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
-ONE_WORD = 4  # characters of a word in a script without spaces ("そうです", 好的): no rule
+ONE_WORD = 2  # characters of a nod in a script without spaces (对, 好的, はい, 맞아): no rule
 
 # REQUEST FRAMES, in any language (after REQUEST_RULES): a frame opening the sentence ("Merk dir:
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
@@ -428,7 +410,7 @@ MEMORY_SAID = (
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
-                     r"(?<!para)(?<!pour)(?<!\bso)"  # "para que", "so that": a purpose, not "that"
+                     r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": a purpose
                      r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)"
                      r"|qu')|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
@@ -475,7 +457,7 @@ CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # is a request.
 POLITE_ASK = Lazy(r"\b(?:" + _CAN_YOU + r")\b|\bi wonder\b|"
                   r"\b(?:" + _MODALS + r")\b|"
-                  r"能不能|可以|能否|ください|もらえ|くれ|주세요|줄래")
+                  r"能不能|可以|能否|ください|(?:もらえ|くれ)(?:ます|る)|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer; "..., right?" asks whether a fact holds.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|please|d'accord|vale|tá|"
                     r"ладно|好吗|好不好)\s*[?？]\s*$")
@@ -600,14 +582,17 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("one-diff", "", r"\b(?:this (?:pr|change|diff|commit)\b|our (?:change|diff|commit|fix)\b|pr #?\d+|"
                      r"line \d+|[0-9a-f]{8,40}\b)|#\d+|这个\s*pr|这次(?:修改|提交)|第\s*\d+\s*行", -2),
     # An incident told as it happens ("The error is occurring because ..."): a cause that holds
-    # past today reads in the simple present ("X fails when ...").
-    ("happening-now", "", r"\b(?:is|are|isn't|aren't) (?:not |still |now |being )?"
-                          r"(?!(?:some|no|any|every)thing\b|string\b)\w+ing\b"
-                          r".*\b(?:because|due to)\b|正在.*(?:因为|由于)", -3),
+    # past today reads in the simple present ("X fails when ..."). Verbs of an event, or the
+    # passive of one ("is being retried"); not a state ("we are using Postgres because").
+    ("happening-now", "", r"\b(?:is|are|isn't|aren't) (?:not |still |now )?(?:being \w+ed|failing|"
+                          r"occurring|happening|breaking|crashing|erroring|throwing|hanging|"
+                          r"returning|showing|appearing|working)\b.*\b(?:because|due to)\b|"
+                          r"正在(?:失败|发生|报错|崩溃|出错).*(?:因为|由于)", -3),
     # "The fix is to ...", "To fix this, ...": what was done this time, not how the code works.
     ("fix-of-the-day", "", r"^the fix (?:is|was|should|here)\b|^fix\b|^the solution\b|"
                            r"^to (?:fix|solve|resolve|address|work around) (?:this|that|it|these|"
-                           r"those|the (?:issue|problem|error|bug|failure|crash))\b|"
+                           r"those|the (?:issue|problem|error|bug|failure|crash))\b"
+                           r"(?! for good)(?!.*\b(?:always|never|must)\b)|"  # ... not a rule
                            r"^the (?:simplest|easiest|best|cleanest|right|correct|proper) (?:approach|fix|solution|option|"
                            r"way)\b|^(?:修复方法|解决方法|解决办法|"
                            r"修复方案)是", -3),
@@ -1460,6 +1445,7 @@ SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
 INSIDE_PARENS = 40  # characters after a full stop within which the parenthesis around it closes
+PAREN_CLOSE = Lazy(r"(?<![:;])\)")
 
 # Stats keys in --stats order (secret_KIND and uncovered_script_NAME follow, sorted).
 STAT_KEYS = (
@@ -1552,7 +1538,6 @@ SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases
 ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
-NOISE_PULLED = Lazy(rules_pattern(rule for rule in NOISE_RULES if rule[0] not in PULLED_DESPITE))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
@@ -1577,9 +1562,6 @@ RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("t
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
-MEMORY_BARE = Lazy(phrase_pattern(BARE_MEMORY))
-POINTED = Lazy(phrase_pattern(POINTER_WORDS))
-MEMORY_LABEL = Lazy(r"[`\"']?(?:" + _NAMED_FILE + r")[`\"']?")
 # ... or what is recorded named as a memory's line ("save this preference: X").
 KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?"
                   r"(?:preferences?|rules?|conventions?|guidelines?|policy|policies)$")
@@ -1607,7 +1589,7 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
                   *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
-                  *PROJECT_RULES.split("|"), *BARE_MEMORY.split("|"),
+                  *PROJECT_RULES.split("|"),
                   "codify", "preference", "future session", "next session", "every session")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
@@ -2744,8 +2726,9 @@ def _split_line(line: str) -> list[str]:
             token = (line[start:match.start()].split() or [""])[-1].lower().lstrip("(\"'")
             if token in ABBREVIATIONS or (len(token) == 1 and token != token.upper()):
                 continue  # e.g. / i.e. / vs. / an initial (a cased letter: not Korean 마)
-            if line.rfind("(", start, end) > line.rfind(")", start, end) \
-                    and ")" in line[end:end + INSIDE_PARENS].partition("(")[0]:
+            opened = line.rfind("(", start, end)  # not a smiley's: ":(" and ":)"
+            if opened > line.rfind(")", start, end) and line[opened - 1:opened] not in ":;" \
+                    and PAREN_CLOSE.search(line[end:end + INSIDE_PARENS].partition("(")[0]):
                 continue  # inside parentheses that close soon: "(max. 5 tries)", "(z.B. Pinia)"
         pieces.append(line[start:end].strip())
         start = end
@@ -3446,10 +3429,9 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
-    found = QUOTED_RULE.search(sentence) if pointer else None
-    quoted = found and (found[1] or found[2])  # in single quotes too, not an apostrophe's
-    if quoted and (CLOSE_SCRIPT.search(quoted) or len(quoted.split()) >= QUOTED_WORDS):
-        return name, quoted  # the rule quoted in the frame: AGENTS.md に「X」と書いて
+    quoted = QUOTED_RULE.search(sentence) if pointer else None
+    if quoted and (CLOSE_SCRIPT.search(quoted[1]) or len(quoted[1].split()) >= QUOTED_WORDS):
+        return name, quoted[1]  # the rule quoted in the frame: AGENTS.md に「X」と書いて
     return name, "" if pointer else content
 
 
@@ -3483,7 +3465,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         that = separator.group().strip(" ,")[:1].isalpha()  # "that" in a language, not ":" or "—"
-        kind = frame_kind(lowered[:separator.start()], opening=True, before_that=that)
+        kind = frame_kind(lowered[:separator.start()], opening=True)
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
@@ -3528,27 +3510,19 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     return (alone, "", True) if alone else None
 
 
-def frame_kind(part: str, opening: bool = False, before_that: bool = False) -> str | None:
+def frame_kind(part: str, opening: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
-    a phrase for later sessions frames only when it is all of a part opening the sentence, and
-    a bare memory only beside a pointer or (`before_that`) before "that" and its rule."""
+    a phrase for later sessions frames only when it is all of a part opening the sentence."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part):
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
-    if opening and MEMORY_LABEL.fullmatch(part):  # "CLAUDE.md: use uv, not pip"
-        return "memory-file"
     # The verb opens the part's last clause ("so add it to CLAUDE.md"); after "¿puedes", "kannst
     # du" ..., a memory file by its name ("tu memoria" is often a phone's).
     for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
-        # A bare memory with a pointer, or before "that" and its rule ("Skriv in i minnet att
-        # X"), as "put in memory that X" is in English; "Guarda los resultados en memoria: X"
-        # stores things.
-        named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause) \
-            or not LAST_CLAUSE.search(clause) and (before_that or POINTED.search(clause)) \
-            and MEMORY_BARE.search(clause)
+        named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
         verb = RECORD.search(clause)
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
@@ -3910,21 +3884,14 @@ def process_notes(index: int, path: str, source: str, opts: Options) -> FileResu
 
 def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
             noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
-    """A request pointing back: the REQUEST_PULL best statements before it, without SIGNAL;
-    with none, the agent's plan or report it may point at (PULLED_DESPITE)."""
+    """A request pointing back: the REQUEST_PULL best statements before it, without SIGNAL."""
     offers = []
-    for noise in (noise, build_rules(NOISE_PULLED, opts.extra_noise, "noise")):
-        for at, (sequence, message, judged) in enumerate(turn):
-            had = {number: verdict for number, _, verdict in judged or []}
-            for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(),
-                                                           asked=True) or []:
-                before = had.get(number)
-                if verdict.stage == "candidate" and verdict.asks == "" \
-                        and (before is None or before.asks == ""):
-                    offers.append((message.role != "user", -verdict.score, sequence, number, at,
-                                   sentence, verdict))
-        if offers:
-            break
+    for at, (sequence, message, judged) in enumerate(turn):
+        had = {number: verdict for number, _, verdict in judged or []}
+        for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(), asked=True) or []:
+            before = had.get(number)
+            if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
+                offers.append((message.role != "user", -verdict.score, sequence, number, at, sentence, verdict))
     out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]
     for _, _, _, number, at, sentence, verdict in sorted(offers)[:REQUEST_PULL]:
         sequence, message, judged = out[at]

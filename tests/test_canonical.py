@@ -379,12 +379,8 @@ REQUESTS = [
                (U, "Put that in memory so you remember this.")),
         Count(1, 3), Count(0, role=U), NotProposed("Let me look at the upload code first."),
         Preamble(f"asked to remember at {T}:3")),
-    # ... and when the turn before holds only the agent's plan or report, the plan is the rule.
-    row("req-en-points-back-at-the-agents-plan",
-        native((A, "Got it, I'll run `black` with `--line-length 100` to match `pyproject.toml`, not the default 88."),
-               (U, "yes, remember that")),
-        Only("Got it, I'll run `black` with `--line-length 100` to match `pyproject.toml`, not the default 88.")),
-    row("req-en-points-back-plan-only-without-a-statement",
+    # ... never the agent's plan of the moment.
+    row("req-en-points-back-not-at-the-plan",
         native((A, "Let me check the config first."), (A, GOCLI_TEMPDIR), (U, "yes, remember that")),
         Only(GOCLI_TEMPDIR), NotProposed("Let me check the config first.")),
     row("req-zh-points-back",
@@ -799,7 +795,7 @@ NARRATION_SHAPES = [
     # "To fix this, ...": the fix of the day after the incident it points back at.
     ("to-fix-this-en", A, "To fix this, the uploader should stream each part through `putChunk`, because the proxy "
      "buffers whole bodies.", "fix-of-the-day"),
-    ("to-address-the-issue-en", A, "To address the issue, `syncWorker` must take the lock before it reads the queue, "
+    ("to-address-the-issue-en", A, "To address the issue, `syncWorker` should take the lock before it reads the queue, "
      "because two workers share it.", "fix-of-the-day"),
     ("to-fix-purpose-en-kept", A, "To fix flaky uploads for good, always stream parts through `putChunk`, because the "
      "proxy buffers whole bodies.", None),
