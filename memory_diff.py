@@ -180,7 +180,8 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
-               r"now|good|nice|right|please|pls|hey|hi|oh|btw|fyi|for the record|\+1|bitte|alors|"
+               r"now|good|nice|right|please|pls|hey|hi|oh|btw|by the way|fyi|for the record|\+1|"
+               r"bitte|alors|"
                r"au fait|d'ailleurs|übrigens|por cierto|aliás|кстати|a proposito|trouwens|"
                r"bueno|então|итак|ну|ок|окей|ладно|"
                r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
@@ -199,13 +200,10 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
-# In each language of the frames, inflected where a request's grammar asks ("zasad projektu").
 PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
                  "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
-                 "regras do projeto|instruções do projeto|regole del progetto|правила проекта|"
-                 "projectregels|projektreglerna|projektregler|zasady projektu|zasad projektu|"
-                 "proje kuralları|proje kurallarına|aturan proyek|quy tắc dự án|项目规则|"
-                 "プロジェクトルール|プロジェクトのルール|프로젝트 규칙")
+                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
+                 "プロジェクトルール|프로젝트 규칙")
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?" \
           r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
           r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|" \
@@ -244,10 +242,9 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"every (?:future |later )?session)"
                            r"\s+to\s+(?:know|remember)(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
-    ("memory-should-say", _LEAD + r"(?:(?:i want|i'd like|i would like)\s+)?(?:the )?(?:"
-                          + _NAMED_FILE + r"|memory file|" + PROJECT_RULES + r")"
-                          r"(?: file)?\s+(?:(?:should|must|needs to|"
-                          r"to(?= (?:say|mention|state|note)\b))\s+"
+    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE + r"|memory file|"
+                          + PROJECT_RULES + r")"
+                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+"
                           r"(?:say|mention|state|include|note)(?: that\b)?|"
                           r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
                           r"\s*[:：—–-])"
@@ -411,8 +408,7 @@ MEMORY_SAID = (
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": a purpose
-                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)"
-                     r"|qu')|"
+                     r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
@@ -1445,7 +1441,7 @@ SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
 
 INSIDE_PARENS = 40  # characters after a full stop within which the parenthesis around it closes
-PAREN_CLOSE = Lazy(r"(?<![:;])\)")
+PAREN_CLOSE = Lazy(r"(?<![:;])(?<!(?<!\S)\w)\)")  # not a smiley's, nor a list's "1)", "a)"
 
 # Stats keys in --stats order (secret_KIND and uncovered_script_NAME follow, sorted).
 STAT_KEYS = (
@@ -1562,6 +1558,7 @@ RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("t
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
+LEADS_ONLY = Lazy(r"(?i)(?:" + _LEAD_WORDS + r"[\s,，.!—–-]*)+")  # "Au fait, add it to CLAUDE.md"
 # ... or what is recorded named as a memory's line ("save this preference: X").
 KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?"
                   r"(?:preferences?|rules?|conventions?|guidelines?|policy|policies)$")
@@ -3424,6 +3421,7 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # One word carries no rule ("Да, занеси это в правила проекта", "对，把这条加到项目规则里"):
     # in a script without spaces, a rule takes more than ONE_WORD characters.
     pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
+        or LEADS_ONLY.fullmatch(content) \
         or not re.search(r"\s", content) \
         and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD) \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)

@@ -92,6 +92,8 @@ def parse_stats(stderr: bytes) -> dict[str, int]:
                  ["Retries back off (max. 5 tries) on every call.", "Done."], id="abbreviation-in-parentheses"),
     pytest.param("Main is broken again :( Never push without CI. It costs us a day :) ok?",
                  ["Main is broken again :( Never push without CI.", "It costs us a day :) ok?"], id="smileys-are-no-parentheses"),
+    pytest.param("Two steps (in order. 1) install deps. 2) run tests.",
+                 ["Two steps (in order.", "1) install deps.", "2) run tests."], id="list-markers-are-no-parentheses"),
     pytest.param("", [], id="empty"),
     pytest.param("   \n\n  ", [], id="blank"),
 ])
@@ -824,11 +826,10 @@ OWN_CONTENT = [
     pytest.param("Add it as a rule in .eslintrc.", None, id="a-linters-rule"),
     pytest.param("Update the memory so it records that stories cover every new component.",
                  "stories cover every new component.", id="so-it-records"),
-    # The project's rules named in each language of the frames.
-    pytest.param("Lägg till i projektreglerna: migreringar körs alltid med `make migrate`.",
-                 "migreringar körs alltid med `make migrate`.", id="project-rules-sv"),
-    pytest.param("Est-ce que tu peux noter dans les règles du projet qu'on déploie le mardi ?",
-                 "on déploie le mardi", id="est-ce-que-tu-peux-qu-apostrophe"),
+    # The project's rules after a French modal; "qu'" after "parce", "avant" ... is no "that".
+    pytest.param("Est-ce que tu peux noter dans les règles du projet que les déploiements se font le mardi ?",
+                 "les déploiements se font le mardi", id="est-ce-que-tu-peux"),
+    pytest.param("Ajoute ça au CLAUDE.md avant qu'on oublie", "", id="qu-after-a-conjunction-points-back"),
     pytest.param("很好，这个记到项目规则里：接口统一用 `chi` 路由。", "接口统一用 `chi` 路由。",
                  id="zh-project-rules"),
     pytest.param("Save the parsed rows to the team rules cache.", None, id="a-rules-cache-is-no-memory"),
@@ -839,10 +840,8 @@ OWN_CONTENT = [
     pytest.param("Да, занеси это в правила проекта.", "", id="nod-then-frame-ru"),
     pytest.param("对，把这条加到项目规则里", "", id="nod-then-frame-zh"),
     pytest.param("记住：禁止强推", "禁止强推", id="four-character-rule-zh"),
-    # Wished; not a wish about the file's form, a status line, a negated or a past question.
-    pytest.param("I'd like the memory file to say that releases are cut on Tuesdays.",
-                 "releases are cut on Tuesdays.", id="like-the-memory-file-to-say"),
-    pytest.param("I'd like CLAUDE.md to include less boilerplate.", None, id="a-wish-about-the-files-form"),
+    # Not a wish about the file's form, a status line, a negated or a past question.
+    pytest.param("I want the memory file to say less about deployment", None, id="a-wish-about-the-files-form"),
     pytest.param("CLAUDE.md: updated, 3 lines added.", None, id="memory-file-in-a-status-line"),
     pytest.param("This doesn't need to be added to CLAUDE.md.", None, id="passive-negated"),
     pytest.param("CLAUDE.mdに書いてくれた？", None, id="ja-past-question"),
@@ -850,6 +849,7 @@ OWN_CONTENT = [
                  id="lead-then-dash"),
     pytest.param("Au fait, retiens que la recette tourne sur `recette.exemple.fr`.",
                  "la recette tourne sur `recette.exemple.fr`.", id="by-the-way-fr"),
+    pytest.param("By the way, add this to CLAUDE.md", "", id="leads-alone-point-back"),
     # "para que", "so that": a purpose, never the content.
     pytest.param("Perfecto, apúntalo en .cursorrules para que no se repita.", "", id="purpose-es-para-que"),
     pytest.param("Add a note to `.windsurfrules` please:", "", id="file-in-backticks-courtesy-colon"),
