@@ -277,7 +277,7 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                        r"[，,：:\s]*(?P<content>.+)$"),
 )
 # A purpose clause ("so we don't hit it again", "чтобы ...", 免得 ...): why, not what.
-_PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|ne pas)|para (?:que|no|não)|per non|"
+_PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|qu'|ne pas)|para (?:que|no|não)|per non|"
             r"żeby|aby|om (?:niet|te)|免得|省得|以免|下次别|下次不要)")
 # Where in the memory a rule goes: "under 'Conventions'", "in the testing section", "at the top".
 _PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) "

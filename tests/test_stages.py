@@ -852,6 +852,7 @@ OWN_CONTENT = [
     pytest.param("By the way, add this to CLAUDE.md", "", id="leads-alone-point-back"),
     # "para que", "so that": a purpose, never the content.
     pytest.param("Perfecto, apúntalo en .cursorrules para que no se repita.", "", id="purpose-es-para-que"),
+    pytest.param("Note ça dans CLAUDE.md pour qu'on ne l'oublie pas.", "", id="purpose-fr-pour-qu-denies-nothing"),
     pytest.param("Add a note to `.windsurfrules` please:", "", id="file-in-backticks-courtesy-colon"),
 ]
 
