@@ -199,23 +199,23 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"(?:i want|i'd like|i would like) you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-# The project's rules file, by a name no phone or process has (a modal's request may name it).
-PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
-                 "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
-                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
-                 "プロジェクトルール|프로젝트 규칙")
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?" \
           r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
           r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|" \
           r"somehow\b|now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
-_MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:项目|团队|你的)?的?(?:记忆|规则|memory)"
+_MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:项目的?)?(?:记忆|规则|memory)"
               r"(?=\s*(?:文件|里|中|[：:，,。]|$)))"
               r"\s*(?:文件)?(?:里|中|里面)?(?:去)?")
 _LEAD_ZH = r"^(?:(?:好的?|很好|不错|对|是的|没错|嗯|那|那么|所以|另外|还有|请|你)[，,\s]*)*"
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
+# The project's rules file, by a name no phone or process has (a modal's request may name it).
+PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
+                 "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
+                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
+                 "プロジェクトルール|프로젝트 규칙")
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
 REQUEST_RULES: tuple[tuple[str, str], ...] = (
@@ -282,10 +282,6 @@ _PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|qu'|ne pas)|para 
 # Where in the memory a rule goes: "under 'Conventions'", "in the testing section", "at the top".
 _PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) "
           r"(?:section|heading|header|part)\b|under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
-# "That" in other languages: what a request points back at.
-POINTER_WORDS = ("这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|"
-                 "이거|그거|이것|그것|das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|"
-                 "to|det|dat|dit|itu|ini|bunu|şunu")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|"
@@ -299,7 +295,9 @@ REQUEST_POINTER = Lazy(
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
     # ... or says where it goes ("under \"Deploy\"", "in the testing section", "at the top").
     + _PLACE + r"[^:：]*|(?:after|before|below|above) (?:the )?\w+(?: (?:section|heading|part))?|"
-    + POINTER_WORDS + r")*[\s.。!！?？、，,]*$")
+    r"这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|"
+    r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
+    r"[\s.。!！?？、，,]*$")
 # ... and so does a remark on it ("Good catch, add that to CLAUDE.md", "这个很重要，记下来"): a few
 # words that weigh what was said, no code and no number.
 REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # "this is", "这个很"
@@ -380,7 +378,6 @@ FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à
                  "en el futuro|na przyszłość")
 RECORD_PHRASES = (
     "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
-    "want it|"  # "I want it in CLAUDE.md that X"
     "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
@@ -407,7 +404,7 @@ MEMORY_SAID = (
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
-                     r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": a purpose
+                     r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": _PURPOSE
                      r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
@@ -2724,7 +2721,7 @@ def _split_line(line: str) -> list[str]:
             if token in ABBREVIATIONS or (len(token) == 1 and token != token.upper()):
                 continue  # e.g. / i.e. / vs. / an initial (a cased letter: not Korean 마)
             opened = line.rfind("(", start, end)  # not a smiley's: ":(" and ":)"
-            if opened > line.rfind(")", start, end) and line[opened - 1:opened] not in ":;" \
+            if opened > line.rfind(")", start, end) and line[opened - 1:opened] not in (":", ";") \
                     and PAREN_CLOSE.search(line[end:end + INSIDE_PARENS].partition("(")[0]):
                 continue  # inside parentheses that close soon: "(max. 5 tries)", "(z.B. Pinia)"
         pieces.append(line[start:end].strip())
@@ -3418,12 +3415,12 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     ahead = FUTURE_ALONE.match(content)
     if ahead and REQUEST_POINTER.match(content[ahead.end():].lstrip(" ,，")):
         content = ""
-    # One word carries no rule ("Да, занеси это в правила проекта", "对，把这条加到项目规则里"):
-    # in a script without spaces, a rule takes more than ONE_WORD characters.
+    # A nod or one word carries no rule ("Да, занеси это в правила проекта", "对，把这条加到项目
+    # 规则里"): in a script without spaces, a rule takes more than ONE_WORD characters.
+    one_word = not re.search(r"\s", content) \
+        and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD)
     pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
-        or LEADS_ONLY.fullmatch(content) \
-        or not re.search(r"\s", content) \
-        and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD) \
+        or LEADS_ONLY.fullmatch(content) or one_word \
         or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
@@ -3462,7 +3459,6 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if opens:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
-        that = separator.group().strip(" ,")[:1].isalpha()  # "that" in a language, not ":" or "—"
         kind = frame_kind(lowered[:separator.start()], opening=True)
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
@@ -3473,7 +3469,9 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
                 return kind, "", False
             return None
         if kind:
-            return kind, sentence[separator.end():], kind == "memory-file" and not that  # a clause
+            # After "that" (a word, not ":" or "—") the content is a clause, never a topic.
+            that = separator.group().strip(" ,")[:1].isalpha()
+            return kind, sentence[separator.end():], kind == "memory-file" and not that
     # A comma ends a frame that names later sessions ("remember for next time, X").
     comma = lowered.find(",")
     if 0 < comma and frame_kind(lowered[:comma], opening=True) == "remember-that" \

@@ -92,6 +92,8 @@ def parse_stats(stderr: bytes) -> dict[str, int]:
                  ["Retries back off (max. 5 tries) on every call.", "Done."], id="abbreviation-in-parentheses"),
     pytest.param("Main is broken again :( Never push without CI. It costs us a day :) ok?",
                  ["Main is broken again :( Never push without CI.", "It costs us a day :) ok?"], id="smileys-are-no-parentheses"),
+    pytest.param("(max. 5 tries) per call. Done.", ["(max. 5 tries) per call.", "Done."],
+                 id="parenthesis-opening-the-line"),
     pytest.param("Two steps (in order. 1) install deps. 2) run tests.",
                  ["Two steps (in order.", "1) install deps.", "2) run tests."], id="list-markers-are-no-parentheses"),
     pytest.param("", [], id="empty"),
