@@ -1159,7 +1159,7 @@ SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
 _POLICY_SIGNS = "!#$%&*?@^~"  # what joins a policy password's parts
 POLICY_TOKEN = Lazy(r"(?<![^\W_]|[" + _POLICY_SIGNS + r"_+./<=>\\{-])(?<!::)"
-                    r"(?=[\w.+-]{1,62}(?:[" + _POLICY_SIGNS + r"]+[^\W_]|! [a-z]))"
+                    r"(?=[\w.+-]{1,62}(?:[" + _POLICY_SIGNS + r"]+[^\W_]|! [a-z]|![;,:.]))"
                     r"[^\W_][\w" + _POLICY_SIGNS + r".+-]{7,63}(?![\w" + _POLICY_SIGNS + r".+-])"
                     r"(?![/\\=]|[:>]\S)")
 POLICY_SIGN = Lazy(r"(?<=\w)[" + _POLICY_SIGNS + r"]+(?=[^\W_])")
@@ -1180,7 +1180,18 @@ POLICY_NOT = Lazy("|".join((
     r".*[&|^]0x[0-9A-Fa-f]+",  # a bit mask (`Flags&0x04`)
     r".*%[2-7][0-9A-Fa-f].*|.*%\w.*%\w.*",  # an escape of a sign (`%2F`), a format (`%Y%m%d`)
     r".*\*\*.*")))  # Markdown's emphasis glued to a word (`us-west-2**To`)
-RUNS_ON = Lazy(r" [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
+# ... or chosen with no sign inside, still in both cases with a digit (chosen_password): letters
+# and digits alternating (`K7m4Q9z2`), a digit for a letter inside a word (`andr0id`, `R3ad`), or
+# words and a number joined (`Cerise-Bleue-2031`, `Medved_Zima93`); not a file (`uiMode.D3cN.css`).
+CHOSEN_TOKEN = Lazy(r"(?<![\w./@+\\-])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}(?![\w/@=+\\-]|\.\w)", re.A)
+CHOSEN_JOIN = Lazy(r"[-_.]")
+CHOSEN_MAX = 15  # the longest piece: a longer one is judged random or a name (looks_random)
+LEET = Lazy(r"(?<=[A-Za-z])(?!(?<=[vV])\d(?:alpha|beta|rc))[013457](?=[a-z])")  # not `v1beta`
+LEET_PIECE = 4  # the shortest piece a digit stands in a word of (not a size's `D4s`)
+DIGITS = Lazy(r"[0-9]+")
+SHORT_RUN = 3  # letters of alternating ones between digits, at most
+WORD_OR_NUMBER = Lazy(r"[A-Z]?[a-z]{2,}(?:\d{2,4})?|\d{2,4}")
+RUNS_ON = Lazy(r"[;,:.]| [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
@@ -2895,13 +2906,17 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
 def policy_passwords(text: str) -> Iterator[SecretHit]:
     """Passwords made to a policy (policy_password) wherever they stand, but in a link."""
     for match in POLICY_TOKEN.finditer(text):
-        start, token = match.start(), match.group()
-        if not (token.endswith("!") and RUNS_ON.match(text, match.end())):
+        start, token = match.start(), match.group().rstrip(".")
+        if not (token.endswith("!") and RUNS_ON.match(text, start + len(token))):
             token = token.rstrip(".!?")  # the sentence's end, not a "!" it runs on after
         end = start + len(token)
         in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
         if not in_link and policy_password(text[start:end]):
             yield SecretHit("policy_password", start, end, False)
+    for match in CHOSEN_TOKEN.finditer(text):  # in a link's query too (`?access=Dz3k-Wq8e`)
+        if chosen_password(match.group()) \
+                and not harmless_context(text, match.start(), match.end(), match.group()):
+            yield SecretHit("policy_password", match.start(), match.end(), False)
 
 
 def glued_start(text: str, start: int) -> int:
@@ -3099,6 +3114,23 @@ def policy_password(token: str) -> bool:
     signed = bool(POLICY_SIGN.search(token)) or token[-1] == "!"
     return signed and cased_with_digit(token) and not POLICY_NOT.fullmatch(token) \
         and not FILLER.search(token)
+
+
+def chosen_password(token: str) -> bool:
+    """Whether a token with no sign (CHOSEN_TOKEN) is made as people choose a password."""
+    pieces = CHOSEN_JOIN.split(token)
+    core = "".join(pieces)
+    if len(core) < 6 or max(map(len, pieces)) > CHOSEN_MAX or not cased_with_digit(core) \
+            or core[:2] in ("0x", "0X") or "." in token and pieces[-1].isalpha() and pieces[-1].islower() \
+            or PUBLIC_VALUE.match(token):
+        return False  # short, long, in one case, a hex number, a file, public by its form
+    changes = sum(_char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
+                  for a, b in zip(core, core[1:]))
+    words = len(pieces) > 1 and all(WORD_OR_NUMBER.fullmatch(piece) for piece in pieces) \
+        and sum(piece[0].isalpha() for piece in pieces) > 1 and ("." not in token or pieces[-1].isdigit())
+    short_runs = max(map(len, DIGITS.split(core))) <= SHORT_RUN  # no word between digits (`V1beta1`)
+    return 2 * changes >= len(core) and len(core) <= CHOSEN_MAX and short_runs \
+        or any(len(piece) >= LEET_PIECE and LEET.search(piece) for piece in pieces) or words
 
 
 def signed_random(value: str) -> bool:

@@ -790,6 +790,42 @@ def test_a_password_made_to_a_policy_is_withheld_anywhere(place: str, password: 
     assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
 
 
+# -- property 6: a password chosen with no sign, wherever it stands -------------------------------
+
+PLAIN_WORDS = ["harbor", "velvet", "lantern", "cerise", "tundra", "marble", "falcon", "orchid", "copper",
+               "meadow", "sakura", "istanbul", "medved", "kettle", "raven", "zephyr", "biscuit", "granite"]
+LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"}
+
+
+@st.composite
+def chosen_without_sign(draw: st.DrawFn) -> str:
+    """Both cases and a digit, no sign: letters and digits alternating (`K7m4Q9z2`), a word with
+    a digit for a vowel (`Harb0r-Lantern`), or words and a number joined (`velvet-Falcon-2031`)."""
+    kind = draw(st.sampled_from(["alternating", "leet", "words"]))
+    if kind == "alternating":
+        runs = draw(st.lists(st.text(string.ascii_letters, min_size=1, max_size=2), min_size=3, max_size=5))
+        digits = draw(st.lists(st.sampled_from(string.digits), min_size=len(runs), max_size=len(runs)))
+        made = "".join(run + digit for run, digit in zip(runs, digits))
+        return "Q" + made + "z" if made.lower() == made or made.upper() == made else made
+    words = draw(st.lists(st.sampled_from(PLAIN_WORDS), min_size=2, max_size=3, unique=True))
+    words = [word.capitalize() if draw(st.booleans()) else word for word in words]
+    words[-1] = words[-1].capitalize()
+    if kind == "leet":
+        at = next(n for n, c in enumerate(words[0]) if n and c in LEET and words[0][n + 1:n + 2].isalpha())
+        words[0] = words[0][:at] + LEET[words[0][at]] + words[0][at + 1:]
+    else:
+        words.append(str(draw(st.integers(10, 9999))))
+    return draw(st.sampled_from("-_.")).join(words)
+
+
+@SETTINGS
+@given(st.sampled_from(POLICY_PLACES), chosen_without_sign(), st.sampled_from(["user", "assistant"]))
+def test_a_password_chosen_without_a_sign_is_withheld_anywhere(place: str, password: str, role: str) -> None:
+    message = RULE.replace("{s}", place.replace("{pw}", password))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
+
+
 SHA = _chars("sha", 40, "hex")
 _B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
@@ -1017,6 +1053,12 @@ LOOKALIKES = [
         "RecvmsgIntoRFC3542AncillaryUDP6Test", "OAuth2ClientCredentialsProviderV3",
         "parseX509CertificateFromPEMv3", "listAllURLsForUserV2", "build-cfg-v2-x86-msvc-2022",
         "nonlinear_2eq_order1_type1", "CacheQueueRequestRequestRequest2", "RequestV2V2Cache2"]],
+    # Both cases and a digit with no sign, in the shapes of a chosen password (property 6) but
+    # no password: a model, a release, a size, a method's call, a machine, a bundle's file.
+    *[_row(f"not-chosen-{name}", f"`{name}` stays as it is", name) for name in [
+        "GPT-4o", "Llama-3-70B", "Qwen2.5-Coder-32B", "Mixtral-8x7B", "Ubuntu-22.04", "Standard_D4s_v5",
+        "sha256.Sum256", "tslog.Float64", "MacBook-Pro-2024", "Context7-compatible", "uiMode.D3cNFP6u.css",
+        "iPhone15Pro", "Win10Pro", "IPv4Addr", "H264Decoder", "0xFF92A3FD", "Vector3Int", "Web3Provider"]],
     # A UUID named as an id in more languages (a number's 号, Polish, Korean, Arabic).
     *[_row(f"uuid-named-{n}", text, _UUID) for n, text in enumerate([
         f"工单号 {_UUID} 还没有处理", f"Identyfikator płatności {_UUID} nie istnieje",
