@@ -810,7 +810,7 @@ _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("mysql|mariadb|7z", r"-p"), ("login|sshpass|mongo|mcrcon|cqlsh", r"-p\s*"),
-    ("redis-cli", r"-a\s*"), ("sqlcmd|bcp|osql|zip|unzip|mosquitto_|ipmitool", r"-P\s*"),
+    ("redis-cli", r"-a\s*"), ("curl", r"-u\s*[^\s:]+:|--user\s+[^\s:]+:"), ("sqlcmd|bcp|osql|zip|unzip|mosquitto_|ipmitool", r"-P\s*"),
     ("ldap", r"-w\s*"), ("rar", r"-hp"),
     ("pscp|plink|psftp", r"-pw\s+"), ("ssh-keygen", r"-[NP]\s*"), ("openssl", r"-k\s+|pass:"),
     ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("http", r"-a\s*[^\s:]+:"),
@@ -973,7 +973,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # `-p` (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd, `user/pw@host`.
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass|-token|key",
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
-     r"|keypass|token|(?:api|access|secret|auth)-?key)(?:=|[ \t]+)(?!-)" + _PW, "position"),
+     r"|keypass|token|(?:api|access|secret|auth)-?key)\d?(?:=|[ \t]+)(?!-)" + _PW, "position"),
+    # A `-p` after a user's `-u` in one command (`nextcloudcmd -u me -p pw`), not a port (`8080:80`).
+    ("password_option", "-p", r"(?<![\w-])-u\s*[^\s-]\S*[ \t]+-p[ \t]*(?!-|[\d:.]+(?![^\s\"'`]))" + _PW,
+     "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1189,7 +1192,9 @@ CHOSEN_MAX = 15  # the longest piece: a longer one is judged random or a name (l
 LEET = Lazy(r"(?<=[A-Za-z])(?!(?<=[vV])\d(?:alpha|beta|rc))[013457](?=[a-z])")  # not `v1beta`
 LEET_PIECE = 4  # the shortest piece a digit stands in a word of (not a size's `D4s`)
 DIGITS = Lazy(r"[0-9]+")
-SHORT_RUN = 3  # letters of alternating ones between digits, at most
+LETTERS = Lazy(r"[A-Za-z]+")
+SHORT_RUN = 3  # letters of alternating ones between digits, at most (digits: fewer)
+ONE_CASE_MIN = 8  # characters of an alternating one in small letters (`x86_64`, `utf8mb4` are not)
 WORD_OR_NUMBER = Lazy(r"[A-Z]?[a-z]{2,}(?:\d{2,4})?|\d{2,4}")
 RUNS_ON = Lazy(r"[;,:.]| [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
@@ -3120,17 +3125,22 @@ def chosen_password(token: str) -> bool:
     """Whether a token with no sign (CHOSEN_TOKEN) is made as people choose a password."""
     pieces = CHOSEN_JOIN.split(token)
     core = "".join(pieces)
-    if len(core) < 6 or max(map(len, pieces)) > CHOSEN_MAX or not cased_with_digit(core) \
+    if len(core) < 6 or max(map(len, pieces)) > CHOSEN_MAX or not DIGIT.search(core) \
             or core[:2] in ("0x", "0X") or "." in token and pieces[-1].isalpha() and pieces[-1].islower() \
             or PUBLIC_VALUE.match(token):
-        return False  # short, long, in one case, a hex number, a file, public by its form
+        return False  # short, long, no digit, a hex number, a file, public by its form
     changes = sum(_char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
                   for a, b in zip(core, core[1:]))
+    # No word between digits (`V1beta1`), nor a number between letters (`STM32F103C8T6`).
+    short_runs = max(map(len, DIGITS.split(core))) <= SHORT_RUN \
+        and max(map(len, LETTERS.split(core))) < SHORT_RUN
+    alternating = 2 * changes >= len(core) <= CHOSEN_MAX and short_runs
+    if not cased_with_digit(core):  # random small letters between digits (`k4p9t-2xw7m`), not hex
+        return alternating and core.islower() and len(core) >= ONE_CASE_MIN and few_vowels(core) \
+            and not HEX.fullmatch(core)
     words = len(pieces) > 1 and all(WORD_OR_NUMBER.fullmatch(piece) for piece in pieces) \
         and sum(piece[0].isalpha() for piece in pieces) > 1 and ("." not in token or pieces[-1].isdigit())
-    short_runs = max(map(len, DIGITS.split(core))) <= SHORT_RUN  # no word between digits (`V1beta1`)
-    return 2 * changes >= len(core) and len(core) <= CHOSEN_MAX and short_runs \
-        or any(len(piece) >= LEET_PIECE and LEET.search(piece) for piece in pieces) or words
+    return alternating or words or any(len(piece) >= LEET_PIECE and LEET.search(piece) for piece in pieces)
 
 
 def signed_random(value: str) -> bool:

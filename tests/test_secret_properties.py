@@ -1058,7 +1058,12 @@ LOOKALIKES = [
     *[_row(f"not-chosen-{name}", f"`{name}` stays as it is", name) for name in [
         "GPT-4o", "Llama-3-70B", "Qwen2.5-Coder-32B", "Mixtral-8x7B", "Ubuntu-22.04", "Standard_D4s_v5",
         "sha256.Sum256", "tslog.Float64", "MacBook-Pro-2024", "Context7-compatible", "uiMode.D3cNFP6u.css",
-        "iPhone15Pro", "Win10Pro", "IPv4Addr", "H264Decoder", "0xFF92A3FD", "Vector3Int", "Web3Provider"]],
+        "iPhone15Pro", "Win10Pro", "IPv4Addr", "H264Decoder", "0xFF92A3FD", "Vector3Int", "Web3Provider",
+        "x86_64", "utf8mb4", "aarch64", "stm32f103c8t6", "STM32F103C8T6", "a1b2c3d4e5"]],
+    # A port after `-u` and `-p` (docker's user and published port), curl's variables.
+    *[_row(f"not-a-password-{n}", f"`{text}`", text) for n, text in enumerate([
+        "docker run -u 1000 -p 8080:80 web", "docker run -u 1000 -p 127.0.0.1:5432:5432 db",
+        "curl -u $CI_USER:$CI_TOKEN https://ci.internal/api"])],
     # A UUID named as an id in more languages (a number's 号, Polish, Korean, Arabic).
     *[_row(f"uuid-named-{n}", text, _UUID) for n, text in enumerate([
         f"工单号 {_UUID} 还没有处理", f"Identyfikator płatności {_UUID} nie istnieje",
@@ -1186,6 +1191,15 @@ VALUE_PLACES = [
     pytest.param("Entra con deploy / {v} y revisa el panel", "Tr0mp3t4Az", id="login-pair-es"),
     pytest.param("Zaloguj się jako qa / {v} i sprawdź raport", "Wisla#1928", id="login-pair-pl"),
     pytest.param("请用 ops / {v} 登录测试环境", "Huangshan#33", id="login-pair-verb-after-zh"),
+    # An option named for a password with a number (imapsync's two accounts), curl's `user:pw`,
+    # a `-p` after a user's `-u` in any command.
+    pytest.param("`imapsync --user1 ana --password1 {v} --host2 localhost`", "bluecanoe88", id="password-option-numbered"),
+    pytest.param("`curl -u admin:{v} https://ci.internal/api/json`", "CoffeeTableMountain", id="curl-user-password"),
+    pytest.param("`nextcloudcmd -u astrid -p {v} ~/Docs https://cloud.example`", "astrid79lund", id="dash-p-after-dash-u"),
+    # A code of small letters and digits one by one, with no word for it (property 6 in one case).
+    pytest.param("the bot account can still be recovered with {v} if the phone is lost",
+                 "-".join("".join(_rng(f"code{n}").choice(c) for c in ("bcdfghkmnpqrstvwxz", string.digits) * 3)
+                          for n in range(2)), id="one-case-code-alternating"),
 ]
 
 
