@@ -810,7 +810,8 @@ _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("mysql|mariadb|7z", r"-p"), ("login|sshpass|mongo|mcrcon|cqlsh", r"-p\s*"),
-    ("redis-cli", r"-a\s*"), ("curl", r"-u\s*[^\s:]+:|--user\s+[^\s:]+:"), ("sqlcmd|bcp|osql|zip|unzip|mosquitto_|ipmitool", r"-P\s*"),
+    ("redis-cli", r"-a\s*"), ("curl", r"-u\s*[^\s:]+:|--user\s+[^\s:]+:"),
+    ("sqlcmd|bcp|osql|zip|unzip|mosquitto_|ipmitool", r"-P\s*"),
     ("ldap", r"-w\s*"), ("rar", r"-hp"),
     ("pscp|plink|psftp", r"-pw\s+"), ("ssh-keygen", r"-[NP]\s*"), ("openssl", r"-k\s+|pass:"),
     ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("http", r"-a\s*[^\s:]+:"),
@@ -974,9 +975,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass|-token|key",
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
      r"|keypass|token|(?:api|access|secret|auth)-?key)\d?(?:=|[ \t]+)(?!-)" + _PW, "position"),
-    # A `-p` after a user's `-u` in one command (`nextcloudcmd -u me -p pw`), not a port (`8080:80`).
-    ("password_option", "-p", r"(?<![\w-])-u\s*[^\s-]\S*[ \t]+-p[ \t]*(?!-|[\d:.]+(?![^\s\"'`]))" + _PW,
-     "position"),
+    # A `-p` after a user's `-u` in one command (`nextcloudcmd -u me -p pw`), not a port (`80:80`).
+    ("password_option", "-p",
+     r"(?<![\w-])-u\s*[^\s-]\S*[ \t]+-p[ \t]*(?!-|[\d:.]+(?![^\s\"'`]))" + _PW, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1186,7 +1187,8 @@ POLICY_NOT = Lazy("|".join((
 # ... or chosen with no sign inside, still in both cases with a digit (chosen_password): letters
 # and digits alternating (`K7m4Q9z2`), a digit for a letter inside a word (`andr0id`, `R3ad`), or
 # words and a number joined (`Cerise-Bleue-2031`, `Medved_Zima93`); not a file (`uiMode.D3cN.css`).
-CHOSEN_TOKEN = Lazy(r"(?<![\w./@+\\-])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}(?![\w/@=+\\-]|\.\w)", re.A)
+CHOSEN_TOKEN = Lazy(r"(?<![\w./@+\\-])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}"
+                    r"(?![\w/@=+\\-]|\.\w)", re.A)
 CHOSEN_JOIN = Lazy(r"[-_.]")
 CHOSEN_MAX = 15  # the longest piece: a longer one is judged random or a name (looks_random)
 LEET = Lazy(r"(?<=[A-Za-z])(?!(?<=[vV])\d(?:alpha|beta|rc))[013457](?=[a-z])")  # not `v1beta`
@@ -1196,7 +1198,7 @@ LETTERS = Lazy(r"[A-Za-z]+")
 SHORT_RUN = 3  # letters of alternating ones between digits, at most (digits: fewer)
 ONE_CASE_MIN = 8  # characters of an alternating one in small letters (`x86_64`, `utf8mb4` are not)
 WORD_OR_NUMBER = Lazy(r"[A-Z]?[a-z]{2,}(?:\d{2,4})?|\d{2,4}")
-RUNS_ON = Lazy(r"[;,:.]| [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
+RUNS_ON = Lazy(r"[;,:.]| [a-z]")  # what goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
@@ -3126,8 +3128,8 @@ def chosen_password(token: str) -> bool:
     pieces = CHOSEN_JOIN.split(token)
     core = "".join(pieces)
     if len(core) < 6 or max(map(len, pieces)) > CHOSEN_MAX or not DIGIT.search(core) \
-            or core[:2] in ("0x", "0X") or "." in token and pieces[-1].isalpha() and pieces[-1].islower() \
-            or PUBLIC_VALUE.match(token):
+            or core[:2] in ("0x", "0X") or PUBLIC_VALUE.match(token) \
+            or "." in token and pieces[-1].isalpha() and pieces[-1].islower():
         return False  # short, long, no digit, a hex number, a file, public by its form
     changes = sum(_char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
                   for a, b in zip(core, core[1:]))
@@ -3139,8 +3141,10 @@ def chosen_password(token: str) -> bool:
         return alternating and core.islower() and len(core) >= ONE_CASE_MIN and few_vowels(core) \
             and not HEX.fullmatch(core)
     words = len(pieces) > 1 and all(WORD_OR_NUMBER.fullmatch(piece) for piece in pieces) \
-        and sum(piece[0].isalpha() for piece in pieces) > 1 and ("." not in token or pieces[-1].isdigit())
-    return alternating or words or any(len(piece) >= LEET_PIECE and LEET.search(piece) for piece in pieces)
+        and sum(piece[0].isalpha() for piece in pieces) > 1 \
+        and ("." not in token or pieces[-1].isdigit())
+    leet = any(len(piece) >= LEET_PIECE and LEET.search(piece) for piece in pieces)
+    return alternating or words or leet
 
 
 def signed_random(value: str) -> bool:
