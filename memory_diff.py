@@ -1145,6 +1145,19 @@ DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
+# A shorter one (alternating) is generated where its letters and digits alternate, the kind of
+# character changing at every other one or more often, in runs of at most SHORT_LETTERS letters and
+# SHORT_DIGITS digits (`K7m4Q9z2`, `kFk-9vQ2xL7m`; in small letters with few vowels, `k4p9t-2xw7m`):
+# a name's words make longer runs (`V1beta1`, `STM32F103C8T6`); in a link's query too.
+SHORT_TOKEN = Lazy(r"(?<![\w./@+\\-])(?=[\w.-]{0,24}?\d)(?=[\w.-]{0,24}?[A-Za-z])"
+                   r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}(?![\w/@=+\\-]|\.\w)", re.A)
+SHORT_JOIN = Lazy(r"[-_.]")
+SHORT_MIN = 8  # fewer are a model's, a formula's or a size's (`RN50x4`, `Na2SO4`, `2x16GB`)
+SHORT_LETTERS = 3
+SHORT_DIGITS = 2
+SHORT_ENTROPY = 2.5  # bits a character: not a repeat (`v2_v2_v2_v2`)
+DIGITS = Lazy(r"[0-9]+")
+LETTERS = Lazy(r"[A-Za-z]+")
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
@@ -1184,20 +1197,6 @@ POLICY_NOT = Lazy("|".join((
     r".*[&|^]0x[0-9A-Fa-f]+",  # a bit mask (`Flags&0x04`)
     r".*%[2-7][0-9A-Fa-f].*|.*%\w.*%\w.*",  # an escape of a sign (`%2F`), a format (`%Y%m%d`)
     r".*\*\*.*")))  # Markdown's emphasis glued to a word (`us-west-2**To`)
-# ... or chosen with no sign inside, still in both cases with a digit (chosen_password): letters
-# and digits alternating (`K7m4Q9z2`), a digit for a letter inside a word (`andr0id`, `R3ad`), or
-# words and a number joined (`Cerise-Bleue-2031`, `Medved_Zima93`); not a file (`uiMode.D3cN.css`).
-CHOSEN_TOKEN = Lazy(r"(?<![\w./@+\\-])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}"
-                    r"(?![\w/@=+\\-]|\.\w)", re.A)
-CHOSEN_JOIN = Lazy(r"[-_.]")
-CHOSEN_MAX = 15  # the longest piece: a longer one is judged random or a name (looks_random)
-LEET = Lazy(r"(?<=[A-Za-z])(?!(?<=[vV])\d(?:alpha|beta|rc))[013457](?=[a-z])")  # not `v1beta`
-LEET_PIECE = 4  # the shortest piece a digit stands in a word of (not a size's `D4s`)
-DIGITS = Lazy(r"[0-9]+")
-LETTERS = Lazy(r"[A-Za-z]+")
-SHORT_RUN = 3  # letters of alternating ones between digits, at most (digits: fewer)
-ONE_CASE_MIN = 8  # characters of an alternating one in small letters (`x86_64`, `utf8mb4` are not)
-WORD_OR_NUMBER = Lazy(r"[A-Z]?[a-z]{2,}(?:\d{2,4})?|\d{2,4}")
 RUNS_ON = Lazy(r"[;,:.]| [a-z]")  # what goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
@@ -2887,6 +2886,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                         and (shape is PAIRED or key_groups(match.group())) \
                         and not harmless_context(text, match.start(), match.end(), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+    for match in SHORT_TOKEN.finditer(text):
+        if alternating(match.group()) and not overlaps(found, match.start(), match.end()) \
+                and not harmless_context(text, match.start(), match.end(), match.group()):
+            found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += [f for f in policy_passwords(text) if not overlaps(found, f.start, f.end)]
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
@@ -2920,10 +2923,6 @@ def policy_passwords(text: str) -> Iterator[SecretHit]:
         in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
         if not in_link and policy_password(text[start:end]):
             yield SecretHit("policy_password", start, end, False)
-    for match in CHOSEN_TOKEN.finditer(text):  # in a link's query too (`?access=Dz3k-Wq8e`)
-        if chosen_password(match.group()) \
-                and not harmless_context(text, match.start(), match.end(), match.group()):
-            yield SecretHit("policy_password", match.start(), match.end(), False)
 
 
 def glued_start(text: str, start: int) -> int:
@@ -3123,28 +3122,21 @@ def policy_password(token: str) -> bool:
         and not FILLER.search(token)
 
 
-def chosen_password(token: str) -> bool:
-    """Whether a token with no sign (CHOSEN_TOKEN) is made as people choose a password."""
-    pieces = CHOSEN_JOIN.split(token)
+def alternating(token: str) -> bool:
+    """Whether a short token (SHORT_TOKEN) is generated: its letters and digits alternate."""
+    pieces = SHORT_JOIN.split(token)
     core = "".join(pieces)
-    if len(core) < 6 or max(map(len, pieces)) > CHOSEN_MAX or not DIGIT.search(core) \
-            or core[:2] in ("0x", "0X") or PUBLIC_VALUE.match(token) \
+    if not SHORT_MIN <= len(core) < RANDOM_MIN or core[:2] in ("0x", "0X") or HEX.fullmatch(core) \
+            or PUBLIC_VALUE.match(token) \
             or "." in token and pieces[-1].isalpha() and pieces[-1].islower():
-        return False  # short, long, no digit, a hex number, a file, public by its form
+        return False  # a hex number, public by its form, a file (`uiMode.D3cNFP6u.css`)
+    if max(map(len, DIGITS.split(core))) > SHORT_LETTERS \
+            or max(map(len, LETTERS.split(core))) > SHORT_DIGITS:
+        return False
     changes = sum(_char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
                   for a, b in zip(core, core[1:]))
-    # No word between digits (`V1beta1`), nor a number between letters (`STM32F103C8T6`).
-    short_runs = max(map(len, DIGITS.split(core))) <= SHORT_RUN \
-        and max(map(len, LETTERS.split(core))) < SHORT_RUN
-    alternating = 2 * changes >= len(core) <= CHOSEN_MAX and short_runs
-    if not cased_with_digit(core):  # random small letters between digits (`k4p9t-2xw7m`), not hex
-        return alternating and core.islower() and len(core) >= ONE_CASE_MIN and few_vowels(core) \
-            and not HEX.fullmatch(core)
-    words = len(pieces) > 1 and all(WORD_OR_NUMBER.fullmatch(piece) for piece in pieces) \
-        and sum(piece[0].isalpha() for piece in pieces) > 1 \
-        and ("." not in token or pieces[-1].isdigit())
-    leet = any(len(piece) >= LEET_PIECE and LEET.search(piece) for piece in pieces)
-    return alternating or words or leet
+    return 2 * changes >= len(core) and shannon(core) >= SHORT_ENTROPY \
+        and (cased_with_digit(core) or core.islower() and few_vowels(core))
 
 
 def signed_random(value: str) -> bool:
@@ -5587,7 +5579,7 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
             findings.append((number, "injection", "text that addresses the agent to override its instructions"))
         if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
             findings.append((number, "import", "an @path import outside the repository"))
-        if line.lstrip().startswith(("- ", "* ", "+ ")):
+        if line.lstrip().startswith(("- ", "* ", "+ ")) and number - 1 not in fenced:  # not a tree's
             first = first_line.setdefault((group, normalize(line)), number)
             if first != number:
                 findings.append((number, "duplicate", f"same bullet as line {first} in the same section"))

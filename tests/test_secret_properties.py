@@ -41,7 +41,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -790,40 +790,31 @@ def test_a_password_made_to_a_policy_is_withheld_anywhere(place: str, password: 
     assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
 
 
-# -- property 6: a password chosen with no sign, wherever it stands -------------------------------
-
-PLAIN_WORDS = ["harbor", "velvet", "lantern", "cerise", "tundra", "marble", "falcon", "orchid", "copper",
-               "meadow", "sakura", "istanbul", "medved", "kettle", "raven", "zephyr", "biscuit", "granite"]
-LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"}
-
+# -- property 6: a short generated value, wherever it stands ----------------------------------
 
 @st.composite
-def chosen_without_sign(draw: st.DrawFn) -> str:
-    """Both cases and a digit, no sign: letters and digits alternating (`K7m4Q9z2`), a word with
-    a digit for a vowel (`Harb0r-Lantern`), or words and a number joined (`velvet-Falcon-2031`)."""
-    kind = draw(st.sampled_from(["alternating", "leet", "words"]))
-    if kind == "alternating":
-        runs = draw(st.lists(st.text(string.ascii_letters, min_size=1, max_size=2), min_size=3, max_size=5))
-        digits = draw(st.lists(st.sampled_from(string.digits), min_size=len(runs), max_size=len(runs)))
-        made = "".join(run + digit for run, digit in zip(runs, digits))
-        return "Q" + made + "z" if made.lower() == made or made.upper() == made else made
-    words = draw(st.lists(st.sampled_from(PLAIN_WORDS), min_size=2, max_size=3, unique=True))
-    words = [word.capitalize() if draw(st.booleans()) else word for word in words]
-    words[-1] = words[-1].capitalize()
-    if kind == "leet":
-        at = next(n for n, c in enumerate(words[0]) if n and c in LEET and words[0][n + 1:n + 2].isalpha())
-        words[0] = words[0][:at] + LEET[words[0][at]] + words[0][at + 1:]
-    else:
-        words.append(str(draw(st.integers(10, 9999))))
-    return draw(st.sampled_from("-_.")).join(words)
+def alternating_values(draw: st.DrawFn) -> str:
+    """8 to 15 characters whose letters (runs of one or two) and digits (one at a time) alternate,
+    in both cases, or in small letters with no vowel (`k4p9t-2xw7m`); a dash may join two parts."""
+    cased = draw(st.booleans())
+    letters = string.ascii_letters if cased else "ghjkmnpqrstvwxz"  # no hex letter: hex is no code
+    runs = draw(st.lists(st.text(letters, min_size=1, max_size=2), min_size=4, max_size=7))
+    digits = draw(st.lists(st.sampled_from(string.digits), min_size=len(runs), max_size=len(runs)))
+    made = "".join(run + digit for run, digit in zip(runs, digits))
+    if cased and (made.lower() == made or made.upper() == made):
+        made = "Q" + made[1:] if made.lower() == made else "q" + made[1:]
+    made = (made + "x7Q9z" if cased else made + "x7k9z")[:max(8, min(len(made), 15))]
+    dash = draw(st.integers(0, len(made) - 1))
+    return made if not 3 < dash < len(made) - 3 else made[:dash] + "-" + made[dash:]
 
 
 @SETTINGS
-@given(st.sampled_from(POLICY_PLACES), chosen_without_sign(), st.sampled_from(["user", "assistant"]))
-def test_a_password_chosen_without_a_sign_is_withheld_anywhere(place: str, password: str, role: str) -> None:
-    message = RULE.replace("{s}", place.replace("{pw}", password))
+@given(st.sampled_from(POLICY_PLACES), alternating_values(), st.sampled_from(["user", "assistant"]))
+def test_a_short_generated_value_is_withheld_anywhere(place: str, value: str, role: str) -> None:
+    assume(md.shannon(value.replace("-", "")) >= md.SHORT_ENTROPY)  # a repeat is no generated value
+    message = RULE.replace("{s}", place.replace("{pw}", value))
     outputs = all_outputs([(role, message)])
-    assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
+    assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
 
 
 SHA = _chars("sha", 40, "hex")
@@ -1053,13 +1044,16 @@ LOOKALIKES = [
         "RecvmsgIntoRFC3542AncillaryUDP6Test", "OAuth2ClientCredentialsProviderV3",
         "parseX509CertificateFromPEMv3", "listAllURLsForUserV2", "build-cfg-v2-x86-msvc-2022",
         "nonlinear_2eq_order1_type1", "CacheQueueRequestRequestRequest2", "RequestV2V2Cache2"]],
-    # Both cases and a digit with no sign, in the shapes of a chosen password (property 6) but
-    # no password: a model, a release, a size, a method's call, a machine, a bundle's file.
-    *[_row(f"not-chosen-{name}", f"`{name}` stays as it is", name) for name in [
+    # Letters and digits mixed short of alternating (property 6), or shorter than it judges: a
+    # model, a release, a size, a method's call, a machine, a bundle's file, a formula, a part; and
+    # names shaped like chosen passwords, which the value cannot tell from them (README).
+    *[_row(f"not-alternating-{name}", f"`{name}` stays as it is", name) for name in [
         "GPT-4o", "Llama-3-70B", "Qwen2.5-Coder-32B", "Mixtral-8x7B", "Ubuntu-22.04", "Standard_D4s_v5",
         "sha256.Sum256", "tslog.Float64", "MacBook-Pro-2024", "Context7-compatible", "uiMode.D3cNFP6u.css",
         "iPhone15Pro", "Win10Pro", "IPv4Addr", "H264Decoder", "0xFF92A3FD", "Vector3Int", "Web3Provider",
-        "x86_64", "utf8mb4", "aarch64", "stm32f103c8t6", "STM32F103C8T6", "a1b2c3d4e5"]],
+        "x86_64", "utf8mb4", "aarch64", "stm32f103c8t6", "STM32F103C8T6", "a1b2c3d4e5", "Na2SO4", "2x16GB",
+        "H3K4me3", "org.slf4j.Logger", "nn.Conv1d", "Matrix4x4", "Win32_Process", "Standard_B1ms",
+        "Windows-Server-2019", "Mistral-Nemo-Instruct-2407", "Test_Case_01", "Python-100-Days"]],
     # A port after `-u` and `-p` (docker's user and published port), curl's variables.
     *[_row(f"not-a-password-{n}", f"`{text}`", text) for n, text in enumerate([
         "docker run -u 1000 -p 8080:80 web", "docker run -u 1000 -p 127.0.0.1:5432:5432 db",
@@ -1198,8 +1192,8 @@ VALUE_PLACES = [
     pytest.param("`nextcloudcmd -u astrid -p {v} ~/Docs https://cloud.example`", "astrid79lund", id="dash-p-after-dash-u"),
     # A code of small letters and digits one by one, with no word for it (property 6 in one case).
     pytest.param("the bot account can still be recovered with {v} if the phone is lost",
-                 "-".join("".join(_rng(f"code{n}").choice(c) for c in ("bcdfghkmnpqrstvwxz", string.digits) * 3)
-                          for n in range(2)), id="one-case-code-alternating"),
+                 "-".join("".join(rng.choice(c) for c in ("ghkmnpqrstvwxz", string.digits) * 3)
+                          for rng in (_rng("code1"), _rng("code2"))), id="one-case-code-alternating"),
 ]
 
 
