@@ -33,6 +33,8 @@ def lint(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                  [(6, "duplicate", "same bullet as line 2 in the same section")], id="heading-in-a-fence-is-none"),
     pytest.param(f"{RULE}\n* {RULE[2:].upper()}\n", [(2, "duplicate", "same bullet as line 1 in the same section")],
                  id="no-heading-case-and-marker"),
+    pytest.param("# Runs\n\n```\noutputs/\n  - 2026-02-23/\n    - ...\n    - ...\n```\n", [],
+                 id="a-tree-in-a-fence-has-no-bullets"),
 ])
 def test_duplicates_within_one_section(text: str, expected: list[tuple[int, str, str]]) -> None:
     assert [f for f in md.lint_text(text) if f[1] == "duplicate"] == expected
