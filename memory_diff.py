@@ -5577,7 +5577,7 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
                 findings.append((number, "invisible", f"{what} U+{ord(found.group()):04X}"))
         if INJECTION.search(line):
             findings.append((number, "injection", "text that addresses the agent to override its instructions"))
-        if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)):
+        if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)) and number - 1 not in fenced:  # code's own
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")) and number - 1 not in fenced:  # not a tree's
             first = first_line.setdefault((group, normalize(line)), number)

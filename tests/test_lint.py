@@ -40,6 +40,18 @@ def test_duplicates_within_one_section(text: str, expected: list[tuple[int, str,
     assert [f for f in md.lint_text(text) if f[1] == "duplicate"] == expected
 
 
+@pytest.mark.parametrize(("text", "lines"), [
+    pytest.param("# A\n\nSee @~/.ssh/config for the hosts.\n", [3], id="home-import"),
+    pytest.param("# A\n\n- Read @../shared/RULES.md first.\n", [3], id="parent-import"),
+    pytest.param("# A\n\nSee `@~/.ssh/config` for the hosts.\n", [], id="in-a-code-span"),
+    pytest.param('# A\n\n```ts\nimport { q } from "@/sanity/lib/queries"\nimport x from "@../x"\n```\n', [],
+                 id="in-a-fence-is-code"),
+])
+def test_imports_outside_the_repository(text: str, lines: list[int]) -> None:
+    """Claude Code reads no import inside a code span or block: neither does lint."""
+    assert [f[0] for f in md.lint_text(text) if f[1] == "import"] == lines
+
+
 UNKNOWN_SIZE = "{path}:1: note: size not checked: no agent is known to read this file by its name or an @import " \
                "({size:,} bytes)\n"
 FILLER = "- Keep build note {:06d} short and current, it is read first.\n"
