@@ -1145,10 +1145,12 @@ DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
-# A shorter one (alternating) is generated where its letters and digits alternate, the kind of
-# character changing at every other one or more often, in runs of at most SHORT_LETTERS letters and
-# SHORT_DIGITS digits (`K7m4Q9z2`, `kFk-9vQ2xL7m`; in small letters with few vowels, `k4p9t-2xw7m`):
-# a name's words make longer runs (`V1beta1`, `STM32F103C8T6`); in a link's query too.
+# A shorter one (alternating) is generated where its letters, in both cases, and digits alternate,
+# the kind of character changing at every other one or more often, in runs of at most SHORT_LETTERS
+# letters and SHORT_DIGITS digits (`K7m4Q9z2`, `kFk-9vQ2xL7m`), in a link's query too: a name's
+# words make longer runs (`V1beta1`, `STM32F103C8T6`); in small letters it is as often a type's, a
+# duration's or a network interface's (`int8x16_t`, `1h23m45s`, `enp0s31f6`), and a drawing's path
+# is commands and numbers (`M0 0h24v24H0z`).
 SHORT_TOKEN = Lazy(r"(?<![\w./@+\\-])(?=[\w.-]{0,24}?\d)(?=[\w.-]{0,24}?[A-Za-z])"
                    r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}(?![\w/@=+\\-]|\.\w)", re.A)
 SHORT_JOIN = Lazy(r"[-_.]")
@@ -1157,6 +1159,7 @@ SHORT_LETTERS = 3
 SHORT_DIGITS = 2
 SHORT_ENTROPY = 2.5  # bits a character: not a repeat (`v2_v2_v2_v2`)
 DIGITS = Lazy(r"[0-9]+")
+SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9.-]+")
 LETTERS = Lazy(r"[A-Za-z]+")
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
@@ -3136,7 +3139,7 @@ def alternating(token: str) -> bool:
     changes = sum(_char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
                   for a, b in zip(core, core[1:]))
     return 2 * changes >= len(core) and shannon(core) >= SHORT_ENTROPY \
-        and (cased_with_digit(core) or core.islower() and few_vowels(core))
+        and cased_with_digit(core) and not SVG_PATH.fullmatch(token)
 
 
 def signed_random(value: str) -> bool:
@@ -5577,9 +5580,9 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
                 findings.append((number, "invisible", f"{what} U+{ord(found.group()):04X}"))
         if INJECTION.search(line):
             findings.append((number, "injection", "text that addresses the agent to override its instructions"))
-        if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)) and number - 1 not in fenced:  # code's own
+        if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)) and number - 1 not in fenced:  # not code
             findings.append((number, "import", "an @path import outside the repository"))
-        if line.lstrip().startswith(("- ", "* ", "+ ")) and number - 1 not in fenced:  # not a tree's
+        if line.lstrip().startswith(("- ", "* ", "+ ")) and number - 1 not in fenced:  # no tree
             first = first_line.setdefault((group, normalize(line)), number)
             if first != number:
                 findings.append((number, "duplicate", f"same bullet as line {first} in the same section"))
