@@ -975,9 +975,6 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass|-token|key",
      r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
      r"|keypass|token|(?:api|access|secret|auth)-?key)\d?(?:=|[ \t]+)(?!-)" + _PW, "position"),
-    # A `-p` after a user's `-u` in one command (`nextcloudcmd -u me -p pw`), not a port (`80:80`).
-    ("password_option", "-p",
-     r"(?<![\w-])-u\s*[^\s-]\S*[ \t]+-p[ \t]*(?!-|[\d:.]+(?![^\s\"'`]))" + _PW, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1153,7 +1150,7 @@ RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # is commands and numbers (`M0 0h24v24H0z`).
 SHORT_TOKEN = Lazy(r"(?<![\w./@+\\-])(?=[\w.-]{0,24}?\d)(?=[\w.-]{0,24}?[A-Za-z])"
                    r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}(?![\w/@=+\\-]|\.\w)", re.A)
-SHORT_JOIN = Lazy(r"[-_.]")
+SHORT_JOIN = Lazy(r"[-_]")
 SHORT_MIN = 8  # fewer are a model's, a formula's or a size's (`RN50x4`, `Na2SO4`, `2x16GB`)
 SHORT_LETTERS = 3
 SHORT_DIGITS = 2
@@ -1179,7 +1176,7 @@ SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
 _POLICY_SIGNS = "!#$%&*?@^~"  # what joins a policy password's parts
 POLICY_TOKEN = Lazy(r"(?<![^\W_]|[" + _POLICY_SIGNS + r"_+./<=>\\{-])(?<!::)"
-                    r"(?=[\w.+-]{1,62}(?:[" + _POLICY_SIGNS + r"]+[^\W_]|! [a-z]|![;,:.]))"
+                    r"(?=[\w.+-]{1,62}(?:[" + _POLICY_SIGNS + r"]+[^\W_]|! [a-z]))"
                     r"[^\W_][\w" + _POLICY_SIGNS + r".+-]{7,63}(?![\w" + _POLICY_SIGNS + r".+-])"
                     r"(?![/\\=]|[:>]\S)")
 POLICY_SIGN = Lazy(r"(?<=\w)[" + _POLICY_SIGNS + r"]+(?=[^\W_])")
@@ -1200,7 +1197,7 @@ POLICY_NOT = Lazy("|".join((
     r".*[&|^]0x[0-9A-Fa-f]+",  # a bit mask (`Flags&0x04`)
     r".*%[2-7][0-9A-Fa-f].*|.*%\w.*%\w.*",  # an escape of a sign (`%2F`), a format (`%Y%m%d`)
     r".*\*\*.*")))  # Markdown's emphasis glued to a word (`us-west-2**To`)
-RUNS_ON = Lazy(r"[;,:.]| [a-z]")  # what goes on after a token's "!" ("set it to Qwerty123! again")
+RUNS_ON = Lazy(r" [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
 PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
@@ -1437,7 +1434,7 @@ CODE_SPAN = Lazy(r"`+[^`]*`+")
 UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\n\t\u2028\u2029]")
 JSON_UNPRINTABLE = Lazy(f"{INVISIBLE.pattern}|{BIDI.pattern}|[\u2028\u2029]")
 
-FENCE = Lazy(r"^\s{0,3}(`{3,}|~{3,})")
+FENCE = Lazy(r"^\s{0,3}(`{3,}(?!.*`)|~{3,})")  # no backtick after a backtick fence's (CommonMark)
 
 
 def fence_after(fence: str, line: str) -> tuple[str, bool]:
@@ -2919,8 +2916,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
 def policy_passwords(text: str) -> Iterator[SecretHit]:
     """Passwords made to a policy (policy_password) wherever they stand, but in a link."""
     for match in POLICY_TOKEN.finditer(text):
-        start, token = match.start(), match.group().rstrip(".")
-        if not (token.endswith("!") and RUNS_ON.match(text, start + len(token))):
+        start, token = match.start(), match.group()
+        if not (token.endswith("!") and RUNS_ON.match(text, match.end())):
             token = token.rstrip(".!?")  # the sentence's end, not a "!" it runs on after
         end = start + len(token)
         in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
@@ -3130,16 +3127,16 @@ def alternating(token: str) -> bool:
     pieces = SHORT_JOIN.split(token)
     core = "".join(pieces)
     if not SHORT_MIN <= len(core) < RANDOM_MIN or core[:2] in ("0x", "0X") or HEX.fullmatch(core) \
-            or PUBLIC_VALUE.match(token) \
-            or "." in token and pieces[-1].isalpha() and pieces[-1].islower():
-        return False  # a hex number, public by its form, a file (`uiMode.D3cNFP6u.css`)
+            or PUBLIC_VALUE.match(token) or "." in token:
+        return False  # a hex number, public by its form, code's or a version's dot (`cv2.CV_8UC3`)
     if max(map(len, DIGITS.split(core))) > SHORT_LETTERS \
             or max(map(len, LETTERS.split(core))) > SHORT_DIGITS:
         return False
     changes = sum(_char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
                   for a, b in zip(core, core[1:]))
     return 2 * changes >= len(core) and shannon(core) >= SHORT_ENTROPY \
-        and cased_with_digit(core) and not SVG_PATH.fullmatch(token)
+        and sum(map(str.isupper, core)) > 1 < sum(map(str.islower, core)) \
+        and not SVG_PATH.fullmatch(token)  # two of each case: not a part's `nRF24L01`
 
 
 def signed_random(value: str) -> bool:

@@ -46,6 +46,8 @@ def test_duplicates_within_one_section(text: str, expected: list[tuple[int, str,
     pytest.param("# A\n\nSee `@~/.ssh/config` for the hosts.\n", [], id="in-a-code-span"),
     pytest.param('# A\n\n```ts\nimport { q } from "@/sanity/lib/queries"\nimport x from "@../x"\n```\n', [],
                  id="in-a-fence-is-code"),
+    pytest.param("# A\n\n```ts``` spans need a language.\n\n- Keep hosts in @~/.ssh/config\n", [5],
+                 id="a-span-of-three-backticks-opens-no-fence"),
 ])
 def test_imports_outside_the_repository(text: str, lines: list[int]) -> None:
     """Claude Code reads no import inside a code span or block: neither does lint."""

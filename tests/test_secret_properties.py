@@ -794,8 +794,8 @@ def test_a_password_made_to_a_policy_is_withheld_anywhere(place: str, password: 
 
 @st.composite
 def alternating_values(draw: st.DrawFn) -> str:
-    """8 to 15 characters whose letters (runs of one or two, both cases) and digits (one at a time)
-    alternate (`K7m4Q9z2`); a dash may join two parts."""
+    """8 to 15 characters whose letters (runs of one or two, two or more of each case) and digits
+    (one at a time) alternate (`K7m4Q9z2`); a dash may join two parts."""
     runs = draw(st.lists(st.text(string.ascii_letters, min_size=1, max_size=2), min_size=4, max_size=7))
     digits = draw(st.lists(st.sampled_from(string.digits), min_size=len(runs), max_size=len(runs)))
     made = "".join(run + digit for run, digit in zip(runs, digits))
@@ -810,6 +810,8 @@ def alternating_values(draw: st.DrawFn) -> str:
 @given(st.sampled_from(POLICY_PLACES), alternating_values(), st.sampled_from(["user", "assistant"]))
 def test_a_short_generated_value_is_withheld_anywhere(place: str, value: str, role: str) -> None:
     assume(md.shannon(value.replace("-", "")) >= md.SHORT_ENTROPY)  # a repeat is no generated value
+    assume(sum(map(str.isupper, value)) > 1 < sum(map(str.islower, value)))
+    assume(not md.SVG_PATH.fullmatch(value))  # an SVG path's letters and numbers pass (README)
     message = RULE.replace("{s}", place.replace("{pw}", value))
     outputs = all_outputs([(role, message)])
     assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
@@ -1049,16 +1051,20 @@ LOOKALIKES = [
         "GPT-4o", "Llama-3-70B", "Qwen2.5-Coder-32B", "Mixtral-8x7B", "Ubuntu-22.04", "Standard_D4s_v5",
         "sha256.Sum256", "tslog.Float64", "MacBook-Pro-2024", "Context7-compatible", "uiMode.D3cNFP6u.css",
         "iPhone15Pro", "Win10Pro", "IPv4Addr", "H264Decoder", "0xFF92A3FD", "Vector3Int", "Web3Provider",
-        "x86_64", "utf8mb4", "aarch64", "stm32f103c8t6", "STM32F103C8T6", "a1b2c3d4e5", "Na2SO4", "2x16GB",
+        "x86_64", "utf8mb4", "aarch64", "stm32f103c8t6", "STM32F103C8T6", "a1b2c3d4e5", "Na2SO4", "2x16GB", "nRF24L01",
         "H3K4me3", "org.slf4j.Logger", "nn.Conv1d", "Matrix4x4", "Win32_Process", "Standard_B1ms",
         "Windows-Server-2019", "Mistral-Nemo-Instruct-2407", "Test_Case_01", "Python-100-Days",
         "int8x16_t", "1h23m45s", "enp0s31f6", "m16n8k16"]],
     # An SVG path's commands and numbers.
     _row("svg-path", '`<path d="M0 0h24v24H0z" fill="none"/>` frames every icon', "0h24v24H0z"),
-    # A port after `-u` and `-p` (docker's user and published port), curl's variables.
+    # `-p` after `-u` is a port, a process or a priority as often as a password; curl's variables;
+    # an exclamation after a name; a constant's or a version's dot.
     *[_row(f"not-a-password-{n}", f"`{text}`", text) for n, text in enumerate([
         "docker run -u 1000 -p 8080:80 web", "docker run -u 1000 -p 127.0.0.1:5432:5432 db",
-        "curl -u $CI_USER:$CI_TOKEN https://ci.internal/api"])],
+        "docker run --rm -u 1000:1000 -p 53:53/udp pihole", "journalctl -u nginx -p err..alert",
+        "htop -u www-data -p 1234,5678", "curl -u $CI_USER:$CI_TOKEN https://ci.internal/api"])],
+    _row("exclamation-after-a-name", "Finally green on Python3!, pushing now", "Python3!"),
+    *[_row(f"dotted-{name}", f"`{name}` is the format", name) for name in ["cv2.CV_8UC3", "Wan2.1-T2V-14B"]],
     # A UUID named as an id in more languages (a number's 号, Polish, Korean, Arabic).
     *[_row(f"uuid-named-{n}", text, _UUID) for n, text in enumerate([
         f"工单号 {_UUID} 还没有处理", f"Identyfikator płatności {_UUID} nie istnieje",
@@ -1186,11 +1192,9 @@ VALUE_PLACES = [
     pytest.param("Entra con deploy / {v} y revisa el panel", "Tr0mp3t4Az", id="login-pair-es"),
     pytest.param("Zaloguj się jako qa / {v} i sprawdź raport", "Wisla#1928", id="login-pair-pl"),
     pytest.param("请用 ops / {v} 登录测试环境", "Huangshan#33", id="login-pair-verb-after-zh"),
-    # An option named for a password with a number (imapsync's two accounts), curl's `user:pw`,
-    # a `-p` after a user's `-u` in any command.
+    # An option named for a password with a number (imapsync's two accounts), curl's `user:pw`.
     pytest.param("`imapsync --user1 ana --password1 {v} --host2 localhost`", "bluecanoe88", id="password-option-numbered"),
     pytest.param("`curl -u admin:{v} https://ci.internal/api/json`", "CoffeeTableMountain", id="curl-user-password"),
-    pytest.param("`nextcloudcmd -u astrid -p {v} ~/Docs https://cloud.example`", "astrid79lund", id="dash-p-after-dash-u"),
 ]
 
 
