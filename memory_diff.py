@@ -1142,22 +1142,18 @@ DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
-# A shorter one (alternating) is generated where its letters, in both cases, and digits alternate,
-# the kind of character changing at every other one or more often, in runs of at most SHORT_LETTERS
-# letters and SHORT_DIGITS digits (`K7m4Q9z2`, `kFk-9vQ2xL7m`), in a link's query too: a name's
-# words make longer runs (`V1beta1`, `STM32F103C8T6`); in small letters it is as often a type's, a
-# duration's or a network interface's (`int8x16_t`, `1h23m45s`, `enp0s31f6`), and a drawing's path
-# is commands and numbers (`M0 0h24v24H0z`).
-SHORT_TOKEN = Lazy(r"(?<![\w./@+\\-])(?=[\w.-]{0,24}?\d)(?=[\w.-]{0,24}?[A-Za-z])"
-                   r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){0,3}(?![\w/@=+\\-]|\.\w)", re.A)
-SHORT_JOIN = Lazy(r"[-_]")
+# A shorter one (alternating) is generated where letters, two or more of each case, and digits
+# alternate: the kind of character changes at every other one or more often, in runs of at most
+# SHORT_LETTERS letters and SHORT_DIGITS digits (`K7m4Q9z2`, `kFk-9vQ2xL7m`), in a link's query
+# too. A name's words make longer runs (`V1beta1`); one case is as often a type's, a duration's or
+# an interface's (`int8x16_t`, `1h23m45s`, `enp0s31f6`); a dot joins code (`cv2.CV_8UC3`).
+SHORT_TOKEN = Lazy(r"(?<![\w./@+\\-])(?=[\w-]{0,24}?\d)(?=[\w-]{0,24}?[A-Za-z])"
+                   r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+){0,3}(?![\w/@=+\\-]|\.\w)", re.A)
 SHORT_MIN = 8  # fewer are a model's, a formula's or a size's (`RN50x4`, `Na2SO4`, `2x16GB`)
 SHORT_LETTERS = 3
 SHORT_DIGITS = 2
 SHORT_ENTROPY = 2.5  # bits a character: not a repeat (`v2_v2_v2_v2`)
-DIGITS = Lazy(r"[0-9]+")
-SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9.-]+")
-LETTERS = Lazy(r"[A-Za-z]+")
+SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9-]+")  # a drawing's commands and numbers (`0h24v24H0z`)
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
@@ -3075,13 +3071,7 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
         return True  # a run of 16 hex characters or more is a hash, an id or a key, not a word
     if not any(c.isupper() for c in value) and len(INNER_DIGITS.findall(value)) >= INNER_DIGIT_RUNS:
         return True
-    # An upper-case letter before lower-case ones opens a word (`CamelCase`): no change; with
-    # `words`, neither does a word's capital after a lower-case letter or a digit (`S3Bucket`).
-    changes = sum(1 for at, (a, b) in enumerate(zip(value, value[1:]))
-                  if _char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
-                  and not (words and not a.isupper() and b.isupper()
-                           and CAPITAL_WORD.match(value, at + 1)))
-    if changes * RANDOM_MIX >= len(value):
+    if class_changes(value, words) * RANDOM_MIX >= len(value):
         return True
     if not words:
         return False
@@ -3124,19 +3114,23 @@ def policy_password(token: str) -> bool:
 
 def alternating(token: str) -> bool:
     """Whether a short token (SHORT_TOKEN) is generated: its letters and digits alternate."""
-    pieces = SHORT_JOIN.split(token)
-    core = "".join(pieces)
-    if not SHORT_MIN <= len(core) < RANDOM_MIN or core[:2] in ("0x", "0X") or HEX.fullmatch(core) \
-            or PUBLIC_VALUE.match(token) or "." in token:
-        return False  # a hex number, public by its form, code's or a version's dot (`cv2.CV_8UC3`)
-    if max(map(len, DIGITS.split(core))) > SHORT_LETTERS \
-            or max(map(len, LETTERS.split(core))) > SHORT_DIGITS:
-        return False
-    changes = sum(_char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
-                  for a, b in zip(core, core[1:]))
-    return 2 * changes >= len(core) and shannon(core) >= SHORT_ENTROPY \
+    core = SIGNS.sub("", token)
+    runs_short = all(len(run) <= (SHORT_DIGITS if run[0].isdigit() else SHORT_LETTERS)
+                     for run in CLASS_TURN.split(core))
+    return SHORT_MIN <= len(core) < RANDOM_MIN and runs_short \
+        and 2 * class_changes(core) >= len(core) and shannon(core) >= SHORT_ENTROPY \
         and sum(map(str.isupper, core)) > 1 < sum(map(str.islower, core)) \
-        and not SVG_PATH.fullmatch(token)  # two of each case: not a part's `nRF24L01`
+        and not PUBLIC_VALUE.match(token) and not SVG_PATH.fullmatch(token)
+
+
+def class_changes(value: str, words: bool = False) -> int:
+    """Where the kind of character changes; an upper-case letter before lower-case ones opens a
+    word (`CamelCase`): no change; with `words`, neither does a word's capital after a lower-case
+    letter or a digit (`S3Bucket`)."""
+    return sum(1 for at, (a, b) in enumerate(zip(value, value[1:]))
+               if _char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
+               and not (words and not a.isupper() and b.isupper()
+                        and CAPITAL_WORD.match(value, at + 1)))
 
 
 def signed_random(value: str) -> bool:
