@@ -711,14 +711,16 @@ def literal_trie(words: Iterable[str]) -> str:
 # Edges are not \b (it misses `_AKIA..._`, `密钥是AKIA...`); an alphabet with `_` or `-` has no end.
 _S = r"(?<![A-Za-z0-9])"  # start edge
 _E = r"(?![A-Za-z0-9])"  # end edge
-_PW = r"[\"']?([^\s\"'`]+)"  # a password by its position: anything to a space or a quote
+# A password by its position: a quoted argument whole (`-N 'four words of it'`), else anything
+# to a space or a quote.
+_PW = r"(?:\"([^\"\n]+)\"|'([^'\n]+)'|[\"']?([^\s\"'`]+))"
 _OPERATORS = r"=|:=|=>|:"
 
 
 def assigned(operators: str = _OPERATORS) -> str:
     """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe
     with a type between (`pass: str = "..."`), a string prefix (`b'...'`) or escaped quotes."""
-    return (r"s?(?![a-z0-9])\\*[\"']?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
+    return (r"s?(?![a-z0-9])\\*[\"']?\]?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
             r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
             r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
@@ -816,7 +818,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("pscp|plink|psftp", r"-pw\s+"), ("ssh-keygen", r"-[NP]\s*"), ("openssl", r"-k\s+|pass:"),
     ("smbclient|rpcclient", r"-U\s*[^\s%]+%"), ("http", r"-a\s*[^\s:]+:"),
     ("machine|default|nmcli", r"password\s+"), ("aws", r"aws_secret_access_key\s+"),
-    ("htpasswd", r"-\w*(?:n\w*b|b\w*n)\w*(?:\s+-\w+)*\s+\S+\s+"
+    ("htpasswd|mosquitto_passwd", r"-\w*(?:n\w*b|b\w*n)\w*(?:\s+-\w+)*\s+\S+\s+"
                  r"|-\w*b\w*(?:\s+-\w+)*(?:\s+\S+){2}\s+"),
     ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("lftp", r"-u\s*[^\s,]+,"),
     ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
@@ -826,7 +828,8 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("username|enable", r"(?:secret|password) [05] "),
     ("altool|notarytool", r"-p\s*|--password\s+"),
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
-    ("add-user", r"-p\s*"),
+    ("add-user", r"-p\s*"), ("schtasks", r"/RP\s+"), ("security", r"-p\s*"), ("wpa_passphrase", r"\S+\s+"),
+    ("WITH|with|LOGIN|login", r"(?i:(?:encrypted\s+)?password)\s+(?=')"),
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
@@ -970,11 +973,24 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # (`hooks.zapier.com/hooks/catch/338/64htzp3/`; not `/webhooks/github`, `pre-commit-hooks`).
     ("webhook_url", "hook", r"(?i)https?://[^\s\"'`<>)\],/]*"
      r"((?:[^\s\"'`<>)\],h]|h(?!ttps?://))+)", "hook"),  # its path, to the next URL
-    # Passwords by position (_PW): an option, mysql's glued `-p` (not `ssh -p 2222`), a login's
-    # `-p` (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd, `user/pw@host`.
-    ("password_option", "-password|-passwd|-passphrase|-pass|-secret|storepass|keypass|-token|key",
-     r"(?i)(?<![a-z0-9-])--?(?:[a-z]+-)*(?:password|passwd|passphrase|pass|secret|[a-z]*storepass"
-     r"|keypass|token|(?:api|access|secret|auth)-?key)\d?(?:=|[ \t]+)(?!-)" + _PW, "position"),
+    # Passwords by position (_PW): an option named for one in any case (`--new-password`,
+    # `-newPassword`, `--dbpassword`, `/password:`; `pass` on its own, not `--bypass`), mysql's
+    # glued `-p` (not `ssh -p 2222`), a login's `-p`
+    # (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd.
+    ("password_option", "pass|secret|token|key",
+     r"(?<![A-Za-z0-9-])(?:--?|/(?=[A-Za-z]+:))(?:(?i:[a-z]+-)|(?:[a-z]+|[A-Z][a-z]+)(?=[A-Z]))*"
+     r"(?i:[a-z]*(?:password|passwd|passphrase|passcode)|pass|secret|[a-z]*storepass|keypass|token"
+     r"|(?:api|access|secret|auth)-?key)\d?"
+     r"(?:=|[ \t]+|(?<=[A-Za-z])(?<!-[A-Za-z]):)(?![-(])" + _PW, "position"),
+    # A PIN: four to eight digits after a name that ends in PIN, as an option, a key, a variable,
+    # a modem's command or in prose (`--new-pin 640213`, `admin_pin: 7305`, `AT+CPIN="6194"`,
+    # "the PIN is 4821", not a verb's "pin the image:20240101"); a GPIO pin's number is shorter.
+    ("pin", "pin",
+     r"(?<![A-Za-z0-9])(?:--?|/)?(?:[A-Za-z0-9]+[_+-]|(?:[A-Z]+|[A-Z]?[a-z]+)(?=[A-Z]))*"
+     r"(?i:c?pin(?:code)?(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _WORDS_ON + r"(?: +(?:" + _COPULAS
+     + r") +| *[はがを는은를을가이] *)))[\"']?"
+     r"(\d{4,8})(?![\w:/-]|\.\d)",
+     "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1033,6 +1049,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
+    # ... a `user:pw` after an option or key named for auth (`-auth me:pw`, `credentials=me:pw`).
+    ("basic_auth", "auth|credential",
+     r"(?i)(?<![a-z0-9_-])(?:--?(?:[a-z]+-)*auth(?:=|[ \t]+)|(?:[a-z]+[._-])*credentials?[ \t]*[=:]"
+     r"[ \t]*)[\"']?[^\s:\"'@/]+:(?!/|\d+(?![^\s\"'@])|[^\s\"'@]*=)([^\s\"'@]{3,})", "prose"),
     ("basic_auth", "basicauth|basic_auth|basic-auth",
      r"(?i)basic[_-]?auth[\w.-]*users\s*[=:]\s*[\"']?([^\s\"':@,]+:[^\s\"',]{6,})", "password"),
     # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`).
@@ -1053,6 +1073,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "key=|name=",
      r"(?i)(?:key|name)=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
      r"[^\"'\n]*[\"']\s+value=[\"']([^\"'\n]{6,200})[\"']", "password"),
+    # ... or as options: `reg add ... /v DefaultPassword /d ...`, `-Name ... -Value ...`.
+    ("generic_secret", "/v |-name ",
+     r"(?i)(?:/v|-name)\s+[\"']?\w*(?:password|passwd|pwd|secret|token|api_?key|credential)\w*"
+     r"[\"']?\s+(?:/t\s+\S+\s+)?(?:/d|-value)\s+" + _PW, "password"),
     # A value at most 32 characters after a credential word in its clause (further, another's).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
@@ -1084,7 +1108,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
       for shape, join in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?"),
                           (_WORD_NUMBER, _LINKED))],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
-    # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`).
+    # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`); words
+    # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
     ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pass|"
      r"secret|authtok))(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|"
@@ -1092,7 +1117,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"state|arn|version|rotation|description|ttl|count)"
      r"(?![a-z0-9]))"
      r"[a-z0-9]+)*[ \t]*=[ \t]*"
-     r"[\"']?([^\s\"'`,;&]+)", "position"),
+     r"[\"']?([^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)", "position"),
     # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...").
     ("recovery_code", "recovery code|recovery key|backup code|access code|accesscode|erişim kodu|"
                       "zugangscode|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
@@ -1345,10 +1370,16 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"|enc\[.*|![a-z]+",
     r"(?-i:_*[A-ZÀ-ÖØ-Þ][A-ZÀ-ÖØ-Þ0-9]*(?:_[A-ZÀ-ÖØ-Þ0-9]*)+)|[a-z]+(?:_[a-z]+)+",
     r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?!?",
+    r"[a-z_]+(?::[\w,]+)?(?:\|[a-z_]+(?::[\w,]+)?)+",  # a validator's rules (`required|min:8`)
 )) + ")$", re.I)
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
-PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}")
+# Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
+# letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
+# A message about a password, as a form or a validator holds one: a sentence, or words ending in a
+# stop ("Must contain a digit", "At least 12 characters, one digit", "Too short!").
+MESSAGE = Lazy(r"[A-Z][a-z]*(?: [a-z0-9]+,?)+|.* .*[.!?:…]")
+PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
@@ -3045,8 +3076,12 @@ def credible(value: str, check: str, whole: str) -> bool:
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
         return inner and not value.istitle() or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
-    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
+    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value) \
+            and not PASSPHRASE.fullmatch(value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
+    if check == "password" and (MESSAGE.fullmatch(value.strip()) or PASSWORD_WORD.search(value)
+                                and all(c.isalpha() or c in " -_" for c in value)):
+        return False  # a message or a name about one ("Enter your password", `current-password`)
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
         # ... and so does one with capitals, small letters, a digit and a sign, as a policy asks
         # (`Harbor0-Harbor`), not an identifier (`AppState2`)

@@ -817,6 +817,40 @@ def test_a_short_generated_value_is_withheld_anywhere(place: str, value: str, ro
     assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
 
 
+# -- property 7: the value of an option named for a password, whatever it looks like -----------
+
+@st.composite
+def password_options(draw: st.DrawFn) -> tuple[str, str]:
+    """An option whose name holds a password's word, in kebab, camel, Pascal or Windows style,
+    and a line giving it a value: a chosen password, or a passphrase of words in quotes. `pass`
+    glued to a small letter is another word (`--bypass`, `/compass:`)."""
+    before = draw(st.sampled_from(["", "db", "admin", "new", "root", "vault", "store"]))
+    word = draw(st.sampled_from(["password", "passwd", "passphrase", "passcode", "pass"]))
+    style = draw(st.sampled_from(["kebab", "camel", "pascal", "windows"]))
+    name = {"kebab": "--" + "-".join(filter(None, [before, word])),
+            "camel": "-" + before + (word.title() if before else word),
+            "pascal": "-" + before.title() + word.title(),
+            "windows": "/" + before + (word.title() if before and word == "pass" else word)}[style]
+    if style != "windows" and draw(st.booleans()):
+        words = draw(st.lists(st.sampled_from(["maple", "orbit", "quiet", "river", "lantern", "north",
+                                               "copper", "tulip"]), min_size=3, max_size=5))
+        value, quote = " ".join(words), draw(st.sampled_from(["'", '"']))
+        return value, f"`provision {name} {quote}{value}{quote} --host kiosk`"
+    value = draw(chosen_passwords())
+    assume("'" not in value and '"' not in value)
+    joint = ":" if style == "windows" else draw(st.sampled_from(["=", " "]))
+    return value, f"`provision {name}{joint}{value} --host kiosk`"
+
+
+@SETTINGS
+@given(password_options(), st.sampled_from(["user", "assistant"]))
+def test_a_password_options_value_is_withheld_whatever_it_looks_like(case: tuple[str, str], role: str) -> None:
+    value, place = case
+    message = RULE.replace("{s}", place)
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
+
+
 SHA = _chars("sha", 40, "hex")
 _B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
@@ -1062,7 +1096,25 @@ LOOKALIKES = [
     *[_row(f"not-a-password-{n}", f"`{text}`", text) for n, text in enumerate([
         "docker run -u 1000 -p 8080:80 web", "docker run -u 1000 -p 127.0.0.1:5432:5432 db",
         "docker run --rm -u 1000:1000 -p 53:53/udp pihole", "journalctl -u nginx -p err..alert",
-        "htop -u www-data -p 1234,5678", "curl -u $CI_USER:$CI_TOKEN https://ci.internal/api"])],
+        "htop -u www-data -p 1234,5678", "curl -u $CI_USER:$CI_TOKEN https://ci.internal/api",
+        # a prompt, a patch, a hashed password's stand-in, another command's plugin, a flag
+        'read -u 3 -p "Enter password: " pw', "git diff -U 3 -p HEAD~1",
+        "useradd -u 1001 -p '*' -s /usr/sbin/nologin builder",
+        "sudo -u ci python -m pytest -p no:cacheprovider tests/",
+        "mongosh --username admin -p --authenticationDatabase admin",
+        # an auth service's host and port; a GPIO pin and a pinned buffer; a PIN's file
+        "./gateway --auth auth-service:9443 --listen :8080", "gpio --pin 17 mode out",
+        "torchrun train.py --pin-memory --workers 8", "ykman piv access change-pin --pin-file ~/pin.txt"])],
+    # What a form's, a validator's or a translation's dictionary says about a password: a message,
+    # a field's name, a list of rules; an expression, a directory's name, a source of credentials.
+    *[_row(f"password-message-{n}", f"`{text}`", text) for n, text in enumerate([
+        "errors['password'] = 'Password must be at least 8 characters.'",
+        "placeholders['password'] = 'Enter your password'", '"password": "Must hold a digit and a capital"',
+        "widgets['password'] = 'PasswordInput'", "autocomplete['password'] = 'current-password'",
+        "$rules['password'] = 'required|string|min:12'",
+        "Set-ADAccountPassword -Identity kiosk -NewPassword (Read-Host -AsSecureString)",
+        "./sync --auth ldap:cn=reader,dc=example,dc=org", "credentials: keyring:system",
+        "credential: managed-identity:system-assigned"])],
     _row("exclamation-after-a-name", "Finally green on Python3!, pushing now", "Python3!"),
     *[_row(f"dotted-{name}", f"`{name}` is the format", name) for name in ["cv2.CV_8UC3", "Wan2.1-T2V-14B"]],
     # A UUID named as an id in more languages (a number's 号, Polish, Korean, Arabic).
@@ -1195,13 +1247,34 @@ VALUE_PLACES = [
     # An option named for a password with a number (imapsync's two accounts), curl's `user:pw`.
     pytest.param("`imapsync --user1 ana --password1 {v} --host2 localhost`", "bluecanoe88", id="password-option-numbered"),
     pytest.param("`curl -u admin:{v} https://ci.internal/api/json`", "CoffeeTableMountain", id="curl-user-password"),
+    # An option named for a password in any case, quoted whole; `user:pw` after auth; a subscript;
+    # a PIN after its name, in prose too; a name and its value as options; SQL's clause; a
+    # passphrase in quotes after its word; words to a quote in an assignment.
+    pytest.param("`ssh-keygen -t ed25519 -N '{v}' -f deploy_key`", "wooden kites sail north", id="quoted-passphrase"),
+    pytest.param("`provision -adminPassword {v} -host kiosk`", "Quarry_51x", id="camel-case-option"),
+    pytest.param("`tool.exe /password:{v} /user:kiosk`", "Ferret#204", id="windows-option"),
+    pytest.param("`jenkins-cli -auth svc:{v} build job`", "Plover_883", id="auth-pair"),
+    pytest.param("`app.credentials=svc:{v}`", "Quokka!22x", id="credentials-pair"),
+    pytest.param("`settings['db_password'] = '{v}'`", "Heron_Cove_9", id="subscript"),
+    pytest.param("`ykman piv access change-pin --new-pin {v}`", "582014", id="pin-option"),
+    pytest.param("`kiosk_pin: {v}`", "4471", id="pin-key"),
+    pytest.param('`AT+CPIN="{v}"`', "6620", id="pin-at-command"),
+    pytest.param("`reg add HKLM\\Winlogon /v DefaultPassword /t REG_SZ /d {v} /f`", "Marten_Lodge_3",
+                 id="name-and-value-options"),
+    pytest.param("`ALTER ROLE app WITH LOGIN PASSWORD '{v}'`", "quiet brook under pines", id="sql-password"),
+    pytest.param('`wpa_passphrase CabinNet "{v}"`', "moss on the north wall", id="wpa-passphrase"),
+    pytest.param("the smartcard PIN is {v} and locks after three tries", "318604", id="pin-in-prose"),
+    pytest.param("the vault's passphrase is '{v}', keep it offline", "lichen under old stones", id="passphrase-in-quotes"),
+    pytest.param('`Environment="BACKUP_PASSPHRASE={v}"`', "slow rivers carry sand", id="words-to-a-quote"),
 ]
 
 
 @pytest.mark.parametrize(("place", "value"), VALUE_PLACES)
 def test_a_value_in_its_place_is_withheld(place: str, value: str) -> None:
     text = place.format(v=value)
-    assert any(hit.start <= text.index(value) < hit.end for hit in md.scan_secrets(text)), text
+    at = text.index(value)
+    hits = md.scan_secrets(text)
+    assert all(any(hit.start <= i < hit.end for hit in hits) for i in range(at, at + len(value))), text
 
 
 @pytest.mark.parametrize("place", HEX_KEY_PLACES)
