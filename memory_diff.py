@@ -986,9 +986,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # a modem's command or in prose (`--new-pin 640213`, `admin_pin: 7305`, `AT+CPIN="6194"`,
     # "the PIN is 4821", not a verb's "pin the image:20240101"); a GPIO pin's number is shorter.
     ("pin", "pin",
-     r"(?<![A-Za-z0-9])(?:--?|/)?(?:[A-Za-z0-9]+[_+-]|(?:[A-Z]+|[A-Z]?[a-z]+)(?=[A-Z]))*"
-     r"(?i:c?pin(?:code)?(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _WORDS_ON + r"(?: +(?:" + _COPULAS
-     + r") +| *[はがを는은를을가이] *)))[\"']?"
+     r"(?:(?<![A-Za-z0-9])|(?<=[_+-])|(?<=[a-z])(?=P))(?i:c?pin(?:code)?(?:[\"']?(?:[ \t]*[=:][ \t]*"
+     r"|[ \t]+)|" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *)))[\"']?"
      r"(\d{4,8})(?![\w:/-]|\.\d)",
      "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
@@ -1082,12 +1081,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A password quoted within 16 characters after its word ("the password for staging is"),
-    # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`).
+    # A password quoted within 24 characters after its word ("the password for staging is"),
+    # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`) nor an
+    # apostrophe in a word ("la passphrase dell'export"); guillemets may hold spaces.
     ("generic_secret", PASSWORD_NAMES + "|secret",
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
-     r"[^\n\"'“”„«=(\[.,;:!?]{1,16}?"
-     r"[\"'“„«]([^\s\"'”“»][^\"'”“»\n]{5,99})[\"'”“»]", "phrase"),
+     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,24}?"
+     r"(?:[\"“„]|(?<!\w)'|« ?)([^\s\"'”“»][^\"'”“»\n]{5,99}?) ?[\"'”“»]", "phrase"),
     # A password word and its value in prose ("das Passwort ist ..."); failing that, a bare word,
     # a colon (the value on the next line), a change's verb and "to"; or a word of its clause shaped
     # as a chosen password, not a user at a host nor escapes ("the password you pasted, castl3#0").
@@ -3076,8 +3076,9 @@ def credible(value: str, check: str, whole: str) -> bool:
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
         return inner and not value.istitle() or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
-    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value) \
-            and not PASSPHRASE.fullmatch(value):
+    if check == "phrase" and PASSPHRASE.fullmatch(value):
+        return True  # words in small letters, as passphrases are made
+    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
     if check == "password" and (MESSAGE.fullmatch(value.strip()) or PASSWORD_WORD.search(value)
                                 and all(c.isalpha() or c in " -_" for c in value)):

@@ -1266,6 +1266,8 @@ VALUE_PLACES = [
     pytest.param("the smartcard PIN is {v} and locks after three tries", "318604", id="pin-in-prose"),
     pytest.param("the vault's passphrase is '{v}', keep it offline", "lichen under old stones", id="passphrase-in-quotes"),
     pytest.param('`Environment="BACKUP_PASSPHRASE={v}"`', "slow rivers carry sand", id="words-to-a-quote"),
+    pytest.param("Le mot de passe de l'équipe est « {v} »", "lent soleil 4412", id="passphrase-in-guillemets"),
+    pytest.param('la passphrase dell\'archivio è "{v}"', "vento sopra il porto", id="passphrase-after-an-elision"),
 ]
 
 
