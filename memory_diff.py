@@ -2884,25 +2884,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     and not harmless_context(text, match.start(), match.end(), token):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         if "\n" in text:
-            for match in WRAPPED.finditer(text):
-                if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
-                    continue
-                # Where a word (not base32's capitals) ends a line or opens the next, or a record
-                # ends (see ASSIGNS), a line ended.
-                left, right = match.group().split("\n")
-                ends = TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0]
-                lines = (text.rfind("\n", 0, match.start()) + 1,
-                         (text + "\n").find("\n", match.end()))
-                if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \
-                        or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
-                               and WORD_PIECE.fullmatch(piece) for piece in ends):
-                    continue
-                joined = left + right
-                # A wrapped value a named kind took in part is withheld to its end.
-                if credential_shaped(joined) and not harmless_context(
-                        text[:match.start()] + joined + text[match.end():], match.start(),
-                        match.start() + len(joined), joined):
-                    found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+            found += wrapped_tokens(text)
         for shape, joins in REJOINED:
             for match in shape.finditer(text):
                 joined = match.group().translate(joins)
@@ -2938,6 +2920,29 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         else:
             merged.append(finding)
     return merged
+
+
+def wrapped_tokens(text: str) -> Iterator[SecretHit]:
+    """Random-looking tokens a line break split (WRAPPED), rejoined; not two lines of words."""
+    for match in WRAPPED.finditer(text):
+        if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
+            continue
+        # Where a word (not base32's capitals) ends a line or opens the next, or a record
+        # ends (see ASSIGNS), a line ended.
+        left, right = match.group().split("\n")
+        ends = TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0]
+        lines = (text.rfind("\n", 0, match.start()) + 1,
+                 (text + "\n").find("\n", match.end()))
+        if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \
+                or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
+                       and WORD_PIECE.fullmatch(piece) for piece in ends):
+            continue
+        joined = left + right
+        # A wrapped value a named kind took in part is withheld to its end.
+        if credential_shaped(joined) and not harmless_context(
+                text[:match.start()] + joined + text[match.end():], match.start(),
+                match.start() + len(joined), joined):
+            yield SecretHit(RANDOM_KIND, match.start(), match.end(), False)
 
 
 def policy_passwords(text: str) -> Iterator[SecretHit]:
