@@ -1241,7 +1241,8 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git show|blob|tree|submodules?|pinned|"
+    r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git (?:show|log|diff)|blob|tree|"
+    r"submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
@@ -1279,6 +1280,8 @@ FILE_EXTENSION = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}(?![A-Za-z0-9])")
 LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
+# Git's range of two revisions (`A..B`, `A...B`): both ends are commits, whatever names them.
+REVISION_RANGE = Lazy(r"(?<![\w.])[0-9a-fA-F]{7,64}\.{2,3}[0-9a-fA-F]{7,64}(?![\w.])")
 # A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
 # A Markdown table's header names its column (column_header), the line above this rule line.
@@ -3226,6 +3229,9 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         return True  # a file's path names it too (`dist/assets/index-0B3gZeCM.js`)
     if HEX.fullmatch(token) and FILE_FRAGMENT.search(text, max(0, start - 8), start):
         return True  # the checksum after a file's URL (yarn.lock's `ms-2.1.3.tgz#<sha1>`)
+    if HEX.fullmatch(token) and any(r.start() <= start and end <= r.end() for r in
+                                    REVISION_RANGE.finditer(text, max(0, start - 70), end + 70)):
+        return True  # `A..B` names two commits
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
     family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""
