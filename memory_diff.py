@@ -199,9 +199,11 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"(?:i want|i'd like|i would like) you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
-_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our |project )?" \
+_MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
           r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
-          r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to say\b|with\b|as well\b|too\b|please\b|" \
+          r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|always|never)\b|with\b|as well\b|too\b|" \
+          r"for (?:this|the|future|later|next)\b|" \
+          r"please\b|" \
           r"somehow\b|now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
@@ -212,7 +214,8 @@ _LEAD_ZH = r"^(?:(?:好的?|很好|不错|对|是的|没错|嗯|那|那么|所�
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
-PROJECT_RULES = ("project rules|project instructions|agents file|conventions file|projektregeln|"
+PROJECT_RULES = ("project rules|project rule|project instructions|agents file|conventions file|"
+                 "proje kuralları|proje kurallarına|projektregeln|"
                  "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
                  "regras do projeto|regole del progetto|правила проекта|项目规则|"
                  "プロジェクトルール|프로젝트 규칙")
@@ -224,7 +227,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"keep|store|adding|putting|noting|writing|saving|recording|including|storing)"
                     r"\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
                     _MEMORY + _AFTER +
-                    r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*)?(?P<content>.*)$"),
+                    r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*|to (?=always|never))?"
+                    r"(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
     ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
                            r"(?:(?:(?:to say|to mention|to note|to state|saying|so that|that|but|"
@@ -242,10 +246,11 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"every (?:future |later )?session)"
                            r"\s+to\s+(?:know|remember)(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
-    ("memory-should-say", _LEAD + r"(?:the )?(?:" + _NAMED_FILE + r"|memory file|"
-                          + PROJECT_RULES + r")"
-                          r"(?: file)?\s+(?:(?:should|must|needs to)\s+"
-                          r"(?:say|mention|state|include|note)(?: that\b)?|"
+    ("memory-should-say", _LEAD + r"(?:(?P<sure>(?:make sure|ensure)(?: that)?\s+))?(?:the )?(?:"
+                          + _NAMED_FILE + r"|memory file|" + PROJECT_RULES + r")"
+                          r"(?: file)?\s+(?:(?:(?:should|must|needs to)\s+"
+                          r"(?:say|mention|state|include|note)|(?(sure)(?:says|mentions|states)|(?!)))"
+                          r"(?: that\b)?|"
                           r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
                           r"\s*[:：—–-])"
                           r"\s*(?P<content>.+)$"),
@@ -264,7 +269,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
-    ("remember-zh", _LEAD_ZH + r"(?:" + _HELP_ZH + r"在" + _MEMORY_ZH + r")?(?:要|需要)?"
+    # "帮我记住" (help me remember), not "帮我记一下" (note it for this task).
+    ("remember-zh", _LEAD_ZH + r"(?:" + _HELP_ZH + r"在" + _MEMORY_ZH + r"|帮我(?=[记記]住))?(?:要|需要)?"
                     r"(?:记住|记一下|记下来?|記住|記一下|記下來?)(?:这一?点|这个|这条)?"
                     r"[，,：:\s]*(?P<content>.*)$"),
     ("memory-file-zh", _LEAD_ZH + _HELP_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
@@ -313,7 +319,8 @@ REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # 
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
-REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:this|these|the following)(?: (?:rule|note|line)s?)?\s*[:：]|"
+REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:(?:this|these|the following)(?: (?:rule|note|line)s?)?|"
+                       r"an?(?: new)? (?:rule|note|line|entry|bullet))\s*[:：]|"
                        r"(?:please|pls)\s*[:：]|"
                        + _SO_IT_SAYS + r"\s|"
                        r"so (?:that )?[^:：]{1,60}[:：]|" + _PLACE + r"[^:：]{0,40}[:：])\s*")
@@ -331,6 +338,20 @@ PLAN_LINE = Lazy(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6}|>|(?:step|phase|task) \d+\
 # Statements one request pulls in, the strongest first: more is the whole answer again.
 REQUEST_PULL = 3
 ONE_WORD = 2  # characters of a nod in a script without spaces (对, 好的, はい, 맞아): no rule
+# The agent's offer to record something ("Should I add that to CLAUDE.md?", "要不要在 CLAUDE.md
+# 里记一下：X？", "I can add it to memory if you like."), a request once the user nods to it: a
+# question or an "if you like" around a request's words.
+OFFER_END = Lazy(r"(?:\s*[?？]+|,?\s+if (?:you(?:'d)? (?:like|want)(?: me to)?|that helps|useful)"
+                 r"\b[^.!?]*)[.!。]?\s*$", re.I)
+# ... and the nod: a short reply opening with a yes in its languages, no "but" after it.
+CONSENT = Lazy(r"(?i)^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|please(?: do)?|do it|go ahead|go for it|"
+               r"sounds good|good idea|absolutely|definitely|of course|oui|ja|jep|sí|si|sim|да|"
+               r"давай|tak|evet|có|ya|sì|はい|ええ|네|예|是的?|好的?|对|可以|行|嗯)"
+               r"(?![\w'-])(?!.*\b(?:but|aber|mais|pero|mas|но|ma|not yet)\b)")
+CONSENT_REACH = 60  # characters of a nod: more says something of its own
+NOD_MORE = Lazy(r"(?i)(?:(?:please )?(?:go ahead|do it|do that|go for it|sounds good|thanks?|thank you|"
+                r"add it|save it|note it|gerne|gern|dale|claro|vas-y|vai|va bene|давай|конечно)[\s.!,]*)+")
+CONSENT_CJK = 6  # characters after a yes in a script without spaces ("记上吧", "저장해 주세요")
 
 # REQUEST FRAMES, in any language (after REQUEST_RULES): a frame opening the sentence ("Merk dir:
 # X") or closing it ("X — add that to CLAUDE.md"), and the rule on the far side of a separator.
@@ -377,15 +398,17 @@ RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
                  "en el futuro|na przyszłość")
 RECORD_PHRASES = (
-    "add|put|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
-    "trag|trage|füg|füge|schreib|notier|nimm|aufnehmen|speicher|ajoute|mets|écris|note-le|"
-    "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|adiciona|adicione|"
+    "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
+    "trag|trage|füg|füge|schreib|notier|vermerk|vermerke|vermerken|nimm|aufnehmen|speicher|"
+    "ajoute|mets|écris|note-le|"
+    "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|guarde|añada|"
+    "agregue|apunte|escriba|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
     "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
-    "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|"
+    "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|记在|記在|记到|記到|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
@@ -402,10 +425,18 @@ MEMORY_SAID = (
     "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
     "memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
+# ... and a bare "memory" in other languages, where a verb of recording right before it and a
+# colon frame it ("Guarda en la memoria: X", "Zapisz w pamięci: X"); with a thing between
+# ("Guarda los resultados en memoria: ..."), or without the colon, it is as often RAM's.
+BARE_GAP = 3  # words, of at most five letters, between the verb and a bare memory ("in the")
+MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memória|gedächtnis|"
+               "pamięci|pamięć|память|памяти|geheugen|hafıza|hafızaya|bộ nhớ|memori|记忆|記憶|"
+               "メモリ|메모리")
 # What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": _PURPOSE
-                     r",?\s+(?:that|dass|que|qu'|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|"
+                     r"(?<!avant)(?<!parce)(?<!bien)(?<!sans)(?<!afin)(?<!alors)"  # "avant qu'on"
+                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|qu'(?=\w))|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
@@ -1604,9 +1635,12 @@ FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 LEADS_ONLY = Lazy(r"(?i)(?:" + _LEAD_WORDS + r"[\s,，.!—–-]*)+")  # "Au fait, add it to CLAUDE.md"
 # ... or what is recorded named as a memory's line ("save this preference: X").
+# ... or "a rule", "a note": what a memory holds, not a thing kept in RAM.
+LINE_NAMED = Lazy(r"(?i)(?:an?|the|this|that|one)\s+(?:\w+\s+)?(?:rule|note|line|convention|entry|reminder|bullet)s?")
 KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?"
                   r"(?:preferences?|rules?|conventions?|guidelines?|policy|policies)$")
 NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file or the rules, named
+MEMORY_OR_BARE = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID + "|" + MEMORY_BARE))
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
@@ -1614,6 +1648,8 @@ LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
+# ... in any language: the memory's name ends the frame ("Adiciona no CLAUDE.md:").
+ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID) + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
@@ -1630,7 +1666,7 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
                   *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
-                  *PROJECT_RULES.split("|"),
+                  *PROJECT_RULES.split("|"), *MEMORY_BARE.split("|"),
                   "codify", "preference", "future session", "next session", "every session")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
@@ -3518,12 +3554,39 @@ def asks(sentence: str) -> bool:
 
 def ram_named(match: re.Match[str]) -> bool:
     """Whether a bare "memory" or "rules" holds a thing ("save the results in memory"), not
-    what was said ("put that in memory", "keep a note in memory that X")."""
+    what was said ("put that in memory", "keep a note in memory that X", "add a rule to memory")."""
     groups = match.groupdict()
     said = match.string[match.end("bare"):match.start("content")] if groups.get("bare") else ""
     return bool(groups.get("bare") and groups.get("object", "").strip()
                 and not REQUEST_POINTER.fullmatch(groups["object"].strip())
+                and not LINE_NAMED.fullmatch(groups["object"].strip())
+                and not QUOTED_RULE.fullmatch(groups["object"].strip())
                 and not re.search(r"[:：]|\bthat\b|\bsaying\b", said))
+
+
+def offered(sentence: str) -> str | None:
+    """What an agent's offer to record something holds (OFFER_END): a request after the offer's
+    own words ("Should I" record in CLAUDE.md that X, "Je peux l'"ajouter à AGENTS.md); "" when
+    it points back; None if no offer."""
+    text = OFFER_END.sub("", sentence.strip())
+    lowered = text.lower()
+    if text == sentence.strip() or not any(word in lowered for word in REQUEST_WORDS):
+        return None
+    starts = [0] + [at for at in range(1, min(len(text), FRAME_REACH))
+                    if text[at - 1].isspace() or text[at - 1] in "'’" or CLOSE_SCRIPT.match(text[at - 1])]
+    return next((found[1] for at in starts for found in [memory_request(text[at:])] if found), None)
+
+
+def nodded(text: str) -> bool:
+    """Whether a user's reply is a short yes ("please do", "Oui, ajoute-le.", "好的，记上吧"),
+    with nothing after it but courtesy or a verb of recording ("sure, run the tests" is no nod)."""
+    reply = re.sub(r"^[^\w]+", "", text.strip())  # "👍 yes"
+    yes = CONSENT.match(reply)
+    rest = re.sub(r"^[\W_]+|[\W_]+$", "", reply[yes.end():]) if yes else ""  # "好的 👌"
+    rest = re.sub(r"(?<=\w)-\w+", "", rest)  # a pronoun after its verb ("ajoute-le")
+    return bool(yes) and len(reply) <= CONSENT_REACH and not NEGATED.search(reply) and (
+        not rest or bool(COURTESY.fullmatch(rest) or RECORD.match(rest) or NOD_MORE.fullmatch(rest)
+                         or CLOSE_SCRIPT.search(rest) and len(rest) <= CONSENT_CJK))
 
 
 def framed_request(sentence: str) -> tuple[str, str, bool] | None:
@@ -3538,13 +3601,13 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if opens:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
-        kind = frame_kind(lowered[:separator.start()], opening=True)
+        colon = separator.group().strip() in (":", "：")
+        kind = frame_kind(COURTESY.sub("", lowered[:separator.start()]), opening=True, colon=colon)
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
-            colon = separator.group().strip() in (":", "：")
             frame = COURTESY.sub("", lowered[:separator.start()])  # "... to CLAUDE.md please:"
-            if kind == "memory-file" and colon and INTO_MEMORY.search(frame):
+            if kind == "memory-file" and colon and (INTO_MEMORY.search(frame) or ENDS_IN_MEMORY.search(frame)):
                 return kind, "", False
             return None
         if kind:
@@ -3585,9 +3648,10 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     return (alone, "", True) if alone else None
 
 
-def frame_kind(part: str, opening: bool = False) -> str | None:
+def frame_kind(part: str, opening: bool = False, colon: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
-    a phrase for later sessions frames only when it is all of a part opening the sentence."""
+    a phrase for later sessions frames only when it is all of a part opening the sentence, a
+    bare memory (MEMORY_BARE) only before a colon."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part):
@@ -3599,6 +3663,12 @@ def frame_kind(part: str, opening: bool = False) -> str | None:
     for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
         named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
         verb = RECORD.search(clause)
+        if not named and colon and verb:  # a bare memory beside its verb, no thing between
+            bare = MEMORY_OR_BARE.search(clause)  # ("guarda en la memoria", "メモリに保存して")
+            between = (clause[verb.end():bare.start()] if bare.start() >= verb.end()
+                       else clause[bare.end():verb.start()]).split() if bare else []
+            named = bare if bare and len(between) <= BARE_GAP and all(
+                len(word) <= BARE_GAP + 2 for word in between) else None
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
                                                      max(named.start(), verb.start())):
@@ -3895,6 +3965,9 @@ def process_file(index: int, path: str, opts: Options, walked: bool = False) -> 
                     turn.append((sequence, item, judged))
                     continue
                 here = f"{path}:{item.line}"
+                if nodded(item.text) and not any(v.asks for _, _, v in judged or []) \
+                        and offer_in(turn, opts, signal, noise):
+                    judged = consented(item, judged, stats)
                 judged = [(n, s, v._replace(request=here) if v.asks == "content" else v) for n, s, v in judged or []]
                 turn.append((sequence, item, judged))
                 if any(v.asks == "points" for _, _, v in judged):
@@ -3957,6 +4030,27 @@ def process_notes(index: int, path: str, source: str, opts: Options) -> FileResu
     return FileResult(candidates, stats, explain)
 
 
+def offer_in(turn: list[tuple[int, Message, Judged | None]], opts: Options, signal: re.Pattern[str],
+             noise: re.Pattern[str]) -> bool:
+    """Whether the agent's last message in the turn offers to record something (offered)."""
+    said = [message for _, message, _ in turn if message.role == "assistant"][-1:]
+    return any(offered(sentence) is not None for message in said
+               for _, sentence, _ in judge_message(message, opts, signal, noise, Counter(), asked=True) or [])
+
+
+def consented(message: Message, judged: Judged | None, stats: Counter[str]) -> Judged:
+    """A nod to the agent's offer: a request pointing back at it, counted as one."""
+    nod = Verdict("dropped_noise", "memory-request consent", message.text.strip(), 0, "points")
+    stats.update(memory_requests=1, signal=1, dropped_noise=1)
+    if not judged:  # not split: nothing counted its sentence
+        stats["sentences"] += 1
+        return [(0, message.text, nod)]
+    number, sentence, verdict = judged[0]
+    stats[verdict.stage] -= 1
+    stats["signal"] -= verdict.stage in PAST_SIGNAL
+    return [(number, sentence, nod)] + judged[1:]
+
+
 def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Options, signal: re.Pattern[str],
             noise: re.Pattern[str], stats: Counter[str]) -> list[tuple[int, Message, Judged | None]]:
     """A request pointing back: the REQUEST_PULL best statements before it, without SIGNAL."""
@@ -3965,9 +4059,17 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
         had = {number: verdict for number, _, verdict in judged or []}
         for number, sentence, verdict in judge_message(message, opts, signal, noise, Counter(), asked=True) or []:
             before = had.get(number)
+            offer = offered(sentence) if message.role == "assistant" else None
+            if offer:  # the agent's offer says what to record: that, first
+                verdict = judge(offer, message.role, opts, signal, noise, None, asked=True, least=REQUEST_MIN_WIDTH)
+                rank = 0
+            else:
+                rank = 1 if message.role == "user" else 2
             if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
-                offers.append((message.role != "user", -verdict.score, sequence, number, at, sentence, verdict))
+                offers.append((rank, -verdict.score, sequence, number, at, sentence, verdict))
     out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]
+    if any(rank == 0 for rank, *_ in offers):  # an offer that says what to record: that alone
+        offers = [offer for offer in offers if offer[0] == 0]
     for _, _, _, number, at, sentence, verdict in sorted(offers)[:REQUEST_PULL]:
         sequence, message, judged = out[at]
         pulled = (number, sentence, verdict._replace(asks="pulled", request=here))

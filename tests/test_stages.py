@@ -856,7 +856,65 @@ OWN_CONTENT = [
     pytest.param("Perfecto, apúntalo en .cursorrules para que no se repita.", "", id="purpose-es-para-que"),
     pytest.param("Note ça dans CLAUDE.md pour qu'on ne l'oublie pas.", "", id="purpose-fr-pour-qu-denies-nothing"),
     pytest.param("Add a note to `.windsurfrules` please:", "", id="file-in-backticks-courtesy-colon"),
+    # French "qu'" glued to its word; "with a new rule:" points forward; "keep" records.
+    pytest.param("Ajoute dans AGENTS.md qu'on déploie le vendredi seulement.", "on déploie le vendredi seulement.",
+                 id="fr-qu-glued"),
+    pytest.param("Could you update CLAUDE.md with a new rule: fixtures never touch the network.",
+                 "fixtures never touch the network.", id="with-a-new-rule-colon"),
+    pytest.param("Keep this in the memory file: the `main` branch is protected.", "the `main` branch is protected.",
+                 id="keep-in-the-memory-file"),
+    # A bare memory in other languages, framed by a verb of recording and a colon; not RAM.
+    pytest.param("Guarda en la memoria: los seeders nunca corren en producción.",
+                 "los seeders nunca corren en producción.", id="bare-memory-es-colon"),
+    pytest.param("Zapisz w pamięci: migracje piszemy ręcznie.", "migracje piszemy ręcznie.", id="bare-memory-pl-colon"),
+    pytest.param("請記在記憶檔裡：測試一律用 pytest", "測試一律用 pytest", id="bare-memory-zh-hant"),
+    pytest.param("帮我记住：周五不发版", "周五不发版", id="help-me-remember-zh"),
+    pytest.param("Guarda los resultados en memoria y luego escríbelos a disco", None, id="ram-es"),
+    pytest.param("Zapisz wynik w pamięci podręcznej, potem na dysk", None, id="ram-pl"),
+    # "make sure the file says"; a project rule; a verb closing its frame (SOV), before courtesy;
+    # "a rule" recorded "to always ..."; a quoted rule kept in memory "for this project".
+    pytest.param("Make sure AGENTS.md says that builds run on Node 20.", "builds run on Node 20.",
+                 id="make-sure-the-file-says"),
+    pytest.param("AGENTS.md says that builds run on Node 20.", None, id="the-file-says-is-news"),
+    pytest.param("Add a project rule: no new dependencies without review.", "no new dependencies without review.",
+                 id="a-project-rule"),
+    pytest.param("Bunu AGENTS.md'ye ekle lütfen: testlerde her zaman sahte saat kullan.",
+                 "testlerde her zaman sahte saat kullan.", id="tr-verb-last-then-courtesy"),
+    pytest.param("Add a rule to your project memory to always pin the base image.",
+                 "always pin the base image.", id="a-rule-to-memory-to-always"),
+    pytest.param('Save "squash before merging" to your memory for this project.', "squash before merging",
+                 id="quoted-rule-to-memory-for-this-project"),
+    pytest.param("Save the results to memory for the next step.", None, id="ram-for-the-next-step"),
 ]
+
+
+# The agent's offer to record something: what it holds, "" when it points back, None for no offer.
+OFFERS = [
+    pytest.param("Should I record in CLAUDE.md that tests run with TZ=UTC?", "tests run with TZ=UTC", id="should-i"),
+    pytest.param("I can add that to memory if you like.", "", id="if-you-like-points-back"),
+    pytest.param("要不要在 CLAUDE.md 里记一下：测试前先启动 Redis？", "测试前先启动 Redis", id="zh"),
+    pytest.param("Soll ich in CLAUDE.md vermerken, dass Node 18 nötig ist?", "Node 18 nötig ist", id="de"),
+    pytest.param("Should I run the tests again?", None, id="not-about-memory"),
+    pytest.param("I added that to CLAUDE.md.", None, id="news-not-an-offer"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "content"), OFFERS)
+def test_an_offer_and_what_it_holds(sentence: str, content: str | None) -> None:
+    assert md.offered(sentence) == content
+
+
+@pytest.mark.parametrize(("reply", "nods"), [
+    pytest.param("yes please", True, id="yes-please"), pytest.param("Oui, ajoute-le.", True, id="fr"),
+    pytest.param("好的，记上吧", True, id="zh"), pytest.param("please do", True, id="please-do"),
+    pytest.param("yes, but first fix the failing test", False, id="yes-but"),
+    pytest.param("no, not needed", False, id="no"), pytest.param("don't, thanks", False, id="dont"),
+    pytest.param("👍 yes", True, id="emoji-first"), pytest.param("好的 👌", True, id="emoji-after"),
+    pytest.param("Ja, gerne.", True, id="de-gerne"), pytest.param("sure, run the tests", False, id="yes-to-another-deed"),
+    pytest.param("yes " + "and also rename the module and then run the whole suite again", False, id="long"),
+])
+def test_a_short_yes_is_a_nod(reply: str, nods: bool) -> None:
+    assert md.nodded(reply) is nods
 
 
 @pytest.mark.parametrize(("sentence", "content"), OWN_CONTENT)
