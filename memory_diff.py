@@ -746,6 +746,10 @@ _E = r"(?![A-Za-z0-9])"  # end edge
 # to a space or a quote.
 _PW = r"(?:\"([^\"\n]+)\"|'([^'\n]+)'|[\"']?([^\s\"'`]+))"
 _OPERATORS = r"=|:=|=>|:"
+# An option's name in words before its last (`--db-`, `--db_`, `-new` of `-newPassword`, `-TPMAnd`):
+# each piece one way only, a word before a dash or a capital, or capitals before a word; none
+# given back (a `Phrase` after `Pass` ends the name itself).
+_NAME_PIECES = r"(?:[A-Z]?[a-z]+(?:[-_]|(?=[A-Z]))|[A-Z]+(?:[-_]|(?=[A-Z][a-z])))*+"
 
 
 def assigned(operators: str = _OPERATORS) -> str:
@@ -838,6 +842,7 @@ _LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sig
 # or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
 _LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
                r"|zaloguj(?: się)?|заходи|войди|đăng nhập|masuk|giriş yap|inloggen")
+_SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
@@ -859,8 +864,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("username|enable", r"(?:secret|password) [05] "),
     ("altool|notarytool", r"-p\s*|--password\s+"),
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
-    ("add-user", r"-p\s*"), ("schtasks", r"/RP\s+"), ("security", r"-p\s*"), ("wpa_passphrase", r"\S+\s+"),
-    ("WITH|with|LOGIN|login", r"(?i:(?:encrypted\s+)?password)\s+(?=')"),
+    ("add-user", r"-p\s*"), ("schtasks", r"/RP\s+"), ("wpa_passphrase", r"\S+\s+"),
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
@@ -1005,21 +1009,24 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("webhook_url", "hook", r"(?i)https?://[^\s\"'`<>)\],/]*"
      r"((?:[^\s\"'`<>)\],h]|h(?!ttps?://))+)", "hook"),  # its path, to the next URL
     # Passwords by position (_PW): an option named for one in any case (`--new-password`,
-    # `-newPassword`, `--dbpassword`, `/password:`; `pass` on its own, not `--bypass`), mysql's
-    # glued `-p` (not `ssh -p 2222`), a login's `-p`
-    # (`docker login -u me -p`), `.netrc`, `<password>`, sshpass, htpasswd.
+    # `-newPassword`, `--db_password`, `--dbpassword`, Windows' `/password:`; `pass` on its own,
+    # not `--bypass`), not an expression (`(Read-Host ...)`) nor another option; then a tool's
+    # option (PASSWORD_FLAGS: mysql's glued `-p`, not `ssh -p 2222`; a login's `-p`).
     ("password_option", "pass|secret|token|key",
-     r"(?<![A-Za-z0-9-])(?:--?|/(?=[A-Za-z]+:))(?:(?i:[a-z]+-)|(?:[a-z]+|[A-Z][a-z]+)(?=[A-Z]))*"
-     r"(?i:[a-z]*(?:password|passwd|passphrase|passcode)|pass|secret|[a-z]*storepass|keypass|token"
-     r"|(?:api|access|secret|auth)-?key)\d?"
-     r"(?:=|[ \t]+|(?<=[A-Za-z])(?<!-[A-Za-z]):)(?![-(])" + _PW, "position"),
-    # A PIN: four to eight digits after a name that ends in PIN, as an option, a key, a variable,
-    # a modem's command or in prose (`--new-pin 640213`, `admin_pin: 7305`, `AT+CPIN="6194"`,
-    # "the PIN is 4821", not a verb's "pin the image:20240101"); a GPIO pin's number is shorter.
+     r"(?<![A-Za-z0-9-])(?:--?" + _NAME_PIECES + r"(?i:[a-z]*(?:password|passwd|passphrase|passcode)|pass"
+     r"|(?<=pass)phrase"
+     r"|secret|[a-z]*storepass|keypass|token|(?:api|access|secret|auth)-?key)\d?(?:=|[ \t]+)"
+     r"|/(?:(?i:[a-z]*(?:password|passwd|passphrase|passcode|pwd))|[A-Za-z]*Pass|pass):)(?![-(])" + _PW,
+     "position"),
+    # A PIN: four to eight digits after "PIN" in capitals (a key, a variable, a modem's command,
+    # prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is 4821"), a camel hump (`adminPin`)
+    # a pin option (`--new-pin 640213`) or a quoted one (`"pin": "30917"`); not a year, and not
+    # "pin" in small letters otherwise, a verb or a version's pin as often (`nightly_pin: 20240115`).
     ("pin", "pin",
-     r"(?:(?<![A-Za-z0-9])|(?<=[_+-])|(?<=[a-z])(?=P))(?i:c?pin(?:code)?(?:[\"']?(?:[ \t]*[=:][ \t]*"
-     r"|[ \t]+)|" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *)))[\"']?"
-     r"(\d{4,8})(?![\w:/-]|\.\d)",
+     r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)|(?<![\w-])--?(?:(?:new|old)-)?pin"
+     r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))"
+     r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?(?: +(?:" + _COPULAS + r") +"
+     r"| *[はがを는은를을가이] *))[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?!\d))(\d{4,8})(?![\w:/-]|\.\d)",
      "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
@@ -1079,10 +1086,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("basic_auth", "curl",
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
-    # ... a `user:pw` after an option or key named for auth (`-auth me:pw`, `credentials=me:pw`).
+    # ... a `user:pw` after an option or key named for auth (`-auth me:pw`, `credentials=me:pw`),
+    # with a sign or capitals and digits: not a scheme's pair (`--auth sigv4:us-east-1`, `hmac:sha256`).
     ("basic_auth", "auth|credential",
-     r"(?i)(?<![a-z0-9_-])(?:--?(?:[a-z]+-)*auth(?:=|[ \t]+)|(?:[a-z]+[._-])*credentials?[ \t]*[=:]"
-     r"[ \t]*)[\"']?[^\s:\"'@/]+:(?!/|\d+(?![^\s\"'@])|[^\s\"'@]*=)([^\s\"'@]{3,})", "prose"),
+     r"(?:(?<![A-Za-z0-9_-])--?(?i:(?:[a-z]+-)*+auth)(?:=|[ \t]+)|(?<![A-Za-z0-9])(?i:credentials?)[ \t]*[=:]"
+     r"[ \t]*)[\"']?[^\s:\"'@/]+:(?=" + _SIGNED_PAIR + r")([^\s\"'@]{3,})", "prose"),
     ("basic_auth", "basicauth|basic_auth|basic-auth",
      r"(?i)basic[_-]?auth[\w.-]*users\s*[=:]\s*[\"']?([^\s\"':@,]+:[^\s\"',]{6,})", "password"),
     # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`).
@@ -1103,9 +1111,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "key=|name=",
      r"(?i)(?:key|name)=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
      r"[^\"'\n]*[\"']\s+value=[\"']([^\"'\n]{6,200})[\"']", "password"),
-    # ... or as options: `reg add ... /v DefaultPassword /d ...`, `-Name ... -Value ...`.
+    # SQL's password clause of a user or a role (`ALTER ROLE app WITH LOGIN PASSWORD '...'`).
+    ("generic_secret", "password",
+     r"(?i)\b(?:create|alter)\s+(?:user|role|login)\s[^;\n]*?\bpassword\s*=?\s*'([^'\n]+)'", "position"),
+    # ... or as options: `reg add ... /v DefaultPassword /d ...`, `-Name ... -Value ...`; a name
+    # that ends in the word (`MaximumPasswordAge` is a policy).
     ("generic_secret", "/v |-name ",
-     r"(?i)(?:/v|-name)\s+[\"']?\w*(?:password|passwd|pwd|secret|token|api_?key|credential)\w*"
+     r"(?i)(?:/v|-name)\s+[\"']?\w*(?:password|passwd|pwd|secret|token|api_?key|credential)"
      r"[\"']?\s+(?:/t\s+\S+\s+)?(?:/d|-value)\s+" + _PW, "password"),
     # A value at most 32 characters after a credential word in its clause (further, another's).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
@@ -1148,7 +1160,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"state|arn|version|rotation|description|ttl|count)"
      r"(?![a-z0-9]))"
      r"[a-z0-9]+)*[ \t]*=[ \t]*"
-     r"[\"']?([^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)", "position"),
+     r"[\"']?((?<=[=\"'])(?![^\"'\n]*[%{])[^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)",
+     "position"),
     # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...").
     ("recovery_code", "recovery code|recovery key|backup code|access code|accesscode|erişim kodu|"
                       "zugangscode|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
@@ -1404,15 +1417,19 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"|enc\[.*|![a-z]+",
     r"(?-i:_*[A-ZÀ-ÖØ-Þ][A-ZÀ-ÖØ-Þ0-9]*(?:_[A-ZÀ-ÖØ-Þ0-9]*)+)|[a-z]+(?:_[a-z]+)+",
     r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?!?",
-    r"[a-z_]+(?::[\w,]+)?(?:\|[a-z_]+(?::[\w,]+)?)+",  # a validator's rules (`required|min:8`)
+    r"[a-z_]+(?::[^|\s]+)?(?:\|[a-z_]+(?::[^|\s]+)?)+",  # a validator's rules (`required|min:8`)
 )) + ")$", re.I)
+PASSWORD_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "passphrase"})
+PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=]|(?<!\w)(?:" + _IS + r"|set to|changed to|to)(?!\w))\s*$")
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
+# A message about a password, as a form or a validator holds one: four words or more ending in a
+# stop ("Must contain a digit and a capital."); "Winter is coming 2024" is one.
+MESSAGE = Lazy(r"\S+(?: \S+){3,}[.!?…]")
+# A field's name about one: a password's word as one of its parts (`current-password`).
+NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
-# A message about a password, as a form or a validator holds one: a sentence, or words ending in a
-# stop ("Must contain a digit", "At least 12 characters, one digit", "Too short!").
-MESSAGE = Lazy(r"[A-Z][a-z]*(?: [a-z0-9]+,?)+|.* .*[.!?:…]")
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
@@ -3120,12 +3137,19 @@ def credible(value: str, check: str, whole: str) -> bool:
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
         return inner and not value.istitle() or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
-    if check == "phrase" and PASSPHRASE.fullmatch(value):
-        return True  # words in small letters, as passphrases are made
+    joined = PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'“„«"))
+    if check == "phrase" and " " in value.strip() and not joined:
+        return False  # words the clause does not give as its value ("must contain « ... »")
+    if check == "phrase" and PASSPHRASE.fullmatch(value.rstrip(".!")) and not PASSWORD_WORD.search(value):
+        # words in small letters, as passphrases are made, that the word's clause gives as its
+        # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
+        return not whole.lower().startswith("secret")
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
-    if check == "password" and (MESSAGE.fullmatch(value.strip()) or PASSWORD_WORD.search(value)
-                                and all(c.isalpha() or c in " -_" for c in value)):
+    parts = NAME_PARTS.split(value)
+    if check == "password" and (MESSAGE.fullmatch(value.strip()) or " " in value and PASSWORD_WORD.search(value)
+                                or len(parts) > 1 and all(p.isalpha() for p in parts)
+                                and any(p.lower() in PASSWORD_PARTS for p in parts)):
         return False  # a message or a name about one ("Enter your password", `current-password`)
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
         # ... and so does one with capitals, small letters, a digit and a sign, as a policy asks

@@ -33,6 +33,7 @@ import os
 import random
 import re
 import string
+import time
 import subprocess
 import sys
 import tempfile
@@ -821,13 +822,14 @@ def test_a_short_generated_value_is_withheld_anywhere(place: str, value: str, ro
 
 @st.composite
 def password_options(draw: st.DrawFn) -> tuple[str, str]:
-    """An option whose name holds a password's word, in kebab, camel, Pascal or Windows style,
+    """An option whose name holds a password's word, in kebab, snake, camel, Pascal or Windows style,
     and a line giving it a value: a chosen password, or a passphrase of words in quotes. `pass`
     glued to a small letter is another word (`--bypass`, `/compass:`)."""
     before = draw(st.sampled_from(["", "db", "admin", "new", "root", "vault", "store"]))
     word = draw(st.sampled_from(["password", "passwd", "passphrase", "passcode", "pass"]))
-    style = draw(st.sampled_from(["kebab", "camel", "pascal", "windows"]))
+    style = draw(st.sampled_from(["kebab", "snake", "camel", "pascal", "windows"]))
     name = {"kebab": "--" + "-".join(filter(None, [before, word])),
+            "snake": "--" + "_".join(filter(None, [before, word])),
             "camel": "-" + before + (word.title() if before else word),
             "pascal": "-" + before.title() + word.title(),
             "windows": "/" + before + (word.title() if before and word == "pass" else word)}[style]
@@ -1109,11 +1111,26 @@ LOOKALIKES = [
         # an auth service's host and port; a GPIO pin and a pinned buffer; a PIN's file
         "./gateway --auth auth-service:9443 --listen :8080", "gpio --pin 17 mode out",
         "torchrun train.py --pin-memory --workers 8", "ykman piv access change-pin --pin-file ~/pin.txt"])],
+    # A review's harmless texts for the position rules: "pin" in small letters and years; English
+    # words before a `-p`; a hint or a secret's story in quotes; a policy's name; an error's text;
+    # keytool's `-storepass:file`; a route; a scheme's pair.
+    *[_row(f"position-review-{n}", f"`{text}`", text) for n, text in enumerate([
+        "we pin 2024 as the baseline year for the benchmarks", "pip-compile --pin 2024",
+        "nightly_pin: 20240115", "cudaHostAlloc will pin 4096 MB of host memory per worker",
+        "Per the security review, connect with ssh -p 2222 deploy@host",
+        "Log in with the password 'see vault' and the user admin.",
+        'the password hint reads "your first pet name"', 'The secret sauce is "cache everything twice".',
+        "reg add HKLM\\Netlogon /v MaximumPasswordAge /t REG_DWORD /d 30 /f",
+        "Set-ItemProperty -Path $key -Name MinimumPasswordLength -Value 12",
+        'raise ValueError("SECRET_KEY= must be set in production")',
+        "keytool -importcert -keystore ks.jks -storepass:file ks.pass -file ca.pem",
+        "POST /token:introspect returns the claims", "./proxy --auth sigv4:us-east-1 --service es",
+        "./proxy --auth hmac:sha256", "schema['password'] = 'required|string|min:8|regex:/[A-Z]/'"])],
     # What a form's, a validator's or a translation's dictionary says about a password: a message,
     # a field's name, a list of rules; an expression, a directory's name, a source of credentials.
     *[_row(f"password-message-{n}", f"`{text}`", text) for n, text in enumerate([
         "errors['password'] = 'Password must be at least 8 characters.'",
-        "placeholders['password'] = 'Enter your password'", '"password": "Must hold a digit and a capital"',
+        "placeholders['password'] = 'Enter your password'", '"password": "Must hold a digit and a capital."',
         "widgets['password'] = 'PasswordInput'", "autocomplete['password'] = 'current-password'",
         "$rules['password'] = 'required|string|min:12'",
         "Set-ADAccountPassword -Identity kiosk -NewPassword (Read-Host -AsSecureString)",
@@ -1261,7 +1278,7 @@ VALUE_PLACES = [
     pytest.param("`app.credentials=svc:{v}`", "Quokka!22x", id="credentials-pair"),
     pytest.param("`settings['db_password'] = '{v}'`", "Heron_Cove_9", id="subscript"),
     pytest.param("`ykman piv access change-pin --new-pin {v}`", "582014", id="pin-option"),
-    pytest.param("`kiosk_pin: {v}`", "4471", id="pin-key"),
+    pytest.param("`KIOSK_PIN: {v}`", "4471", id="pin-key"),
     pytest.param('`AT+CPIN="{v}"`', "6620", id="pin-at-command"),
     pytest.param("`reg add HKLM\\Winlogon /v DefaultPassword /t REG_SZ /d {v} /f`", "Marten_Lodge_3",
                  id="name-and-value-options"),
@@ -1271,8 +1288,29 @@ VALUE_PLACES = [
     pytest.param("the vault's passphrase is '{v}', keep it offline", "lichen under old stones", id="passphrase-in-quotes"),
     pytest.param('`Environment="BACKUP_PASSPHRASE={v}"`', "slow rivers carry sand", id="words-to-a-quote"),
     pytest.param("Le mot de passe de l'équipe est « {v} »", "lent soleil 4412", id="passphrase-in-guillemets"),
+    pytest.param('`"password": "{v}"`', "Winter is coming 2024", id="spaced-password-is-no-message"),
+    pytest.param('`"password": "{v}"`', "supersecretpassword", id="one-word-holding-the-word"),
+    pytest.param("`tool --db_password {v}`", "Hunter2x9", id="snake-case-option"),
+    pytest.param("the passphrase is '{v}'", "quiet brook under pines.", id="passphrase-with-a-stop"),
     pytest.param('la passphrase dell\'archivio è "{v}"', "vento sopra il porto", id="passphrase-after-an-elision"),
 ]
+
+
+# Inputs a review found exponential or quadratic in the option and auth rules: each is scanned in
+# well under a second (tens of seconds before).
+LONG_INPUTS = [
+    pytest.param("token -" + "-".join(["aB"] * 40), id="dashed-capitals"),
+    pytest.param("the token spec covers -" + "-".join(["getUserByIdAndRole"] * 30) + " x", id="dashed-camel"),
+    pytest.param("-" + "someLongCamelCaseIdentifier" * 740 + " token", id="long-camel"),
+    pytest.param("a." * 10000 + "credentials=x:y", id="dotted-before-credentials"),
+]
+
+
+@pytest.mark.parametrize("text", LONG_INPUTS)
+def test_a_long_input_is_scanned_in_linear_time(text: str) -> None:
+    started = time.perf_counter()
+    md.scan_secrets(text)
+    assert time.perf_counter() - started < 1.0
 
 
 @pytest.mark.parametrize(("place", "value"), VALUE_PLACES)
