@@ -754,7 +754,8 @@ _NAME_PIECES = r"(?:[A-Z]?[a-z]+(?:[-_]|(?=[A-Z]))|[A-Z]+(?:[-_]|(?=[A-Z][a-z]))
 
 def assigned(operators: str = _OPERATORS) -> str:
     """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe
-    with a type between (`pass: str = "..."`), a string prefix (`b'...'`) or escaped quotes."""
+    as a subscript's key (`cfg['password'] = ...`), with a type between (`pass: str = "..."`), a
+    string prefix (`b'...'`) or escaped quotes."""
     return (r"s?(?![a-z0-9])\\*[\"']?\]?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
             r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
             r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
@@ -1325,6 +1326,7 @@ LISTED_FILE = Lazy(r" [ *][\w.+/-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w.-])"
                    r"|(?:\.[a-z0-9-]+)+\.[a-z]{2,}(?![\w.-])")
 FILE_FRAGMENT = Lazy(r"\.[A-Za-z][A-Za-z0-9]{0,5}#$")
 # Git's range of two revisions (`A..B`, `A...B`): both ends are commits, whatever names them.
+RANGE_REACH = 67  # characters from one end of a range to the other: 64 of a SHA-256 and `...`
 REVISION_RANGE = Lazy(r"(?<![\w.])[0-9a-fA-F]{7,64}\.{2,3}[0-9a-fA-F]{7,64}(?![\w.])")
 # A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
@@ -3289,8 +3291,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         return True  # a file's path names it too (`dist/assets/index-0B3gZeCM.js`)
     if HEX.fullmatch(token) and FILE_FRAGMENT.search(text, max(0, start - 8), start):
         return True  # the checksum after a file's URL (yarn.lock's `ms-2.1.3.tgz#<sha1>`)
-    if HEX.fullmatch(token) and any(r.start() <= start and end <= r.end() for r in
-                                    REVISION_RANGE.finditer(text, max(0, start - 70), end + 70)):
+    if HEX.fullmatch(token) and any(r.start() <= start and end <= r.end() for r in REVISION_RANGE.finditer(
+            text, max(0, start - RANGE_REACH), end + RANGE_REACH)):
         return True  # `A..B` names two commits
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's

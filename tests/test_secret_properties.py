@@ -1091,11 +1091,11 @@ LOOKALIKES = [
         "H3K4me3", "org.slf4j.Logger", "nn.Conv1d", "Matrix4x4", "Win32_Process", "Standard_B1ms",
         "Windows-Server-2019", "Mistral-Nemo-Instruct-2407", "Test_Case_01", "Python-100-Days",
         "int8x16_t", "1h23m45s", "enp0s31f6", "m16n8k16"]],
-    # An SVG path's commands and numbers.
     # Git's range of two revisions, and a revision after `git log`.
     _row("revision-range", f"review the commit range {SHA[:40]}..{SHA[::-1][:40]} first", SHA[::-1][:40]),
     _row("revision-range-three-dots", f"`git diff {SHA[:12]}...{SHA[::-1][:40]}` shows it", SHA[::-1][:40]),
     _row("git-log-revision", f"`git log {SHA[:40]}` shows it", SHA[:40]),
+    # An SVG path's commands and numbers.
     _row("svg-path", '`<path d="M0 0h24v24H0z" fill="none"/>` frames every icon', "0h24v24H0z"),
     # `-p` after `-u` is a port, a process or a priority as often as a password; curl's variables;
     # an exclamation after a name; a constant's or a version's dot.
