@@ -201,7 +201,8 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
           r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
-          r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|always|never)\b|with\b|as well\b|too\b|" \
+          r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|always|never)\b|with\b|" \
+          r"as well\b|too\b|" \
           r"for (?:this|the|future|later|next)\b|" \
           r"please\b|" \
           r"somehow\b|now\b|also\b|but\b|and\b)))"
@@ -227,7 +228,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"keep|store|adding|putting|noting|writing|saving|recording|including|storing)"
                     r"\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
                     _MEMORY + _AFTER +
-                    r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*|to (?=always|never))?"
+                    r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*"
+                    r"|to (?=always|never))?"
                     r"(?P<content>.*)$"),
     # "update CLAUDE.md that ...", "update CLAUDE.md to say that ...", "... but make sure that ...".
     ("update-memory-file", _LEAD + _ASK + r"(?:update|edit|amend|extend)\s+" + _MEMORY + _AFTER +
@@ -249,7 +251,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("memory-should-say", _LEAD + r"(?:(?P<sure>(?:make sure|ensure)(?: that)?\s+))?(?:the )?(?:"
                           + _NAMED_FILE + r"|memory file|" + PROJECT_RULES + r")"
                           r"(?: file)?\s+(?:(?:(?:should|must|needs to)\s+"
-                          r"(?:say|mention|state|include|note)|(?(sure)(?:says|mentions|states)|(?!)))"
+                          r"(?:say|mention|state|include|note)"
+                          r"|(?(sure)(?:says|mentions|states)|(?!)))"
                           r"(?: that\b)?|"
                           r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
                           r"\s*[:：—–-])"
@@ -270,7 +273,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                     r"from here on(?: out)?|henceforth)\b"
                     r"[,:]?\s*(?P<content>.+)$"),
     # "帮我记住" (help me remember), not "帮我记一下" (note it for this task).
-    ("remember-zh", _LEAD_ZH + r"(?:" + _HELP_ZH + r"在" + _MEMORY_ZH + r"|帮我(?=[记記]住))?(?:要|需要)?"
+    ("remember-zh", _LEAD_ZH + r"(?:" + _HELP_ZH + r"在" + _MEMORY_ZH + r"|帮我(?=[记記]住))?"
+                    r"(?:要|需要)?"
                     r"(?:记住|记一下|记下来?|記住|記一下|記下來?)(?:这一?点|这个|这条)?"
                     r"[，,：:\s]*(?P<content>.*)$"),
     ("memory-file-zh", _LEAD_ZH + _HELP_ZH + r"(?:把|将)?(?:这条|这个|这些|这一点|以下|下面的?|上面的?|它|这段)?(?:规则|内容|信息|结论|约定)?"
@@ -319,7 +323,8 @@ REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # 
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
-REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:(?:this|these|the following)(?: (?:rule|note|line)s?)?|"
+REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:(?:this|these|the following)"
+                       r"(?: (?:rule|note|line)s?)?|"
                        r"an?(?: new)? (?:rule|note|line|entry|bullet))\s*[:：]|"
                        r"(?:please|pls)\s*[:：]|"
                        + _SO_IT_SAYS + r"\s|"
@@ -349,8 +354,9 @@ CONSENT = Lazy(r"(?i)^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|please(?: do)?|do it|go
                r"давай|tak|evet|có|ya|sì|はい|ええ|네|예|是的?|好的?|对|可以|行|嗯)"
                r"(?![\w'-])(?!.*\b(?:but|aber|mais|pero|mas|но|ma|not yet)\b)")
 CONSENT_REACH = 60  # characters of a nod: more says something of its own
-NOD_MORE = Lazy(r"(?i)(?:(?:please )?(?:go ahead|do it|do that|go for it|sounds good|thanks?|thank you|"
-                r"add it|save it|note it|gerne|gern|dale|claro|vas-y|vai|va bene|давай|конечно)[\s.!,]*)+")
+NOD_MORE = Lazy(r"(?i)(?:(?:please )?(?:go ahead|do it|do that|go for it|sounds good|thanks?|"
+                r"thank you|add it|save it|note it|gerne|gern|dale|claro|vas-y|vai|va bene|давай|"
+                r"конечно)[\s.!,]*)+")
 CONSENT_CJK = 6  # characters after a yes in a script without spaces ("记上吧", "저장해 주세요")
 
 # REQUEST FRAMES, in any language (after REQUEST_RULES): a frame opening the sentence ("Merk dir:
@@ -398,7 +404,8 @@ RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
                  "en el futuro|na przyszłość")
 RECORD_PHRASES = (
-    "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|update|"
+    "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|"
+    "update|"
     "trag|trage|füg|füge|schreib|notier|vermerk|vermerke|vermerken|nimm|aufnehmen|speicher|"
     "ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|guarde|añada|"
@@ -436,7 +443,8 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
 REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": _PURPOSE
                      r"(?<!avant)(?<!parce)(?<!bien)(?<!sans)(?<!afin)(?<!alors)"  # "avant qu'on"
-                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)|qu'(?=\w))|"
+                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)"
+                     r"|qu'(?=\w))|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
 REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
@@ -1014,17 +1022,21 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # not `--bypass`), not an expression (`(Read-Host ...)`) nor another option; then a tool's
     # option (PASSWORD_FLAGS: mysql's glued `-p`, not `ssh -p 2222`; a login's `-p`).
     ("password_option", "pass|secret|token|key",
-     r"(?<![A-Za-z0-9-])(?:--?" + _NAME_PIECES + r"(?i:[a-z]*(?:password|passwd|passphrase|passcode)|pass"
+     r"(?<![A-Za-z0-9-])(?:--?" + _NAME_PIECES
+     + r"(?i:[a-z]*(?:password|passwd|passphrase|passcode)|pass"
      r"|(?<=pass)phrase"
      r"|secret|[a-z]*storepass|keypass|token|(?:api|access|secret|auth)-?key)\d?(?:=|[ \t]+)"
-     r"|/(?:(?i:[a-z]*(?:password|passwd|passphrase|passcode|pwd))|[A-Za-z]*Pass|pass):)(?![-(])" + _PW,
+     r"|/(?:(?i:[a-z]*(?:password|passwd|passphrase|passcode|pwd))|[A-Za-z]*Pass|pass):)"
+     r"(?![-(])" + _PW,
      "position"),
     # A PIN: four to eight digits after "PIN" in capitals (a key, a variable, a modem's command,
     # prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is 4821"), a camel hump (`adminPin`)
     # a pin option (`--new-pin 640213`) or a quoted one (`"pin": "30917"`); not a year, and not
-    # "pin" in small letters otherwise, a verb or a version's pin as often (`nightly_pin: 20240115`).
+    # "pin" in small letters otherwise, a verb or a version's pin as often
+    # (`nightly_pin: 20240115`).
     ("pin", "pin",
-     r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)|(?<![\w-])--?(?:(?:new|old)-)?pin"
+     r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
+     r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
      r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))"
      r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?(?: +(?:" + _COPULAS + r") +"
      r"| *[はがを는은를을가이] *))[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?!\d))(\d{4,8})(?![\w:/-]|\.\d)",
@@ -1088,9 +1100,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
     # ... a `user:pw` after an option or key named for auth (`-auth me:pw`, `credentials=me:pw`),
-    # with a sign or capitals and digits: not a scheme's pair (`--auth sigv4:us-east-1`, `hmac:sha256`).
+    # with a sign or capitals and digits: not a scheme's pair (`--auth sigv4:us-east-1`,
+    # `hmac:sha256`).
     ("basic_auth", "auth|credential",
-     r"(?:(?<![A-Za-z0-9_-])--?(?i:(?:[a-z]+-)*+auth)(?:=|[ \t]+)|(?<![A-Za-z0-9])(?i:credentials?)[ \t]*[=:]"
+     r"(?:(?<![A-Za-z0-9_-])--?(?i:(?:[a-z]+-)*+auth)(?:=|[ \t]+)"
+     r"|(?<![A-Za-z0-9])(?i:credentials?)[ \t]*[=:]"
      r"[ \t]*)[\"']?[^\s:\"'@/]+:(?=" + _SIGNED_PAIR + r")([^\s\"'@]{3,})", "prose"),
     ("basic_auth", "basicauth|basic_auth|basic-auth",
      r"(?i)basic[_-]?auth[\w.-]*users\s*[=:]\s*[\"']?([^\s\"':@,]+:[^\s\"',]{6,})", "password"),
@@ -1114,7 +1128,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[^\"'\n]*[\"']\s+value=[\"']([^\"'\n]{6,200})[\"']", "password"),
     # SQL's password clause of a user or a role (`ALTER ROLE app WITH LOGIN PASSWORD '...'`).
     ("generic_secret", "password",
-     r"(?i)\b(?:create|alter)\s+(?:user|role|login)\s[^;\n]*?\bpassword\s*=?\s*'([^'\n]+)'", "position"),
+     r"(?i)\b(?:create|alter)\s+(?:user|role|login)\s[^;\n]*?\bpassword\s*=?\s*'([^'\n]+)'",
+     "position"),
     # ... or as options: `reg add ... /v DefaultPassword /d ...`, `-Name ... -Value ...`; a name
     # that ends in the word (`MaximumPasswordAge` is a policy).
     ("generic_secret", "/v |-name ",
@@ -1655,7 +1670,8 @@ MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 LEADS_ONLY = Lazy(r"(?i)(?:" + _LEAD_WORDS + r"[\s,，.!—–-]*)+")  # "Au fait, add it to CLAUDE.md"
 # ... or what is recorded named as a memory's line ("save this preference: X").
 # ... or "a rule", "a note": what a memory holds, not a thing kept in RAM.
-LINE_NAMED = Lazy(r"(?i)(?:an?|the|this|that|one)\s+(?:\w+\s+)?(?:rule|note|line|convention|entry|reminder|bullet)s?")
+LINE_NAMED = Lazy(r"(?i)(?:an?|the|this|that|one)\s+(?:\w+\s+)?"
+                  r"(?:rule|note|line|convention|entry|reminder|bullet)s?")
 KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?"
                   r"(?:preferences?|rules?|conventions?|guidelines?|policy|policies)$")
 NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file or the rules, named
@@ -1668,7 +1684,8 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
 # ... in any language: the memory's name ends the frame ("Adiciona no CLAUDE.md:").
-ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID) + r")[`\"'’]?(?:\s+file)?$")
+ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
+                      + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
@@ -3142,14 +3159,16 @@ def credible(value: str, check: str, whole: str) -> bool:
     joined = PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'“„«"))
     if check == "phrase" and " " in value.strip() and not joined:
         return False  # words the clause does not give as its value ("must contain « ... »")
-    if check == "phrase" and PASSPHRASE.fullmatch(value.rstrip(".!")) and not PASSWORD_WORD.search(value):
+    if check == "phrase" and PASSPHRASE.fullmatch(value.rstrip(".!")) \
+            and not PASSWORD_WORD.search(value):
         # words in small letters, as passphrases are made, that the word's clause gives as its
         # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
         return not whole.lower().startswith("secret")
     if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
         return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
     parts = NAME_PARTS.split(value)
-    if check == "password" and (MESSAGE.fullmatch(value.strip()) or " " in value and PASSWORD_WORD.search(value)
+    if check == "password" and (MESSAGE.fullmatch(value.strip())
+                                or " " in value and PASSWORD_WORD.search(value)
                                 or len(parts) > 1 and all(p.isalpha() for p in parts)
                                 and any(p.lower() in PASSWORD_PARTS for p in parts)):
         return False  # a message or a name about one ("Enter your password", `current-password`)
@@ -3291,8 +3310,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         return True  # a file's path names it too (`dist/assets/index-0B3gZeCM.js`)
     if HEX.fullmatch(token) and FILE_FRAGMENT.search(text, max(0, start - 8), start):
         return True  # the checksum after a file's URL (yarn.lock's `ms-2.1.3.tgz#<sha1>`)
-    if HEX.fullmatch(token) and any(r.start() <= start and end <= r.end() for r in REVISION_RANGE.finditer(
-            text, max(0, start - RANGE_REACH), end + RANGE_REACH)):
+    ranges = REVISION_RANGE.finditer(text, max(0, start - RANGE_REACH), end + RANGE_REACH)
+    if HEX.fullmatch(token) and any(r.start() <= start and end <= r.end() for r in ranges):
         return True  # `A..B` names two commits
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
@@ -3599,7 +3618,8 @@ def offered(sentence: str) -> str | None:
     if text == sentence.strip() or not any(word in lowered for word in REQUEST_WORDS):
         return None
     starts = [0] + [at for at in range(1, min(len(text), FRAME_REACH))
-                    if text[at - 1].isspace() or text[at - 1] in "'’" or CLOSE_SCRIPT.match(text[at - 1])]
+                    if text[at - 1].isspace() or text[at - 1] in "'’"
+                    or CLOSE_SCRIPT.match(text[at - 1])]
     return next((found[1] for at in starts for found in [memory_request(text[at:])] if found), None)
 
 
@@ -3633,7 +3653,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
             frame = COURTESY.sub("", lowered[:separator.start()])  # "... to CLAUDE.md please:"
-            if kind == "memory-file" and colon and (INTO_MEMORY.search(frame) or ENDS_IN_MEMORY.search(frame)):
+            if kind == "memory-file" and colon \
+                    and (INTO_MEMORY.search(frame) or ENDS_IN_MEMORY.search(frame)):
                 return kind, "", False
             return None
         if kind:
@@ -4061,7 +4082,8 @@ def offer_in(turn: list[tuple[int, Message, Judged | None]], opts: Options, sign
     """Whether the agent's last message in the turn offers to record something (offered)."""
     said = [message for _, message, _ in turn if message.role == "assistant"][-1:]
     return any(offered(sentence) is not None for message in said
-               for _, sentence, _ in judge_message(message, opts, signal, noise, Counter(), asked=True) or [])
+               for _, sentence, _ in judge_message(message, opts, signal, noise, Counter(),
+                                                   asked=True) or [])
 
 
 def consented(message: Message, judged: Judged | None, stats: Counter[str]) -> Judged:
@@ -4087,7 +4109,8 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
             before = had.get(number)
             offer = offered(sentence) if message.role == "assistant" else None
             if offer:  # the agent's offer says what to record: that, first
-                verdict = judge(offer, message.role, opts, signal, noise, None, asked=True, least=REQUEST_MIN_WIDTH)
+                verdict = judge(offer, message.role, opts, signal, noise, None, asked=True,
+                                least=REQUEST_MIN_WIDTH)
                 rank = 0
             else:
                 rank = 1 if message.role == "user" else 2
