@@ -4081,6 +4081,8 @@ def offer_in(turn: list[tuple[int, Message, Judged | None]], opts: Options, sign
              noise: re.Pattern[str]) -> bool:
     """Whether the agent's last message in the turn offers to record something (offered)."""
     said = [message for _, message, _ in turn if message.role == "assistant"][-1:]
+    said = [message for message in said  # a request's word first, as offered reads them
+            if any(word in message.text.lower() for word in REQUEST_WORDS)]
     return any(offered(sentence) is not None for message in said
                for _, sentence, _ in judge_message(message, opts, signal, noise, Counter(),
                                                    asked=True) or [])
