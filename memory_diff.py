@@ -348,11 +348,11 @@ ONE_WORD = 2  # characters of a nod in a script without spaces (对, 好的, は
 # question or an "if you like" around a request's words.
 OFFER_END = Lazy(r"(?:\s*[?？]+|,?\s+if (?:you(?:'d)? (?:like|want)(?: me to)?|that helps|useful)"
                  r"\b[^.!?]*)[.!。]?\s*$", re.I)
-# ... and the nod: a short reply opening with a yes in its languages, no "but" after it.
+# ... and the nod: a short reply opening with a yes in its languages (nodded judges what follows).
 CONSENT = Lazy(r"(?i)^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|please(?: do)?|do it|go ahead|go for it|"
                r"sounds good|good idea|absolutely|definitely|of course|oui|ja|jep|sí|si|sim|да|"
                r"давай|tak|evet|có|ya|sì|はい|ええ|네|예|是的?|好的?|对|可以|行|嗯)"
-               r"(?![\w'-])(?!.*\b(?:but|aber|mais|pero|mas|но|ma|not yet)\b)")
+               r"(?![\w'-])")
 CONSENT_REACH = 60  # characters of a nod: more says something of its own
 NOD_MORE = Lazy(r"(?i)(?:(?:please )?(?:go ahead|do it|do that|go for it|sounds good|thanks?|"
                 r"thank you|add it|save it|note it|gerne|gern|dale|claro|vas-y|vai|va bene|давай|"
@@ -435,7 +435,8 @@ MEMORY_SAID = (
 # ... and a bare "memory" in other languages, where a verb of recording right before it and a
 # colon frame it ("Guarda en la memoria: X", "Zapisz w pamięci: X"); with a thing between
 # ("Guarda los resultados en memoria: ..."), or without the colon, it is as often RAM's.
-BARE_GAP = 3  # words, of at most five letters, between the verb and a bare memory ("in the")
+BARE_GAP = 3  # words between the verb and a bare memory ("in the"), of at most BARE_LETTERS
+BARE_LETTERS = 5
 MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memória|gedächtnis|"
                "pamięci|pamięć|память|памяти|geheugen|hafıza|hafızaya|bộ nhớ|memori|记忆|記憶|"
                "メモリ|메모리")
@@ -851,8 +852,18 @@ _LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sig
 # or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
 _LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
                r"|zaloguj(?: się)?|заходи|войди|đăng nhập|masuk|giriş yap|inloggen")
+# ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
+# A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`), a camel hump (`adminPin`), an
+# option (`--new-pin`) or a key with a quoted value (`"pin": "1234"`); then `=`, `:`, a space or
+# a few words and a copula ("the PIN is"); then four to eight digits, not a year.
+_PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
+             r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
+             r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
+_PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?"
+             r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *))")
+_PIN_VALUE = r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?!\d))(\d{4,8})(?![\w:/-]|\.\d)"
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -1034,13 +1045,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # a pin option (`--new-pin 640213`) or a quoted one (`"pin": "30917"`); not a year, and not
     # "pin" in small letters otherwise, a verb or a version's pin as often
     # (`nightly_pin: 20240115`).
-    ("pin", "pin",
-     r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
-     r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
-     r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))"
-     r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?(?: +(?:" + _COPULAS + r") +"
-     r"| *[はがを는은를을가이] *))[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?!\d))(\d{4,8})(?![\w:/-]|\.\d)",
-     "position"),
+    ("pin", "pin", _PIN_NAME + _PIN_JOIN + _PIN_VALUE, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1436,7 +1441,10 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"\w*env\(.*|[a-z_][\w.:]*!?[(\[].*|[a-z_]+(?:(?:\.|::)[a-z_]+)+(?:[(\[].*)?!?",
     r"[a-z_]+(?::[^|\s]+)?(?:\|[a-z_]+(?::[^|\s]+)?)+",  # a validator's rules (`required|min:8`)
 )) + ")$", re.I)
+# A password's word as a whole part of a field's name (about_a_password; `PasswordInput`).
 PASSWORD_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "passphrase"})
+# What gives a quoted phrase as a password's value: the word alone, a colon or `=`, a copula or
+# "set to" ending the words between ("the passphrase is '...'"; not "the hint reads '...'").
 PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=]|(?<!\w)(?:" + _IS + r"|set to|changed to|to)(?!\w))\s*$")
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
@@ -1683,7 +1691,7 @@ LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
-# ... in any language: the memory's name ends the frame ("Adiciona no CLAUDE.md:").
+# ... or the memory's name alone ending the frame, in any language ("Adiciona no CLAUDE.md:").
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
@@ -3156,22 +3164,18 @@ def credible(value: str, check: str, whole: str) -> bool:
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
         return inner and not value.istitle() or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
-    joined = PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'“„«"))
-    if check == "phrase" and " " in value.strip() and not joined:
-        return False  # words the clause does not give as its value ("must contain « ... »")
-    if check == "phrase" and PASSPHRASE.fullmatch(value.rstrip(".!")) \
-            and not PASSWORD_WORD.search(value):
-        # words in small letters, as passphrases are made, that the word's clause gives as its
-        # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
-        return not whole.lower().startswith("secret")
-    if check == "phrase" and " " in value.strip() and all(c.isalpha() or c in " .,;:!?-" for c in value):
-        return False  # words in quotes after the word are a phrase ("Scheduled testing"), not a password
-    parts = NAME_PARTS.split(value)
-    if check == "password" and (MESSAGE.fullmatch(value.strip())
-                                or " " in value and PASSWORD_WORD.search(value)
-                                or len(parts) > 1 and all(p.isalpha() for p in parts)
-                                and any(p.lower() in PASSWORD_PARTS for p in parts)):
-        return False  # a message or a name about one ("Enter your password", `current-password`)
+    if check == "phrase":
+        spaced = " " in value.strip()
+        if spaced and not PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'“„«")):
+            return False  # words the clause does not give as its value ("must contain « ... »")
+        if PASSPHRASE.fullmatch(value.rstrip(".!")) and not PASSWORD_WORD.search(value):
+            # words in small letters, as passphrases are made, that the word's clause gives as its
+            # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
+            return not whole.lower().startswith("secret")
+        if spaced and all(c.isalpha() or c in " .,;:!?-" for c in value):
+            return False  # words in quotes after the word are a phrase ("Scheduled testing")
+    if check == "password" and about_a_password(value):
+        return False
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
         # ... and so does one with capitals, small letters, a digit and a sign, as a policy asks
         # (`Harbor0-Harbor`), not an identifier (`AppState2`)
@@ -3181,6 +3185,15 @@ def credible(value: str, check: str, whole: str) -> bool:
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
             digit or named or not value.isascii())
     return True
+
+
+def about_a_password(value: str) -> bool:
+    """Whether a value assigned to a password's name is text about one: a message (MESSAGE, or
+    words naming a password: "Enter your password") or a field's name (`current-password`)."""
+    parts = NAME_PARTS.split(value)
+    return bool(MESSAGE.fullmatch(value.strip()) or " " in value and PASSWORD_WORD.search(value)) \
+        or len(parts) > 1 and all(part.isalpha() for part in parts) \
+        and any(part.lower() in PASSWORD_PARTS for part in parts)
 
 
 def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bool:
@@ -3653,8 +3666,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
             frame = COURTESY.sub("", lowered[:separator.start()])  # "... to CLAUDE.md please:"
-            if kind == "memory-file" and colon \
-                    and (INTO_MEMORY.search(frame) or ENDS_IN_MEMORY.search(frame)):
+            if kind == "memory-file" and colon and ENDS_IN_MEMORY.search(frame):
                 return kind, "", False
             return None
         if kind:
@@ -3715,7 +3727,7 @@ def frame_kind(part: str, opening: bool = False, colon: bool = False) -> str | N
             between = (clause[verb.end():bare.start()] if bare.start() >= verb.end()
                        else clause[bare.end():verb.start()]).split() if bare else []
             named = bare if bare and len(between) <= BARE_GAP and all(
-                len(word) <= BARE_GAP + 2 for word in between) else None
+                len(word) <= BARE_LETTERS for word in between) else None
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
                                                      max(named.start(), verb.start())):
