@@ -852,18 +852,38 @@ _LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sig
 # or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
 _LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
                r"|zaloguj(?: się)?|заходи|войди|đăng nhập|masuk|giriş yap|inloggen")
+# ... and what a login is given "with": after an account (`as app_ro with`, `user pi using`) or a
+# verb of logging in or unlocking, a few words before (see login_pair).
+_LOGIN_WITH_HINTS = "with |using |mit |avec |con |com "
+_LOGIN_WITH = (r"(?:(?<![\w-])(?:as|user|als|comme|como) +[\w.@+-]{2,40}"
+               r"|(?<![\w-])(?:unlock(?:s|ed)?|opens|log(?:s|ged)? ?in(?:to)?|sign(?:s|ed)? ?in"
+               r"|authenticat(?:es?|ed)|protected|locked|disarms?)(?: +[\w.'-]+){0,3}?)"
+               r" +(?:with|using|mit|avec|con|com)")
+# A thing's name, given "with" as often as a password (the "given" check): small letters and digits
+# (`ed25519`, `argon2id`), a word and one digit or a version (`OAuth2`, `Debian12.5`), small words
+# joined by hyphens (`scram-sha-256`), a key chord (`Ctrl+Shift+P`), an address (`qa@example.com`).
+# A trailing `*` or `_` is Markdown's emphasis, not the value's (login_pair).
+NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}|[A-Za-z]{1,8}\d|[A-Za-z]+\d+(?:\.\d+)+"
+                   r"|[a-z0-9]+(?:-[a-z0-9]+)+|(?:[A-Z][a-z]{0,6}\+)+[A-Z][A-Za-z0-9]{0,6}"
+                   r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`), a camel hump (`adminPin`), an
-# option (`--new-pin`) or a key with a quoted value (`"pin": "1234"`); then `=`, `:`, a space or
-# a few words and a copula ("the PIN is"); then four to eight digits, not a year.
+# option (`--new-pin`) or a key (`"pin": "1234"`, `smartcard_pin = 246810`); or the code of a door,
+# a gate, an alarm, a keypad, a safe or a lock (`door code`, `ALARM_DISARM_CODE`); then `=`, `:`,
+# a space or a few words and a copula ("the PIN is"); then four to eight digits, not a year or a
+# date (`nightly_pin: 20240115`).
 _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
-             r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
+             r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']?\d))")
+_ACCESS_WORDS = "door|gate|alarm|disarm|keypad|safe|lock"
+_ACCESS_CODE = (r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:(?:" + _ACCESS_WORDS
+                + r")[\w.-]{0,16}?[_. -]?code)(?![a-z])")
 _PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?"
              r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *))")
-_PIN_VALUE = r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?!\d))(\d{4,8})(?![\w:/-]|\.\d)"
+_PIN_VALUE = (r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))(\d{4,8})"
+              r"(?![\w:/-]|\.\d)")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -886,7 +906,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
     ("add-user", r"-p\s*"), ("schtasks", r"/RP\s+"), ("wpa_passphrase", r"\S+\s+"),
 )
-_TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:{opt})"
+_TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:[\"'](?=-))?(?:{opt})"
                       for tools, opt in PASSWORD_FLAGS)
 
 
@@ -1040,12 +1060,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|/(?:(?i:[a-z]*(?:password|passwd|passphrase|passcode|pwd))|[A-Za-z]*Pass|pass):)"
      r"(?![-(])" + _PW,
      "position"),
-    # A PIN: four to eight digits after "PIN" in capitals (a key, a variable, a modem's command,
-    # prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is 4821"), a camel hump (`adminPin`)
-    # a pin option (`--new-pin 640213`) or a quoted one (`"pin": "30917"`); not a year, and not
-    # "pin" in small letters otherwise, a verb or a version's pin as often
-    # (`nightly_pin: 20240115`).
+    # A PIN or an access code (_PIN_NAME): four to eight digits after "PIN" in capitals (a key, a
+    # variable, a modem's command, prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is
+    # 4821"), a camel hump (`adminPin`), a pin option or key, or a door's or an alarm's code; not
+    # "pin" in small letters otherwise, a verb as often.
     ("pin", "pin", _PIN_NAME + _PIN_JOIN + _PIN_VALUE, "position"),
+    ("pin", _ACCESS_WORDS, _ACCESS_CODE + _PIN_JOIN + _PIN_VALUE, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1080,6 +1100,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           (r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", "", ""),
           (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
           ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
+    # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
+    # with X", "the safe opens with 58213907"; not a year, nor an acronym (`LUKS2`, by credible).
+    ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +[\"'`]?"
+     r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%])(?!(?:19[5-9]\d|20[0-4]\d)\b)"
+     r"([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$)", "given"),
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
@@ -1102,13 +1127,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # proxy's list of users (Traefik's `basicauth.users=u:p`).
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
-     r"(?:-u(?<![A-Za-z0-9-]-u)|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
+     r"(?:(?<![\w-])-[A-Za-z]*u|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
-    # ... a `user:pw` after an option or key named for auth (`-auth me:pw`, `credentials=me:pw`),
-    # with a sign or capitals and digits: not a scheme's pair (`--auth sigv4:us-east-1`,
-    # `hmac:sha256`).
-    ("basic_auth", "auth|credential",
+    # ... a `user:pw` after an option or key named for auth or a user (`-auth me:pw`,
+    # `credentials=me:pw`, `-u me:pw`), with a sign or capitals and digits: not a scheme's pair
+    # (`--auth sigv4:us-east-1`, `hmac:sha256`), nor a user and group (`-u 1000:1000`).
+    ("basic_auth", "auth|credential|-u|--user",
      r"(?:(?<![A-Za-z0-9_-])--?(?i:(?:[a-z]+-)*+auth)(?:=|[ \t]+)"
+     r"|(?<![\w-])(?:-u|--user)(?:=|[ \t]+)"
      r"|(?<![A-Za-z0-9])(?i:credentials?)[ \t]*[=:]"
      r"[ \t]*)[\"']?[^\s:\"'@/]+:(?=" + _SIGNED_PAIR + r")([^\s\"'@]{3,})", "prose"),
     ("basic_auth", "basicauth|basic_auth|basic-auth",
@@ -1124,8 +1150,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "(?:" + "|".join(f"{word}(?<=[a-z0-9]{word})(?<!Public{word})(?<!Publishable{word})"
                       f"(?<!existing{word})(?<!PasswordKey)(?<!SecretKey)"
                       + (_NOT_ID_CAMEL_KEY if word == "Key" else "") for word in (
-         "Password", "Passwd", "Passphrase", "Pwd", "Pass", "Secret", "Token", "Credential", "Auth",
-         "Key"))
+         "Password", "Passwd", "Passphrase", "PassPhrase", "PassWord", "Passcode", "PassCode",
+         "Pwd", "Pass", "Secret", "Token", "Credential", "Auth", "Key"))
      + ")" + assigned(_OPERATORS + r"|(?<=\s)(?=[\"'])"), "password"),
     # A key and a value as attributes (.NET, NuGet): `<add key="Password" value="..." />`.
     ("generic_secret", "key=|name=",
@@ -3093,7 +3119,7 @@ def named_secrets(text: str, lowered: str) -> list[SecretHit]:
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" \
                     and harmless_context(text, match.start(group), match.end(group), value) \
-                    or in_template(text, match.start(), prose=check == "prose"):
+                    or in_template(text, match.start(), prose=check in ("prose", "given")):
                 # Not this one; a match starting inside it may be (`key: NAME_TOKEN=value`).
                 match = pattern.search(target, match.start() + 1)
                 continue
@@ -3148,7 +3174,10 @@ def credible(value: str, check: str, whole: str) -> bool:
         return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
-    if check == "prose":  # a digit, a sign or an inner capital; not an adjective ("SHA256-hashed")
+    if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:!?)")):
+        return False
+    if check in ("prose", "given"):  # a digit, a sign or an inner capital; not an adjective
+        # ("SHA256-hashed")
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
             return True  # three words joined: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")

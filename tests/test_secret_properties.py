@@ -735,6 +735,8 @@ PASSWORD_PLACES = [
     "`net use S: \\\\nas\\share /user:corp\\ops {pw}`", "the signing secret is {pw}",
     # A key beside a word that is no id (ID_KEYS) stays a credential's name.
     "`const encryptionKey = \"{pw}\"`", "X-Api-Key: {pw}",
+    # What a login or a lock is given "with", without a word for a password.
+    "the sync job reaches the NAS as backup_svc using {pw} every night", "the kiosk unlocks with {pw}",
 ]
 
 
@@ -1165,6 +1167,17 @@ LOOKALIKES = [
         ("the shards shard-east-west-main-0001 and shard-east-west-main-0002 swap", "shard-east-west-main-0001"),
         ("buy ISBN 978-3-16-148410-0 for the team", "978-3-16-148410-0"),
         ("we serve gpt2-base-fp16-onnx from the edge box", "gpt2-base-fp16-onnx")])],
+    # What a login or a lock is given "with" that names a thing (NAMED_THING); codes that are no
+    # access code.
+    *[_row(f"given-a-name-{n}", text, value) for n, (text, value) in enumerate([
+        ("the runner logs in as ci with Python3.11 preinstalled", "Python3.11"),
+        ("the bastion authenticates with ecdsa384 keys only", "ecdsa384"),
+        ("the vault is protected with aes-256-gcm at rest", "aes-256-gcm"),
+        ("the search panel opens with Ctrl+Alt+F", "Ctrl+Alt+F"),
+        ("the portal signs in with SAML2 against the IdP", "SAML2"),
+        ("`nightly_pin: 20231104` keeps the toolchain fixed", "20231104"),
+        ("the exit code 3072 means the lock was stale", "3072"),
+        ("the safe code is from 2019 and needs a review", "2019")])],
 ]
 
 
@@ -1292,7 +1305,19 @@ VALUE_PLACES = [
     pytest.param('`"password": "{v}"`', "supersecretpassword", id="one-word-holding-the-word"),
     pytest.param("`tool --db_password {v}`", "Hunter2x9", id="snake-case-option"),
     pytest.param("the passphrase is '{v}'", "quiet brook under pines.", id="passphrase-with-a-stop"),
-    pytest.param('la passphrase dell\'archivio è "{v}"', "vento sopra il porto", id="passphrase-after-an-elision"),
+    pytest.param('la passphrase dell\'archivio è "{v}"', "vento sopra il porto", id="passphrase-after-an-elision"),    # What a login or a lock is given "with", and more places by position.
+    pytest.param("the report worker reaches Redis as cache_ro with {v} every hour", "Pelt7_Orchard",
+                 id="as-an-account-with"),
+    pytest.param("la passerelle se connecte comme admin avec {v}", "mossLantern88", id="as-an-account-fr"),
+    pytest.param("the gateway signs in with {v} after a reboot", "mossLantern88", id="signs-in-with"),
+    pytest.param("the fire safe opens with {v}.", "40271963", id="opens-with-digits"),
+    pytest.param("`$env:DeployPassPhrase = '{v}'`", "amber fields at dusk", id="camel-pass-phrase"),
+    pytest.param("`7z x '-p{v}' drop.7z`", "Kelp&Stone41", id="quoted-glued-option"),
+    pytest.param("`curl -fsu ops:{v} https://nexus.internal/`", "Brine+Dock52", id="combined-short-flags"),
+    pytest.param("if the upload fails, check -u ops:{v} in deploy.sh", "Brine+Dock52", id="user-pair-option"),
+    pytest.param("`GATE_ENTRY_CODE={v}`", "630518", id="gate-code-key"),
+    pytest.param("the loading dock's keypad code is {v}", "71930", id="keypad-code-in-prose"),
+    pytest.param("`locker_pin: {v}`", "90417", id="small-letter-pin-key"),
 ]
 
 
