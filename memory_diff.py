@@ -860,12 +860,13 @@ _LOGIN_WITH = (r"(?:(?<![\w-])(?:as|user|als|comme|como) +[\w.@+-]{2,40}"
                r"|authenticat(?:es?|ed)|protected|locked|disarms?)(?: +[\w.'-]+){0,3}?)"
                r" +(?:with|using|mit|avec|con|com)")
 # A thing's name, given "with" as often as a password (the "given" check): small letters and digits
-# (`ed25519`, `argon2id`), a word and one digit or a version (`OAuth2`, `Debian12.5`), small words
-# joined by hyphens (`scram-sha-256`), a key chord (`Ctrl+Shift+P`), an address (`qa@example.com`).
-# A trailing `*` or `_` is Markdown's emphasis, not the value's (login_pair).
-NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}|[A-Za-z]{1,8}\d|[A-Za-z]+\d+(?:\.\d+)+"
-                   r"|[a-z0-9]+(?:-[a-z0-9]+)+|(?:[A-Z][a-z]{0,6}\+)+[A-Z][A-Za-z0-9]{0,6}"
-                   r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# (`ed25519`, `argon2id`), words and a version glued to the last (`OAuth2`, `Node20`, `pg_dump15`,
+# `Debian12.5`; `Lisbon2019` too), small words joined by hyphens (`scram-sha-256`), an image and its
+# tag (`golang:1.22-bookworm`), a key chord (`Ctrl+Shift+P`), an address (`qa@example.com`). A
+# trailing `*` or `_` is Markdown's emphasis, not the value's (login_pair).
+NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}|[A-Za-z]+(?:[_-][A-Za-z]+)*\d+(?:\.\d+)*"
+                   r"|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z][\w.-]*:\d[\w.-]*"
+                   r"|(?:[A-Z][a-z]{0,6}\+)+(?:[A-Z][A-Za-z0-9]{0,6})?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
@@ -1240,6 +1241,7 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
+HEX_GROUPS = Lazy(r"-?[0-9a-f]+(?:-[0-9a-f]+)*-?|-?[0-9A-F]+(?:-[0-9A-F]+)*-?")  # a UUID's line (wrapped_tokens)
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
@@ -3036,10 +3038,12 @@ def wrapped_tokens(text: str) -> Iterator[SecretHit]:
     for match in WRAPPED.finditer(text):
         if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
             continue
-        # Where a word (not base32's capitals) ends a line or opens the next, or a record
-        # ends (see ASSIGNS), a line ended.
+        # Where a word (not base32's capitals, nor a group of hex digits) ends a line or opens
+        # the next, or a record ends (see ASSIGNS), a line ended.
         left, right = match.group().split("\n")
-        ends = TOKEN_PIECES.split(left)[-1], TOKEN_PIECES.split(right)[0]
+        ends = [end for end, side in ((TOKEN_PIECES.split(left)[-1], left),
+                                      (TOKEN_PIECES.split(right)[0], right))
+                if not (HEX_GROUPS.fullmatch(side) and DIGIT.search(side))]
         lines = (text.rfind("\n", 0, match.start()) + 1,
                  (text + "\n").find("\n", match.end()))
         if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \

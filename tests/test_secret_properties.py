@@ -1177,7 +1177,15 @@ LOOKALIKES = [
         ("the portal signs in with SAML2 against the IdP", "SAML2"),
         ("`nightly_pin: 20231104` keeps the toolchain fixed", "20231104"),
         ("the exit code 3072 means the lock was stale", "3072"),
-        ("the safe code is from 2019 and needs a review", "2019")])],
+        ("the safe code is from 2019 and needs a review", "2019"),
+        ("the smoke job connects as qa with Chromium126 headless", "Chromium126"),
+        ("the migration runs as dba using pg_restore16 from the image", "pg_restore16"),
+        ("the runner logs in as builder with rust:1.79-slim as its image", "rust:1.79-slim"),
+        ("the palette opens with Cmd+ in the editor", "Cmd+")])],
+    # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
+    *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
+        ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
+        ("see commit a1b2c3d in the\nrelease notes of 2024", "release")])],
 ]
 
 
@@ -1308,8 +1316,8 @@ VALUE_PLACES = [
     pytest.param('la passphrase dell\'archivio è "{v}"', "vento sopra il porto", id="passphrase-after-an-elision"),    # What a login or a lock is given "with", and more places by position.
     pytest.param("the report worker reaches Redis as cache_ro with {v} every hour", "Pelt7_Orchard",
                  id="as-an-account-with"),
-    pytest.param("la passerelle se connecte comme admin avec {v}", "mossLantern88", id="as-an-account-fr"),
-    pytest.param("the gateway signs in with {v} after a reboot", "mossLantern88", id="signs-in-with"),
+    pytest.param("la passerelle se connecte comme admin avec {v}", "moss7Lantern", id="as-an-account-fr"),
+    pytest.param("the gateway signs in with {v} after a reboot", "moss7Lantern", id="signs-in-with"),
     pytest.param("the fire safe opens with {v}.", "40271963", id="opens-with-digits"),
     pytest.param("`$env:DeployPassPhrase = '{v}'`", "amber fields at dusk", id="camel-pass-phrase"),
     pytest.param("`7z x '-p{v}' drop.7z`", "Kelp&Stone41", id="quoted-glued-option"),
@@ -1318,6 +1326,8 @@ VALUE_PLACES = [
     pytest.param("`GATE_ENTRY_CODE={v}`", "630518", id="gate-code-key"),
     pytest.param("the loading dock's keypad code is {v}", "71930", id="keypad-code-in-prose"),
     pytest.param("`locker_pin: {v}`", "90417", id="small-letter-pin-key"),
+    pytest.param("never paste {v}\n-9c41-d27e08b5a3f6 into the ticket", "7f3ac2d1-58be-beef",
+                 id="uuid-wrapped-at-a-word-like-group"),
 ]
 
 
