@@ -857,16 +857,20 @@ _LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmel
 _LOGIN_WITH_HINTS = "with |using |mit |avec |con |com "
 _LOGIN_WITH = (r"(?:(?<![\w-])(?:as|user|als|comme|como) +[\w.@+-]{2,40}"
                r"|(?<![\w-])(?:unlock(?:s|ed)?|opens|log(?:s|ged)? ?in(?:to)?|sign(?:s|ed)? ?in"
-               r"|authenticat(?:es?|ed)|protected|locked|disarms?)(?: +[\w.'-]+){0,3}?)"
+               r"|authenticat(?:es?|ed)|protected|locked|encrypted|disarms?)(?: +[\w.'-]+){0,3}?)"
                r" +(?:with|using|mit|avec|con|com)")
 # A thing's name, given "with" as often as a password (the "given" check): small letters and digits
-# (`ed25519`, `argon2id`), words and a version glued to the last (`OAuth2`, `Node20`, `pg_dump15`,
-# `Debian12.5`; `Lisbon2019` too), small words joined by hyphens (`scram-sha-256`), an image and its
-# tag (`golang:1.22-bookworm`), a key chord (`Ctrl+Shift+P`), an address (`qa@example.com`). A
+# (`ed25519`, `argon2id`), words and a version glued to the last or dotted (`OAuth2`, `Node20`,
+# `pg_dump15`, `ansible_core_2.15`; `Lisbon2019` too), small words and a number joined by hyphens
+# (`scram-sha-256`; not `tango-velvet-cactus`, a passphrase), an image and its tag
+# (`golang:1.22-bookworm`), a key chord (`Ctrl+Shift+P`), an address (`qa@example.com`). A
 # trailing `*` or `_` is Markdown's emphasis, not the value's (login_pair).
-NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}|[A-Za-z]+(?:[_-][A-Za-z]+)*\d+(?:\.\d+)*"
-                   r"|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z][\w.-]*:\d[\w.-]*"
-                   r"|(?:[A-Z][a-z]{0,6}\+)+(?:[A-Z][A-Za-z0-9]{0,6})?|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+JOINED_WORDS = Lazy(r"[a-z]{3,}(?:[-.][a-z]{3,}){2,}")  # `tango-velvet-cactus`, `gravy.train.never`
+NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
+                   r"|[A-Za-z]+(?:[_-][A-Za-z]+)*(?:\d+(?:\.\d+)*|[_-]\d+(?:\.\d+)+)"
+                   r"|(?=\S*\d)[a-z0-9]+(?:-[a-z0-9]+)+|[a-z][\w.-]*:\d[\w.-]*"
+                   r"|(?:[A-Z][a-z]{0,6}\+)+(?:[A-Z][A-Za-z0-9]{0,6})?"
+                   r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
@@ -900,7 +904,9 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("lftp", r"-u\s*[^\s,]+,"),
     ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
     ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
-    ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+)\s+(?!/|\*(?![^\s`'\"]))"),  # `*`: a prompt
+    ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+|use\s+(?:[A-Za-z]:\s+)?\\\\\S+)\s+"
+            r"(?!/|\*(?![^\s`'\"]))"),  # `*`: a prompt
+    ("sendemail", r"-xp\s+"),
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
     ("username|enable", r"(?:secret|password) [05] "),
     ("altool|notarytool", r"-p\s*|--password\s+"),
@@ -1103,9 +1109,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
     # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
     # with X", "the safe opens with 58213907"; not a year, nor an acronym (`LUKS2`, by credible).
-    ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +[\"'`]?"
+    ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +(?:[\"'`]?"
      r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%])(?!(?:19[5-9]\d|20[0-4]\d)\b)"
-     r"([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$)", "given"),
+     r"([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$)"
+     r"|[\"'`“‘]([a-z]+(?: [a-z]+){2,5})[\"'`”’]|([a-z]{3,}(?:[-.][a-z]{3,}){2,})(?![\w-]|\.\w))",
+     "given"),
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
@@ -1116,6 +1124,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?<=[\"'`])(?!(?:mailto|sips?|xmpp|tel):)[A-Za-z_][\w.-]*:([^\s:/@\"'`<>]+)"
      r"@(?!sha\d+:)[\w(\[.-]",
      "position"),
+    # Postfix's `sasl_passwd` line: a relay in brackets, then `user:pw`.
+    ("connection_password", "]",
+     r"\[[\w-]+(?:\.[\w-]+)+\](?::\d+)?[ \t]+[^\s:\[\]]+:([^\s]+)", "position"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
@@ -1158,6 +1169,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "key=|name=",
      r"(?i)(?:key|name)=[\"'][^\"'\n]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
      r"[^\"'\n]*[\"']\s+value=[\"']([^\"'\n]{6,200})[\"']", "password"),
+    # ... or as YAML lines, as a Kubernetes container's env lists them (`- name: DB_PASSWORD`, then
+    # `value: "..."`).
+    ("generic_secret", "name:",
+     r"(?i)name:[ \t]*[\"']?[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
+     r"[\w.-]*[\"']?[ \t]*\n[ \t]*value:[ \t]*(?:\"([^\"\n]+)\"|'([^'\n]+)'|([^\s\"'#]+))",
+     "password"),
     # SQL's password clause of a user or a role (`ALTER ROLE app WITH LOGIN PASSWORD '...'`).
     ("generic_secret", "password",
      r"(?i)\b(?:create|alter)\s+(?:user|role|login)\s[^;\n]*?\bpassword\s*=?\s*'([^'\n]+)'",
@@ -1241,7 +1258,8 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
-HEX_GROUPS = Lazy(r"-?[0-9a-f]+(?:-[0-9a-f]+)*-?|-?[0-9A-F]+(?:-[0-9A-F]+)*-?")  # a UUID's line (wrapped_tokens)
+# A line of hex groups, as a UUID wraps (wrapped_tokens).
+HEX_GROUPS = Lazy(r"-?[0-9a-f]+(?:-[0-9a-f]+)*-?|-?[0-9A-F]+(?:-[0-9A-F]+)*-?")
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
@@ -1475,6 +1493,7 @@ PASSWORD_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "pass
 # "set to" ending the words between ("the passphrase is '...'"; not "the hint reads '...'").
 PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=]|(?<!\w)(?:" + _IS + r"|set to|changed to|to)(?!\w))\s*$")
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
+PASSWORD_KEY = Lazy(r"(?:[\w.-]*[_. -])?(?:password|passwd|passphrase|pwd|secret)")  # a row's
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 # A message about a password, as a form or a validator holds one: four words or more ending in a
 # stop ("Must contain a digit and a capital."); "Winter is coming 2024" is one.
@@ -3079,24 +3098,29 @@ def glued_start(text: str, start: int) -> int:
 
 
 def table_passwords(text: str) -> list[SecretHit]:
-    """Cells of a Markdown table's column headed by a password word (`| Env | Password |`)."""
+    """Cells of a Markdown table's column headed by a password word (`| Env | Password |`), and
+    the cell after one naming a password in its row (`| admin_password | ... |`)."""
     found: list[SecretHit] = []
     column, at = None, 0
     for line in text.split("\n"):
         cells = line.strip().strip("|").split("|") if line.lstrip().startswith("|") else []
+        keyed = [n + 1 for n, cell in enumerate(cells[:-1])
+                 if PASSWORD_KEY.fullmatch(folded_lower(cell.strip().strip("`*")))]
         if not cells:
             column = None
         elif column is None:
             named = [n for n, cell in enumerate(cells)
                      if PASSWORD_HEADER.fullmatch(folded_lower(cell.strip()))]
             column = named[0] if named else None
-        elif column < len(cells) and not set(cells[column].strip()) <= set("-: "):
-            value = cells[column].strip().strip("`\"'")
+        for n in [column] * (column is not None and column < len(cells)) + keyed[:1]:
+            value = cells[n].strip().strip("`\"'")
             words = all(word.isalpha() for word in value.split())  # "in Vault", 无
+            if set(cells[n].strip()) <= set("-: ") or n != column and " " in value:
+                continue
             if not placeholder(value, False) and not value.startswith("(") and not words \
                     and credible(value, "position", value):
-                start = at + line.index("|") + 1 + sum(len(cell) + 1 for cell in cells[:column])
-                found.append(SecretHit("password_table", start, start + len(cells[column]), False))
+                start = at + line.index("|") + 1 + sum(len(cell) + 1 for cell in cells[:n])
+                found.append(SecretHit("password_table", start, start + len(cells[n]), False))
         at += len(line) + 1
     return found
 
@@ -3178,8 +3202,12 @@ def credible(value: str, check: str, whole: str) -> bool:
         return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
-    if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:!?)")):
-        return False
+    if check == "given":  # words in small letters are a passphrase; a thing's name is none
+        bare = value.rstrip(".,;:!?)")
+        if " " in bare or JOINED_WORDS.fullmatch(bare):
+            return bare.islower()  # not a title, a label ("Hello from the team")
+        if NAMED_THING.fullmatch(bare):
+            return False
     if check in ("prose", "given"):  # a digit, a sign or an inner capital; not an adjective
         # ("SHA256-hashed")
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):

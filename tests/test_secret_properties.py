@@ -1181,7 +1181,13 @@ LOOKALIKES = [
         ("the smoke job connects as qa with Chromium126 headless", "Chromium126"),
         ("the migration runs as dba using pg_restore16 from the image", "pg_restore16"),
         ("the runner logs in as builder with rust:1.79-slim as its image", "rust:1.79-slim"),
-        ("the palette opens with Cmd+ in the editor", "Cmd+")])],
+        ("the palette opens with Cmd+ in the editor", "Cmd+"),
+        ("the bundle is encrypted with ansible_core_2.16 headers", "ansible_core_2.16"),
+        ('Sign in with "remember me" ticked to keep the session', "remember me"),
+        ('the start page opens with "Welcome Back Friend" on top', "Welcome Back Friend"),
+        ("| password | string | the account's password |", "string"),
+        ("| Pass | 1432 | Fail | 3 |", "1432"),
+        ("`net use Z: \\\\nas\\share /persistent:yes`", "/persistent:yes")])],
     # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
@@ -1328,6 +1334,14 @@ VALUE_PLACES = [
     pytest.param("`locker_pin: {v}`", "90417", id="small-letter-pin-key"),
     pytest.param("never paste {v}\n-9c41-d27e08b5a3f6 into the ticket", "7f3ac2d1-58be-beef",
                  id="uuid-wrapped-at-a-word-like-group"),
+    pytest.param("`net use Y: \\\\nas02\\media {v} /user:LAB\\render`", "Quill_Arbor_6",
+                 id="net-use-password-before-user"),
+    pytest.param("`sendemail -f a@x.example -t b@x.example -xu bot -xp {v}`", "lark7pond", id="sendemail-xp"),
+    pytest.param("`[mail.relay.example]:2525 courier:{v}` in sasl_passwd", "tern5Quay", id="postfix-sasl-passwd"),
+    pytest.param('env:\n- name: SMTP_PASSWORD\n  value: "{v}"', "Oxbow-Lane-12", id="kubernetes-env-pair"),
+    pytest.param("| field | value |\n|---|---|\n| redis_password | {v} |", "Mire9Falcon", id="table-row-key"),
+    pytest.param('the archive unlocks with "{v}"', "amber owls drift north", id="quoted-words-given-with"),
+    pytest.param("the backup key is protected with {v}.", "cinder-maple-orbit-lark", id="joined-words-given-with"),
 ]
 
 
