@@ -861,14 +861,12 @@ _LOGIN_WITH = (r"(?:(?<![\w-])(?:as|user|als|comme|como) +[\w.@+-]{2,40}"
                r" +(?:with|using|mit|avec|con|com)")
 # A thing's name, given "with" as often as a password (the "given" check): small letters and digits
 # (`ed25519`, `argon2id`), words and a version glued to the last or dotted (`OAuth2`, `Node20`,
-# `pg_dump15`, `ansible_core_2.15`; `Lisbon2019` too), small words and a number joined by hyphens
-# (`scram-sha-256`; not `tango-velvet-cactus`, a passphrase), an image and its tag
-# (`golang:1.22-bookworm`), a key chord (`Ctrl+Shift+P`), an address (`qa@example.com`). A
-# trailing `*` or `_` is Markdown's emphasis, not the value's (login_pair).
-JOINED_WORDS = Lazy(r"[a-z]{3,}(?:[-.][a-z]{3,}){2,}")  # `tango-velvet-cactus`, `gravy.train.never`
+# `pg_dump15`, `ansible_core_2.15`; `Lisbon2019` too), small words and numbers joined by hyphens
+# (`scram-sha-256`), an image and its tag (`golang:1.22-bookworm`), a key chord (`Ctrl+Shift+P`),
+# an address (`qa@example.com`). A trailing `*` or `_` is Markdown's emphasis, not the value's.
 NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
                    r"|[A-Za-z]+(?:[_-][A-Za-z]+)*(?:\d+(?:\.\d+)*|[_-]\d+(?:\.\d+)+)"
-                   r"|(?=\S*\d)[a-z0-9]+(?:-[a-z0-9]+)+|[a-z][\w.-]*:\d[\w.-]*"
+                   r"|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z][\w.-]*:\d[\w.-]*"
                    r"|(?:[A-Z][a-z]{0,6}\+)+(?:[A-Z][A-Za-z0-9]{0,6})?"
                    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
@@ -1111,9 +1109,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # with X", "the safe opens with 58213907"; not a year, nor an acronym (`LUKS2`, by credible).
     ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +(?:[\"'`]?"
      r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%])(?!(?:19[5-9]\d|20[0-4]\d)\b)"
-     r"([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$)"
-     r"|[\"'`“‘]([a-z]+(?: [a-z]+){2,5})[\"'`”’]|([a-z]{3,}(?:[-.][a-z]{3,}){2,})(?![\w-]|\.\w))",
-     "given"),
+     r"([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
@@ -1173,7 +1169,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # `value: "..."`).
     ("generic_secret", "name:",
      r"(?i)name:[ \t]*[\"']?[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
-     r"[\w.-]*[\"']?[ \t]*\n[ \t]*value:[ \t]*(?:\"([^\"\n]+)\"|'([^'\n]+)'|([^\s\"'#]+))",
+     r"[\"']?[ \t]*\n[ \t]*value:[ \t]*(?:\"([^\"\n]+)\"|'([^'\n]+)'|([^\s\"'#]+))",
      "password"),
     # SQL's password clause of a user or a role (`ALTER ROLE app WITH LOGIN PASSWORD '...'`).
     ("generic_secret", "password",
@@ -1258,6 +1254,7 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
+HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals (`AC<hex>`)
 # A line of hex groups, as a UUID wraps (wrapped_tokens).
 HEX_GROUPS = Lazy(r"-?[0-9a-f]+(?:-[0-9a-f]+)*-?|-?[0-9A-F]+(?:-[0-9A-F]+)*-?")
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
@@ -1358,7 +1355,8 @@ NAMING_WORD = Lazy(
     r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?)|"
+    r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?|snapshots?|"
+    r"deployments?|artifacts?|layers?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
@@ -3000,8 +2998,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     if "|" in text and PASSWORD_HEADER.search(lowered):
         found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
+        wrapped = list(wrapped_tokens(text)) if "\n" in text else []
+        excused = [hit for hit, harmless in wrapped if harmless]  # a wrapped checksum's lines
         for match in RANDOM_TOKEN.finditer(text):
             if credential_shaped(match.group()) and not overlaps(found, match.start(), match.end()) \
+                    and not overlaps(excused, match.start(), match.end()) \
                     and not harmless_context(text, match.start(), match.end(), match.group()):
                 # A documentation's example (AWS's `...bPxRfiCYEXAMPLEKEY`), as for a named kind.
                 example = bool(EXAMPLE_SECRET.search(match.group()))
@@ -3013,8 +3014,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                     and not overlaps(found, match.start(), match.end()) \
                     and not harmless_context(text, match.start(), match.end(), token):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
-        if "\n" in text:
-            found += wrapped_tokens(text)
+        found += [hit for hit, harmless in wrapped if not harmless]
         for shape, joins in REJOINED:
             for match in shape.finditer(text):
                 joined = match.group().translate(joins)
@@ -3052,8 +3052,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     return merged
 
 
-def wrapped_tokens(text: str) -> Iterator[SecretHit]:
-    """Random-looking tokens a line break split (WRAPPED), rejoined; not two lines of words."""
+def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
+    """Random-looking tokens a line break split (WRAPPED), rejoined, and whether their context
+    makes them harmless (a checksum's two lines); not two lines of words."""
     for match in WRAPPED.finditer(text):
         if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
             continue
@@ -3071,10 +3072,10 @@ def wrapped_tokens(text: str) -> Iterator[SecretHit]:
             continue
         joined = left + right
         # A wrapped value a named kind took in part is withheld to its end.
-        if credential_shaped(joined) and not harmless_context(
-                text[:match.start()] + joined + text[match.end():], match.start(),
-                match.start() + len(joined), joined):
-            yield SecretHit(RANDOM_KIND, match.start(), match.end(), False)
+        if credential_shaped(joined):
+            harmless = harmless_context(text[:match.start()] + joined + text[match.end():],
+                                        match.start(), match.start() + len(joined), joined)
+            yield SecretHit(RANDOM_KIND, match.start(), match.end(), False), harmless
 
 
 def policy_passwords(text: str) -> Iterator[SecretHit]:
@@ -3202,12 +3203,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
-    if check == "given":  # words in small letters are a passphrase; a thing's name is none
-        bare = value.rstrip(".,;:!?)")
-        if " " in bare or JOINED_WORDS.fullmatch(bare):
-            return bare.islower()  # not a title, a label ("Hello from the team")
-        if NAMED_THING.fullmatch(bare):
-            return False
+    if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:!?)")):
+        return False
     if check in ("prose", "given"):  # a digit, a sign or an inner capital; not an adjective
         # ("SHA256-hashed")
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
@@ -3431,7 +3428,7 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
-        hexed = HEX.fullmatch(body) or HEX.fullmatch(body[1:]) and body[0].isupper()  # Gerrit's I<hex>
+        hexed = HEX_ID.fullmatch(body)
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
     if family == "digest":
         value = token.rstrip("=").rsplit("=", 1)[-1]  # after its own `name=`

@@ -1187,7 +1187,16 @@ LOOKALIKES = [
         ('the start page opens with "Welcome Back Friend" on top', "Welcome Back Friend"),
         ("| password | string | the account's password |", "string"),
         ("| Pass | 1432 | Fail | 3 |", "1432"),
-        ("`net use Z: \\\\nas\\share /persistent:yes`", "/persistent:yes")])],
+        ("`net use Z: \\\\nas\\share /persistent:yes`", "/persistent:yes"),
+        # Hex named by a record's word, or after its type's capitals.
+        ("restore from snapshot 3c9e51a07bd24f6e8a1d90c2f4b7e63a5d08c1f29e7b4a6d3f05c81e92ab47d6",
+         "3c9e51a07bd24f6e8a1d90c2f4b7e63a5d08c1f29e7b4a6d3f05c81e92ab47d6"),
+        ("the messaging service SID MG7d2e91c04fa3b68e15d09a7c3b2f4e8d sends the alerts",
+         "MG7d2e91c04fa3b68e15d09a7c3b2f4e8d"),
+    # Words a lock or a login is given "with" are as often a screen's text or a tool's name.
+        ("the badge reader unlocks with 'present your card now' on its screen", "present your card now"),
+        ("the cluster's backups are encrypted with velero-restic-helper", "velero-restic-helper"),
+        ("env:\n- name: PASSWORD_MIN_LENGTH\n  value: \"14\"", "14")])],
     # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
@@ -1219,6 +1228,9 @@ MULTILINE_LOOKALIKES = [
     pytest.param("https://docs.example.com/webhooks/guides/release-2024-notes", id="hooks-docs-page"),
     pytest.param(f"https://github.com/adnanh/webhook/commit/{SHA}", id="commit-of-a-repository-named-webhook"),
     pytest.param("The password reset needs python3.11+ on the runner.", id="versions-in-password-prose"),
+    # A checksum wrapped over two lines: both are the checksum (wrapped_tokens).
+    pytest.param("the tarball's sha256 checksum is 9f2c41e8b07d3a65c1e48f0b92d7a3c6\n"
+                 "5e08b1f4a97c2d63e0b5f18a4c7d92e3 per SHA256SUMS", id="checksum-wrapped"),
 ]
 
 
@@ -1340,8 +1352,6 @@ VALUE_PLACES = [
     pytest.param("`[mail.relay.example]:2525 courier:{v}` in sasl_passwd", "tern5Quay", id="postfix-sasl-passwd"),
     pytest.param('env:\n- name: SMTP_PASSWORD\n  value: "{v}"', "Oxbow-Lane-12", id="kubernetes-env-pair"),
     pytest.param("| field | value |\n|---|---|\n| redis_password | {v} |", "Mire9Falcon", id="table-row-key"),
-    pytest.param('the archive unlocks with "{v}"', "amber owls drift north", id="quoted-words-given-with"),
-    pytest.param("the backup key is protected with {v}.", "cinder-maple-orbit-lark", id="joined-words-given-with"),
 ]
 
 
