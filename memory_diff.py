@@ -856,33 +856,37 @@ _LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmel
 # verb of logging in or unlocking, a few words before (see login_pair).
 _LOGIN_WITH_HINTS = "with |using |mit |avec |con |com "
 _LOGIN_WITH = (r"(?:(?<![\w-])(?:as|user|als|comme|como) +[\w.@+-]{2,40}"
-               r"|(?<![\w-])(?:unlock(?:s|ed)?|opens|log(?:s|ged)? ?in(?:to)?|sign(?:s|ed)? ?in"
-               r"|authenticat(?:es?|ed)|protected|locked|encrypted|disarms?)(?: +[\w.'-]+){0,3}?)"
+               r"|(?<![\w-])(?:unlock(?:s|ed)?|log(?:s|ged)? ?in(?:to)?|sign(?:s|ed)? ?in"
+               r"|authenticat(?:es?|ed)|locked|disarms?)(?: +[\w.'-]+){0,3}?)"
                r" +(?:with|using|mit|avec|con|com)")
 # A thing's name, given "with" as often as a password (the "given" check): small letters and digits
 # (`ed25519`, `argon2id`), words and a version glued to the last or dotted (`OAuth2`, `Node20`,
-# `pg_dump15`, `ansible_core_2.15`; `Lisbon2019` too), small words and numbers joined by hyphens
+# `pg_dump15`, `ansible_core_2.15`; `Lisbon2019` too), small words or numbers joined by hyphens
 # (`scram-sha-256`), an image and its tag (`golang:1.22-bookworm`), a key chord (`Ctrl+Shift+P`),
-# an address (`qa@example.com`). A trailing `*` or `_` is Markdown's emphasis, not the value's.
+# names joined by `+` (`mTLS+JWT`), a version (`v2.0.1-rc1`), an address (`qa@example.com`). A
+# value ending in `*` or `_` is not read (Markdown's emphasis).
 NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
                    r"|[A-Za-z]+(?:[_-][A-Za-z]+)*(?:\d+(?:\.\d+)*|[_-]\d+(?:\.\d+)+)"
                    r"|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z][\w.-]*:\d[\w.-]*"
                    r"|(?:[A-Z][a-z]{0,6}\+)+(?:[A-Z][A-Za-z0-9]{0,6})?"
+                   r"|[A-Za-z]\w*(?:\+[A-Za-z]\w*)+"
+                   r"|v?\d+(?:\.\d+)+(?:[-+][\w.]+)?"
                    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`), a camel hump (`adminPin`), an
-# option (`--new-pin`) or a key (`"pin": "1234"`, `smartcard_pin = 246810`); or the code of a door,
-# a gate, an alarm, a keypad, a safe or a lock (`door code`, `ALARM_DISARM_CODE`); then `=`, `:`,
-# a space or a few words and a copula ("the PIN is"); then four to eight digits, not a year or a
-# date (`nightly_pin: 20240115`).
+# option (`--new-pin`) or a key with a quoted value (`"pin": "1234"`); then `=`, `:`, a space or a
+# few words and a copula ("the PIN is"); then four to eight digits, not a year or a date
+# (`nightly_pin: 20240115`). An access code (the second "pin" rule): a door's, gate's, keypad's
+# or safe's code, or a disarm code, maybe its entry or master code, then `=`, `:` or a copula.
 _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
-             r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']?\d))")
-_ACCESS_WORDS = "door|gate|alarm|disarm|keypad|safe|lock"
-_ACCESS_CODE = (r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:(?:" + _ACCESS_WORDS
-                + r")[\w.-]{0,16}?[_. -]?code)(?![a-z])")
+             r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
+_ACCESS_WORDS = "door|gate|disarm|keypad|safe"  # not an alarm's or a lock's code, a fault's
+_ACCESS_CODE = (r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
+                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)(?![a-z])"
+                r"(?=[\"']?[ \t]*[=:]|[ \t]+(?:" + _IS + r")[ \t])")
 _PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?"
              r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *))")
 _PIN_VALUE = (r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))(\d{4,8})"
@@ -902,8 +906,8 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("lftp", r"-u\s*[^\s,]+,"),
     ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
     ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
-    ("net", r"(?:use\s[^\n]*?/user:\S+|user\s+[^\s/]+|use\s+(?:[A-Za-z]:\s+)?\\\\\S+)\s+"
-            r"(?!/|\*(?![^\s`'\"]))"),  # `*`: a prompt
+    ("net", r"(?:use\s[^\n]{0,200}?/user:\S+|user\s+[^\s/]+|use\s+(?:[A-Za-z]:\s+)?\\\\\S+)\s+"
+            r"(?!/|\d?[<>]|\*(?![^\s`'\"]))"),  # `*`: a prompt; `>nul`: a redirection
     ("sendemail", r"-xp\s+"),
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
     ("username|enable", r"(?:secret|password) [05] "),
@@ -911,7 +915,8 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
     ("add-user", r"-p\s*"), ("schtasks", r"/RP\s+"), ("wpa_passphrase", r"\S+\s+"),
 )
-_TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n)*?(?<=\\s)(?:[\"'](?=-))?(?:{opt})"
+_TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n){{0,400}}?(?<=\\s)"
+                      f"(?:[\"'](?=-)(?:{opt})(?=[^\\s\"'])|(?:{opt}))"
                       for tools, opt in PASSWORD_FLAGS)
 
 
@@ -1108,8 +1113,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
     # with X", "the safe opens with 58213907"; not a year, nor an acronym (`LUKS2`, by credible).
     ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +(?:[\"'`]?"
-     r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%])(?!(?:19[5-9]\d|20[0-4]\d)\b)"
-     r"([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
+     r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%@?#])"
+     r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}\b|\d+%|\d+\s+\w)"  # no year, count or share
+     r"(?![^\s=]*=)([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
@@ -1121,8 +1127,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"@(?!sha\d+:)[\w(\[.-]",
      "position"),
     # Postfix's `sasl_passwd` line: a relay in brackets, then `user:pw`.
-    ("connection_password", "]",
-     r"\[[\w-]+(?:\.[\w-]+)+\](?::\d+)?[ \t]+[^\s:\[\]]+:([^\s]+)", "position"),
+    ("connection_password", "]:",
+     r"(?m)(?:^|(?<=`))[ \t]*\[[\w-]+(?:\.[\w-]+)+\]:\d+[ \t]+[^\s:\[\]]+:([^\s`]{3,})"
+     r"[ \t]*(?=$|`)",
+     "prose"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
     # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
@@ -1138,11 +1146,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:(?<![\w-])-[A-Za-z]*u|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
      r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
     # ... a `user:pw` after an option or key named for auth or a user (`-auth me:pw`,
-    # `credentials=me:pw`, `-u me:pw`), with a sign or capitals and digits: not a scheme's pair
-    # (`--auth sigv4:us-east-1`, `hmac:sha256`), nor a user and group (`-u 1000:1000`).
-    ("basic_auth", "auth|credential|-u|--user",
+    # `credentials=me:pw`, `--user me:pw`), with a sign or capitals and digits: not a scheme's
+    # pair (`--auth sigv4:us-east-1`, `hmac:sha256`), nor a user and group (`--user 1000:1000`).
+    ("basic_auth", "auth|credential|--user",
      r"(?:(?<![A-Za-z0-9_-])--?(?i:(?:[a-z]+-)*+auth)(?:=|[ \t]+)"
-     r"|(?<![\w-])(?:-u|--user)(?:=|[ \t]+)"
+     r"|(?<![\w-])--user(?:=|[ \t]+)"
      r"|(?<![A-Za-z0-9])(?i:credentials?)[ \t]*[=:]"
      r"[ \t]*)[\"']?[^\s:\"'@/]+:(?=" + _SIGNED_PAIR + r")([^\s\"'@]{3,})", "prose"),
     ("basic_auth", "basicauth|basic_auth|basic-auth",
@@ -1168,9 +1176,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # ... or as YAML lines, as a Kubernetes container's env lists them (`- name: DB_PASSWORD`, then
     # `value: "..."`).
     ("generic_secret", "name:",
-     r"(?i)name:[ \t]*[\"']?[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|credential)"
-     r"[\"']?[ \t]*\n[ \t]*value:[ \t]*(?:\"([^\"\n]+)\"|'([^'\n]+)'|([^\s\"'#]+))",
-     "password"),
+     r"(?i)name:[ \t]*[\"']?[\w.-]*(?:password|passwd|pwd|token|api_?key|access_?key)"
+     r"[\"']?[ \t]*\n[ \t]*value:[ \t]*(?![\"']?\d+[\"']?(?:\s|$))"  # a number: a setting's
+     r"(?:\"([^\"\n]+)\"|'([^'\n]+)'|([^\s\"'#]+))", "given"),
     # SQL's password clause of a user or a role (`ALTER ROLE app WITH LOGIN PASSWORD '...'`).
     ("generic_secret", "password",
      r"(?i)\b(?:create|alter)\s+(?:user|role|login)\s[^;\n]*?\bpassword\s*=?\s*'([^'\n]+)'",
@@ -1254,8 +1262,8 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
-HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals (`AC<hex>`)
-# A line of hex groups, as a UUID wraps (wrapped_tokens).
+HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals: `AC<hex>`
+# Hex groups at a line's end or start, as a UUID wraps (wrapped_tokens).
 HEX_GROUPS = Lazy(r"-?[0-9a-f]+(?:-[0-9a-f]+)*-?|-?[0-9A-F]+(?:-[0-9A-F]+)*-?")
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
@@ -1477,7 +1485,7 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"|motdepasse|" + _NAMES_ONE_WORD + r"|\[[a-z][a-z0-9 _-]*\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
-    r"#\d{1,6}\W*|[$#]\{.*|\$\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
+    r"#\d{1,6}\W*|[$#]\{.*|\$\$?\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
     r"\.\.?/\S*|/[^/\s]+/\S*|[a-z_]+(?:/[a-z_]+)+|[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,4}"
     r"|@?(?:env|file|fd|keychain):\S+|[a-z]+:/\S*|[a-z+]+://.*|[$%@][\w.:]*[({\[].*"
     r"|enc\[.*|![a-z]+",
@@ -1492,6 +1500,7 @@ PASSWORD_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "pass
 PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=]|(?<!\w)(?:" + _IS + r"|set to|changed to|to)(?!\w))\s*$")
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 PASSWORD_KEY = Lazy(r"(?:[\w.-]*[_. -])?(?:password|passwd|passphrase|pwd|secret)")  # a row's
+VALUE_HEADER = Lazy(r"values?|wert|valeur|valor|值|内容|値|setting|default|example")  # its column
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 # A message about a password, as a form or a validator holds one: four words or more ending in a
 # stop ("Must contain a digit and a capital."); "Winter is coming 2024" is one.
@@ -3100,31 +3109,32 @@ def glued_start(text: str, start: int) -> int:
 
 def table_passwords(text: str) -> list[SecretHit]:
     """Cells of a Markdown table's column headed by a password word (`| Env | Password |`), and
-    the cell after one naming a password in its row (`| admin_password | ... |`)."""
+    in a column headed as values, the cell after a key naming a password (`| admin_password |`)."""
     found: list[SecretHit] = []
-    column, at = None, 0
+    column, values, at = None, set(), 0
     for line in text.split("\n"):
         cells = line.strip().strip("|").split("|") if line.lstrip().startswith("|") else []
-        keyed = [n + 1 for n, cell in enumerate(cells[:-1])
-                 if PASSWORD_KEY.fullmatch(folded_lower(cell.strip().strip("`*")))]
+        places = []
         if not cells:
             column = None
         elif column is None:
-            named = [n for n, cell in enumerate(cells)
-                     if PASSWORD_HEADER.fullmatch(folded_lower(cell.strip()))]
-            column = named[0] if named else None
-        for n in [column] * (column is not None and column < len(cells)) + keyed[:1]:
+            heads = [folded_lower(cell.strip()) for cell in cells]
+            named = [n for n, head in enumerate(heads) if PASSWORD_HEADER.fullmatch(head)]
+            column, values = named[0] if named else -1, {n for n, head in enumerate(heads)
+                                                          if VALUE_HEADER.fullmatch(head)}
+        elif not all(set(cell.strip()) <= set("-: ") for cell in cells):  # a rule's row
+            keyed = [n + 1 for n, cell in enumerate(cells[:-1]) if n + 1 in values
+                     and PASSWORD_KEY.fullmatch(folded_lower(cell.strip().strip("`*")))]
+            places = [n for n in (column, *keyed[:1]) if 0 <= n < len(cells)]
+        for n in places:
             value = cells[n].strip().strip("`\"'")
             words = all(word.isalpha() for word in value.split())  # "in Vault", 无
-            if set(cells[n].strip()) <= set("-: ") or n != column and " " in value:
-                continue
             if not placeholder(value, False) and not value.startswith("(") and not words \
-                    and credible(value, "position", value):
+                    and credible(value, "position" if n == column else "prose", value):
                 start = at + line.index("|") + 1 + sum(len(cell) + 1 for cell in cells[:n])
                 found.append(SecretHit("password_table", start, start + len(cells[n]), False))
         at += len(line) + 1
     return found
-
 
 def named_secrets(text: str, lowered: str) -> list[SecretHit]:
     """The named kinds of SECRET_RULES in text, lowered its folded_lower (see scan_secrets)."""

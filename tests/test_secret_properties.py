@@ -1193,10 +1193,20 @@ LOOKALIKES = [
          "3c9e51a07bd24f6e8a1d90c2f4b7e63a5d08c1f29e7b4a6d3f05c81e92ab47d6"),
         ("the messaging service SID MG7d2e91c04fa3b68e15d09a7c3b2f4e8d sends the alerts",
          "MG7d2e91c04fa3b68e15d09a7c3b2f4e8d"),
-    # Words a lock or a login is given "with" are as often a screen's text or a tool's name.
+        # Words a lock or a login is given "with" are as often a screen's text or a tool's name.
         ("the badge reader unlocks with 'present your card now' on its screen", "present your card now"),
         ("the cluster's backups are encrypted with velero-restic-helper", "velero-restic-helper"),
-        ("env:\n- name: PASSWORD_MIN_LENGTH\n  value: \"14\"", "14")])],
+        ("env:\n- name: PASSWORD_MIN_LENGTH\n  value: \"14\"", "14"),
+        # What a review found the new rules took: quantities, settings, fault codes, records.
+        ("the load test logs in with 2500 virtual users", "2500"),
+        ("run the seed as admin with DEBUG=1 set", "DEBUG=1"),
+        ("the gateway authenticates with IAM+SigV4 only", "IAM+SigV4"),
+        ("the PLC raises alarm code 4711 when the belt jams", "4711"),
+        ("`lock_timeout_code: 1500` in the settings", "1500"),
+        ("`led_pin = 2300` is the blink interval", "2300"),
+        ("[cache-02.prod]:6379 role:replica", "role:replica"),
+        ("`rsync -u nas:Photos_2024 ~/Pictures/` syncs only newer files", "nas:Photos_2024"),
+        ("`net use Z: \\\\nas\\share >nul 2>&1` hides the output", ">nul")])],
     # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
@@ -1231,6 +1241,10 @@ MULTILINE_LOOKALIKES = [
     # A checksum wrapped over two lines: both are the checksum (wrapped_tokens).
     pytest.param("the tarball's sha256 checksum is 9f2c41e8b07d3a65c1e48f0b92d7a3c6\n"
                  "5e08b1f4a97c2d63e0b5f18a4c7d92e3 per SHA256SUMS", id="checksum-wrapped"),
+    # A key named for a password in a column not headed as values; a token's name as a value.
+    pytest.param("| key | ttl |\n|---|---|\n| session_secret | 3600 |", id="row-key-in-a-ttl-column"),
+    pytest.param("params:\n  - name: registry-token\n    value: ghcr-token-ro1", id="env-value-names-a-token"),
+    pytest.param("env:\n  - name: OPENAI_MAX_TOKENS\n    value: \"8192\"", id="env-value-is-a-number"),
 ]
 
 
@@ -1331,19 +1345,19 @@ VALUE_PLACES = [
     pytest.param('`"password": "{v}"`', "supersecretpassword", id="one-word-holding-the-word"),
     pytest.param("`tool --db_password {v}`", "Hunter2x9", id="snake-case-option"),
     pytest.param("the passphrase is '{v}'", "quiet brook under pines.", id="passphrase-with-a-stop"),
-    pytest.param('la passphrase dell\'archivio è "{v}"', "vento sopra il porto", id="passphrase-after-an-elision"),    # What a login or a lock is given "with", and more places by position.
+    pytest.param('la passphrase dell\'archivio è "{v}"', "vento sopra il porto", id="passphrase-after-an-elision"),
+    # What a login or a lock is given "with", and more places by position.
     pytest.param("the report worker reaches Redis as cache_ro with {v} every hour", "Pelt7_Orchard",
                  id="as-an-account-with"),
     pytest.param("la passerelle se connecte comme admin avec {v}", "moss7Lantern", id="as-an-account-fr"),
     pytest.param("the gateway signs in with {v} after a reboot", "moss7Lantern", id="signs-in-with"),
-    pytest.param("the fire safe opens with {v}.", "40271963", id="opens-with-digits"),
+    pytest.param("the fire safe unlocks with {v}.", "40271963", id="unlocks-with-digits"),
     pytest.param("`$env:DeployPassPhrase = '{v}'`", "amber fields at dusk", id="camel-pass-phrase"),
     pytest.param("`7z x '-p{v}' drop.7z`", "Kelp&Stone41", id="quoted-glued-option"),
     pytest.param("`curl -fsu ops:{v} https://nexus.internal/`", "Brine+Dock52", id="combined-short-flags"),
-    pytest.param("if the upload fails, check -u ops:{v} in deploy.sh", "Brine+Dock52", id="user-pair-option"),
+    pytest.param("if the upload fails, check --user ops:{v} in deploy.sh", "Brine+Dock52", id="user-pair-option"),
     pytest.param("`GATE_ENTRY_CODE={v}`", "630518", id="gate-code-key"),
     pytest.param("the loading dock's keypad code is {v}", "71930", id="keypad-code-in-prose"),
-    pytest.param("`locker_pin: {v}`", "90417", id="small-letter-pin-key"),
     pytest.param("never paste {v}\n-9c41-d27e08b5a3f6 into the ticket", "7f3ac2d1-58be-beef",
                  id="uuid-wrapped-at-a-word-like-group"),
     pytest.param("`net use Y: \\\\nas02\\media {v} /user:LAB\\render`", "Quill_Arbor_6",
@@ -1362,6 +1376,9 @@ LONG_INPUTS = [
     pytest.param("the token spec covers -" + "-".join(["getUserByIdAndRole"] * 30) + " x", id="dashed-camel"),
     pytest.param("-" + "someLongCamelCaseIdentifier" * 740 + " token", id="long-camel"),
     pytest.param("a." * 10000 + "credentials=x:y", id="dotted-before-credentials"),
+    # A tool's name met again and again on one line (`net`: 64 s at 40,000 characters before).
+    pytest.param(("the net effect is that teams use caching, net of costs. " * 800)[:40000], id="tool-name-repeated"),
+    pytest.param("sendemail " * 4000, id="tool-name-alone-repeated"),
 ]
 
 
