@@ -1301,13 +1301,20 @@ TOKEN_PIECES = Lazy(r"[-_/+=]+")
 GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run before a finding
 # A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`, `k8#Xq)v2Lm;T9w>Rb`): judged
 # by its letters and digits when no piece between signs has RANDOM_TOKEN's length (decoded if
-# percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it.
+# percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it. A sign, or
+# brackets and joins inside it twice (`11)3YA&CmBp`), not markup (MARKUP), makes it signed.
 _SIGNED_JOINS = r"\w.+=@()<>;&\[\]{}|-"  # what joins its pieces besides the signs
 _SIGNED_CHARS = r"!#$%*^~" + _SIGNED_JOINS
+_TWO_JOINS = r"\w[<>;&()\[\]{}|]+\w[\w.+=@-]*[<>;&()\[\]{}|]+\w"  # each inside, between letters
 SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
-                    r"(?=[" + _SIGNED_JOINS + r"]*[!#$%*^~])[" + _SIGNED_CHARS +
-                    r"]{12,128}(?<![.;)>\]}|])(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
+                    r"(?=[" + _SIGNED_JOINS + r"]*(?:[!#$%*^~]|" + _TWO_JOINS + r"))"
+                    r"[" + _SIGNED_CHARS + r"]{12,128}(?<![.;)>\]}|])"
+                    r"(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
+# Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
+# entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening.
+MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)|</?[A-Za-z][\w:.-]*>"
+              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][\w-]*$")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
 # (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
@@ -1336,7 +1343,11 @@ POLICY_NOT = Lazy("|".join((
     r".*\*\*.*")))  # Markdown's emphasis glued to a word (`us-west-2**To`)
 RUNS_ON = Lazy(r" [a-z]")  # a sentence goes on after a token's "!" ("set it to Qwerty123! again")
 SIGNED_MIN = 9  # letters and digits of a signed value that are judged (12 with three signs)
-PERCENT_ESCAPE = Lazy(r"%[0-9A-Fa-f]{2}")
+# A percent escape: an ASCII character's, or a UTF-8 character's first two bytes (`%C3%A9`); a
+# signed token holding one is judged decoded (secret_view), and `%C9` alone is a password's sign.
+PERCENT_ESCAPE = Lazy(r"%[2-7][0-9A-Fa-f]|%[C-Fc-f][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]")
+# A printf conversion: zero-padded (`0x%02X`), or one ending the token or before a sign (`%s:`).
+PRINTF_SPEC = Lazy(r"%0\d+[xXdiu]|%[-+]?\d*(?:\.\d+)?[sdfx](?![A-Za-z0-9])")
 # A word, maybe numbered: with a vowel (`Parser`, `API`, `type1`) or short lower-case (`cfg`).
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -3018,8 +3029,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
         for match in SIGNED_TOKEN.finditer(text):
             token = match.group()
+            joins_only = not any(sign in token for sign in "!#$%*^~")  # code's signs too: a mix
             if max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
-                    and not PERCENT_ESCAPE.search(token) and not FILLER.search(token) \
+                    and not PERCENT_ESCAPE.search(token) and not PRINTF_SPEC.search(token) \
+                    and not FILLER.search(token) \
+                    and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token))) \
                     and not overlaps(found, match.start(), match.end()) \
                     and not harmless_context(text, match.start(), match.end(), token):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))

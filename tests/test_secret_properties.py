@@ -1207,6 +1207,15 @@ LOOKALIKES = [
         ("[cache-02.prod]:6379 role:replica", "role:replica"),
         ("`rsync -u nas:Photos_2024 ~/Pictures/` syncs only newer files", "nas:Photos_2024"),
         ("`net use Z: \\\\nas\\share >nul 2>&1` hides the output", ">nul")])],
+    # Code and markup with brackets and joins (MARKUP), and hex in brackets: no password's signs.
+    *[_row(f"code-with-joins-{n}", text, value) for n, (text, value) in enumerate([
+        ("`while(i<len&&buf[i]>0);` skips the padding", "while(i<len&&buf[i]>0);"),
+        ("the template prints `<td>&nbsp;</td><td>&mdash;</td>` for empty cells",
+         "<td>&nbsp;</td><td>&mdash;</td>"),
+        ("the checkpoint was written (f3a91c0d7e52) before the rewind", "(f3a91c0d7e52)"),
+        ("`var batches = [][]byte{chunkA1, chunkB2}` holds the parts", "[][]byte{chunkA1,"),
+        ("the search link is /find?q=cr%C3%A8me%20br%C3%BBl%C3%A9e&page=2", "q=cr%C3%A8me%20br%C3%BBl%C3%A9e"),
+        ("the driver logs `Reg=0x%04X;Mask=0x%02X` on each fault", "Reg=0x%04X;Mask=0x%02X")])],
     # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
@@ -1360,6 +1369,9 @@ VALUE_PLACES = [
     pytest.param("the loading dock's keypad code is {v}", "71930", id="keypad-code-in-prose"),
     pytest.param("never paste {v}\n-9c41-d27e08b5a3f6 into the ticket", "7f3ac2d1-58be-beef",
                  id="uuid-wrapped-at-a-word-like-group"),
+    pytest.param("never paste {v} into the ticket", "q8>Vt&m;&Rw4<Lz(k", id="signed-by-brackets-and-joins"),
+    pytest.param("never paste {v} into the ticket", "hT4kW&(7Rq()vLmN9z", id="signed-by-an-empty-call"),
+    pytest.param("never paste {v} into the ticket", "Bx7~qL%D3mr#Zt%4k", id="percent-sign-not-an-escape"),
     pytest.param("`net use Y: \\\\nas02\\media {v} /user:LAB\\render`", "Quill_Arbor_6",
                  id="net-use-password-before-user"),
     pytest.param("`sendemail -f a@x.example -t b@x.example -xu bot -xp {v}`", "lark7pond", id="sendemail-xp"),
