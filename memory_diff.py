@@ -859,7 +859,8 @@ _LOGIN_WITH = (r"(?:(?<![\w-])(?:as|user|als|comme|como) +[\w.@+-]{2,40}"
                r"|(?<![\w-])(?:unlock(?:s|ed)?|log(?:s|ged)? ?in(?:to)?|sign(?:s|ed)? ?in"
                r"|authenticat(?:es?|ed)|locked|disarms?)(?: +[\w.'-]+){0,3}?)"
                r" +(?:with|using|mit|avec|con|com)")
-# A thing's name, given "with" as often as a password (the "given" check): small letters and digits
+# A thing's name, which a place gives as often as a password (the "given" check: what a login is
+# given "with", a Kubernetes env's value): small letters and digits
 # (`ed25519`, `argon2id`), words and a version glued to the last or dotted (`OAuth2`, `Node20`,
 # `pg_dump15`, `ansible_core_2.15`; `Lisbon2019` too), small words or numbers joined by hyphens
 # (`scram-sha-256`), an image and its tag (`golang:1.22-bookworm`), a key chord (`Ctrl+Shift+P`),
@@ -1072,8 +1073,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "position"),
     # A PIN or an access code (_PIN_NAME): four to eight digits after "PIN" in capitals (a key, a
     # variable, a modem's command, prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is
-    # 4821"), a camel hump (`adminPin`), a pin option or key, or a door's or an alarm's code; not
-    # "pin" in small letters otherwise, a verb as often.
+    # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
+    # safe's); not "pin" in small letters otherwise, a verb as often.
     ("pin", "pin", _PIN_NAME + _PIN_JOIN + _PIN_VALUE, "position"),
     ("pin", _ACCESS_WORDS, _ACCESS_CODE + _PIN_JOIN + _PIN_VALUE, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
@@ -1111,7 +1112,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
           ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
     # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
-    # with X", "the safe opens with 58213907"; not a year, nor an acronym (`LUKS2`, by credible).
+    # with X", "the safe unlocks with 58213907."; not a year, a count or a setting, nor a thing's
+    # name (`LUKS2`, `Node20`: the "given" check).
     ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +(?:[\"'`]?"
      r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%@?#])"
      r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}\b|\d+%|\d+\s+\w)"  # no year, count or share
@@ -1304,10 +1306,13 @@ GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run befo
 # percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it. A sign, or
 # brackets and joins inside it twice (`11)3YA&CmBp`), not markup (MARKUP), makes it signed.
 _SIGNED_JOINS = r"\w.+=@()<>;&\[\]{}|-"  # what joins its pieces besides the signs
-_SIGNED_CHARS = r"!#$%*^~" + _SIGNED_JOINS
-_TWO_JOINS = r"\w[<>;&()\[\]{}|]+\w[\w.+=@-]*[<>;&()\[\]{}|]+\w"  # each inside, between letters
+_SIGNED_SIGNS = "!#$%*^~"  # what a generator adds and code rarely holds
+_SIGNED_CHARS = _SIGNED_SIGNS + _SIGNED_JOINS
+_BRACKETS = r"[<>;&()\[\]{}|]"
+_TWO_JOINS = r"\w" + _BRACKETS + r"+\w[\w.+=@-]*" + _BRACKETS + r"+\w"  # each between letters
 SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
-                    r"(?=[" + _SIGNED_JOINS + r"]*(?:[!#$%*^~]|" + _TWO_JOINS + r"))"
+                    r"(?=[" + _SIGNED_JOINS + r"]*(?:[" + _SIGNED_SIGNS + r"]|" + _TWO_JOINS
+                    + r"))"
                     r"[" + _SIGNED_CHARS + r"]{12,128}(?<![.;)>\]}|])"
                     r"(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
@@ -3029,7 +3034,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
         for match in SIGNED_TOKEN.finditer(text):
             token = match.group()
-            joins_only = not any(sign in token for sign in "!#$%*^~")  # code's signs too: a mix
+            joins_only = not any(sign in token for sign in _SIGNED_SIGNS)  # code's too: a mix
             if max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
                     and not PERCENT_ESCAPE.search(token) and not PRINTF_SPEC.search(token) \
                     and not FILLER.search(token) \
@@ -3134,6 +3139,7 @@ def table_passwords(text: str) -> list[SecretHit]:
         elif column is None:
             heads = [folded_lower(cell.strip()) for cell in cells]
             named = [n for n, head in enumerate(heads) if PASSWORD_HEADER.fullmatch(head)]
+            # -1: a header without a password's column, whose rows may still be keyed
             column, values = named[0] if named else -1, {n for n, head in enumerate(heads)
                                                           if VALUE_HEADER.fullmatch(head)}
         elif not all(set(cell.strip()) <= set("-: ") for cell in cells):  # a rule's row
@@ -3149,6 +3155,7 @@ def table_passwords(text: str) -> list[SecretHit]:
                 found.append(SecretHit("password_table", start, start + len(cells[n]), False))
         at += len(line) + 1
     return found
+
 
 def named_secrets(text: str, lowered: str) -> list[SecretHit]:
     """The named kinds of SECRET_RULES in text, lowered its folded_lower (see scan_secrets)."""
@@ -3229,8 +3236,7 @@ def credible(value: str, check: str, whole: str) -> bool:
                      and not before.isalnum())
     if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:!?)")):
         return False
-    if check in ("prose", "given"):  # a digit, a sign or an inner capital; not an adjective
-        # ("SHA256-hashed")
+    if check in ("prose", "given"):  # a digit, sign or inner capital; no adjective (`SHA-hashed`)
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
             return True  # three words joined: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")
