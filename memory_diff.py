@@ -1146,7 +1146,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
     ("basic_auth", "curl",
      r"(?:(?<![\w-])-[A-Za-z]*u|--user(?<![A-Za-z0-9-]--user))(?:\s+|=)[\"']?"
-     r"([^\s\"':@]*:[\"']?[^\s\"']{6,})", "password"),
+     r"([^\s\"':@]*:[\"']?(?!\$)[^\s\"']{6,})", "password"),  # not `$USER:$PASS`
     # ... a `user:pw` after an option or key named for auth or a user (`-auth me:pw`,
     # `credentials=me:pw`, `--user me:pw`), with a sign or capitals and digits: not a scheme's
     # pair (`--auth sigv4:us-east-1`, `hmac:sha256`), nor a user and group (`--user 1000:1000`).
@@ -1317,9 +1317,11 @@ SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
                     r"(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
-# entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening.
-MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)|</?[A-Za-z][\w:.-]*>"
-              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][\w-]*$")
+# entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
+# a place-holder is named in words: `<td>`, `<worktreeHash`; `<Zt7>` is a password's).
+MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)"
+              r"|</?(?:[A-Za-z][a-z]*(?:-[a-z]+)*|h[1-6])>"
+              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][A-Za-z_-]{3,}$")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
 # (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).

@@ -1215,7 +1215,8 @@ LOOKALIKES = [
         ("the checkpoint was written (f3a91c0d7e52) before the rewind", "(f3a91c0d7e52)"),
         ("`var batches = [][]byte{chunkA1, chunkB2}` holds the parts", "[][]byte{chunkA1,"),
         ("the search link is /find?q=cr%C3%A8me%20br%C3%BBl%C3%A9e&page=2", "q=cr%C3%A8me%20br%C3%BBl%C3%A9e"),
-        ("the driver logs `Reg=0x%04X;Mask=0x%02X` on each fault", "Reg=0x%04X;Mask=0x%02X")])],
+        ("the driver logs `Reg=0x%04X;Mask=0x%02X` on each fault", "Reg=0x%04X;Mask=0x%02X"),
+        ('`curl -sSu "$ART_USER:$ART_PASS" https://artifacts.internal/` reads the env', "$ART_USER:$ART_PASS")])],
     # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
@@ -1371,6 +1372,8 @@ VALUE_PLACES = [
                  id="uuid-wrapped-at-a-word-like-group"),
     pytest.param("never paste {v} into the ticket", "q8>Vt&m;&Rw4<Lz(k", id="signed-by-brackets-and-joins"),
     pytest.param("never paste {v} into the ticket", "hT4kW&(7Rq()vLmN9z", id="signed-by-an-empty-call"),
+    pytest.param("rotate {v} tomorrow", "Qx4;Wn8<Rj3>Lp6q", id="signed-by-a-tag-like-run"),
+    pytest.param("rotate {v} tomorrow", "Kd5]Tg2&Hw7|Np4<Ru", id="signed-ending-in-an-opening"),
     pytest.param("never paste {v} into the ticket", "Bx7~qL%D3mr#Zt%4k", id="percent-sign-not-an-escape"),
     pytest.param("`net use Y: \\\\nas02\\media {v} /user:LAB\\render`", "Quill_Arbor_6",
                  id="net-use-password-before-user"),
