@@ -1112,12 +1112,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
           ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
     # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
-    # with X", "the safe unlocks with 58213907."; not a year, a count or a setting, nor a thing's
-    # name (`LUKS2`, `Node20`: the "given" check).
+    # with X", "the safe unlocks with 58213907."; not a year, a count (up to six digits or round,
+    # before a word: "with 2500 users") or a setting, nor a thing's name (`Node20`: "given").
     ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +(?:[\"'`]?"
      r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%@?#])"
-     r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}\b|\d+%|\d+\s+\w)"  # no year, count or share
-     r"(?![^\s=]*=)([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
+     r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}\b|\d+%"  # no year, count or share
+     r"|(?:[1-9]\d{0,5}|[1-9]\d*000)\s+\w)"
+     r"(?![^\s=]*=[^\s=])([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
@@ -1273,7 +1274,9 @@ INNER_DIGIT_RUNS = 3
 # A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
-# is random when ODD_PIECES parts are no word (a name has one or two): one or two letters,
+# is random when ODD_PIECES parts are no word (a name has one or two), or one fewer in a token
+# written whole with a digit, up to ODD_SHORT characters (`HPuuWnlpukfIkbdCP3Yf`; not a run joined
+# from pieces a separator split, `fastmldnn_iq-ap-deepsig201610A`): one or two letters,
 # capitals, no vowel but y, five consonants in a row; or a rare letter (j, z, q not in `qu`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
@@ -1281,6 +1284,7 @@ RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
 ODD_PIECES = 4
+ODD_SHORT = 30
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
@@ -1464,6 +1468,10 @@ PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:"
 # Each rejoined shape, and the characters that join its parts.
 REJOINED = ((GROUPED, str.maketrans("", "", " -")), (PAIRED, str.maketrans("", "", ":.")))
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
+# ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next.
+_SIGNED_RUN = r"[" + _SIGNED_CHARS + r"]"
+WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_RUN + r")" + _SIGNED_RUN + r"+\n" + _SIGNED_RUN + r"+(?!"
+                      + _SIGNED_RUN + r")", re.A)
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Text that holds no credential whatever it looks like: PEM public keys, certificates, signatures
@@ -1475,7 +1483,8 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:\S+|ENC\[[^\]\n]*\]"
                    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*(?:\"\s+\"[^\"\n]*)*"
                    r"|\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*"
-                   r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)\$[^\s'\"]+"
+                   r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)"
+                   r"(?:\$[\w./+=,-]+){2,}"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}"
                    r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
 # Public by design or harmless by form: publishable keys, age, SSH, IPFS, Ethereum (a private key
@@ -3035,14 +3044,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 example = bool(EXAMPLE_SECRET.search(match.group()))
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
         for match in SIGNED_TOKEN.finditer(text):
-            token = match.group()
-            joins_only = not any(sign in token for sign in _SIGNED_SIGNS)  # code's too: a mix
-            if max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
-                    and not PERCENT_ESCAPE.search(token) and not PRINTF_SPEC.search(token) \
-                    and not FILLER.search(token) \
-                    and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token))) \
-                    and not overlaps(found, match.start(), match.end()) \
-                    and not harmless_context(text, match.start(), match.end(), token):
+            if signed_password(match.group()) and not overlaps(found, match.start(), match.end()) \
+                    and not harmless_context(text, match.start(), match.end(), match.group()):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         found += [hit for hit, harmless in wrapped if not harmless]
         for shape, joins in REJOINED:
@@ -3083,9 +3086,12 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
 
 
 def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
-    """Random-looking tokens a line break split (WRAPPED), rejoined, and whether their context
-    makes them harmless (a checksum's two lines); not two lines of words."""
-    for match in WRAPPED.finditer(text):
+    """Random-looking tokens a line break split (WRAPPED, WRAPPED_SIGNED), rejoined, and whether
+    their context makes them harmless (a checksum's two lines); not two lines of words."""
+    plain = ((match, credential_shaped) for match in WRAPPED.finditer(text))
+    signed = ((match, signed_password) for match in WRAPPED_SIGNED.finditer(text)
+              if not WRAPPED.fullmatch(match.group()))
+    for match, judge in itertools.chain(plain, signed):
         if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
             continue
         # Where a word (not base32's capitals, nor a group of hex digits) ends a line or opens
@@ -3102,7 +3108,7 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             continue
         joined = left + right
         # A wrapped value a named kind took in part is withheld to its end.
-        if credential_shaped(joined):
+        if judge(joined):
             harmless = harmless_context(text[:match.start()] + joined + text[match.end():],
                                         match.start(), match.start() + len(joined), joined)
             yield SecretHit(RANDOM_KIND, match.start(), match.end(), False), harmless
@@ -3286,8 +3292,10 @@ def about_a_password(value: str) -> bool:
         and any(part.lower() in PASSWORD_PARTS for part in parts)
 
 
-def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bool:
-    """A generated token, not a name; `words` (no keyword backs it) lets `getUserByIdV2` pass."""
+def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
+                 joined: bool = False) -> bool:
+    """A generated token, not a name; `words` (no keyword backs it) lets `getUserByIdV2` pass;
+    `joined`, a run joined from pieces or signs, is judged by ODD_PIECES alone."""
     hexed = HEX.fullmatch(value)
     if len(value) < least or shannon(value) < (HEX_ENTROPY if hexed else MIN_ENTROPY):
         return False
@@ -3305,8 +3313,9 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN) -> bo
         return False
     letters = sum(map(str.isalpha, value))  # in one case and mostly letters: judged by its vowels
     one_case = value.islower() or value.isupper()
+    odd = odd_pieces(value)
     return one_case and 2 * letters >= len(value) and few_vowels(value) \
-        or odd_pieces(value) >= ODD_PIECES
+        or odd >= ODD_PIECES or odd == ODD_PIECES - 1 and len(value) <= ODD_SHORT and not joined
 
 
 def key_groups(value: str) -> bool:
@@ -3361,9 +3370,21 @@ def class_changes(value: str, words: bool = False) -> int:
                         and CAPITAL_WORD.match(value, at + 1)))
 
 
+def signed_password(token: str) -> bool:
+    """Whether a token in SIGNED_TOKEN's shape is a generated password: no piece between its
+    signs a RANDOM_TOKEN, its letters and digits random, no escape, format or filler; joined by
+    brackets alone (code's too), both cases and a digit and no markup."""
+    joins_only = not any(sign in token for sign in _SIGNED_SIGNS)
+    return bool(SIGNED_TOKEN.fullmatch(token)) \
+        and max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
+        and not PERCENT_ESCAPE.search(token) and not PRINTF_SPEC.search(token) \
+        and not FILLER.search(token) \
+        and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)))
+
+
 def signed_random(value: str) -> bool:
     """Whether a signed value (SIGNED_TOKEN) is generated: its letters and digits read as a name."""
-    return looks_random(SIGNS.sub("", value), words=True, least=SIGNED_MIN)
+    return looks_random(SIGNS.sub("", value), words=True, least=SIGNED_MIN, joined=True)
 
 
 def overlaps(found: list[SecretHit], start: int, end: int) -> bool:
@@ -3386,8 +3407,9 @@ def credential_shaped(token: str) -> bool:
             whole = "".join(pieces)
             if len(whole) >= RANDOM_MIN and any(run.lower() != run != run.upper() for run in runs):
                 runs.append(whole)
-            if len(pieces) == 1 or not any(looks_random(run, words=True, least=RANDOM_MIN if HEX.fullmatch(run)
-                                                        else NAME_REST) for run in runs):
+            least = [RANDOM_MIN if HEX.fullmatch(run) else NAME_REST for run in runs]
+            if len(pieces) == 1 or not any(looks_random(run, True, at_least, joined=True)
+                                           for run, at_least in zip(runs, least)):
                 return False
     # Text in base64 (after a cookie's `name=`) is judged by the text: `user:pw`, or a credential.
     decoded = base64_text(COOKIE_NAME.sub("", token, 1))

@@ -427,6 +427,7 @@ _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
 # A password a generator made, with the signs it adds (no piece between them of 16 or more).
 _SIGNED = "*".join(_chars(f"signed{n}", 6) for n in range(3)) + "~Q7x"
 _SLASHED = _chars("slashed1", 5) + "/" + _chars("slashed2", 5) + "(&;" + _chars("slashed3", 4)
+_WRAP_SIGNED = _chars("wrap1", 10) + ")g7*~" + _chars("wrap3", 6)  # no line of it judged alone
 _REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password of low entropy
 _B32 = make_body(12, "base32", 28)  # its last 12 characters are capitals with vowels
 _B32_CUT = 16
@@ -434,10 +435,12 @@ _UUID = make_body(_rng("uuid").getrandbits(32), "uuid", 36)
 _SRI = base64.b64encode(_rng("sri").randbytes(64)).decode()  # a sha512's 88 characters, padded
 # Seeds whose short mixed-case bodies the gate printed before (28 makes issue 26's `hViIMT...`).
 # 1023, 1209 and 1564: printed until a part of two letters counted as no word, as one did;
-# 1878 and 2437 until a letter between digits or a part whose only vowel is y did.
+# 1878 and 2437 until a letter between digits or a part whose only vowel is y did; 157, 2221 and
+# 800 until three such parts counted in a token up to 30 characters.
 _WORDY = [(28, "base62", 20), (149, "base62", 20), (4, "base62", 22), (287, "base62", 24),
           (417, "base62", 27), (418, "base62", 29), (59, "base64url", 23), (1023, "base62", 20),
-          (1209, "base62", 20), (1564, "base62", 20), (1878, "base62", 20), (2437, "base62", 20)]
+          (1209, "base62", 20), (1564, "base62", 20), (1878, "base62", 20), (2437, "base62", 20),
+          (157, "base62", 20), (2221, "base62", 20), (800, "base64url", 22)]
 # One-case bodies printed until a one-case token with under a quarter vowels counted as random
 # (the second pair's base32 at 32 characters is a TOTP seed's length).
 _ONE_CASE = [(15, "lower36", 24), (104, "lower36", 32), (2, "base32", 32), (4, "base32", 32), (2, "base32", 16)]
@@ -678,6 +681,8 @@ CLASSES = [
     _row("private-key-assigned", f"`PrivateKey = {_B62}` in the interface section", _B62),
     # Base32 wrapped where its second line opens with capitals that read like a word.
     _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
+    # A generator's password wrapped where a bracket stands before the break (WRAPPED_SIGNED).
+    _row("wrapped-signed", _WRAP_SIGNED[:13] + "\n" + _WRAP_SIGNED[13:], _WRAP_SIGNED),
     # A short mixed-case token alone in a plain sentence, its letters read like words.
     *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
       for seed, a, n in _WORDY],
@@ -744,19 +749,25 @@ PASSWORD_PLACES = [
 def chosen_passwords(draw: st.DrawFn) -> str:
     """A password as people choose one: words, digits and a sign, words and a year, or a run of
     mixed signs; at least 12 characters, so that a window fits, and never only letters (nor
-    opening with `$`, which a shell reads as a variable)."""
+    opening with `$`, which a shell reads as a variable), nor under MIN_ENTROPY bits a character
+    (`000000000001` after a key's name is a stand-in, as `xxxxxxxx` is; README's residuals)."""
     words = st.sampled_from(["Harbor", "sunset", "Quartz", "maple", "Falcon", "river", "Tango", "orbit"])
     signs = st.sampled_from(list("!@#$^*-_+=.?~"))
     made = draw(st.one_of(
         st.tuples(words, st.integers(0, 9999).map(str), signs, words).map("".join),
         st.tuples(words, words, st.integers(1950, 2039).map(str)).map("".join),  # `HarborQuartz1987`
         st.text(string.ascii_letters + string.digits + "!@#^*_+=.?~", min_size=12, max_size=24)))
-    return made if any(c.isdigit() for c in made) and len(made) >= 12 else made + "2024!x9Q"
+    made = made if any(c.isdigit() for c in made) and len(made) >= 12 else made + "2024!x9Q"
+    assume(md.shannon(made) >= md.MIN_ENTROPY)
+    return made
 
 
 @SETTINGS
 @given(st.sampled_from(PASSWORD_PLACES), chosen_passwords(), st.sampled_from(["user", "assistant"]))
 def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, role: str) -> None:
+    # Given "with", a password in a thing's name's shape (`Harbor0+sunset` as `mTLS+JWT`) is
+    # printed: README's residuals.
+    assume(place not in PASSWORD_PLACES[-2:] or not md.NAMED_THING.fullmatch(password))
     message = RULE.replace("{s}", place.replace("{pw}", password))
     outputs = all_outputs([(role, message)])
     assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
@@ -1177,6 +1188,8 @@ LOOKALIKES = [
         ("the portal signs in with SAML2 against the IdP", "SAML2"),
         ("`nightly_pin: 20231104` keeps the toolchain fixed", "20231104"),
         ("the exit code 3072 means the lock was stale", "3072"),
+        ("the load test logs in as bot with 250000 users at peak", "250000"),
+        ("the importer signs in as etl with 12000000 rows a night", "12000000"),
         ("the safe code is from 2019 and needs a review", "2019"),
         ("the smoke job connects as qa with Chromium126 headless", "Chromium126"),
         ("the migration runs as dba using pg_restore16 from the image", "pg_restore16"),
@@ -1255,6 +1268,9 @@ MULTILINE_LOOKALIKES = [
     pytest.param("| key | ttl |\n|---|---|\n| session_secret | 3600 |", id="row-key-in-a-ttl-column"),
     pytest.param("params:\n  - name: registry-token\n    value: ghcr-token-ro1", id="env-value-names-a-token"),
     pytest.param("env:\n  - name: OPENAI_MAX_TOKENS\n    value: \"8192\"", id="env-value-is-a-number"),
+    # Code over two lines, signs at the break: calls and statements, no password.
+    pytest.param("if (!cache.has(keyV2)) {\n  cache.set(keyV2, await load(id));\n}", id="code-wrapped-at-a-brace"),
+    pytest.param("const total = items.reduce((a, b) =>\na + b.price * b.qty, 0);", id="code-wrapped-at-an-arrow"),
 ]
 
 
@@ -1362,6 +1378,9 @@ VALUE_PLACES = [
     pytest.param("la passerelle se connecte comme admin avec {v}", "moss7Lantern", id="as-an-account-fr"),
     pytest.param("the gateway signs in with {v} after a reboot", "moss7Lantern", id="signs-in-with"),
     pytest.param("the fire safe unlocks with {v}.", "40271963", id="unlocks-with-digits"),
+    # ... a number before a word that is no count's: seven digits or more, not round, or a 0 first.
+    pytest.param("the side door unlocks with {v} after hours", "60418273", id="unlocks-with-digits-before-a-word"),
+    pytest.param("the NAS is reached as backup using {v} each night", "0051", id="given-digits-with-a-zero-first"),
     pytest.param("`$env:DeployPassPhrase = '{v}'`", "amber fields at dusk", id="camel-pass-phrase"),
     pytest.param("`7z x '-p{v}' drop.7z`", "Kelp&Stone41", id="quoted-glued-option"),
     pytest.param("`curl -fsu ops:{v} https://nexus.internal/`", "Brine+Dock52", id="combined-short-flags"),
