@@ -1322,10 +1322,11 @@ SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
-# a place-holder is named in words: `<td>`, `<worktreeHash`; `<Zt7>` is a password's).
+# a place-holder is named in words and not glued to a digit: `<td>`, `<worktreeHash`; `<Zt7>`
+# and `7<TyPey` are a password's).
 MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)"
               r"|</?(?:[A-Za-z][a-z]*(?:-[a-z]+)*|h[1-6])>"
-              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][A-Za-z_-]{3,}$")
+              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|(?<![0-9])<[A-Za-z][A-Za-z_-]{3,}$")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
 # (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
@@ -3094,12 +3095,12 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
     for match, judge in itertools.chain(plain, signed):
         if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
             continue
-        # Where a word (not base32's capitals, nor a group of hex digits) ends a line or opens
-        # the next, or a record ends (see ASSIGNS), a line ended.
+        # Where a word alone (not base32's capitals, nor a group of hex digits; not `Heas` of
+        # `k+Heas`) ends a line or opens the next, or a record ends (see ASSIGNS), a line ended.
         left, right = match.group().split("\n")
         ends = [end for end, side in ((TOKEN_PIECES.split(left)[-1], left),
                                       (TOKEN_PIECES.split(right)[0], right))
-                if not (HEX_GROUPS.fullmatch(side) and DIGIT.search(side))]
+                if end == side and not (HEX_GROUPS.fullmatch(side) and DIGIT.search(side))]
         lines = (text.rfind("\n", 0, match.start()) + 1,
                  (text + "\n").find("\n", match.end()))
         if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \

@@ -683,6 +683,10 @@ CLASSES = [
     _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
     # A generator's password wrapped where a bracket stands before the break (WRAPPED_SIGNED).
     _row("wrapped-signed", _WRAP_SIGNED[:13] + "\n" + _WRAP_SIGNED[13:], _WRAP_SIGNED),
+    # Wrapped where a line ends in a word's letters glued to the token (`+Rumb`): no word alone.
+    _row("wrapped-after-a-glued-word", "q+Rumb\n7XkpT+w9nzLe4R", "q+Rumb7XkpT+w9nzLe4R"),
+    # Joined by brackets alone, ending in letters after `<` glued to a digit: no place-holder.
+    _row("joins-ending-in-a-glued-angle", "B7ruKmW;T4xqPoLeHa)8<MoRaf", "B7ruKmW;T4xqPoLeHa)8<MoRaf"),
     # A short mixed-case token alone in a plain sentence, its letters read like words.
     *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
       for seed, a, n in _WORDY],
