@@ -1112,13 +1112,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
           ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
     # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
-    # with X", "the safe unlocks with 58213907."; not a year, a count (up to six digits or round,
-    # before a word: "with 2500 users") or a setting, nor a thing's name (`Node20`: "given").
+    # with X", "the safe unlocks with 58213907."; not a year, a count ("with 2500 users", any
+    # number before a word: `0640 permissions`, `1048576 rows`) or a setting, nor a thing's name
+    # (`LUKS2`, `Node20`: the "given" check).
     ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +(?:[\"'`]?"
      r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%@?#])"
-     r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}\b|\d+%"  # no year, count or share
-     r"|(?:[1-9]\d{0,5}|[1-9]\d*000)\s+\w)"
-     r"(?![^\s=]*=[^\s=])([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
+     r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}\b|\d+%|\d+\s+\w)"  # no year, count or share
+     r"(?![^\s=]*=)([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"
      r"(?:[1-9]\d{0,4}|\*):[\w.*-]+:[\w.*-]+:"
@@ -1266,18 +1266,16 @@ MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
 HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals: `AC<hex>`
-# Hex groups at a line's end or start, as a UUID wraps (wrapped_tokens).
-HEX_GROUPS = Lazy(r"-?[0-9a-f]+(?:-[0-9a-f]+)*-?|-?[0-9A-F]+(?:-[0-9A-F]+)*-?")
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3
 # A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
-# is random when ODD_PIECES parts are no word (a name has one or two), or one fewer in a token
-# written whole with a digit, up to ODD_SHORT characters (`HPuuWnlpukfIkbdCP3Yf`; not a run joined
-# from pieces a separator split, `fastmldnn_iq-ap-deepsig201610A`): one or two letters,
-# capitals, no vowel but y, five consonants in a row; or a rare letter (j, z, q not in `qu`).
+# is random when ODD_PIECES parts are no word (a name has one or two): one or two letters,
+# capitals, no vowel but y, five consonants in a row; or a rare letter (j, z, q not in `qu`). A
+# piece written whole with a digit, up to ODD_SHORT characters, needs one fewer, `By` a word there
+# (`HPuuWnlpukfIkbdCP3Yf`; not a run joined from pieces, `fastmldnn_iq-ap-deepsig201610A`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
@@ -1322,11 +1320,11 @@ SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
-# a place-holder is named in words and not glued to a digit: `<td>`, `<worktreeHash`; `<Zt7>`
-# and `7<TyPey` are a password's).
+# a place-holder is named in words: `<td>`, `<worktreeHash`, and a generic type's `Vec2<TCtx`;
+# `<Zt7>` is a password's).
 MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)"
               r"|</?(?:[A-Za-z][a-z]*(?:-[a-z]+)*|h[1-6])>"
-              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|(?<![0-9])<[A-Za-z][A-Za-z_-]{3,}$")
+              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][A-Za-z_-]{3,}$")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
 # (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
@@ -1469,10 +1467,11 @@ PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:"
 # Each rejoined shape, and the characters that join its parts.
 REJOINED = ((GROUPED, str.maketrans("", "", " -")), (PAIRED, str.maketrans("", "", ":.")))
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
-# ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next.
+# ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
+# not where a line ends as a statement or a group does (`;`, `)`, `}`, `|`), as no token ends.
 _SIGNED_RUN = r"[" + _SIGNED_CHARS + r"]"
-WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_RUN + r")" + _SIGNED_RUN + r"+\n" + _SIGNED_RUN + r"+(?!"
-                      + _SIGNED_RUN + r")", re.A)
+WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_RUN + r")" + _SIGNED_RUN + r"+(?<![.;)>\]}|,])\n"
+                      + _SIGNED_RUN + r"+(?!" + _SIGNED_RUN + r")", re.A)
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Text that holds no credential whatever it looks like: PEM public keys, certificates, signatures
@@ -1484,7 +1483,8 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:\S+|ENC\[[^\]\n]*\]"
                    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*(?:\"\s+\"[^\"\n]*)*"
                    r"|\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*"
-                   r"|\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)"
+                   r"|(?<![\w!#%&*@^~$])"  # a password hash, not glued to a password
+                   r"\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)"
                    r"(?:\$[\w./+=,-]+){2,}"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}"
                    r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
@@ -3063,7 +3063,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         if alternating(match.group()) and not overlaps(found, match.start(), match.end()) \
                 and not harmless_context(text, match.start(), match.end(), match.group()):
             found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
-    found += [f for f in policy_passwords(text) if not overlaps(found, f.start, f.end)]
+    found += apart(list(policy_passwords(text)), found)
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
@@ -3095,12 +3095,10 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
     for match, judge in itertools.chain(plain, signed):
         if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
             continue
-        # Where a word alone (not base32's capitals, nor a group of hex digits; not `Heas` of
-        # `k+Heas`) ends a line or opens the next, or a record ends (see ASSIGNS), a line ended.
+        # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`) ends a line or
+        # opens the next, or a record ends (see ASSIGNS), a line ended.
         left, right = match.group().split("\n")
-        ends = [end for end, side in ((TOKEN_PIECES.split(left)[-1], left),
-                                      (TOKEN_PIECES.split(right)[0], right))
-                if end == side and not (HEX_GROUPS.fullmatch(side) and DIGIT.search(side))]
+        ends = [side for side in (left, right) if not TOKEN_PIECES.search(side)]
         lines = (text.rfind("\n", 0, match.start()) + 1,
                  (text + "\n").find("\n", match.end()))
         if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \
@@ -3296,7 +3294,7 @@ def about_a_password(value: str) -> bool:
 def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
                  joined: bool = False) -> bool:
     """A generated token, not a name; `words` (no keyword backs it) lets `getUserByIdV2` pass;
-    `joined`, a run joined from pieces or signs, is judged by ODD_PIECES alone."""
+    `joined`, a run joined from pieces or signs, has no ODD_SHORT allowance."""
     hexed = HEX.fullmatch(value)
     if len(value) < least or shannon(value) < (HEX_ENTROPY if hexed else MIN_ENTROPY):
         return False
@@ -3314,9 +3312,9 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
         return False
     letters = sum(map(str.isalpha, value))  # in one case and mostly letters: judged by its vowels
     one_case = value.islower() or value.isupper()
-    odd = odd_pieces(value)
     return one_case and 2 * letters >= len(value) and few_vowels(value) \
-        or odd >= ODD_PIECES or odd == ODD_PIECES - 1 and len(value) <= ODD_SHORT and not joined
+        or odd_pieces(value) >= ODD_PIECES \
+        or not joined and len(value) <= ODD_SHORT and odd_pieces(value, True) >= ODD_PIECES - 1
 
 
 def key_groups(value: str) -> bool:
@@ -3331,9 +3329,11 @@ def few_vowels(value: str) -> bool:
     return sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * sum(map(str.isalpha, value))
 
 
-def odd_pieces(value: str) -> int:
-    """How many of a name's pieces are no word's (see ODD_PIECE), and its rare letters."""
-    odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0]))
+def odd_pieces(value: str, short: bool = False) -> int:
+    """How many of a name's pieces are no word's (see ODD_PIECE), and its rare letters; `short`
+    (ODD_SHORT's count) takes a capital and a vowel for a short word (`By`, `Id`, `Or`)."""
+    odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0])
+              and not (short and len(m[0]) == 2 and m[0][0].isupper() and m[0][1] in "aeiouy"))
     return odd + len(RARE_LETTER.findall(value))
 
 
@@ -3390,6 +3390,20 @@ def signed_random(value: str) -> bool:
 
 def overlaps(found: list[SecretHit], start: int, end: int) -> bool:
     return any(f.start < end and start < f.end for f in found)
+
+
+def apart(hits: list[SecretHit], found: list[SecretHit]) -> list[SecretHit]:
+    """The hits that overlap none found (overlaps, for many): one pass over the hits by their
+    end and the spans by their start."""
+    spans = sorted((f.start, f.end) for f in found)
+    kept, at, reach = [], 0, -1  # reach: the furthest end of the spans starting before a hit's end
+    for hit in sorted(hits, key=lambda h: h.end):
+        while at < len(spans) and spans[at][0] < hit.end:
+            reach = max(reach, spans[at][1])
+            at += 1
+        if reach <= hit.start:
+            kept.append(hit)
+    return kept
 
 
 def credential_shaped(token: str) -> bool:
@@ -3506,6 +3520,8 @@ def column_header(text: str, at: int) -> str:
     """The header cell of the Markdown table column `at` stands in, or "": only where the row
     has the header's cells and the token's own cell names nothing."""
     line_start = text.rfind("\n", 0, at) + 1
+    if not text[line_start:at].lstrip().startswith("|"):
+        return ""  # no table row (and no scan of the whole text for one)
     header = table_headers(text).get(line_start, "")
     if not header:
         return ""
