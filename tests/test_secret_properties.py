@@ -683,6 +683,8 @@ CLASSES = [
     _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
     # A generator's password wrapped where a bracket stands before the break (WRAPPED_SIGNED).
     _row("wrapped-signed", _WRAP_SIGNED[:13] + "\n" + _WRAP_SIGNED[13:], _WRAP_SIGNED),
+    # A made-up prefix that is a Stripe object's (`ch_`) before hex, which no Stripe id is.
+    _row("stripe-prefix-before-hex", f"ch_{_HEX32}", _HEX32),
     # Wrapped where a line ends in a word's letters glued to the token (`+Rumb`): no word alone.
     _row("wrapped-after-a-glued-word", "q+Rumb\n7XkpT+w9nzLe4R", "q+Rumb7XkpT+w9nzLe4R"),
 
