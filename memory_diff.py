@@ -1274,8 +1274,9 @@ CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
 # is random when ODD_PIECES parts are no word (a name has one or two): one or two letters,
 # capitals, no vowel but y, five consonants in a row; or a rare letter (j, z, q not in `qu`). A
-# piece written whole with a digit, up to ODD_SHORT characters, needs one fewer, `By` a word there
-# (`HPuuWnlpukfIkbdCP3Yf`; not a run joined from pieces, `fastmldnn_iq-ap-deepsig201610A`).
+# piece written whole with a digit, up to ODD_SHORT characters, needs one fewer, a capital and a
+# vowel (`By`) then counting as a word (`HPuuWnlpukfIkbdCP3Yf`; not a run joined from pieces,
+# `fastmldnn_iq-ap-deepsig201610A`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
@@ -3423,9 +3424,9 @@ def credential_shaped(token: str) -> bool:
             whole = "".join(pieces)
             if len(whole) >= RANDOM_MIN and any(run.lower() != run != run.upper() for run in runs):
                 runs.append(whole)
-            least = [RANDOM_MIN if HEX.fullmatch(run) else NAME_REST for run in runs]
-            if len(pieces) == 1 or not any(looks_random(run, True, at_least, joined=True)
-                                           for run, at_least in zip(runs, least)):
+            judged = (looks_random(run, True, RANDOM_MIN if HEX.fullmatch(run) else NAME_REST,
+                                   joined=True) for run in runs)
+            if len(pieces) == 1 or not any(judged):
                 return False
     # Text in base64 (after a cookie's `name=`) is judged by the text: `user:pw`, or a credential.
     decoded = base64_text(COOKIE_NAME.sub("", token, 1))
