@@ -1313,11 +1313,13 @@ _SIGNED_SIGNS = "!#$%*^~"  # what a generator adds and code rarely holds
 _SIGNED_CHARS = _SIGNED_SIGNS + _SIGNED_JOINS
 _BRACKETS = r"[<>;&()\[\]{}|]"
 _TWO_JOINS = r"\w" + _BRACKETS + r"+\w[\w.+=@-]*" + _BRACKETS + r"+\w"  # each between letters
-SIGNED_TOKEN = Lazy(r"(?<![" + _SIGNED_CHARS + r"])"
+_SIGNED_CHAR = r"[" + _SIGNED_CHARS + r"]"
+_CLOSER = r"[.;)>\]}|]"  # what ends a statement or a group: no token ends in one
+SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
                     r"(?=[" + _SIGNED_JOINS + r"]*(?:[" + _SIGNED_SIGNS + r"]|" + _TWO_JOINS
                     + r"))"
-                    r"[" + _SIGNED_CHARS + r"]{12,128}(?<![.;)>\]}|])"
-                    r"(?![.;)>\]}|]*[\w!#$%*^~+=@(<&\[{-])", re.A)
+                    + _SIGNED_CHAR + r"{12,128}(?<!" + _CLOSER + r")"
+                    r"(?!" + _CLOSER + r"*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
@@ -1469,10 +1471,9 @@ PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:"
 REJOINED = ((GROUPED, str.maketrans("", "", " -")), (PAIRED, str.maketrans("", "", ":.")))
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
-# not where a line ends as a statement or a group does (`;`, `)`, `}`, `|`), as no token ends.
-_SIGNED_RUN = r"[" + _SIGNED_CHARS + r"]"
-WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_RUN + r")" + _SIGNED_RUN + r"+(?<![.;)>\]}|,])\n"
-                      + _SIGNED_RUN + r"+(?!" + _SIGNED_RUN + r")", re.A)
+# not where a line ends as a statement or a group does (_CLOSER), as no token ends.
+WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_CHAR + r")" + _SIGNED_CHAR + r"+(?<!" + _CLOSER + r")\n"
+                      + _SIGNED_CHAR + r"+(?!" + _SIGNED_CHAR + r")", re.A)
 # A base64 run long enough to hide a credential: decoded and scanned for the named kinds.
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Text that holds no credential whatever it looks like: PEM public keys, certificates, signatures
