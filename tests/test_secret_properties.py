@@ -687,7 +687,6 @@ CLASSES = [
     _row("stripe-prefix-before-hex", f"ch_{_HEX32}", _HEX32),
     # Wrapped where a line ends in a word's letters glued to the token (`+Rumb`): no word alone.
     _row("wrapped-after-a-glued-word", "q+Rumb\n7XkpT+w9nzLe4R", "q+Rumb7XkpT+w9nzLe4R"),
-
     # A short mixed-case token alone in a plain sentence, its letters read like words.
     *[_row(f"short-mixed-case-{a}-{n}-seed-{seed}", make_body(seed, a, n), make_body(seed, a, n))
       for seed, a, n in _WORDY],
@@ -1280,6 +1279,9 @@ MULTILINE_LOOKALIKES = [
     # Code over two lines, signs at the break: calls and statements, no password.
     pytest.param("if (!cache.has(keyV2)) {\n  cache.set(keyV2, await load(id));\n}", id="code-wrapped-at-a-brace"),
     pytest.param("const total = items.reduce((a, b) =>\na + b.price * b.qty, 0);", id="code-wrapped-at-an-arrow"),
+    # ... and after a line that closes a statement or a group (_CLOSER), signs on both lines.
+    pytest.param("t[j]=s[j]^0x5A;\ntotal2", id="code-after-a-semicolon"),
+    pytest.param("(flags&0x1F)|\ni--", id="code-after-a-pipe"),
 ]
 
 
