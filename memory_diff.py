@@ -1306,18 +1306,21 @@ TOKEN_PIECES = Lazy(r"[-_/+=]+")
 GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run before a finding
 # A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`, `k8#Xq)v2Lm;T9w>Rb`): judged
 # by its letters and digits when no piece between signs has RANDOM_TOKEN's length (decoded if
-# percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it. A sign, or
-# brackets and joins inside it twice (`11)3YA&CmBp`), not markup (MARKUP), makes it signed.
+# percent-escaped). Brackets and `;` join it too; a quote, a slash or a space end it. A sign, a
+# join between letters that opens nothing (`kyPUCrZfoPiPE<2ZTdRCk`; `Color(0xFF92A3FD` is a call),
+# or brackets and joins inside it twice (`11)3YA&CmBp`), not markup (MARKUP), makes it signed.
 _SIGNED_JOINS = r"\w.+=@()<>;&\[\]{}|-"  # what joins its pieces besides the signs
 _SIGNED_SIGNS = "!#$%*^~"  # what a generator adds and code rarely holds
 _SIGNED_CHARS = _SIGNED_SIGNS + _SIGNED_JOINS
 _BRACKETS = r"[<>;&()\[\]{}|]"
+_ONE_JOIN = r"\w[<>;)\]}|]\w"  # one join: no opening bracket, no `&` (`R&D`)
 _TWO_JOINS = r"\w" + _BRACKETS + r"+\w[\w.+=@-]*" + _BRACKETS + r"+\w"  # each between letters
 _SIGNED_CHAR = r"[" + _SIGNED_CHARS + r"]"
+BRACKET_RUN = Lazy(_BRACKETS + "+")
 _CLOSER = r"[.;)>\]}|]"  # what ends a statement or a group: no token ends in one
 SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
-                    r"(?=[" + _SIGNED_JOINS + r"]*(?:[" + _SIGNED_SIGNS + r"]|" + _TWO_JOINS
-                    + r"))"
+                    r"(?=[" + _SIGNED_JOINS + r"]*(?:[" + _SIGNED_SIGNS + r"]|" + _ONE_JOIN + r"|"
+                    + _TWO_JOINS + r"))"
                     + _SIGNED_CHAR + r"{12,128}(?<!" + _CLOSER + r")"
                     r"(?!" + _CLOSER + r"*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
@@ -3377,13 +3380,22 @@ def class_changes(value: str, words: bool = False) -> int:
 def signed_password(token: str) -> bool:
     """Whether a token in SIGNED_TOKEN's shape is a generated password: no piece between its
     signs a RANDOM_TOKEN, its letters and digits random, no escape, format or filler; joined by
-    brackets alone (code's too), both cases and a digit and no markup."""
+    brackets alone (code's too), both cases and a digit, no markup and no name (named_pair)."""
     joins_only = not any(sign in token for sign in _SIGNED_SIGNS)
     return bool(SIGNED_TOKEN.fullmatch(token)) \
         and max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
         and not PERCENT_ESCAPE.search(token) and not PRINTF_SPEC.search(token) \
         and not FILLER.search(token) \
-        and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)))
+        and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)
+                                 or named_pair(token)))
+
+
+def named_pair(token: str) -> bool:
+    """Whether one bracket joins two parts and one is a name, its pieces words (`(short)0x7FFF`,
+    `[u8;SHA256_LEN]`): code's, as a password's random parts are not."""
+    parts = [part for part in BRACKET_RUN.split(token) if part]
+    return len(parts) == 2 and any(all(map(WORD_PIECE.fullmatch, SIGNS.split(part.strip("._-"))))
+                                   for part in parts)
 
 
 def signed_random(value: str) -> bool:

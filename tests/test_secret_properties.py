@@ -428,6 +428,8 @@ _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
 _SIGNED = "*".join(_chars(f"signed{n}", 6) for n in range(3)) + "~Q7x"
 _SLASHED = _chars("slashed1", 5) + "/" + _chars("slashed2", 5) + "(&;" + _chars("slashed3", 4)
 _WRAP_SIGNED = _chars("wrap1", 10) + ")g7*~" + _chars("wrap3", 6)  # no line of it judged alone
+# One bracket that opens nothing, no sign: each side too short to be judged alone (_ONE_JOIN).
+_ONE_JOIN = {mark: _chars(f"join{mark}1", 7) + mark + _chars(f"join{mark}2", 12) for mark in "<>;)]}|"}
 _REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password of low entropy
 _B32 = make_body(12, "base32", 28)  # its last 12 characters are capitals with vowels
 _B32_CUT = 16
@@ -683,6 +685,7 @@ CLASSES = [
     _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
     # A generator's password wrapped where a bracket stands before the break (WRAPPED_SIGNED).
     _row("wrapped-signed", _WRAP_SIGNED[:13] + "\n" + _WRAP_SIGNED[13:], _WRAP_SIGNED),
+    *[_row(f"signed-one-join-{n}", value, value) for n, value in enumerate(_ONE_JOIN.values())],
     # A made-up prefix that is a Stripe object's (`ch_`) before hex, which no Stripe id is.
     _row("stripe-prefix-before-hex", f"ch_{_HEX32}", _HEX32),
     # Wrapped where a line ends in a word's letters glued to the token (`+Rumb`): no word alone.
@@ -1237,7 +1240,14 @@ LOOKALIKES = [
         ("`var batches = [][]byte{chunkA1, chunkB2}` holds the parts", "[][]byte{chunkA1,"),
         ("the search link is /find?q=cr%C3%A8me%20br%C3%BBl%C3%A9e&page=2", "q=cr%C3%A8me%20br%C3%BBl%C3%A9e"),
         ("the driver logs `Reg=0x%04X;Mask=0x%02X` on each fault", "Reg=0x%04X;Mask=0x%02X"),
-        ('`curl -sSu "$ART_USER:$ART_PASS" https://artifacts.internal/` reads the env', "$ART_USER:$ART_PASS")])],
+        ('`curl -sSu "$ART_USER:$ART_PASS" https://artifacts.internal/` reads the env', "$ART_USER:$ART_PASS"),
+        # One bracket that opens something: a call, an index, a literal (_ONE_JOIN leaves them).
+        ("the swatch is `Rgb(0xFF7A0C3E` plus its shades", "Rgb(0xFF7A0C3E"),
+        ("`readReg(I2C_BUS_1` blocks until the bus is free", "readReg(I2C_BUS_1"),
+        ("`ids := []pb.NodeID{nodeA7` lists the seeds", "[]pb.NodeID{nodeA7"),
+        # ... or that joins a name to another part (named_pair): a cast, an array's type.
+        ("the mask is `(byte)0x7Fab` on both ports", "(byte)0x7Fab"),
+        ("the buffer is typed `[i32;MAX_LEN2]` in the header", "[i32;MAX_LEN2]")])],
     # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
