@@ -3915,6 +3915,14 @@ class FileResult(NamedTuple):
     through: int = 0                 # its last complete record
 
 
+def aider_head(body: bytes) -> bool:
+    """Whether a Markdown file's head reads as an Aider history: a user's line in it, or past
+    aider's own output (`> `; an interrupted run leaves `> ^C again to exit`) a chat's opening."""
+    rest = [line for line in body.split(b"\n") if line.strip() and not line.startswith(b">")]
+    opens = not rest or rest[0].startswith(AIDER_STARTS)
+    return b"\n#### " in b"\n" + body or bool(body.strip()) and opens
+
+
 def detect_format(path: str, head: list[bytes]) -> str:
     """The reader for a file, from its first lines (a .jsonl may be one JSON object)."""
     if head and head[0].startswith(SQLITE_MAGIC):  # which store: OpenCode's is read, others are not
@@ -3925,7 +3933,7 @@ def detect_format(path: str, head: list[bytes]) -> str:
     body = b"".join(lines).lstrip()
     if looks_like_specstory(body, lines):
         return "specstory"
-    if body.startswith(AIDER_STARTS) or (path.endswith(".md") and b"\n#### " in body):
+    if body.startswith(AIDER_STARTS) or path.endswith(".md") and aider_head(body):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
     named_document = path.endswith((".json", ".traj")) and first.startswith(b"{")  # .traj: SWE-agent's
@@ -3974,7 +3982,7 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
         locate(pos, path, fmt, head_records(), opts)
     if fmt == "aider":
         body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
-        if not body.startswith(AIDER_STARTS) and b"\n#### " not in b"\n" + body:
+        if not body.startswith(AIDER_STARTS) and not aider_head(body):
             reason = ("no line is an Aider chat line (#### )" if opts.fmt
                       else "a Markdown file, not an Aider chat history")
             raise UserError(path, f"not a transcript: {reason}")

@@ -118,6 +118,19 @@ def test_aider_line_starting_with_a_path_is_speech(tmp_path: Path) -> None:
     assert len(json.loads(done.stdout)["proposed"]) == 1
 
 
+@pytest.mark.parametrize("before", [
+    pytest.param("", id="header-first"),
+    # What an interrupted run left before the next run's header, with no user line among it.
+    pytest.param(">  \n> ^C again to exit  \n>  \n> ^C KeyboardInterrupt  \n\n", id="after-an-interrupted-run"),
+    pytest.param("\n".join(f"> Added file{n}.py to the chat.  " for n in range(30)) + "\n\n", id="after-a-long-tail"),
+])
+def test_aider_history_opening_with_tool_lines_is_read(tmp_path: Path, before: str) -> None:
+    history = before + "# aider chat started at 2026-01-01 10:00:00\n\n#### " + RULE + "  \n"
+    (tmp_path / ".aider.chat.history.md").write_text(history)
+    done = run(tmp_path, "build", ".aider.chat.history.md", "--json")
+    assert [p["text"] for p in json.loads(done.stdout)["proposed"]] == [RULE]
+
+
 @pytest.mark.parametrize(("roles", "expected"), [
     pytest.param("assistant", ["assistant"], id="assistant-reads-summaries"),
     pytest.param("user", [], id="user-does-not"),
