@@ -2435,10 +2435,11 @@ AIDER_COMMAND = Lazy(r"/[a-z][a-z-]*(?:\s|$)")  # `/add x`, `/ask x`; not `/usr/
 def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
                pos: Position) -> Iterator[Message]:
     """Aider .aider.chat.history.md: `#### ` lines are the user, `> ` lines tool output, the
-    rest the assistant. A line is a record and a message, so a sentence keeps its line."""
+    rest the assistant. A line is a record and a message, so a sentence keeps its line; code
+    fenced in either's turn is code."""
     stamp: str | None = None
     in_edit = False
-    fence = ""
+    fence = pasted = ""  # the fence open in the assistant's turn, in the user's
     number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
@@ -2450,13 +2451,18 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             continue
         user = line.startswith("#### ") or line.rstrip() == "####"
         said = line[5:].rstrip() if user else ""
-        if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said):
+        if not user and line.strip():
+            pasted = ""
+        if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said) and not pasted:
             # Headers, and commands: `/ask X` is followed by a copy `#### X`, the one read.
             fence = ""
             stats["skipped_meta"] += 1
         elif user:
             fence = ""
-            if said.strip() and "user" in opts.roles:
+            if pasted or FENCE.match(said):
+                pasted = fence_after(pasted, said)[0]
+                stats["skipped_tool_output"] += 1
+            elif said.strip() and "user" in opts.roles:
                 stats["prose"] += 1
                 yield Message("user", said.strip(), number, stamp)
             else:

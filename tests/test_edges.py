@@ -118,6 +118,15 @@ def test_aider_line_starting_with_a_path_is_speech(tmp_path: Path) -> None:
     assert len(json.loads(done.stdout)["proposed"]) == 1
 
 
+def test_aider_user_fenced_code_is_code(tmp_path: Path) -> None:
+    pasted = "    # Note: the cache must always be warmed before this is called, because the pool is lazy."
+    history = ("# aider chat started at 2026-01-01 10:00:00\n\n#### here is the helper:  \n#### ```python  \n"
+               f"#### def warm():  \n#### {pasted}  \n#### ```  \n#### {RULE}  \n")
+    (tmp_path / ".aider.chat.history.md").write_text(history)
+    done = run(tmp_path, "build", ".aider.chat.history.md", "--json")
+    assert [p["text"] for p in json.loads(done.stdout)["proposed"]] == [RULE]
+
+
 @pytest.mark.parametrize("before", [
     pytest.param("", id="header-first"),
     # What an interrupted run left before the next run's header, with no user line among it.
