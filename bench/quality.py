@@ -68,6 +68,15 @@ while reading the write half only, and read the check half's figures as the hone
 Extra labels for team proposals come from bench/quality_labels_teams.jsonl when it exists
 (--team-labels; ids only, as above). --parts runs only some sections.
 
+Held-out teams (--heldout DIR): transcripts of teams neither corpus holds, fetched from public
+repositories and listed in DIR/PROVENANCE.tsv (saved_as, repo; bench/heldout_provenance.tsv
+says where each came from). One build a transcript, default cap. Their labels
+(bench/quality_labels_heldout.jsonl: id, repo, label, kind; no text) were made blind by the
+rubric, over every candidate at --max-add 1000 and score 3 and a sample at score 2, so a
+proposal is matched by its id; one no label names is counted as such (label it blind and add
+it). Halves: "read" when the first byte of sha256(repo) is even, else "check". Recall counts a
+repository's keep labels that are proposed.
+
 It reads the corpus from ../shared/corpus (override with --corpus) and exits 0
 with one line when it is absent. Nothing is asserted about the figures; the
 exit status is 1 only when a run of the tool fails. The default output holds
@@ -78,6 +87,7 @@ terminal only.
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import json
 import os
@@ -99,8 +109,10 @@ DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 DEFAULT_TOOL = REPO_ROOT / "memory_diff.py"
 DEFAULT_EXTRA_LABELS = REPO_ROOT / "bench" / "quality_labels.jsonl"
 DEFAULT_TEAM_LABELS = REPO_ROOT / "bench" / "quality_labels_teams.jsonl"
-PARTS = ("sessions", "union", "edits", "requests", "teams")
+DEFAULT_HELDOUT_LABELS = REPO_ROOT / "bench" / "quality_labels_heldout.jsonl"
+PARTS = ("sessions", "union", "edits", "requests", "teams", "heldout")
 TEAM_HALVES = ("write", "check")
+HELDOUT_HALVES = ("read", "check")
 
 MIN_CONTAINED = 20
 MIN_JACCARD = 0.6
@@ -648,6 +660,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--team-labels", type=Path, default=None,
                    help="extra labels, as --extra-labels, for the other teams' proposals "
                         f"(default: {DEFAULT_TEAM_LABELS.relative_to(REPO_ROOT)} if present)")
+    p.add_argument("--heldout", type=Path, default=None, metavar="DIR",
+                   help="transcripts of teams outside the corpus, listed in DIR/PROVENANCE.tsv "
+                        "(saved_as, repo); the heldout part runs only with it")
+    p.add_argument("--heldout-labels", type=Path, default=None,
+                   help="blind labels {\"id\", \"repo\", \"label\", \"kind\"} of the held-out "
+                        f"proposals (default: {DEFAULT_HELDOUT_LABELS.relative_to(REPO_ROOT)})")
     p.add_argument("--parts", type=parts_list, default=list(PARTS),
                    help=f"sections to run, comma-separated (default: all: {','.join(PARTS)})")
     p.add_argument("--show-teams", action="append", default=[],
@@ -865,19 +883,19 @@ class TeamFigures:
         return self.proposals / self.files if self.files else 0.0
 
 
-def team_figures(team: str, results: list[SessionResult]) -> TeamFigures:
+def team_figures(team: str, results: list[SessionResult], half: str = "") -> TeamFigures:
     ok = [r for r in results if r.error is None]
     props = [p for r in ok for p in r.proposals]
     matched = [p for p in props if p.verdict is not None]
     recalled = {uid for r in ok for uid in r.recalled}
     keeps = {lab.uid for r in ok for lab in r.labels if lab.label == "keep"}
-    return TeamFigures(team, team_half(team), len(ok), len(props), len(matched),
+    return TeamFigures(team, half or team_half(team), len(ok), len(props), len(matched),
                        sum(1 for p in matched if p.verdict == "keep"),
                        sum(1 for p in matched if p.verdict == "maybe"),
                        len(keeps), len(keeps & recalled))
 
 
-def print_team_tables(figures: list[TeamFigures]) -> None:
+def print_team_tables(figures: list[TeamFigures], halves: tuple[str, ...] = TEAM_HALVES) -> None:
     header = ["team", "half", "files", "proposals", "per file", "strict P", "lenient P",
               "recall(keep)", "unmatched"]
     rows = []
@@ -892,7 +910,7 @@ def print_team_tables(figures: list[TeamFigures]) -> None:
               "recall med/worst", "pooled per file", "pooled strict", "pooled lenient",
               "pooled recall", "unmatched"]
     rows = []
-    for half in (*TEAM_HALVES, "all"):
+    for half in (*halves, "all"):
         fs = [f for f in figures if half == "all" or f.half == half]
         if not fs:
             continue
@@ -944,6 +962,52 @@ def team_runs(tool: Path, teams_dir: Path, extra: dict[str, str], extra_args: li
     return by_team, errors
 
 
+# -- held-out teams: transcripts fetched from public repositories, labelled blind by id --
+
+def heldout_half(repo: str) -> str:
+    return hash_half(repo, "read", "check")
+
+
+def load_heldout_labels(path: Path) -> dict[str, list[Label]]:
+    """Blind labels by repository: JSON lines {"id", "repo", "label", "kind"}, no text."""
+    by_repo: dict[str, list[Label]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+                label = Label(row["id"], "", row["label"], row.get("kind", "-"), "", frozenset())
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(f"{path}:{number}: not a label line") from None
+            by_repo.setdefault(row["repo"], []).append(label)
+    return by_repo
+
+
+def heldout_runs(tool: Path, heldout: Path, labels: dict[str, list[Label]], extra_args: list[str],
+                 memory: Path, tmp: Path, timeout: float, jobs: int,
+                 ) -> tuple[dict[str, list[SessionResult]], list[str]]:
+    """One build a transcript listed in HELDOUT/PROVENANCE.tsv (saved_as, repo); a proposal is
+    matched by its id to its repository's labels. Recall counts the keep labels proposed."""
+    with (heldout / "PROVENANCE.tsv").open(encoding="utf-8", newline="") as handle:
+        files = [(row["saved_as"], row["repo"]) for row in csv.DictReader(handle, delimiter="\t")]
+    by_id = {lab.uid: lab.label for repo_labels in labels.values() for lab in repo_labels}
+    results = [SessionResult(rel, heldout_half(repo), labels.get(repo, [])) for rel, repo in files]
+
+    def work(pair: tuple[tuple[str, str], SessionResult]) -> None:
+        (rel, _), result = pair
+        built, result.error = run_build(tool, [(heldout / rel).resolve()], memory, extra_args,
+                                        tmp, timeout)
+        evaluate(result, built, [], by_id)
+        result.recalled = {text_id(item.text) for item in built}
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(work, zip(files, results)))
+    by_repo: dict[str, list[SessionResult]] = {}
+    for (rel, repo), result in zip(files, results):
+        by_repo.setdefault(repo, []).append(result)
+    errors = [f"held-out {r.name}: {r.error}" for r in results if r.error is not None]
+    return by_repo, errors
+
+
 def dump_unmatched(path: Path, runs: list[list[SessionResult]], corpus: str = "sessions") -> int:
     """Append the unmatched proposals of RUNS to PATH (created empty by main)."""
     rows: dict[str, dict[str, str]] = {}
@@ -983,6 +1047,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         extra = load_extra_labels(extra_path) if extra_path is not None else {}
         team_extra = load_extra_labels(team_labels_path) if team_labels_path is not None else {}
+        heldout_labels_path: Path = args.heldout_labels or DEFAULT_HELDOUT_LABELS
+        heldout_labels = load_heldout_labels(heldout_labels_path) \
+            if args.heldout is not None and "heldout" in parts else {}
     except (OSError, ValueError) as exc:
         print(f"quality: error: {exc}", file=sys.stderr)
         return 2
@@ -1019,6 +1086,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     request_errors: list[str] = []
     team_results: dict[str, list[SessionResult]] = {}
     team_errors: list[str] = []
+    heldout_results: dict[str, list[SessionResult]] = {}
+    heldout_errors: list[str] = []
+    heldout_s = 0.0
     per_session_built: list[list[Built]] = []
     with tempfile.TemporaryDirectory(prefix="memory-diff-quality-") as tmp_name:
         tmp = Path(tmp_name)
@@ -1070,6 +1140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             team_results, team_errors = team_runs(tool, teams_dir, team_extra, per_session_extra,
                                                   memory, tmp, args.timeout, args.jobs)
             teams_s = time.perf_counter() - started
+        if "heldout" in parts and args.heldout is not None:
+            started = time.perf_counter()
+            heldout_results, heldout_errors = heldout_runs(
+                tool, args.heldout, heldout_labels, per_session_extra, memory, tmp, args.timeout, args.jobs)
+            heldout_s = time.perf_counter() - started
 
     failed = [r for r in results if r.error is not None]
     for r in failed:
@@ -1116,9 +1191,20 @@ def main(argv: Sequence[str] | None = None) -> int:
               + (f" | extra labels: {len(team_extra)} from {team_labels_path}"
                  if team_labels_path else ""))
         print_team_tables([team_figures(team, rs) for team, rs in team_results.items()])
+    if heldout_results:
+        labelled = sum(len(v) for v in heldout_labels.values())
+        unlabelled = sum(1 for rs in heldout_results.values() for r in rs for p in r.proposals
+                         if p.verdict is None)
+        print(f"\nheld-out teams ({args.heldout}): {len(heldout_results)} repositories, "
+              f"{sum(len(rs) for rs in heldout_results.values())} transcripts, one build each | "
+              f"halves: read = sha256(repo) first byte even, check = odd | {heldout_s:.0f} s | "
+              f"{labelled} blind labels from {heldout_labels_path}; proposals no label names: "
+              f"{unlabelled} (label them blind: --dump-unmatched)")
+        print_team_tables([team_figures(repo, rs, heldout_half(repo))
+                           for repo, rs in heldout_results.items()], HELDOUT_HALVES)
 
     all_errors = union_errors + [r.error for r in edit_results if r.error] + request_errors \
-        + team_errors
+        + team_errors + heldout_errors
     for error in all_errors:
         print(f"quality: error: {error}", file=sys.stderr)
     if args.dump_unmatched is not None:
@@ -1126,8 +1212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.dump_unmatched.write_text("", encoding="utf-8")
         count = dump_unmatched(args.dump_unmatched, [results, *union.values()])
         team_count = dump_unmatched(args.dump_unmatched, list(team_results.values()), "teams")
+        heldout_count = dump_unmatched(args.dump_unmatched, list(heldout_results.values()), "heldout")
         print(f"\nunmatched proposals written for blind labelling: {count} of the sessions, "
-              f"{team_count} of the teams to {args.dump_unmatched}")
+              f"{team_count} of the teams, {heldout_count} held out to {args.dump_unmatched}")
     pool_for_show = [r for r in results if r.error is None
                      and (args.show_half == "all" or r.half == args.show_half)]
     try:
@@ -1150,7 +1237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 show_samples(kind, write_pool, args.limit, f"teams, write half: {kind}")
         print(f"\nquality: {time.perf_counter() - started_all:.0f} s in all (reading the corpus "
               f"{read_s:.0f} s, per-session runs {elapsed:.0f} s, union runs {union_s:.0f} s, "
-              f"edit runs {edits_s:.0f} s, team runs {teams_s:.0f} s)")
+              f"edit runs {edits_s:.0f} s, team runs {teams_s:.0f} s, held-out runs {heldout_s:.0f} s)")
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
