@@ -1247,7 +1247,10 @@ LOOKALIKES = [
         ("`ids := []pb.NodeID{nodeA7` lists the seeds", "[]pb.NodeID{nodeA7"),
         # ... or that joins a name to another part (named_pair): a cast, an array's type.
         ("the mask is `(byte)0x7Fab` on both ports", "(byte)0x7Fab"),
-        ("the buffer is typed `[i32;MAX_LEN2]` in the header", "[i32;MAX_LEN2]")])],
+        ("the buffer is typed `[i32;MAX_LEN2]` in the header", "[i32;MAX_LEN2]"),
+        # A hex literal between joins: a bit mask's expression (MARKUP).
+        ("the status bits are `(irqMask&0x3F00)>>8` on rev B", "(irqMask&0x3F00)>>8"),
+        ("the low nibble is `flagsV2>>4&0x0F` there", "flagsV2>>4&0x0F")])],
     # Lines that end in a word next to hex (wrapped_tokens: only a line of hex groups joins).
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
