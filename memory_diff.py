@@ -800,7 +800,8 @@ _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
        "คือ|adalah|ialah")
-_COPULAS = _IS + "|stays|stayed|remains|remained|bleibt|reste|sigue|to|—|" + _CHANGED_TO  # "stays X"
+_COPULAS = _IS + "|stays|stayed|remains|remained|holds|held|contains|bleibt|reste|sigue|to|—|是|为|為|" \
+    + _CHANGED_TO  # "stays X", "holds X", "passphrase 是 X"
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
@@ -1080,6 +1081,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
+    # ... and any command's spaced `-p` or `-P` before a value made as passwords are made (both
+    # cases and a digit): not a port, a path, a file or a plug-in (`ssh -p 2222`, `mkdir -p src`,
+    # `tsc -p app.json`, `pytest -p no:x`).
+    ("password_option", "-p ",
+     r"(?<=\s)-[pP][ \t]+(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*\d)"
+     r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])", "position"),
     ("password_option", "<pass|<secret",
      r"(?i)<(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>([^<\s]{3,})</", "position"),
     # Dovecot's `{PLAIN}pw` and a space-separated config line (`remote_password pw`, mosquitto).

@@ -680,6 +680,12 @@ CLASSES = [
     _row("german-low-quotes", "das WLAN-Passwort ist „blaue Tasse 42“", "blaue Tasse 42"),
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
+    # Any command's spaced `-p` before a value made as passwords are (both cases and a digit).
+    _row("spaced-p-any-command", f"`dbcli -u SYSTEM -p {_chars('spaced-p', 14)} -d prod`", _chars("spaced-p", 14)),
+    # A password's name, then "holds" or "contains", or a Chinese copula between English words.
+    _row("password-variable-holds", f"the CI secret RELEASE_PASSWORD holds {_chars('holds', 14)} today",
+         _chars("holds", 14)),
+    _row("passphrase-zh-copula", "商户的 passphrase 是 Coral-Heron-2011，后台可以改。", "Coral-Heron-2011"),
     _row("private-key-assigned", f"`PrivateKey = {_B62}` in the interface section", _B62),
     # Base32 wrapped where its second line opens with capitals that read like a word.
     _row("wrapped-base32-capitals", _B32[:_B32_CUT] + "\n" + _B32[_B32_CUT:], _B32),
@@ -895,6 +901,13 @@ LOOKALIKES = [
     _row("env-name-with-value", "`IS_WEBPACK_TEST=1` in the key env", "IS_WEBPACK_TEST=1"),
     _row("port", "`ssh -p 2222 deploy@host`", "ssh -p 2222"),
     _row("mkdir-p", "`mkdir -p build/out`", "mkdir -p build/out"),
+    # A spaced `-p` before what no password looks like: a file, a plug-in, a package in small letters.
+    _row("tsc-project-file", "`tsc -p tsconfig.App2.json` builds it", "tsc -p tsconfig.App2.json"),
+    _row("pytest-plugin", "`pytest -p no:cacheprovider` skips the cache", "pytest -p no:cacheprovider"),
+    _row("cargo-package", "`cargo test -p billing-core2` runs one crate", "cargo test -p billing-core2"),
+    # What a password's word "contains" or "holds" that is no value.
+    _row("password-contains-words", "the password contains a digit and a capital here", "contains a digit"),
+    _row("secret-store-holds", "the secret store holds 42 entries now", "holds 42 entries"),
     _row("package-spec", "`npm i @angular/core@17`", "@angular/core@17"),
     # Capitals, small letters, a digit and a sign, and no password (POLICY_NOT).
     _row("user-at-host", "the prompt reads dev@Build-Agent-07 after the upgrade", "dev@Build-Agent-07"),
