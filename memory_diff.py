@@ -1099,6 +1099,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_stdin", "stdin|sudo|pass|secret|token|cred",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
      r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|"  # --passphrase-fd
+     r"--[\w-]*(?:password|passphrase|passwd)(?=[ \t]*(?:$|[|;&)`'\"]))|"  # given no value
      r"sudo\s+-S|chpasswd|passwd\s+--stdin)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
@@ -1306,6 +1307,9 @@ SHORT_MIN = 8  # fewer are a model's, a formula's or a size's (`RN50x4`, `Na2SO4
 SHORT_LETTERS = 3
 SHORT_DIGITS = 2
 SHORT_ENTROPY = 2.5  # bits a character: not a repeat (`v2_v2_v2_v2`)
+# From MID_MIN letters and digits written whole, a token is judged as a long one is, by its pieces
+# (mid_generated): password generators default to 12 to 15 characters.
+MID_MIN = 12
 SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9-]+")  # a drawing's commands and numbers (`0h24v24H0z`)
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
@@ -1324,6 +1328,7 @@ _ONE_JOIN = r"\w[<>;)\]}|]\w"  # one join: no opening bracket, no `&` (`R&D`)
 _TWO_JOINS = r"\w" + _BRACKETS + r"+\w[\w.+=@-]*" + _BRACKETS + r"+\w"  # each between letters
 _SIGNED_CHAR = r"[" + _SIGNED_CHARS + r"]"
 BRACKET_RUN = Lazy(_BRACKETS + "+")
+QUERY_KEY = Lazy(r"(?:^|&)[\w.-]+=")  # a query's name, before its value (signed runs)
 _CLOSER = r"[.;)>\]}|]"  # what ends a statement or a group: no token ends in one
 SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
                     r"(?=[" + _SIGNED_JOINS + r"]*(?:[" + _SIGNED_SIGNS + r"]|" + _ONE_JOIN + r"|"
@@ -3064,10 +3069,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 # A documentation's example (AWS's `...bPxRfiCYEXAMPLEKEY`), as for a named kind.
                 example = bool(EXAMPLE_SECRET.search(match.group()))
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
-        for match in SIGNED_TOKEN.finditer(text):
-            if signed_password(match.group()) and not overlaps(found, match.start(), match.end()) \
-                    and not harmless_context(text, match.start(), match.end(), match.group()):
-                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+        for start, end in (span for signed in SIGNED_TOKEN.finditer(text)
+                           for span in query_values(signed)):
+            if signed_password(text[start:end]) and not overlaps(found, start, end) \
+                    and not harmless_context(text, start, end, text[start:end]):
+                found.append(SecretHit(RANDOM_KIND, start, end, False))
         found += [hit for hit, harmless in wrapped if not harmless]
         for shape, joins in REJOINED:
             for match in shape.finditer(text):
@@ -3080,7 +3086,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                         and not harmless_context(text, match.start(), match.end(), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     for match in SHORT_TOKEN.finditer(text):
-        if alternating(match.group()) and not overlaps(found, match.start(), match.end()) \
+        generated = alternating(match.group()) or mid_generated(match.group())
+        if generated and not overlaps(found, match.start(), match.end()) \
                 and not harmless_context(text, match.start(), match.end(), match.group()):
             found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += apart(list(policy_passwords(text)), found)
@@ -3370,6 +3377,17 @@ def policy_password(token: str) -> bool:
         and not FILLER.search(token)
 
 
+def mid_generated(token: str) -> bool:
+    """Whether MID_MIN to RANDOM_MIN letters and digits written whole, two capitals, two small
+    letters and a digit, read as no name: ODD_PIECES pieces no word, as a long token's; not a
+    drawing's path nor base64 of text (`Ym9vdHN0cmFw`)."""
+    mixed = sum(map(str.isupper, token)) > 1 < sum(map(str.islower, token)) and DIGIT.search(token)
+    return MID_MIN <= len(token) < RANDOM_MIN and token.isalnum() and bool(mixed) \
+        and shannon(token) >= MIN_ENTROPY and odd_pieces(token, True) >= ODD_PIECES \
+        and not PUBLIC_VALUE.match(token) and not SVG_PATH.fullmatch(token) \
+        and base64_text(token) is None
+
+
 def alternating(token: str) -> bool:
     """Whether a short token (SHORT_TOKEN) is generated: its letters and digits alternate."""
     core = SIGNS.sub("", token)
@@ -3389,6 +3407,16 @@ def class_changes(value: str, words: bool = False) -> int:
                if _char_class(a) != _char_class(b) and not (a.isupper() and b.islower())
                and not (words and not a.isupper() and b.isupper()
                         and CAPITAL_WORD.match(value, at + 1)))
+
+
+def query_values(match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    """The spans of a signed run to judge: each value of a query it holds (`a=V&b=W`), or all."""
+    names = list(QUERY_KEY.finditer(match.group()))
+    if not names:
+        yield match.span()
+    ends = [name.start() for name in names[1:]] + [len(match.group())]
+    for name, end in zip(names, ends):
+        yield match.start() + name.end(), match.start() + end
 
 
 def signed_password(token: str) -> bool:

@@ -428,6 +428,8 @@ _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
 _SIGNED = "*".join(_chars(f"signed{n}", 6) for n in range(3)) + "~Q7x"
 _SLASHED = _chars("slashed1", 5) + "/" + _chars("slashed2", 5) + "(&;" + _chars("slashed3", 4)
 _WRAP_SIGNED = _chars("wrap1", 10) + ")g7*~" + _chars("wrap3", 6)  # no line of it judged alone
+# Joined by brackets alone, as a query's value: a query's next name (`&retry=`) once read as markup.
+_QUERY_SIGNED = _chars("qv1", 9) + "<" + _chars("qv2", 9) + "(" + _chars("qv3", 4)
 # One bracket that opens nothing, no sign: each side too short to be judged alone (_ONE_JOIN).
 _ONE_JOIN = {mark: _chars(f"join{mark}1", 7) + mark + _chars(f"join{mark}2", 12) for mark in "<>;)]}|"}
 _REPEAT = ("tide" + str(_rng("repeat").randint(2, 9))) * 3  # a chosen password of low entropy
@@ -692,6 +694,14 @@ CLASSES = [
     # A generator's password wrapped where a bracket stands before the break (WRAPPED_SIGNED).
     _row("wrapped-signed", _WRAP_SIGNED[:13] + "\n" + _WRAP_SIGNED[13:], _WRAP_SIGNED),
     *[_row(f"signed-one-join-{n}", value, value) for n, value in enumerate(_ONE_JOIN.values())],
+    # A generator's 12 or 14 letters and digits, no sign (mid_generated; bench/README says how many
+    # such values still read as a name).
+    _row("mid-length-12", _chars("mid12", 12), _chars("mid12", 12)),
+    _row("mid-length-14", _chars("mid15", 14), _chars("mid15", 14)),
+    # A signed value as one value of a query (query_values): judged without the query's names.
+    _row("signed-query-value", "https://ci.example.net/cb?ref=" + _QUERY_SIGNED + "&retry=1", _QUERY_SIGNED),
+    # A password echoed into a command whose password option is given no value: it reads stdin.
+    _row("echo-into-password-option", "`echo walnut-otter71 | sudo remotedesk --set-password`", "walnut-otter71"),
     # A made-up prefix that is a Stripe object's (`ch_`) before hex, which no Stripe id is.
     _row("stripe-prefix-before-hex", f"ch_{_HEX32}", _HEX32),
     # Wrapped where a line ends in a word's letters glued to the token (`+Rumb`): no word alone.
@@ -901,6 +911,9 @@ LOOKALIKES = [
     _row("env-name-with-value", "`IS_WEBPACK_TEST=1` in the key env", "IS_WEBPACK_TEST=1"),
     _row("port", "`ssh -p 2222 deploy@host`", "ssh -p 2222"),
     _row("mkdir-p", "`mkdir -p build/out`", "mkdir -p build/out"),
+    # Names of 12 to 15 letters and digits in both cases (mid_generated: their pieces are words).
+    *[_row(f"mid-length-name-{name}", f"`{name}` is the one to call", name)
+      for name in ["parseHTTP2Frame", "ResNet50V2Lite", "UTF8StringView", "OAuth2TokenSvc", "MPEG4AudioCfg"]],
     # A spaced `-p` before what no password looks like: a file, a plug-in, a package in small letters.
     _row("tsc-project-file", "`tsc -p tsconfig.App2.json` builds it", "tsc -p tsconfig.App2.json"),
     _row("pytest-plugin", "`pytest -p no:cacheprovider` skips the cache", "pytest -p no:cacheprovider"),
