@@ -800,8 +800,7 @@ _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
        "คือ|adalah|ialah")
-_COPULAS = _IS + "|stays|stayed|remains|remained|holds|held|contains|bleibt|reste|sigue|to|—|是|为|為|" \
-    + _CHANGED_TO  # "stays X", "holds X", "passphrase 是 X"
+_COPULAS = _IS + "|stays|stayed|remains|remained|holds|held|bleibt|reste|sigue|to|—|" + _CHANGED_TO
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
@@ -825,7 +824,7 @@ _RELATIVE = (r"that|which|you|i|we|que|qui|die|das|den|der|dat|che|który|któr�
 _ASIDE = r" +(?:" + _RELATIVE + r") [^,.;:!?\n]{0,40}, +(?=" + _WORD_NUMBER + ")"
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _STILL + r") +(?="
                   + _WORD_NUMBER + r"))?| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
-                  + r"|[はがを는은를을가이] *)")
+                  + r"| *[是为為] *|[はがを는은를을가이] *)")  # "passphrase 是 X", "password是X"
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
@@ -1081,11 +1080,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
-    # ... and any command's spaced `-p` or `-P` before a value made as passwords are made (both
-    # cases and a digit): not a port, a path, a file or a plug-in (`ssh -p 2222`, `mkdir -p src`,
-    # `tsc -p app.json`, `pytest -p no:x`).
-    ("password_option", "-p ",
-     r"(?<=\s)-[pP][ \t]+(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*\d)"
+    # ... and a spaced `-p` or `-P` in a login's command line, one that names a user (`-u`,
+    # `--user`), before a value made as passwords are (both cases and a digit): not a port,
+    # path, profile or package (`mvn -P Release2` names no user), nor mysql's (it prompts).
+    ("password_option", "-p",
+     r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)(?=[^\n]*(?<![\w-])(?:-[uU]|--user(?:name)?)[ \t=]+\S)"
+     r"[^\n]*?(?<![\w./-])-[pP][ \t]+(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
      r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])", "position"),
     ("password_option", "<pass|<secret",
      r"(?i)<(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>([^<\s]{3,})</", "position"),
@@ -1099,7 +1099,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_stdin", "stdin|sudo|pass|secret|token|cred",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
      r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|"  # --passphrase-fd
-     r"--[\w-]*(?:password|passphrase|passwd)(?=[ \t]*(?:$|[|;&)`'\"]))|"  # given no value
+     r"--[\w-]*(?:password|passphrase|passwd)(?![\w=-]|[ \t]+[^\s<>|;&)#`'\"-])|"  # no value given
      r"sudo\s+-S|chpasswd|passwd\s+--stdin)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
@@ -2452,7 +2452,8 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
     fenced in either's turn is code."""
     stamp: str | None = None
     in_edit = False
-    fence = pasted = ""  # the fence open in the assistant's turn, in the user's
+    fence = ""  # the fence open in the turn of `speaker`; a fence ends with its turn
+    speaker = ""
     number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
@@ -2463,34 +2464,31 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             stats["skipped_baseline"] += 1
             continue
         user = line.startswith("#### ") or line.rstrip() == "####"
-        said = line[5:].rstrip() if user else ""
-        if not user and line.strip():
-            pasted = ""
-        if header or line.startswith("-*- mode:") or AIDER_COMMAND.match(said) and not pasted:
+        text = line[5:].rstrip() if user else line
+        meta = bool(header) or line.startswith(("-*- mode:", "> ")) or line.rstrip() == ">"
+        turn = "user" if user else "tool" if meta else "assistant" if line.strip() else speaker
+        if turn != speaker:
+            fence, speaker = "", turn
+        command = user and not fence and AIDER_COMMAND.match(text)
+        if header or line.startswith("-*- mode:") or command:
             # Headers, and commands: `/ask X` is followed by a copy `#### X`, the one read.
-            fence = ""
             stats["skipped_meta"] += 1
-        elif user:
-            fence = ""
-            if pasted or FENCE.match(said):
-                pasted = fence_after(pasted, said)[0]
-                stats["skipped_tool_output"] += 1
-            elif said.strip() and "user" in opts.roles:
-                stats["prose"] += 1
-                yield Message("user", said.strip(), number, stamp)
-            else:
-                stats["skipped_role" if said.strip() else "blank"] += 1
-        elif line.startswith("> ") or line.rstrip() == ">":
-            fence = ""
+        elif meta:
             stats["skipped_tool_output"] += 1
-        elif not line.strip():
+        elif not user and not line.strip():
             stats["blank"] += 1
-        elif fence or in_edit or line.startswith("<<<<<<< SEARCH") or FENCE.match(line):
-            # Fenced code and SEARCH/REPLACE edit blocks (even unfenced) are file contents.
-            if fence or not in_edit and FENCE.match(line):
-                fence = fence_after(fence, line)[0]
+        elif fence or FENCE.match(text) and (user or not in_edit):  # fenced code, in either's turn
+            fence = fence_after(fence, text)[0]
+            stats["skipped_tool_output"] += 1
+        elif user:
+            if text.strip() and "user" in opts.roles:
+                stats["prose"] += 1
+                yield Message("user", text.strip(), number, stamp)
             else:
-                in_edit = not line.startswith(">>>>>>> REPLACE")
+                stats["skipped_role" if text.strip() else "blank"] += 1
+        elif in_edit or line.startswith("<<<<<<< SEARCH"):
+            # SEARCH/REPLACE edit blocks (even unfenced) are file contents.
+            in_edit = not line.startswith(">>>>>>> REPLACE")
             stats["skipped_tool_output"] += 1
         else:  # out of --roles, set aside for a request that points back (see read_turn)
             judged = "assistant" in opts.roles
@@ -3381,8 +3379,9 @@ def mid_generated(token: str) -> bool:
     """Whether MID_MIN to RANDOM_MIN letters and digits written whole, two capitals, two small
     letters and a digit, read as no name: ODD_PIECES pieces no word, as a long token's; not a
     drawing's path nor base64 of text (`Ym9vdHN0cmFw`)."""
-    mixed = sum(map(str.isupper, token)) > 1 < sum(map(str.islower, token)) and DIGIT.search(token)
-    return MID_MIN <= len(token) < RANDOM_MIN and token.isalnum() and bool(mixed) \
+    capitals, smalls = sum(map(str.isupper, token)), sum(map(str.islower, token))
+    mixed = capitals >= 2 and smalls >= 2 and bool(DIGIT.search(token))
+    return MID_MIN <= len(token) < RANDOM_MIN and token.isalnum() and mixed \
         and shannon(token) >= MIN_ENTROPY and odd_pieces(token, True) >= ODD_PIECES \
         and not PUBLIC_VALUE.match(token) and not SVG_PATH.fullmatch(token) \
         and base64_text(token) is None
@@ -3410,13 +3409,15 @@ def class_changes(value: str, words: bool = False) -> int:
 
 
 def query_values(match: re.Match[str]) -> Iterator[tuple[int, int]]:
-    """The spans of a signed run to judge: each value of a query it holds (`a=V&b=W`), or all."""
+    """The spans of a signed run to judge: the whole run, and where it holds a query (`a=V&b=W`;
+    its `&b=` reads as markup) what stands before its first name and each value."""
+    yield match.span()
     names = list(QUERY_KEY.finditer(match.group()))
-    if not names:
-        yield match.span()
-    ends = [name.start() for name in names[1:]] + [len(match.group())]
-    for name, end in zip(names, ends):
-        yield match.start() + name.end(), match.start() + end
+    starts = [0] + [name.end() for name in names]
+    ends = [name.start() for name in names] + [len(match.group())]
+    for start, end in zip(starts, ends) if names else ():
+        if start < end:
+            yield match.start() + start, match.start() + end
 
 
 def signed_password(token: str) -> bool:
@@ -3959,10 +3960,14 @@ class FileResult(NamedTuple):
 
 def aider_head(body: bytes) -> bool:
     """Whether a Markdown file's head reads as an Aider history: a user's line in it, or past
-    aider's own output (`> `; an interrupted run leaves `> ^C again to exit`) a chat's opening."""
-    rest = [line for line in body.split(b"\n") if line.strip() and not line.startswith(b">")]
+    aider's own output (`> ` lines ending in its two spaces; an interrupted run leaves
+    `> ^C again to exit  `) a chat's opening."""
+    lines = [line.rstrip(b"\r") for line in body.split(b"\n") if line.strip()]
+    quoted = [line for line in lines if line.startswith(b">")]
+    rest = [line for line in lines if not line.startswith(b">")]
+    aiders = all(line.endswith(b"  ") or line == b">" for line in quoted)
     opens = not rest or rest[0].startswith(AIDER_STARTS)
-    return b"\n#### " in b"\n" + body or bool(body.strip()) and opens
+    return b"\n#### " in b"\n" + body or (bool(lines) and aiders and opens)
 
 
 def detect_format(path: str, head: list[bytes]) -> str:

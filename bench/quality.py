@@ -70,7 +70,7 @@ Extra labels for team proposals come from bench/quality_labels_teams.jsonl when 
 
 Held-out teams (--heldout DIR): transcripts of teams neither corpus holds, fetched from public
 repositories and listed in DIR/PROVENANCE.tsv (saved_as, repo; bench/heldout_provenance.tsv
-says where each came from). One build a transcript, default cap. Their labels
+says where each came from). Each transcript is built once, default cap. Their labels
 (bench/quality_labels_heldout.jsonl: id, repo, label, kind; no text) were made blind by the
 rubric, over every candidate at --max-add 1000 and score 3 and a sample at score 2, so a
 proposal is matched by its id; one no label names is counted as such (label it blind and add
@@ -976,27 +976,26 @@ def load_heldout_labels(path: Path) -> dict[str, list[Label]]:
             try:
                 row = json.loads(line)
                 label = Label(row["id"], "", row["label"], row.get("kind", "-"), "", frozenset())
+                by_repo.setdefault(row["repo"], []).append(label)
             except (ValueError, KeyError, TypeError):
                 raise ValueError(f"{path}:{number}: not a label line") from None
-            by_repo.setdefault(row["repo"], []).append(label)
     return by_repo
 
 
 def heldout_runs(tool: Path, heldout: Path, labels: dict[str, list[Label]], extra_args: list[str],
                  memory: Path, tmp: Path, timeout: float, jobs: int,
                  ) -> tuple[dict[str, list[SessionResult]], list[str]]:
-    """One build a transcript listed in HELDOUT/PROVENANCE.tsv (saved_as, repo); a proposal is
+    """Build each transcript HELDOUT/PROVENANCE.tsv lists (saved_as, repo) once; a proposal is
     matched by its id to its repository's labels. Recall counts the keep labels proposed."""
     with (heldout / "PROVENANCE.tsv").open(encoding="utf-8", newline="") as handle:
         files = [(row["saved_as"], row["repo"]) for row in csv.DictReader(handle, delimiter="\t")]
-    by_id = {lab.uid: lab.label for repo_labels in labels.values() for lab in repo_labels}
     results = [SessionResult(rel, heldout_half(repo), labels.get(repo, [])) for rel, repo in files]
 
     def work(pair: tuple[tuple[str, str], SessionResult]) -> None:
         (rel, _), result = pair
         built, result.error = run_build(tool, [(heldout / rel).resolve()], memory, extra_args,
                                         tmp, timeout)
-        evaluate(result, built, [], by_id)
+        evaluate(result, built, [], {lab.uid: lab.label for lab in result.labels})
         result.recalled = {text_id(item.text) for item in built}
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -1142,8 +1141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             teams_s = time.perf_counter() - started
         if "heldout" in parts and args.heldout is not None:
             started = time.perf_counter()
-            heldout_results, heldout_errors = heldout_runs(
-                tool, args.heldout, heldout_labels, per_session_extra, memory, tmp, args.timeout, args.jobs)
+            try:
+                heldout_results, heldout_errors = heldout_runs(
+                    tool, args.heldout, heldout_labels, per_session_extra, memory, tmp,
+                    args.timeout, args.jobs)
+            except (OSError, KeyError, csv.Error) as exc:
+                heldout_errors = [f"held-out {args.heldout}: cannot read PROVENANCE.tsv: {exc!r}"]
             heldout_s = time.perf_counter() - started
 
     failed = [r for r in results if r.error is not None]
@@ -1212,7 +1215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.dump_unmatched.write_text("", encoding="utf-8")
         count = dump_unmatched(args.dump_unmatched, [results, *union.values()])
         team_count = dump_unmatched(args.dump_unmatched, list(team_results.values()), "teams")
-        heldout_count = dump_unmatched(args.dump_unmatched, list(heldout_results.values()), "heldout")
+        heldout_count = dump_unmatched(args.dump_unmatched, list(heldout_results.values()),
+                                       "heldout")
         print(f"\nunmatched proposals written for blind labelling: {count} of the sessions, "
               f"{team_count} of the teams, {heldout_count} held out to {args.dump_unmatched}")
     pool_for_show = [r for r in results if r.error is None
@@ -1237,7 +1241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 show_samples(kind, write_pool, args.limit, f"teams, write half: {kind}")
         print(f"\nquality: {time.perf_counter() - started_all:.0f} s in all (reading the corpus "
               f"{read_s:.0f} s, per-session runs {elapsed:.0f} s, union runs {union_s:.0f} s, "
-              f"edit runs {edits_s:.0f} s, team runs {teams_s:.0f} s, held-out runs {heldout_s:.0f} s)")
+              f"edit runs {edits_s:.0f} s, team runs {teams_s:.0f} s, "
+              f"held-out runs {heldout_s:.0f} s)")
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

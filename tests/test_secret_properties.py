@@ -683,9 +683,10 @@ CLASSES = [
     _row("hmac-key", f"`hmac.new(b'{_B62}', body, hashlib.sha256)`", _B62),
     _row("sshpass-quoted-word", "`sshpass -p 'lighthousekeeper' ssh pi@host`", "lighthousekeeper"),
     # Any command's spaced `-p` before a value made as passwords are (both cases and a digit).
-    _row("spaced-p-any-command", f"`dbcli -u SYSTEM -p {_chars('spaced-p', 14)} -d prod`", _chars("spaced-p", 14)),
+    _row("spaced-p-with-a-user", f"`dbcli -u SYSTEM -p {_chars('spaced-p', 14)} -d prod`",
+         _chars("spaced-p", 14)),
     # A password's name, then "holds" or "contains", or a Chinese copula between English words.
-    _row("password-variable-holds", f"the CI secret RELEASE_PASSWORD holds {_chars('holds', 14)} today",
+    _row("password-variable-holds", f"the CI secret RELEASE_PASSWORD holds {_chars('holds', 14)}",
          _chars("holds", 14)),
     _row("passphrase-zh-copula", "商户的 passphrase 是 Coral-Heron-2011，后台可以改。", "Coral-Heron-2011"),
     _row("private-key-assigned", f"`PrivateKey = {_B62}` in the interface section", _B62),
@@ -701,7 +702,11 @@ CLASSES = [
     # A signed value as one value of a query (query_values): judged without the query's names.
     _row("signed-query-value", "https://ci.example.net/cb?ref=" + _QUERY_SIGNED + "&retry=1", _QUERY_SIGNED),
     # A password echoed into a command whose password option is given no value: it reads stdin.
-    _row("echo-into-password-option", "`echo walnut-otter71 | sudo remotedesk --set-password`", "walnut-otter71"),
+    _row("echo-into-password-option", "`echo walnut-otter71 | sudo remotedesk --set-password`",
+         "walnut-otter71"),
+    _row("echo-into-password-option-then-a-line", "echo walnut-otter71 | remotedesk --set-password\nthen restart",
+         "walnut-otter71"),
+    _row("password-glued-zh-copula", "password是walnut-otter71，别外传。", "walnut-otter71"),
     # A made-up prefix that is a Stripe object's (`ch_`) before hex, which no Stripe id is.
     _row("stripe-prefix-before-hex", f"ch_{_HEX32}", _HEX32),
     # Wrapped where a line ends in a word's letters glued to the token (`+Rumb`): no word alone.
@@ -918,6 +923,10 @@ LOOKALIKES = [
     _row("tsc-project-file", "`tsc -p tsconfig.App2.json` builds it", "tsc -p tsconfig.App2.json"),
     _row("pytest-plugin", "`pytest -p no:cacheprovider` skips the cache", "pytest -p no:cacheprovider"),
     _row("cargo-package", "`cargo test -p billing-core2` runs one crate", "cargo test -p billing-core2"),
+    # ... or in a command that names no user, or mysql's, where a spaced `-p` prompts.
+    _row("maven-profile", "`mvn verify -P Release2Build` signs it", "mvn verify -P Release2Build"),
+    _row("compose-project", "`docker compose -p Staging2Stack up -d`", "docker compose -p Staging2Stack"),
+    _row("mysql-prompts", "`mysql -u root -p Shop2Db < dump.sql` loads it", "mysql -u root -p Shop2Db"),
     # What a password's word "contains" or "holds" that is no value.
     _row("password-contains-words", "the password contains a digit and a capital here", "contains a digit"),
     _row("secret-store-holds", "the secret store holds 42 entries now", "holds 42 entries"),
