@@ -888,6 +888,12 @@ _ACCESS_WORDS = "door|gate|disarm|keypad|safe"  # not an alarm's or a lock's cod
 _ACCESS_CODE = (r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
                 r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)(?![a-z])"
                 r"(?=[\"']?[ \t]*[=:]|[ \t]+(?:" + _IS + r")[ \t])")
+# A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
+_LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
+               r"(?=[^\n]*(?<![\w-])(?:-[uU]|--user(?:name)?)[ \t=]+\S)")
+# A value made as passwords are, both cases and a digit, not a path, file, port or setting.
+_MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
+               r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
 _PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?"
              r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *))")
 _PIN_VALUE = (r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))(\d{4,8})"
@@ -1084,9 +1090,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # `--user`), before a value made as passwords are (both cases and a digit): not a port,
     # path, profile or package (`mvn -P Release2` names no user), nor mysql's (it prompts).
     ("password_option", "-p",
-     r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)(?=[^\n]*(?<![\w-])(?:-[uU]|--user(?:name)?)[ \t=]+\S)"
-     r"[^\n]*?(?<![\w./-])-[pP][ \t]+(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
-     r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])", "position"),
+     _LOGIN_LINE + r"[^\n]*?(?<![\w./-])-[pP][ \t]+" + _MADE_VALUE, "position"),
     ("password_option", "<pass|<secret",
      r"(?i)<(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>([^<\s]{3,})</", "position"),
     # Dovecot's `{PLAIN}pw` and a space-separated config line (`remote_password pw`, mosquitto).
@@ -3379,9 +3383,8 @@ def mid_generated(token: str) -> bool:
     """Whether MID_MIN to RANDOM_MIN letters and digits written whole, two capitals, two small
     letters and a digit, read as no name: ODD_PIECES pieces no word, as a long token's; not a
     drawing's path nor base64 of text (`Ym9vdHN0cmFw`)."""
-    capitals, smalls = sum(map(str.isupper, token)), sum(map(str.islower, token))
-    mixed = capitals >= 2 and smalls >= 2 and bool(DIGIT.search(token))
-    return MID_MIN <= len(token) < RANDOM_MIN and token.isalnum() and mixed \
+    return MID_MIN <= len(token) < RANDOM_MIN and token.isalnum() and cased_twice(token) \
+        and DIGIT.search(token) is not None \
         and shannon(token) >= MIN_ENTROPY and odd_pieces(token, True) >= ODD_PIECES \
         and not PUBLIC_VALUE.match(token) and not SVG_PATH.fullmatch(token) \
         and base64_text(token) is None
@@ -3394,8 +3397,12 @@ def alternating(token: str) -> bool:
                      for run in CLASS_TURN.split(core))
     return SHORT_MIN <= len(core) < RANDOM_MIN and runs_short \
         and 2 * class_changes(core) >= len(core) and shannon(core) >= SHORT_ENTROPY \
-        and sum(map(str.isupper, core)) > 1 < sum(map(str.islower, core)) \
-        and not PUBLIC_VALUE.match(token) and not SVG_PATH.fullmatch(token)
+        and cased_twice(core) and not PUBLIC_VALUE.match(token) and not SVG_PATH.fullmatch(token)
+
+
+def cased_twice(value: str) -> bool:
+    """Two capitals and two small letters or more: a generator's mix, not one capital's name."""
+    return sum(map(str.isupper, value)) > 1 < sum(map(str.islower, value))
 
 
 def class_changes(value: str, words: bool = False) -> int:
@@ -3413,11 +3420,12 @@ def query_values(match: re.Match[str]) -> Iterator[tuple[int, int]]:
     its `&b=` reads as markup) what stands before its first name and each value."""
     yield match.span()
     names = list(QUERY_KEY.finditer(match.group()))
+    if not names:
+        return
     starts = [0] + [name.end() for name in names]
     ends = [name.start() for name in names] + [len(match.group())]
-    for start, end in zip(starts, ends) if names else ():
-        if start < end:
-            yield match.start() + start, match.start() + end
+    yield from ((match.start() + start, match.start() + end)
+                for start, end in zip(starts, ends) if start < end)
 
 
 def signed_password(token: str) -> bool:
@@ -3959,15 +3967,16 @@ class FileResult(NamedTuple):
 
 
 def aider_head(body: bytes) -> bool:
-    """Whether a Markdown file's head reads as an Aider history: a user's line in it, or past
-    aider's own output (`> ` lines ending in its two spaces; an interrupted run leaves
-    `> ^C again to exit  `) a chat's opening."""
+    """Whether a file's head reads as an Aider history: it opens as one (AIDER_STARTS), holds a
+    user's line, or opens so past aider's own output (`> ` lines ending in its two spaces; an
+    interrupted run leaves `> ^C again to exit  `)."""
+    if body.startswith(AIDER_STARTS) or b"\n#### " in body:
+        return True
     lines = [line.rstrip(b"\r") for line in body.split(b"\n") if line.strip()]
     quoted = [line for line in lines if line.startswith(b">")]
     rest = [line for line in lines if not line.startswith(b">")]
     aiders = all(line.endswith(b"  ") or line == b">" for line in quoted)
-    opens = not rest or rest[0].startswith(AIDER_STARTS)
-    return b"\n#### " in b"\n" + body or (bool(lines) and aiders and opens)
+    return bool(quoted) and aiders and (not rest or rest[0].startswith(AIDER_STARTS))
 
 
 def detect_format(path: str, head: list[bytes]) -> str:
@@ -3980,7 +3989,7 @@ def detect_format(path: str, head: list[bytes]) -> str:
     body = b"".join(lines).lstrip()
     if looks_like_specstory(body, lines):
         return "specstory"
-    if body.startswith(AIDER_STARTS) or path.endswith(".md") and aider_head(body):
+    if body.startswith(AIDER_STARTS) or (path.endswith(".md") and aider_head(body)):
         return "aider"
     first = next((raw.strip() for raw in lines if raw.strip()), b"")
     named_document = path.endswith((".json", ".traj")) and first.startswith(b"{")  # .traj: SWE-agent's
@@ -4029,7 +4038,7 @@ def read_transcript(path: str, stream: Any, opts: Options, stats: Counter[str],
         locate(pos, path, fmt, head_records(), opts)
     if fmt == "aider":
         body = b"".join(head).lstrip(b"\xef\xbb\xbf").lstrip()
-        if not body.startswith(AIDER_STARTS) and not aider_head(body):
+        if not aider_head(body):
             reason = ("no line is an Aider chat line (#### )" if opts.fmt
                       else "a Markdown file, not an Aider chat history")
             raise UserError(path, f"not a transcript: {reason}")

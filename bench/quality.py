@@ -947,19 +947,25 @@ def team_runs(tool: Path, teams_dir: Path, extra: dict[str, str], extra_args: li
     results = [SessionResult(rel, team_half(team), [lab for _, lab in by_file[rel]])
                for rel, team in files]
 
-    def work(pair: tuple[tuple[str, str], SessionResult]) -> None:
-        (rel, team), result = pair
+    def work(rel: str, team: str, result: SessionResult) -> None:
         built, result.error = run_build(tool, [(teams_dir / rel).resolve()], memory, extra_args,
                                         tmp, timeout)
         evaluate(result, built, team_labels[team], extra)
 
+    return run_grouped(files, results, work, jobs, "teams/")
+
+
+def run_grouped(files: list[tuple[str, str]], results: list[SessionResult],
+                work: Callable[[str, str, SessionResult], None], jobs: int, where: str,
+                ) -> tuple[dict[str, list[SessionResult]], list[str]]:
+    """WORK on each (file, group) and its result, JOBS at a time; the results by group and the
+    failed runs, each named WHERE + its file."""
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(work, zip(files, results)))
-    by_team: dict[str, list[SessionResult]] = {}
-    for (rel, team), result in zip(files, results):
-        by_team.setdefault(team, []).append(result)
-    errors = [f"teams/{r.name}: {r.error}" for r in results if r.error is not None]
-    return by_team, errors
+        list(pool.map(lambda pair: work(*pair[0], pair[1]), zip(files, results)))
+    grouped: dict[str, list[SessionResult]] = {}
+    for (_, group), result in zip(files, results):
+        grouped.setdefault(group, []).append(result)
+    return grouped, [f"{where}{r.name}: {r.error}" for r in results if r.error is not None]
 
 
 # -- held-out teams: transcripts fetched from public repositories, labelled blind by id --
@@ -991,20 +997,13 @@ def heldout_runs(tool: Path, heldout: Path, labels: dict[str, list[Label]], extr
         files = [(row["saved_as"], row["repo"]) for row in csv.DictReader(handle, delimiter="\t")]
     results = [SessionResult(rel, heldout_half(repo), labels.get(repo, [])) for rel, repo in files]
 
-    def work(pair: tuple[tuple[str, str], SessionResult]) -> None:
-        (rel, _), result = pair
+    def work(rel: str, _repo: str, result: SessionResult) -> None:
         built, result.error = run_build(tool, [(heldout / rel).resolve()], memory, extra_args,
                                         tmp, timeout)
         evaluate(result, built, [], {lab.uid: lab.label for lab in result.labels})
         result.recalled = {text_id(item.text) for item in built}
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(work, zip(files, results)))
-    by_repo: dict[str, list[SessionResult]] = {}
-    for (rel, repo), result in zip(files, results):
-        by_repo.setdefault(repo, []).append(result)
-    errors = [f"held-out {r.name}: {r.error}" for r in results if r.error is not None]
-    return by_repo, errors
+    return run_grouped(files, results, work, jobs, "held-out ")
 
 
 def dump_unmatched(path: Path, runs: list[list[SessionResult]], corpus: str = "sessions") -> int:
