@@ -69,8 +69,8 @@ Extra labels for team proposals come from bench/quality_labels_teams.jsonl when 
 (--team-labels; ids only, as above). --parts runs only some sections.
 
 Held-out teams (--heldout DIR): transcripts of teams neither corpus holds, fetched from public
-repositories and listed in DIR/PROVENANCE.tsv (saved_as, repo; bench/heldout_provenance.tsv
-says where each came from). Each transcript is built once, default cap. Their labels
+repositories and listed in DIR/PROVENANCE.tsv (saved_as, repo), or where DIR has none in
+bench/heldout_provenance.tsv, which says where each came from (repo, path, commit). Each transcript is built once, default cap. Their labels
 (bench/quality_labels_heldout.jsonl: id, repo, label, kind; no text) were made blind by the
 rubric, over every candidate at --max-add 1000 and score 3 and a sample at score 2, so a
 proposal is matched by its id; one no label names is counted as such (label it blind and add
@@ -110,6 +110,7 @@ DEFAULT_TOOL = REPO_ROOT / "memory_diff.py"
 DEFAULT_EXTRA_LABELS = REPO_ROOT / "bench" / "quality_labels.jsonl"
 DEFAULT_TEAM_LABELS = REPO_ROOT / "bench" / "quality_labels_teams.jsonl"
 DEFAULT_HELDOUT_LABELS = REPO_ROOT / "bench" / "quality_labels_heldout.jsonl"
+HELDOUT_PROVENANCE = REPO_ROOT / "bench" / "heldout_provenance.tsv"
 PARTS = ("sessions", "union", "edits", "requests", "teams", "heldout")
 TEAM_HALVES = ("write", "check")
 HELDOUT_HALVES = ("read", "check")
@@ -662,7 +663,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         f"(default: {DEFAULT_TEAM_LABELS.relative_to(REPO_ROOT)} if present)")
     p.add_argument("--heldout", type=Path, default=None, metavar="DIR",
                    help="transcripts of teams outside the corpus, listed in DIR/PROVENANCE.tsv "
-                        "(saved_as, repo); the heldout part runs only with it")
+                        "(saved_as, repo) or else in "
+                        f"{HELDOUT_PROVENANCE.relative_to(REPO_ROOT)}; the heldout part runs "
+                        "only with it")
     p.add_argument("--heldout-labels", type=Path, default=None,
                    help="blind labels {\"id\", \"repo\", \"label\", \"kind\"} of the held-out "
                         f"proposals (default: {DEFAULT_HELDOUT_LABELS.relative_to(REPO_ROOT)})")
@@ -993,7 +996,10 @@ def heldout_runs(tool: Path, heldout: Path, labels: dict[str, list[Label]], extr
                  ) -> tuple[dict[str, list[SessionResult]], list[str]]:
     """Build each transcript HELDOUT/PROVENANCE.tsv lists (saved_as, repo) once; a proposal is
     matched by its id to its repository's labels. Recall counts the keep labels proposed."""
-    with (heldout / "PROVENANCE.tsv").open(encoding="utf-8", newline="") as handle:
+    listing = heldout / "PROVENANCE.tsv"
+    if not listing.exists():
+        listing = HELDOUT_PROVENANCE
+    with listing.open(encoding="utf-8", newline="") as handle:
         files = [(row["saved_as"], row["repo"]) for row in csv.DictReader(handle, delimiter="\t")]
     results = [SessionResult(rel, heldout_half(repo), labels.get(repo, [])) for rel, repo in files]
 
