@@ -148,9 +148,11 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                       r"^(?:e|w|err|error|warn|warning|fatal|info|debug|trace|critical|panic)(?::|\s*\[\w)|"
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"[^\s.!?:;,。！？：；，] {2,}\S"),
-    # ... or an exception's message (`ValueError: ...`, `(Ecto.QueryError) ...`) or its raise.
+    # ... or an exception's message (`ValueError: ...`, `(Ecto.QueryError) ...`, a browser's
+    # `Uncaught TypeError: ...`) or its raise, or a diagnostic opening with its place (`app.ts:23 ...`).
     ("pasted-output", r"^\(?[\w.]*(?:error|exception|warning)(?::|\)\s)|"
-                      r"^(?:raise|throw) (?:new )?[\w.]+\("),
+                      r"^(?:raise|throw) (?:new )?[\w.]+\(|\b(?:uncaught|unhandled) \w*(?:error|exception):|"
+                      r"^[\w./@~-]*\w\.[a-z]\w{0,5}:\d+\b"),
     # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
     # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.
@@ -575,8 +577,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # Status of the moment ("now", "currently", "already"): what holds today, not next month;
     # as rare a keep as a plan, on both team halves and on the shared sessions.
     ("moment", "", r"\b(?:now|currently|already|yet)\b|现在|目前|已经", -2),
-    # A question inside the sentence: it asks rather than states.
-    ("asks", "", r"\?\S*\s|？", -1),
+    # A question inside the sentence: it asks rather than states; one in quotes is quoted.
+    ("asks", "", r"\?(?![\"'”’»」])\S*\s|？", -1),
     # Hedges: a reviewer cannot approve "might", nor "usually", a rule of thumb about tools in
     # general ("Next.js projects usually ..."), not a fact of this project.
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
@@ -1661,6 +1663,7 @@ CODE_OR_EMPHASIS = Lazy(r"(`+[^`\n]*`+)|" + EMPHASIS.pattern)  # a code span, wi
 # capital. One leading character class lets the engine jump between candidates.
 SENTENCE_END = Lazy(r"[.!?。！？;；](?:(?<=[.!?])[.!?]*[\"'”’)\]]*\s+"
                     r"|(?<=[。！？])[。！？]*[\"”’」』)）]*\s*|(?<=[;；])\s+(?=[A-Z]))")
+QUOTE_GOES_ON = Lazy(r"[.!?]+[\"'”’)\]]+\s")  # an end mark inside closing quotes or brackets
 
 INSIDE_PARENS = 40  # characters after a full stop within which the parenthesis around it closes
 PAREN_CLOSE = Lazy(r"(?<![:;])(?<!(?<!\S)\w)\)")  # not a smiley's, nor a list's "1)", "a)"
@@ -2952,6 +2955,8 @@ def _split_line(line: str) -> list[str]:
     pieces, start = [], 0
     for match in SENTENCE_END.finditer(line):
         end = match.end()
+        if QUOTE_GOES_ON.match(match.group()) and line[end:end + 1].islower():
+            continue  # the mark ends a quotation the sentence goes on after: `like "Proceed?" if`
         if match.group().startswith(".") and not match.group().startswith(".."):
             token = (line[start:match.start()].split() or [""])[-1].lower().lstrip("(\"'")
             if token in ABBREVIATIONS or (len(token) == 1 and token != token.upper()):
