@@ -149,9 +149,10 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                       r"^at [\w.$<>]+ ?\(|\bfile \"[^\"]+\", line \d+|traceback \(most recent call last\)|"
                       r"[^\s.!?:;,。！？：；，] {2,}\S"),
     # ... or an exception's message (`ValueError: ...`, `(Ecto.QueryError) ...`, a browser's
-    # `Uncaught TypeError: ...`) or its raise, or a diagnostic opening with its place (`app.ts:23 ...`).
+    # `Uncaught TypeError: ...`) or its raise, or a diagnostic opening with its place (`a.ts:23`).
     ("pasted-output", r"^\(?[\w.]*(?:error|exception|warning)(?::|\)\s)|"
-                      r"^(?:raise|throw) (?:new )?[\w.]+\(|\b(?:uncaught|unhandled) \w*(?:error|exception):|"
+                      r"^(?:raise|throw) (?:new )?[\w.]+\(|"
+                      r"\b(?:uncaught|unhandled) \w*(?:error|exception):|"
                       r"^[\w./@~-]*\w\.[a-z]\w{0,5}:\d+\b"),
     # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
@@ -789,7 +790,7 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|كلمة المرور|كلمة السر|كلمة مرور|"
                   "كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode|"
                   "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|"
-                  "パスフレーズ")
+                  "パスフレーズ|phrase secrète|phrase de passe")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
@@ -830,15 +831,20 @@ _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
+# What no password value holds in prose: text past Latin letters (a CJK sentence glued after
+# it), Latin-1's signs and quotes (« » ¿), a multiplication or division sign; the Kelvin sign
+# stays out of the range, as (?i) would take `k` for it (and `ı`, `ſ` for `i`, `s`, were they in).
+_NOT_LATIN = r"\x80-\xbf\xd7\xf7\u0250-\u2129\u212b-\U0010ffff"
 # What may open a prose value: a parenthesis around one with a digit or a sign (not
 # "(AuthError)") or around a quote, a link's text (`[pw](url)`); then a quote.
 _PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
 # The value: no bracket, no option (a dash only before a digit), six characters or more.
-_PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]\x80-\U0010ffff]{6,})"
+_PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]" + _NOT_LATIN + r"]{6,})"
 _NO_VALUE_AFTER = r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))"  # no escape, user@host, path
 # A value before its word: no trailing comma or stop; a chosen one a few words from the word
 # with no comma between, a word and a number joined to it by "is" or "as".
-_VALUE_BEFORE = r"([^\s\"'`”」\]\x80-\U0010ffff]{5,}[^\s\"'`”」\]\x80-\U0010ffff,;.:])"
+_VALUE_BEFORE = (r"([^\s\"'`”」\]" + _NOT_LATIN + r"]{5,}"
+                 r"[^\s\"'`”」\]" + _NOT_LATIN + r",;.:])")
 _GLUED = r" +[^\s,;.!?]*?"  # the word's own prefix (`WLAN-Passwort`)
 _FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4}" + _GLUED
 _LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}?" + _GLUED
@@ -888,7 +894,7 @@ _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
 _ACCESS_WORDS = "door|gate|disarm|keypad|safe"  # not an alarm's or a lock's code, a fault's
 _ACCESS_CODE = (r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
-                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)(?![a-z])"
+                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?(?:code|pin))(?![a-z])"
                 r"(?=[\"']?[ \t]*[=:]|[ \t]+(?:" + _IS + r")[ \t])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
@@ -898,8 +904,9 @@ _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
 _PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?"
              r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *))")
-_PIN_VALUE = (r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))(\d{4,8})"
-              r"(?![\w:/-]|\.\d)")
+_PIN_VALUE = (r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
+              r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
+              r"(?![0-9A-Za-z_:/-]|\.\d)")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -915,14 +922,16 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("npm|yarn|pnpm", r"\S*:_(?:auth|authToken|password)\s+"), ("lftp", r"-u\s*[^\s,]+,"),
     ("requirepass|masterauth", ""), ("identified|IDENTIFIED", r"(?i:by)\s+"),
     ("rabbitmqctl", r"(?:add_user|change_password) \S+ "),
-    ("net", r"(?:use\s[^\n]{0,200}?/user:\S+|user\s+[^\s/]+|use\s+(?:[A-Za-z]:\s+)?\\\\\S+)\s+"
+    ("net", r"(?:use\s[^\n]{0,200}?(?i:/user:)\S+|user\s+[^\s/]+|use\s+(?:[A-Za-z]:\s+)?\\\\\S+)\s+"
             r"(?!/|\d?[<>]|\*(?![^\s`'\"]))"),  # `*`: a prompt; `>nul`: a redirection
     ("sendemail", r"-xp\s+"),
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
-    ("username|enable", r"(?:secret|password) [05] "),
+    ("username|enable", r"(?:secret|password) (?:[05] )?"), ("snmp-server", r"community\s+"),
     ("altool|notarytool", r"-p\s*|--password\s+"),
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
-    ("add-user", r"-p\s*"), ("schtasks", r"/RP\s+"), ("wpa_passphrase", r"\S+\s+"),
+    ("add-user", r"-p\s*"), ("schtasks", r"(?i:/RP)\s+"), ("wpa_passphrase", r"\S+\s+"),
+    ("security add-|security create-keychain|security unlock-keychain|security set-keychain",
+     r"-[wpP]\s*"),  # macOS keychains: `security add-generic-password ... -w pw`
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n){{0,400}}?(?<=\\s)"
                       f"(?:[\"'](?=-)(?:{opt})(?=[^\\s\"'])|(?:{opt}))"
@@ -1102,18 +1111,19 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password piped to a command that reads it (`echo pw | docker login --password-stdin`) or
     # written to a file named for one (`> ~/.vault_pass.txt`); in code, a login call's or auth
     # pair's second string (`auth=("me", "pw")`), or the one after a password's name.
-    ("password_stdin", "stdin|sudo|pass|secret|token|cred",
+    ("password_stdin", "stdin|sudo|pass|secret|token|cred|kinit|cryptsetup",
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
      r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|"  # --passphrase-fd
      r"--[\w-]*(?:password|passphrase|passwd)(?![\w=-]|[ \t]+[^\s<>|;&)#`'\"-])|"  # no value given
-     r"sudo\s+-S|chpasswd|passwd\s+--stdin)"
+     r"sudo\s+-S|chpasswd|passwd\s+--stdin|kinit|cryptsetup)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
      r"[\w.]*\s*"
      r"(?:=\s*)?\((?:[^()\n\"']|\"[^\"\n]*\"|'[^'\n]*')*?[\"'][^\"'\n]*"
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"']|\s*:)"
-     r"|[.:](?:password|auth)\(\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
+     r"|(?:[.:]|(?<![\w.]))(?:(?:set|with|update|change)_?)?(?:password|passphrase|auth)\("
+     r"\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8",
     # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
     # admin / X 登录").
@@ -1125,6 +1135,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           (r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", "", ""),
           (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
           ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
+    # ... or a user named and then "pass", a password's short name there ("user `editor`, pass X").
+    ("login_pair", "pass",
+     r"(?i)(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*[\"'`]?[\w.@+-]{2,40}[\"'`]?"
+     r"[ \t]*[,/;|]?"
+     r"[ \t]+pass(?![a-z])[ \t]*[:=]?[ \t]*`?" + _PW, "position"),
     # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
     # with X", "the safe unlocks with 58213907."; not a year, a count ("with 2500 users", any
     # number before a word: `0640 permissions`, `1048576 rows`) or a setting, nor a thing's name
@@ -1208,7 +1223,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A value at most 32 characters after a credential word in its clause (further, another's).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
-     + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
+     + r")s?(?![a-z0-9])(?:\([^()\n]{0,80}\)|[^\n.,;!?。，；！？(]){0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
     # A password quoted within 24 characters after its word ("the password for staging is"),
     # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`) nor an
@@ -1220,9 +1235,15 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password word and its value in prose ("das Passwort ist ..."); failing that, a bare word,
     # a colon (the value on the next line), a change's verb and "to"; or a word of its clause shaped
     # as a chosen password, not a user at a host nor escapes ("the password you pasted, castl3#0").
-    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
+    *[("generic_secret", PASSWORD_NAMES + "|secret|credential", r"(?i)" + join + _PROSE_VALUE,
+       "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
+        # ... a credential's word before a copula ("the bind credential is X"; not a colon, which
+        # names a helper or a store as often: `credentials: keyring:system`)
+        r"(?<![a-z])credentials? +(?:" + _IS + ") +",
+        # ... the change's verb after its value, as German and Dutch put it ("auf X gesetzt")
+        _PASSWORD_WORD + _WORDS_ON + " +" + _CHANGE_TO + r" +(?=\S+ +" + _CHANGE_VERB + ")",
         r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+",
         _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?",
         _CHANGE_VERB + r"(?![a-z])[^\n.!?]{0,40}?" + _PASSWORD_WORD + _WORDS_ON
@@ -1250,10 +1271,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "position"),
     # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...").
     ("recovery_code", "recovery code|recovery key|backup code|access code|accesscode|erişim kodu|"
-                      "zugangscode|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
+                      "zugangscode|wiederherstellungscode|recuperaci|récupération|"
+                      "恢复码|备用码|リカバリーコード|バックアップコード|복구 코드",
      r"(?i:(?:recovery|backup|wiederherstellungs) ?(?:codes?|keys?)|(?:access|zugangs) ?codes?"
      r"|erişim kodu|c[oó]digos? de recuperaci[oó]n"
-     r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
+     r"|codes? de r[ée]cup[ée]ration"
+     r"|恢复码|备用码|リカバリーコード|バックアップコード|복구 코드)[^\n.!?]{0,60}?(?:[:：] *| +)"
      r"(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
     # An app password as Google prints it, four groups of four letters, after a password word
@@ -1261,6 +1284,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("app_password", PASSWORD_NAMES + "|]:",
      r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _PASSWORD_JOIN + r"|\]:\d+\s+\S+?:)"
      r"((?-i:[a-z]{4}([ -])[a-z]{4}(?:\2[a-z]{4}){2}))(?![a-z])", "letters"),
+    # A Wi-Fi network's key: "key" is its password's name where the clause names the network.
+    ("generic_secret", "wifi|wi-fi|wlan|ssid|wpa",
+     r"(?i)(?<![a-z])(?:wi-?fi|wlan|ssid|wpa2?)(?![a-z])[^\n.;!?]{0,60}?(?<![a-z])key"
+     r"(?:[ \t]*[:=][ \t]*|[ \t]+(?:is[ \t]+)?)" + _PW, "position"),
+    # A Terraform variable whose name ends in a secret's word, its default the value.
+    ("generic_secret", "variable",
+     r"(?i)variable\s+\"[^\"\n]*(?:password|passwd|secret|token|api_?key)\"\s*\{[^}]*?"
+     r"\bdefault\s*=\s*\"([^\"\n]+)\"", "password"),
     # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
     ("generic_secret", "#define",
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
@@ -1296,6 +1327,7 @@ ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
+ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|[^aeiouyAEIOUY\W\d_]{3}")  # a group of letters no word has
 ODD_PIECES = 4
 ODD_SHORT = 30
 DIGIT = Lazy(r"[0-9]")
@@ -1320,6 +1352,7 @@ SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9-]+")  # a drawing's commands and numb
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
+OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run before a finding
 # A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`, `k8#Xq)v2Lm;T9w>Rb`): judged
 # by its letters and digits when no piece between signs has RANDOM_TOKEN's length (decoded if
@@ -3085,10 +3118,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         for shape, joins in REJOINED:
             for match in shape.finditer(text):
                 joined = match.group().translate(joins)
-                # Letters in groups of four with few vowels are random letters (an app password's
+                # Letters in groups of four no words make are random letters (an app password's
                 # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
                 grouped_letters = " " in match.group() and joined.isalpha()
-                if (credential_shaped(joined) or grouped_letters and few_vowels(joined)) \
+                if (credential_shaped(joined) or grouped_letters and random_letters(match[0])) \
                         and (shape is PAIRED or key_groups(match.group())) \
                         and not harmless_context(text, match.start(), match.end(), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
@@ -3261,7 +3294,7 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "random":
         return credential_shaped(value)
     if check == "letters":
-        return few_vowels(value)
+        return random_letters(value)
     if check == "body":
         return bool(KEY_LINE.search(value))
     if check == "hook":  # the URL's path is its value: no place-holder's form, no example's host
@@ -3361,6 +3394,13 @@ def key_groups(value: str) -> bool:
 def few_vowels(value: str) -> bool:
     """Random letters have fewer vowels than words: under VOWEL_SHARE of its letters."""
     return sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * sum(map(str.isalpha, value))
+
+
+def random_letters(value: str) -> bool:
+    """Groups of letters no words make: few vowels, or a group with no vowel or with three
+    consonants in a row but for a plural's `s` (`cpfu yaxv lsnn upim`; not `adds args`)."""
+    return few_vowels(value) or any(ODD_GROUP.search(group.rstrip("sS"))
+                                    for group in re.split(r"[\s-]+", value) if group)
 
 
 def odd_pieces(value: str, short: bool = False) -> int:
@@ -3531,8 +3571,13 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     query = QUERY_NAME.search(folded_lower(named_by))
     if query:
         family = name_family(query.group(1))
-    # The token's own text is read in words only where it names the body (`correlationId=`).
-    own = text[first:start] if ASSIGNS.fullmatch(text[first:start]) else text[first:start].lower()
+    # The token's own text is read in words only where it names the body (`correlationId=`) or is
+    # words (`github.com/o/r/commit/`): a random piece may spell one (`...LN+TX/...`, no tx id).
+    own = text[first:start]
+    if not ASSIGNS.fullmatch(own):
+        wordy = all(WORD_PIECE.fullmatch(piece) or piece.isdigit()
+                    for piece in OWN_WORDS.split(own) if piece)
+        own = own.lower() if wordy else "\1" * len(own)
     reach, out = max(0, first - NAMING_REACH), last + NAMING_REACH  # no word cut ("sid|ecar")
     while 0 < reach and text[reach - 1].isalnum():
         reach -= 1

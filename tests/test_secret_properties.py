@@ -264,7 +264,7 @@ def json_strings(value) -> list[str]:
 
 
 def leaks(outputs: dict[str, str], body: str) -> list[str]:
-    windows = {body[i:i + WINDOW] for i in range(len(body) - WINDOW + 1)}
+    windows = {body[i:i + WINDOW] for i in range(len(body) - WINDOW + 1)} or {body}  # a short one whole
     return [mode for mode, text in outputs.items()
             if any(w in v for v in views(text, mode == "json") for w in windows)]
 
@@ -738,6 +738,36 @@ CLASSES = [
         # A capital prefix and `#` is also a table's key (`USER#Alice42`), held: passwords open so.
         ("policy-capital-prefix", "ROSA#Harbor2024", "the kiosk opens with {s} now"),
         ("policy-like-a-cell", "Harbor2024!AB12", "the kiosk opens with {s} now")]],
+    # From secret50 (a blind list): an app password whose groups hold vowels but read as no
+    # words, Windows' options in small letters, a router's plain secret and SNMP community,
+    # passwords piped to kinit or cryptsetup, a setter's argument, "credential is", a door's PIN,
+    # a PIN before Japanese, "user X, pass Y", a Wi-Fi key, German's verb after the value.
+    _row("app-password-vowels-in-every-group", "the app password is kqre vomb tsnu waid", "kqre vomb tsnu waid"),
+    _row("schtasks-small-letters", "`schtasks /create /tn Nightly /ru CORP\\svc /rp harbor-otter72`",
+         "harbor-otter72"),
+    _row("router-plain-secret", "`username ops privilege 15 secret harbor-otter72`", "harbor-otter72"),
+    _row("snmp-server-community", "`snmp-server community harbor-otter72 RO`", "harbor-otter72"),
+    _row("echo-into-kinit", "`echo 'harbor-otter72' | kinit ops@EXAMPLE.ORG`", "harbor-otter72"),
+    _row("echo-into-cryptsetup", "`echo -n 'harbor-otter72' | cryptsetup luksOpen /dev/sdb1 vault -`",
+         "harbor-otter72"),
+    _row("setter-call", '`OTA.setPassword("harbor-otter72");`', "harbor-otter72"),
+    _row("credential-is", "the LDAP bind credential is harbor-otter72", "harbor-otter72"),
+    _row("keypad-pin", "the door keypad pin is 604219, same for the side door", "604219"),
+    _row("pin-before-japanese", "YubiKeyのPINは604219です。", "604219", frame="{s}"),
+    _row("user-then-pass", "WordPress: user `editor`, pass `harbor-otter72`", "harbor-otter72"),
+    _row("wifi-key", "guest wifi: SSID Lab-Guest, key harbor-otter72", "harbor-otter72"),
+    _row("german-verb-after-the-value", "Ich habe die Passphrase für das Backup auf quiet-heron-lamp-4 gesetzt.",
+         "quiet-heron-lamp-4", frame="{s}"),
+    # From secret51 (a blind list): a value holding a Latin letter past ASCII, an access code
+    # with a keypad's signs, macOS keychain options, a recovery code in Japanese, a Terraform
+    # variable's default.
+    _row("value-with-latin-letter", "la contraseña del ZIP es Contraseña-Zip94x", "Contraseña-Zip94x", frame="{s}"),
+    _row("access-code-keypad-signs", "alarm disarm code: *31907# within 30s", "*31907#"),
+    _row("macos-keychain-w", "`security add-generic-password -a ci -s gh -w harbor-otter72`", "harbor-otter72"),
+    _row("macos-keychain-p", "`security create-keychain -p 'harbor-otter72' build.keychain`", "harbor-otter72"),
+    _row("recovery-code-japanese", "リカバリーコードは W6XU-8T0J-R4TE です。", "W6XU-8T0J-R4TE", frame="{s}"),
+    _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "harbor-otter72"\n}',
+         "harbor-otter72", frame="{s}"),
 ]
 
 
@@ -910,6 +940,9 @@ JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}')
 LOOKALIKES = [
     _row("commit-nearest-word", f"the signing key fix from commit {SHA}", SHA),
     _row("ssh-host-key-fingerprint", f"the SSH host key fingerprint {FINGERPRINT}", FINGERPRINT),
+    # Found by property 2 at 400 examples: a random piece of the digest spells an id's word (`+TX/`).
+    _row("fingerprint-piece-spells-a-word", "the SSH host key fingerprint "
+         "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM", "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM"),
     _row("ulid", f"the job id {ULID_VALUE}", ULID_VALUE),
     _row("uuid-as-id", f"checkpoint ids are UUIDs such as {_UUID}", _UUID),
     _row("kubernetes-secret-name", "the Kubernetes secret `payments-api-credentials-prod`", "payments-api-credentials-prod"),
