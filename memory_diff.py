@@ -790,7 +790,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|كلمة المرور|كلمة السر|كلمة مرور|"
                   "كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode|"
                   "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|"
-                  "パスフレーズ|phrase secrète|phrase de passe")
+                  "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
+                  "diceware phrase")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).

@@ -766,6 +766,8 @@ CLASSES = [
     _row("macos-keychain-w", "`security add-generic-password -a ci -s gh -w harbor-otter72`", "harbor-otter72"),
     _row("macos-keychain-p", "`security create-keychain -p 'harbor-otter72' build.keychain`", "harbor-otter72"),
     _row("recovery-code-japanese", "リカバリーコードは W6XU-8T0J-R4TE です。", "W6XU-8T0J-R4TE", frame="{s}"),
+    _row("unlock-phrase-quoted", 'The vault unlock phrase is "purple heron eats 9 figs" (spaces too).',
+         "purple heron eats 9 figs", frame="{s}"),
     _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "harbor-otter72"\n}',
          "harbor-otter72", frame="{s}"),
 ]
