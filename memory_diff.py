@@ -895,7 +895,7 @@ _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
 _ACCESS_WORDS = "door|gate|disarm|keypad|safe"  # not an alarm's or a lock's code, a fault's
 _ACCESS_CODE = (r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
-                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?(?:code|pin))(?![a-z])"
+                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)(?![a-z])"
                 r"(?=[\"']?[ \t]*[=:]|[ \t]+(?:" + _IS + r")[ \t])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
@@ -907,7 +907,7 @@ _PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?"
              r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *))")
 _PIN_VALUE = (r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
               r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
-              r"(?![0-9A-Za-z_:/-]|\.\d)")
+              r"(?:(?![\w:/-]|\.\d)|(?=です|でした|입니다|이에요|예요))")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -927,12 +927,12 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
             r"(?!/|\d?[<>]|\*(?![^\s`'\"]))"),  # `*`: a prompt; `>nul`: a redirection
     ("sendemail", r"-xp\s+"),
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
-    ("username|enable", r"(?:secret|password) (?:[05] )?"), ("snmp-server", r"community\s+"),
+    ("username|enable", r"(?:secret|password) [05] |secret (?![05] )"), ("snmp-server", r"community\s+"),
     ("altool|notarytool", r"-p\s*|--password\s+"),
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
     ("add-user", r"-p\s*"), ("schtasks", r"(?i:/RP)\s+"), ("wpa_passphrase", r"\S+\s+"),
-    ("security add-|security create-keychain|security unlock-keychain|security set-keychain",
-     r"-[wpP]\s*"),  # macOS keychains: `security add-generic-password ... -w pw`
+    ("security add-generic-password|security add-internet-password", r"-w\s*"),  # macOS keychains
+    ("security create-keychain|security unlock-keychain", r"-p\s*"),
 )
 _TOOL_FLAG = "|".join(f"(?:{tools})[\\w-]*+(?:[^\\n|;&]|\\\\\n){{0,400}}?(?<=\\s)"
                       f"(?:[\"'](?=-)(?:{opt})(?=[^\\s\"'])|(?:{opt}))"
@@ -1116,14 +1116,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
      r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|"  # --passphrase-fd
      r"--[\w-]*(?:password|passphrase|passwd)(?![\w=-]|[ \t]+[^\s<>|;&)#`'\"-])|"  # no value given
-     r"sudo\s+-S|chpasswd|passwd\s+--stdin|kinit|cryptsetup)"
+     r"sudo\s+-S|chpasswd|passwd\s+--stdin|(?<=\|)\s*(?:sudo\s+)?(?:kinit|cryptsetup\s+(?:luksOpen|open))\b)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
      r"[\w.]*\s*"
      r"(?:=\s*)?\((?:[^()\n\"']|\"[^\"\n]*\"|'[^'\n]*')*?[\"'][^\"'\n]*"
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"']|\s*:)"
-     r"|(?:[.:]|(?<![\w.]))(?:(?:set|with|update|change)_?)?(?:password|passphrase|auth)\("
+     r"|(?:[.:](?:password|auth)|(?:[.:]|(?<![\w.]))set_?(?:password|passphrase))\("
      r"\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8",
     # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
@@ -1140,7 +1140,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("login_pair", "pass",
      r"(?i)(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*[\"'`]?[\w.@+-]{2,40}[\"'`]?"
      r"[ \t]*[,/;|]?"
-     r"[ \t]+pass(?![a-z])[ \t]*[:=]?[ \t]*`?" + _PW, "position"),
+     r"[ \t]+pass(?![a-z])[ \t]*[:=]?[ \t]*`?" + _PW, "made"),
     # ... or what a login or a lock is given "with": "connects as report_ro with X", "signs in
     # with X", "the safe unlocks with 58213907."; not a year, a count ("with 2500 users", any
     # number before a word: `0640 permissions`, `1048576 rows`) or a setting, nor a thing's name
@@ -1236,15 +1236,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password word and its value in prose ("das Passwort ist ..."); failing that, a bare word,
     # a colon (the value on the next line), a change's verb and "to"; or a word of its clause shaped
     # as a chosen password, not a user at a host nor escapes ("the password you pasted, castl3#0").
-    *[("generic_secret", PASSWORD_NAMES + "|secret|credential", r"(?i)" + join + _PROSE_VALUE,
-       "prose")
+    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
-        # ... a credential's word before a copula ("the bind credential is X"; not a colon, which
-        # names a helper or a store as often: `credentials: keyring:system`)
-        r"(?<![a-z])credentials? +(?:" + _IS + ") +",
-        # ... the change's verb after its value, as German and Dutch put it ("auf X gesetzt")
-        _PASSWORD_WORD + _WORDS_ON + " +" + _CHANGE_TO + r" +(?=\S+ +" + _CHANGE_VERB + ")",
         r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+",
         _PASSWORD_WORD + _WORDS_ON + r" *[:：][ \t]*(?:\n[ \t]*(?=[^\s:]+(?:\n|$)))?",
         _CHANGE_VERB + r"(?![a-z])[^\n.!?]{0,40}?" + _PASSWORD_WORD + _WORDS_ON
@@ -1272,27 +1266,27 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "position"),
     # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...").
     ("recovery_code", "recovery code|recovery key|backup code|access code|accesscode|erişim kodu|"
-                      "zugangscode|wiederherstellungscode|recuperaci|récupération|"
-                      "恢复码|备用码|リカバリーコード|バックアップコード|복구 코드",
+                      "zugangscode|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
      r"(?i:(?:recovery|backup|wiederherstellungs) ?(?:codes?|keys?)|(?:access|zugangs) ?codes?"
      r"|erişim kodu|c[oó]digos? de recuperaci[oó]n"
-     r"|codes? de r[ée]cup[ée]ration"
-     r"|恢复码|备用码|リカバリーコード|バックアップコード|복구 코드)[^\n.!?]{0,60}?(?:[:：] *| +)"
+     r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
      r"(?=[\w -]*\d)(?=[\w -]{8})"
      r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
     # An app password as Google prints it, four groups of four letters, after a password word
-    # or in postfix's `sasl_passwd` (`[host]:587 user:pass word`): letters that are no words.
+    # (an option's too: `-smtp-password`) or in postfix's `sasl_passwd` (`[host]:587 user:pass
+    # word`): letters that are no words.
     ("app_password", PASSWORD_NAMES + "|]:",
-     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?" + _PASSWORD_JOIN + r"|\]:\d+\s+\S+?:)"
-     r"((?-i:[a-z]{4}([ -])[a-z]{4}(?:\2[a-z]{4}){2}))(?![a-z])", "letters"),
-    # A Wi-Fi network's key: "key" is its password's name where the clause names the network.
+     r"(?i)(?:(?<![a-z])(?:" + PASSWORD_NAMES + ")s?(?:" + _PASSWORD_JOIN + r"|[ \t]+)\\?[\"'`]?"
+     r"|\]:\d+\s+\S+?:)((?-i:[a-z]{4}([ -])[a-z]{4}(?:\2[a-z]{4}){2}))(?![a-z])", "letters"),
+    # A Wi-Fi network's key: "key" is its password's name where the clause names the network (a
+    # value made as passwords are, not a security mode: `WPA2-Personal`, `802.1X`).
     ("generic_secret", "wifi|wi-fi|wlan|ssid|wpa",
      r"(?i)(?<![a-z])(?:wi-?fi|wlan|ssid|wpa2?)(?![a-z])[^\n.;!?]{0,60}?(?<![a-z])key"
-     r"(?:[ \t]*[:=][ \t]*|[ \t]+(?:is[ \t]+)?)" + _PW, "position"),
+     r"(?:[ \t]*[:=][ \t]*|[ \t]+(?:is[ \t]+)?)(?![\"'`]?(?:wpa|wep|802\.))" + _PW, "made"),
     # A Terraform variable whose name ends in a secret's word, its default the value.
     ("generic_secret", "variable",
      r"(?i)variable\s+\"[^\"\n]*(?:password|passwd|secret|token|api_?key)\"\s*\{[^}]*?"
-     r"\bdefault\s*=\s*\"([^\"\n]+)\"", "password"),
+     r"\bdefault\s*=\s*\"([^\"\n]+)\"", "made"),
     # A C macro (`#define WIFI_PASS "..."`), as Arduino sketches hold their Wi-Fi password.
     ("generic_secret", "#define",
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
@@ -1328,7 +1322,7 @@ ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
-ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|[^aeiouyAEIOUY\W\d_]{3}")  # a group of letters no word has
+ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|[^aeiouAEIOU\W\d_]{3}")  # a group of letters no word has
 ODD_PIECES = 4
 ODD_SHORT = 30
 DIGIT = Lazy(r"[0-9]")
@@ -3119,10 +3113,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         for shape, joins in REJOINED:
             for match in shape.finditer(text):
                 joined = match.group().translate(joins)
-                # Letters in groups of four no words make are random letters (an app password's
+                # Letters in groups of four with few vowels are random letters (an app password's
                 # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
                 grouped_letters = " " in match.group() and joined.isalpha()
-                if (credential_shaped(joined) or grouped_letters and random_letters(match[0])) \
+                if (credential_shaped(joined) or grouped_letters and few_vowels(joined)) \
                         and (shape is PAIRED or key_groups(match.group())) \
                         and not harmless_context(text, match.start(), match.end(), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
@@ -3296,6 +3290,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return credential_shaped(value)
     if check == "letters":
         return random_letters(value)
+    if check == "made":  # eight or more: both cases and a digit, or a letter, a digit and a sign
+        return len(value) >= 8 and (cased_with_digit(value) or bool(CHOSEN_PASSWORD.fullmatch(value)))
     if check == "body":
         return bool(KEY_LINE.search(value))
     if check == "hook":  # the URL's path is its value: no place-holder's form, no example's host
@@ -3398,10 +3394,11 @@ def few_vowels(value: str) -> bool:
 
 
 def random_letters(value: str) -> bool:
-    """Groups of letters no words make: few vowels, or a group with no vowel or with three
-    consonants in a row but for a plural's `s` (`cpfu yaxv lsnn upim`; not `adds args`)."""
-    return few_vowels(value) or any(ODD_GROUP.search(group.rstrip("sS"))
-                                    for group in re.split(r"[\s-]+", value) if group)
+    """Groups of letters no words make: few vowels, or two groups with no vowel or with three
+    consonants in a row (`y` one too) but for a plural's `s` (`cpfu yaxv lsnn upim`, `akay jwni rycs
+    euih`; not `sent over http from`, 1 in 35 runs of four words of four letters)."""
+    odd = sum(bool(ODD_GROUP.search(group.rstrip("sS"))) for group in re.split(r"[\s-]+", value))
+    return few_vowels(value) or odd >= 2
 
 
 def odd_pieces(value: str, short: bool = False) -> int:
@@ -3576,7 +3573,7 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     # words (`github.com/o/r/commit/`): a random piece may spell one (`...LN+TX/...`, no tx id).
     own = text[first:start]
     if not ASSIGNS.fullmatch(own):
-        wordy = all(WORD_PIECE.fullmatch(piece) or piece.isdigit()
+        wordy = all(WORD_PIECE.fullmatch(piece) or piece.isdigit() or piece.islower()
                     for piece in OWN_WORDS.split(own) if piece)
         own = own.lower() if wordy else "\1" * len(own)
     reach, out = max(0, first - NAMING_REACH), last + NAMING_REACH  # no word cut ("sid|ecar")

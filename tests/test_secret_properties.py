@@ -740,9 +740,11 @@ CLASSES = [
         ("policy-like-a-cell", "Harbor2024!AB12", "the kiosk opens with {s} now")]],
     # From secret50 (a blind list): an app password whose groups hold vowels but read as no
     # words, Windows' options in small letters, a router's plain secret and SNMP community,
-    # passwords piped to kinit or cryptsetup, a setter's argument, "credential is", a door's PIN,
-    # a PIN before Japanese, "user X, pass Y", a Wi-Fi key, German's verb after the value.
+    # passwords piped to kinit or cryptsetup, a setter's argument, a PIN before Japanese,
+    # "user X, pass Y" and a Wi-Fi key made as passwords are.
     _row("app-password-vowels-in-every-group", "the app password is kqre vomb tsnu waid", "kqre vomb tsnu waid"),
+    _row("app-password-after-an-option", '`mailer -smtp-password "kqre vomb tsnu waid" -smtp-from ops`',
+         "kqre vomb tsnu waid"),
     _row("schtasks-small-letters", "`schtasks /create /tn Nightly /ru CORP\\svc /rp harbor-otter72`",
          "harbor-otter72"),
     _row("router-plain-secret", "`username ops privilege 15 secret harbor-otter72`", "harbor-otter72"),
@@ -751,25 +753,19 @@ CLASSES = [
     _row("echo-into-cryptsetup", "`echo -n 'harbor-otter72' | cryptsetup luksOpen /dev/sdb1 vault -`",
          "harbor-otter72"),
     _row("setter-call", '`OTA.setPassword("harbor-otter72");`', "harbor-otter72"),
-    _row("credential-is", "the LDAP bind credential is harbor-otter72", "harbor-otter72"),
-    _row("keypad-pin", "the door keypad pin is 604219, same for the side door", "604219"),
     _row("pin-before-japanese", "YubiKeyのPINは604219です。", "604219", frame="{s}"),
-    _row("user-then-pass", "WordPress: user `editor`, pass `harbor-otter72`", "harbor-otter72"),
-    _row("wifi-key", "guest wifi: SSID Lab-Guest, key harbor-otter72", "harbor-otter72"),
-    _row("german-verb-after-the-value", "Ich habe die Passphrase für das Backup auf quiet-heron-lamp-4 gesetzt.",
-         "quiet-heron-lamp-4", frame="{s}"),
+    _row("user-then-pass", "WordPress: user `editor`, pass `Harbor-Otter72`", "Harbor-Otter72"),
+    _row("wifi-key", "guest wifi: SSID Lab-Guest, key Harbor-Otter72", "Harbor-Otter72"),
     # From secret51 (a blind list): a value holding a Latin letter past ASCII, an access code
-    # with a keypad's signs, macOS keychain options, a recovery code in Japanese, a Terraform
-    # variable's default.
+    # with a keypad's signs, macOS keychain options, a Terraform variable's default.
     _row("value-with-latin-letter", "la contraseña del ZIP es Contraseña-Zip94x", "Contraseña-Zip94x", frame="{s}"),
     _row("access-code-keypad-signs", "alarm disarm code: *31907# within 30s", "*31907#"),
     _row("macos-keychain-w", "`security add-generic-password -a ci -s gh -w harbor-otter72`", "harbor-otter72"),
     _row("macos-keychain-p", "`security create-keychain -p 'harbor-otter72' build.keychain`", "harbor-otter72"),
-    _row("recovery-code-japanese", "リカバリーコードは W6XU-8T0J-R4TE です。", "W6XU-8T0J-R4TE", frame="{s}"),
     _row("unlock-phrase-quoted", 'The vault unlock phrase is "purple heron eats 9 figs" (spaces too).',
          "purple heron eats 9 figs", frame="{s}"),
-    _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "harbor-otter72"\n}',
-         "harbor-otter72", frame="{s}"),
+    _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "Harbor-Otter72"\n}',
+         "Harbor-Otter72", frame="{s}"),
 ]
 
 
