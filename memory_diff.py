@@ -1348,6 +1348,9 @@ SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9-]+")  # a drawing's commands and numb
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
+# A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
+RECORD_PATH = Lazy(r"/(?!(?:web)?hooks/|tokens/|keys/|secrets/|credentials/|passwords/|triggers/"
+                   r"|callbacks/|invites/|shares/|signatures/|services/)[a-z][a-z0-9_-]*s/\Z")
 GLUED_BEFORE = Lazy(r"[A-Za-z0-9.]*[A-Za-z0-9]\.$")  # a dotted token's run before a finding
 # A generated password with signs generators add (`Yaf*qw~8SfRLhhtg`, `k8#Xq)v2Lm;T9w>Rb`): judged
 # by its letters and digits when no piece between signs has RANDOM_TOKEN's length (decoded if
@@ -1424,8 +1427,8 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # harmless_context: the naming word nearest the token in its clause decides: a commit word (or
 # `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word a digest's form; an
-# opaque value's (a content id, cursor, nonce, OAuth state) any form, "public key" anything; a
-# signature is a secret's.
+# opaque value's (a content id, cursor, nonce, OAuth state) any form, "public key" and an OAuth
+# "client id" (the public half of a client's pair) anything; a signature is a secret's.
 # The residual risk: a credential right after such a word, in the form it names, is printed.
 # Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential), opaque.
 NAMING_WORD = Lazy(
@@ -1443,7 +1446,7 @@ NAMING_WORD = Lazy(
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
     r"b3sum|murmur\w*)|"
-    r"(public(?:[ _-]?keys?)?|pub|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|"
+    r"(public(?:[ _-]?keys?)?|pub|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|client[ _-]?ids?|"
     r"ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac)|"
@@ -3603,6 +3606,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
             best, family = gap, named
     if not family and not query:  # where its cell names nothing, a table's header does (`| run_id |`)
         family = name_family(column_header(text, first))
+    if not family and RECORD_PATH.search(text, first, start):
+        family = "id"  # a path's collection names its record (`/api/projects/<uuid>`)
     # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.
     odd = [piece for piece in TOKEN_PIECES.split(token) if piece not in body
            and len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece)

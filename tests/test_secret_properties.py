@@ -483,6 +483,8 @@ CLASSES = [
     _row("webhook-path", f"https://hooks.example.net/services/T0{_chars('t', 8)}/B0{_chars('b', 8)}/{_B62[:24]}",
          _B62[:24]),
     _row("webhook-query", f"https://ci.example.net/trigger?build=7&token={_B62}", _B62),
+    _row("uuid-under-tokens-path", f"https://api.example.net/tokens/{_UUID}", _UUID),
+    _row("client-secret-beside-its-id", f"`client_id=web, client_secret={_B62[:32]}`", _B62[:32]),
     # Passwords by position, whatever they look like.
     _row("pgpassword", f"`PGPASSWORD={_PW} psql -h db`", _PW),
     _row("mysql-p-glued", f"`mysql -u root -p{_PW} app`", _PW),
@@ -942,6 +944,11 @@ LOOKALIKES = [
     _row("fingerprint-piece-spells-a-word", "the SSH host key fingerprint "
          "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM", "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM"),
     _row("ulid", f"the job id {ULID_VALUE}", ULID_VALUE),
+    # A URL path's collection names its record's id (a UUID or hex), not a hook's or a token's.
+    _row("uuid-in-a-record-path", f"`DELETE /api/projects/{_UUID}` returns 404", _UUID),
+    _row("hex-in-a-record-path", f"`GET /users/{SHA[:24]}` returns the user", SHA[:24]),
+    # An OAuth client id is the public half of the client's pair, whatever its form.
+    _row("oauth-client-id", f"Auth0 SPA settings: client_id {_B62[:32]}, domain acme.eu.auth0.com", _B62[:32]),
     _row("uuid-as-id", f"checkpoint ids are UUIDs such as {_UUID}", _UUID),
     _row("kubernetes-secret-name", "the Kubernetes secret `payments-api-credentials-prod`", "payments-api-credentials-prod"),
     _row("env-name-with-value", "`IS_WEBPACK_TEST=1` in the key env", "IS_WEBPACK_TEST=1"),
