@@ -927,7 +927,8 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
             r"(?!/|\d?[<>]|\*(?![^\s`'\"]))"),  # `*`: a prompt; `>nul`: a redirection
     ("sendemail", r"-xp\s+"),
     ("ConvertTo-SecureString", r"(?:-String\s+)?"), ("xfreerdp|wlfreerdp", r"/p:"),
-    ("username|enable", r"(?:secret|password) [05] |secret (?![05] )"), ("snmp-server", r"community\s+"),
+    ("username|enable", r"(?:secret|password) [05] |secret (?![05] )"),
+    ("snmp-server", r"community\s+"),
     ("altool|notarytool", r"-p\s*|--password\s+"),
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
     ("add-user", r"-p\s*"), ("schtasks", r"(?i:/RP)\s+"), ("wpa_passphrase", r"\S+\s+"),
@@ -1116,7 +1117,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:echo|printf)\s+(?:-n\s+)?" + _PW + r"[\"']?\s*(?:\|[^|\n]*?"
      r"(?:--[\w-]*(?:pass|secret|token)[\w-]*-(?:on-)?(?:stdin|fd)\b|"  # --passphrase-fd
      r"--[\w-]*(?:password|passphrase|passwd)(?![\w=-]|[ \t]+[^\s<>|;&)#`'\"-])|"  # no value given
-     r"sudo\s+-S|chpasswd|passwd\s+--stdin|(?<=\|)\s*(?:sudo\s+)?(?:kinit|cryptsetup\s+(?:luksOpen|open))\b)"
+     r"sudo\s+-S|chpasswd|passwd\s+--stdin"
+     r"|(?<=\|)\s*(?:sudo\s+)?(?:kinit|cryptsetup\s+(?:luksOpen|open))\b)"
      r"|>>?\s*\S*(?i:pass|secret|token|cred))", "position"),
     ("password_argument", "auth|login|logon|password|credential|connect|pdo|smtp|user|pw_set",
      r"(?i)(?:(?:auth|log_?in|logon|credential|connect|pdo|smtp|create_?user|add_?user|pw_set)"
@@ -3294,7 +3296,8 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "letters":
         return random_letters(value)
     if check == "made":  # eight or more: both cases and a digit, or a letter, a digit and a sign
-        return len(value) >= 8 and (cased_with_digit(value) or bool(CHOSEN_PASSWORD.fullmatch(value)))
+        return len(value) >= 8 and (cased_with_digit(value)
+                                    or bool(CHOSEN_PASSWORD.fullmatch(value)))
     if check == "body":
         return bool(KEY_LINE.search(value))
     if check == "hook":  # the URL's path is its value: no place-holder's form, no example's host
