@@ -791,7 +791,7 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode|"
                   "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|"
                   "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
-                  "diceware phrase")
+                  "diceware phrase|pre-shared-key|pre-shared key|preshared key")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
@@ -816,6 +816,7 @@ _CHOSEN = (r"(?=\S{0,40}[A-Za-z])(?=\S{0,40}\d)(?=\S{0,40}[!#$&*+?@^~])"
 # ... or a word and a number (`Hamburg1999`, `anna0412`), not a tool's name (`sha256`, `base64`):
 # only where it is the password ("is still <it>", "set <it> as the password"), for a version or a
 # host's name stands beside the word as often (`Windows11 password prompt`, "is on webprod01").
+_LETTER_DIGIT = r"(?=\S{0,40}[a-z])(?=\S{0,40}\d)"  # a letter and a digit (read lower-cased)
 _WORD_NUMBER = r"(?=(?:[a-z]{5,}\d{2,4}|[a-z]{3,4}\d{4})[!?.,;:)]*(?![^\s,;:)]))"
 _STILL = ("still|now|currently|noch|immer noch|jetzt|maintenant|toujours|encore|ahora|todavía|"
           "ainda|agora|ancora|adesso|nog|steeds|nadal|teraz|ещё|еще|всё ещё|все еще|теперь|сейчас|"
@@ -1127,6 +1128,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|[\"'][^\"'\n]*password[^\"'\n]*)[\"']\s*,\s*[\"']([^\"'\s]+)[\"'](?!\s*,\s*[\"']|\s*:)"
      r"|(?:[.:](?:password|auth)|(?:[.:]|(?<![\w.]))set_?(?:password|passphrase))\("
      r"\s*[\"']([^\"'\n]+)[\"']\s*\)", "position"),
+    # A JSON Web Token's signing key, the string a sign or verify call is given after the payload.
+    ("generic_secret", "jwt.",
+     r"(?i)\bjwt\.(?:sign|encode|verify|decode)\(\s*[^,()\n]+,\s*[bru]?[\"']([^\"'\n]{6,})[\"']",
+     "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8",
     # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
     # admin / X 登录").
@@ -1253,7 +1258,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
        + _NO_VALUE_AFTER + _VALUE_BEFORE + r"(?=[\"'`”」)]?(?:" + join + ")" + _PASSWORD_WORD
        + r"(?![a-z]))", "prose")
       for shape, join in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?"),
-                          (_WORD_NUMBER, _LINKED))],
+                          (_WORD_NUMBER, _LINKED), (_LETTER_DIGIT, _LINKED))],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).

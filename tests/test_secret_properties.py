@@ -764,6 +764,12 @@ CLASSES = [
     _row("access-code-keypad-signs", "alarm disarm code: *31907# within 30s", "*31907#"),
     _row("macos-keychain-w", "`security add-generic-password -a ci -s gh -w harbor-otter72`", "harbor-otter72"),
     _row("macos-keychain-p", "`security create-keychain -p 'harbor-otter72' build.keychain`", "harbor-otter72"),
+    # From secret52 (a blind list): a JWT's signing key, a VPN's pre-shared key in a config line,
+    # a value before "as the password" in Russian.
+    _row("jwt-signing-key", "`jwt.sign(payload, 'harbor-otter-key-72', { expiresIn: '1h' })`", "harbor-otter-key-72"),
+    _row("pre-shared-key-config", "`tunnel-group 203.0.113.9 ipsec-attributes ikev1 pre-shared-key Harbor-Otter72`",
+         "Harbor-Otter72"),
+    _row("value-before-as-password-ru", "используй Kotik_Lai_27 как пароль для root", "Kotik_Lai_27", frame="{s}"),
     _row("unlock-phrase-quoted", 'The vault unlock phrase is "purple heron eats 9 figs" (spaces too).',
          "purple heron eats 9 figs", frame="{s}"),
     _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "Harbor-Otter72"\n}',
