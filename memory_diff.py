@@ -1600,6 +1600,8 @@ MESSAGE = Lazy(r"\S+(?: \S+){3,}[.!?…]")
 NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
+# A regular expression's syntax: a look-around, a range, `.*`, a class escape.
+REGEX_SYNTAX = Lazy(r"\(\?[=!<:]|\[\^?[A-Za-z0-9]-[A-Za-z0-9]|\.[*+]|\\[dwsb]")
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
@@ -3322,6 +3324,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
             return True  # three words joined: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")
+        if REGEX_SYNTAX.search(value):
+            return False  # a pattern a password's rule is written in (`^(?=.*[A-Z])...`)
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
         if set(value) & set("!#$%&*^~(;") and signed_random(value):
             return True  # generated, with a sign no path holds (`XaAF/TM-X4BTd(RE&;dy`)

@@ -953,6 +953,9 @@ LOOKALIKES = [
     # A URL path's collection names its record's id (a UUID or hex), not a hook's or a token's.
     _row("uuid-in-a-record-path", f"`DELETE /api/projects/{_UUID}` returns 404", _UUID),
     _row("hex-in-a-record-path", f"`GET /users/{SHA[:24]}` returns the user", SHA[:24]),
+    # A password policy's regular expression is a pattern, no password.
+    _row("password-policy-regex", "the password policy regex is ^(?=.*[A-Z])(?=.*\\d).{14,}$ since Monday",
+         "^(?=.*[A-Z])(?=.*\\d).{14,}$"),
     # An OAuth client id is the public half of the client's pair, whatever its form.
     _row("oauth-client-id", f"Auth0 SPA settings: client_id {_B62[:32]}, domain acme.eu.auth0.com", _B62[:32]),
     _row("uuid-as-id", f"checkpoint ids are UUIDs such as {_UUID}", _UUID),
