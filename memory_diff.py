@@ -816,7 +816,6 @@ _CHOSEN = (r"(?=\S{0,40}[A-Za-z])(?=\S{0,40}\d)(?=\S{0,40}[!#$&*+?@^~])"
 # ... or a word and a number (`Hamburg1999`, `anna0412`), not a tool's name (`sha256`, `base64`):
 # only where it is the password ("is still <it>", "set <it> as the password"), for a version or a
 # host's name stands beside the word as often (`Windows11 password prompt`, "is on webprod01").
-_LETTER_DIGIT = r"(?=\S{0,40}[a-z])(?=\S{0,40}\d)"  # a letter and a digit (read lower-cased)
 _WORD_NUMBER = r"(?=(?:[a-z]{5,}\d{2,4}|[a-z]{3,4}\d{4})[!?.,;:)]*(?![^\s,;:)]))"
 _STILL = ("still|now|currently|noch|immer noch|jetzt|maintenant|toujours|encore|ahora|todavía|"
           "ainda|agora|ancora|adesso|nog|steeds|nadal|teraz|ещё|еще|всё ещё|все еще|теперь|сейчас|"
@@ -1231,7 +1230,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A value at most 32 characters after a credential word in its clause (further, another's).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|bearer",
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
-     + r")s?(?![a-z0-9])(?:\([^()\n]{0,80}\)|[^\n.,;!?。，；！？(]){0,32}?"
+     + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
     # A password quoted within 24 characters after its word ("the password for staging is"),
     # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`) nor an
@@ -1258,7 +1257,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
        + _NO_VALUE_AFTER + _VALUE_BEFORE + r"(?=[\"'`”」)]?(?:" + join + ")" + _PASSWORD_WORD
        + r"(?![a-z]))", "prose")
       for shape, join in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?"),
-                          (_WORD_NUMBER, _LINKED), (_LETTER_DIGIT, _LINKED))],
+                          (_WORD_NUMBER, _LINKED))],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
@@ -1329,6 +1328,7 @@ ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
+ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|[^aeiouAEIOU\W\d_]{3}")  # a group of letters no word has
 ODD_PIECES = 4
 ODD_SHORT = 30
@@ -1600,9 +1600,9 @@ MESSAGE = Lazy(r"\S+(?: \S+){3,}[.!?…]")
 NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
+PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 # A regular expression's syntax: a look-around, a range, `.*`, a class escape.
 REGEX_SYNTAX = Lazy(r"\(\?[=!<:]|\[\^?[A-Za-z0-9]-[A-Za-z0-9]|\.[*+]|\\[dwsb]")
-PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
@@ -3412,7 +3412,10 @@ def random_letters(value: str) -> bool:
     """Groups of letters no words make: few vowels, or two groups with no vowel or with three
     consonants in a row (`y` one too) but for a plural's `s` (`cpfu yaxv lsnn upim`, `akay jwni rycs
     euih`; not `sent over http from`, 1 in 35 runs of four words of four letters)."""
-    odd = sum(bool(ODD_GROUP.search(group.rstrip("sS"))) for group in re.split(r"[\s-]+", value))
+    groups = re.split(r"[\s-]+", value)
+    if all(group.lower() in ALPHABET for group in groups):
+        return False  # the alphabet in order is a place-holder (`abcd efgh ijkl mnop`)
+    odd = sum(bool(ODD_GROUP.search(group.rstrip("sS"))) for group in groups)
     return few_vowels(value) or odd >= 2
 
 

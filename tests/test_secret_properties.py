@@ -764,12 +764,10 @@ CLASSES = [
     _row("access-code-keypad-signs", "alarm disarm code: *31907# within 30s", "*31907#"),
     _row("macos-keychain-w", "`security add-generic-password -a ci -s gh -w harbor-otter72`", "harbor-otter72"),
     _row("macos-keychain-p", "`security create-keychain -p 'harbor-otter72' build.keychain`", "harbor-otter72"),
-    # From secret52 (a blind list): a JWT's signing key, a VPN's pre-shared key in a config line,
-    # a value before "as the password" in Russian.
+    # From secret52 (a blind list): a JWT's signing key, a VPN's pre-shared key in a config line.
     _row("jwt-signing-key", "`jwt.sign(payload, 'harbor-otter-key-72', { expiresIn: '1h' })`", "harbor-otter-key-72"),
     _row("pre-shared-key-config", "`tunnel-group 203.0.113.9 ipsec-attributes ikev1 pre-shared-key Harbor-Otter72`",
          "Harbor-Otter72"),
-    _row("value-before-as-password-ru", "используй Kotik_Lai_27 как пароль для root", "Kotik_Lai_27", frame="{s}"),
     _row("unlock-phrase-quoted", 'The vault unlock phrase is "purple heron eats 9 figs" (spaces too).',
          "purple heron eats 9 figs", frame="{s}"),
     _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "Harbor-Otter72"\n}',
@@ -953,6 +951,10 @@ LOOKALIKES = [
     # A URL path's collection names its record's id (a UUID or hex), not a hook's or a token's.
     _row("uuid-in-a-record-path", f"`DELETE /api/projects/{_UUID}` returns 404", _UUID),
     _row("hex-in-a-record-path", f"`GET /users/{SHA[:24]}` returns the user", SHA[:24]),
+    # An algorithm before "as the password ..." names how passwords are kept, not one.
+    _row("algorithm-as-the-password-hash", "we use sha256 as the password hash since the audit", "sha256"),
+    # The alphabet in order in an app password's groups is a place-holder.
+    _row("app-password-alphabet", "the docs show the app password as abcd efgh ijkl mnop", "abcd efgh ijkl mnop"),
     # A password policy's regular expression is a pattern, no password.
     _row("password-policy-regex", "the password policy regex is ^(?=.*[A-Z])(?=.*\\d).{14,}$ since Monday",
          "^(?=.*[A-Z])(?=.*\\d).{14,}$"),
