@@ -443,8 +443,9 @@ BARE_LETTERS = 5
 MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memória|gedächtnis|"
                "pamięci|pamięć|память|памяти|geheugen|hafıza|hafızaya|bộ nhớ|memori|记忆|記憶|"
                "メモリ|메모리")
-# What divides a frame from its rule: a colon, a dash, "that" in its languages, "so it says".
-REQUEST_SEPARATOR = (r"\s*(?:[:：—–←→]|\s-\s|\s<?-+>?\s|"
+# What divides a frame from its rule: a colon (before a space: `https:` or `h1:` is a token's),
+# a dash, "that" in its languages, "so it says".
+REQUEST_SEPARATOR = (r"\s*(?::(?!\S)|[：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": _PURPOSE
                      r"(?<!avant)(?<!parce)(?<!bien)(?<!sans)(?<!afin)(?<!alors)"  # "avant qu'on"
                      r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)"
@@ -485,8 +486,9 @@ REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|dank
                     r"per favore|dzięki|proszę|bedankt|alsjeblieft|lütfen|teşekkürler|cảm ơn|nhé|"
                     r"nha|धन्यवाद|谢谢|ありがとう|감사합니다)[\s.。!！]*$")
 FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
-# Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md").
-FRAME_CLOSE = Lazy(r"\s*(?:[:：—–←→,，、;；]|\s-\s|\s<?-+>?\s)\s*")
+# Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md"), ASCII's before a
+# space (`1,000`, `h1:` are a token's).
+FRAME_CLOSE = Lazy(r"\s*(?:[:,;](?!\S)|[：—–←→，、；]|\s-\s|\s<?-+>?\s)\s*")
 # Scripts written without spaces between words: their frame words may stand anywhere.
 CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "Can you ...?", "I wonder if we should ...?" ask for a deed, in any language: a question that
@@ -789,7 +791,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "parola|şifre|mật khẩu|şifresi|parolasi|пароль|пароля|паролю|паролем|密码|密碼|"
                   "パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|كلمة المرور|كلمة السر|كلمة مرور|"
                   "كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode|"
-                  "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|"
+                  "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|암호|कूटशब्द|"
+                  "პაროლი|գաղտնաբառ|"
                   "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
                   "diceware phrase|pre-shared-key|pre-shared key|preshared key")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
@@ -803,7 +806,7 @@ _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alt
 _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
-       "คือ|adalah|ialah")
+       "คือ|adalah|ialah|არის|է")
 _COPULAS = _IS + "|stays|stayed|remains|remained|holds|held|bleibt|reste|sigue|to|—|" + _CHANGED_TO
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
@@ -828,7 +831,7 @@ _RELATIVE = (r"that|which|you|i|we|que|qui|die|das|den|der|dat|che|który|któr�
 _ASIDE = r" +(?:" + _RELATIVE + r") [^,.;:!?\n]{0,40}, +(?=" + _WORD_NUMBER + ")"
 _PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _STILL + r") +(?="
                   + _WORD_NUMBER + r"))?| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
-                  + r"| *[是为為] *|[はがを는은를을가이] *)")  # "passphrase 是 X", "password是X"
+                  + r"| *(?:[是为為]|คือ) *|[はがを는은를을가이] *)")  # "passphrase 是 X", "password是X"
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
@@ -838,9 +841,16 @@ _PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" 
 _NOT_LATIN = r"\x80-\xbf\xd7\xf7\u0250-\u2129\u212b-\U0010ffff"
 # What may open a prose value: a parenthesis around one with a digit or a sign (not
 # "(AuthError)") or around a quote, a link's text (`[pw](url)`); then a quote.
-_PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「]?"
-# The value: no bracket, no option (a dash only before a digit), six characters or more.
-_PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))([^\s\"'`”」\]" + _NOT_LATIN + r"]{6,})"
+_PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「«]?"
+# The value: no bracket, no option (a dash only before a digit), six characters or more. In
+# another alphabet or kana (`Снегопад_1987`, `사랑해요2023!`) it needs a digit: a word of prose
+# has none; Han characters stay out, as a Chinese sentence runs on without a space.
+_LETTERS_ELSEWHERE = r"\u0370-\u1fff\u3041-\u30ff\uac00-\ud7af"
+_VALUE_CHAR = r"(?:[^\s\"'`”」\]" + _NOT_LATIN + r"]|[" + _LETTERS_ELSEWHERE + r"])"
+_LATIN_VALUE = r"[^\s\"'`”」\]" + _NOT_LATIN + r"]{6,}"
+_SCRIPT_VALUE = (r"(?=" + _VALUE_CHAR + r"*?[" + _LETTERS_ELSEWHERE + r"])"
+                 r"(?=" + _VALUE_CHAR + r"*?\d)" + _VALUE_CHAR + r"{6,}")
+_PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))(" + _SCRIPT_VALUE + "|" + _LATIN_VALUE + ")"
 _NO_VALUE_AFTER = r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))"  # no escape, user@host, path
 # A value before its word: no trailing comma or stop; a chosen one a few words from the word
 # with no comma between, a word and a number joined to it by "is" or "as".
@@ -885,29 +895,44 @@ NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
-# A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`), a camel hump (`adminPin`), an
-# option (`--new-pin`) or a key with a quoted value (`"pin": "1234"`); then `=`, `:`, a space or a
-# few words and a copula ("the PIN is"); then four to eight digits, not a year or a date
-# (`nightly_pin: 20240115`). An access code (the second "pin" rule): a door's, gate's, keypad's
-# or safe's code, or a disarm code, maybe its entry or master code, then `=`, `:` or a copula.
-_PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))C?PIN|(?<=[a-z])P(?:IN|in)"
+# A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
+# (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key with a quoted value (`"pin":
+# "1234"`); then `=`, `:`, a space, or up to six words and a copula, "as" or a colon ("the PIN for
+# the kiosk is"); then four to eight digits, not a year or a date (`nightly_pin: 20240115`). An
+# access code (the second "pin" rule): a door's, gate's, garage's, keypad's, safe's or alarm
+# installer's code, a master, disarm or duress code, or a lock's combination (`16 38 01` too), and
+# those of other languages (`Türcode`, digicode, combinazione).
+_PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?|暗証番号|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
              r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
-_ACCESS_WORDS = "door|gate|disarm|keypad|safe"  # not an alarm's or a lock's code, a fault's
-_ACCESS_CODE = (r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
-                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)(?![a-z])"
-                r"(?=[\"']?[ \t]*[=:]|[ \t]+(?:" + _IS + r")[ \t])")
+# Not an alarm's code: a fault's as often.
+_ACCESS_WORDS = "door|gate|garage|disarm|duress|keypad|safe|installer|master"
+_ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
+                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
+                r"|(?<![A-Za-z])(?i:(?:safe|lock|locker|padlock|vault)(?:'s)?[_ -]?)?"
+                r"(?i:combination|combinazione|combinaison|kombination|combinación|combinação)"
+                r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode))"
+                r"(?![a-z])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
                r"(?=[^\n]*(?<![\w-])(?:-[uU]|--user(?:name)?)[ \t=]+\S)")
 # A value made as passwords are, both cases and a digit, not a path, file, port or setting.
 _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
-_PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,4}?"
-             r"(?: +(?:" + _COPULAS + r") +| *[はがを는은를을가이] *))")
-_PIN_VALUE = (r"[\"']?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
-              r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
+_PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,6}?"
+             r"(?: +(?:" + _COPULAS + r"|as) +|[ \t]*[:：][ \t]*| *[是为はがを는은를을가이] *))")
+_PIN_VALUE = (r"[\"'`]?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
+              r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?"  # a keypad's `*` and `#` too
+              r"|\d{1,3}(?:[- ]\d{1,3}){2,3})"  # a combination's numbers (`10-24-36`)
               r"(?:(?![\w:/-]|\.\d)|(?=です|でした|입니다|이에요|예요))")
+# A recovery phrase's names (the seed_phrase rule), in some of the languages of PASSWORD_NAMES.
+_SEED_NAMES = ("mnemonic|seed|phrase|frase|фраз|restore|recupera|recovery words|backup words|"
+               "助记词|助記詞|フレーズ|니모닉|시드|문구|구문")
+_SEED_JOIN = (r"(?:[:=：—–\"'`“„「«]|(?<![a-z])(?:" + _IS + r"|are|as|to|sind|sont|son|são|sono)"
+              r"(?![a-z])|[是为は는은])")
+# Words of a sentence that BIP39's list lacks: a run of twelve words holding one is prose.
+_NOT_SEED_WORDS = "the|and|are|for|with|from|was|were|our|them|their|its|has|been|than|not|but"
+_SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -960,12 +985,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
      "body"),
-    # A wallet's recovery phrase: 12 to 24 short words after its word (a colon, `=`, a newline or
-    # a quote between, or none): twelve words of prose without a little word are as common.
-    ("seed_phrase", "mnemonic|phrase|seed|助记词|助記詞",
-     r"(?i)(?:mnemonic|phrase|seed words|助记词|助記詞)[ \t]*"
-     r"(?:[:=：\n]|(?:is|are|was|ist|est|es|é|是|は)\b)?[>\s\"'`“「]*"
-     r"([a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![\w-])", ""),
+    # A wallet's recovery phrase: 12 to 24 short words (BIP39's have three to eight letters) given
+    # right after its name or a few words on after a copula, a colon, a dash or a quote; spaced,
+    # wrapped, between commas or numbered (`1) word`), with no word of a sentence among them.
+    ("seed_phrase", _SEED_NAMES,
+     r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«]*(" + _SEED_WORD
+     + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", ""),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
     ("github_token", r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
@@ -1094,8 +1119,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # variable, a modem's command, prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is
     # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
     # safe's); not "pin" in small letters otherwise, a verb as often.
-    ("pin", "pin", _PIN_NAME + _PIN_JOIN + _PIN_VALUE, "position"),
-    ("pin", _ACCESS_WORDS, _ACCESS_CODE + _PIN_JOIN + _PIN_VALUE, "position"),
+    ("pin", "pin|puk|暗証番号", _PIN_NAME + _PIN_JOIN + _PIN_VALUE, "position"),
+    ("pin", _ACCESS_WORDS + "|combina|kombination|digicode|türcode|torcode|zugangscode|tresorcode",
+     _ACCESS_CODE + _PIN_JOIN + _PIN_VALUE, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1239,6 +1265,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,24}?"
      r"(?:[\"“„]|(?<!\w)'|« ?)([^\s\"'”“»][^\"'”“»\n]{5,99}?) ?[\"'”“»]", "phrase"),
+    # Four to eight digits after a password's word and its copula, as a PIN's ("the Wi-Fi
+    # password is 9770", "a senha do cartão é 9770"), three words at most between: not a year, a
+    # date, nor a port (`localhost:5432`).
+    ("generic_secret", PASSWORD_NAMES + "|secret",
+     r"(?i)" + _PASSWORD_WORD + r"(?:[ \t]+[^\s\"'{}\[\]:=,;]+){0,3}?(?: +(?:" + _COPULAS
+     + r") +|[:：][ \t]+| *[是为はがを는은를을가이] *)" + _PIN_VALUE, "position"),
     # A password word and its value in prose ("das Passwort ist ..."); failing that, a bare word,
     # a colon (the value on the next line), a change's verb and "to"; or a word of its clause shaped
     # as a chosen password, not a user at a host nor escapes ("the password you pasted, castl3#0").
@@ -1513,9 +1545,10 @@ COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
 # abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes.
-_KEY_GROUPS = "|".join(rf"(?:[A-Z]{{2,5}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups or more
+_KEY_GROUPS = "|".join(rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups
+                       rf"|{c}{{5}}(?:-{c}{{5}}){{2}}"  # three of five (a game's key)
                        rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
-                       for g in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}"))  # of one case
+                       for c, g in (("[A-Z0-9]", "[A-Z0-9]{4,5}"), ("[a-z0-9]", "[a-z0-9]{4,5}")))
 GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
                + _KEY_GROUPS + r")(?![\w-])")
 # ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
@@ -1601,6 +1634,8 @@ NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
+# Where a service listens, a dotted host's or localhost's port (`db.internal:5432`): no password.
+HOST_PORT = Lazy(r"(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}")
 # A regular expression's syntax: a look-around, a range, `.*`, a class escape.
 REGEX_SYNTAX = Lazy(r"\(\?[=!<:]|\[\^?[A-Za-z0-9]-[A-Za-z0-9]|\.[*+]|\\[dwsb]")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
@@ -3125,10 +3160,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         for shape, joins in REJOINED:
             for match in shape.finditer(text):
                 joined = match.group().translate(joins)
-                # Letters in groups of four with few vowels are random letters (an app password's
-                # `qzvk mtrw pldx hsoe`), not words ("make sure that your").
-                grouped_letters = " " in match.group() and joined.isalpha()
-                if (credential_shaped(joined) or grouped_letters and few_vowels(joined)) \
+                # Letters in groups with few vowels are random letters (an app password's `qzvk mtrw
+                # pldx hsoe`, a licence's `DMRQR-HSPML-RRUNE`), not words ("make sure that your").
+                grouped_letters = joined.isalpha()
+                if (credential_shaped(joined) or grouped_letters and few_vowels(joined)
+                        and shannon(joined) >= MIN_ENTROPY) \
                         and (shape is PAIRED or key_groups(match.group())) \
                         and not harmless_context(text, match.start(), match.end(), joined):
                     found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
@@ -3326,6 +3362,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         value = value.rstrip(".,;:!?)]}")
         if REGEX_SYNTAX.search(value):
             return False  # a pattern a password's rule is written in (`^(?=.*[A-Z])...`)
+        if HOST_PORT.fullmatch(value):
+            return False  # where a service listens (`localhost:5432`), not a password
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
         if set(value) & set("!#$%&*^~(;") and signed_random(value):
             return True  # generated, with a sign no path holds (`XaAF/TM-X4BTd(RE&;dy`)
@@ -3398,9 +3436,13 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
 
 def key_groups(value: str) -> bool:
     """Whether groups (GROUPED) read as a key's: base32's spaced ones always; dashed ones where
-    every group but one (and a prefix) holds a digit; not a name's words (`gpt2-base-fp16`)."""
+    every group but one (two of five: a prefix) holds a digit, or letters no word has where two
+    groups or more do (`RVDC-QNZW`); not a name's words (`gpt2-base-fp16-onnx`)."""
     groups = value.replace("-", " ").split()
-    return "-" not in value or sum(not DIGIT.search(g) for g in groups if len(g) >= 4) <= 1
+    letters = [g for g in groups if len(g) >= 4 and not DIGIT.search(g)]
+    odd = [g for g in letters if ODD_GROUP.search(g)]
+    wordy = len(letters) - (len(odd) if len(odd) >= 2 else 0)  # one is an acronym (`onnx`)
+    return "-" not in value or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix too
 
 
 def few_vowels(value: str) -> bool:
@@ -3810,6 +3852,12 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     columns = width(text)
     if columns < least or columns > MAX_WIDTH:
         return Verdict("dropped_length", f"{columns} columns", text, 0)
+    # What is printed is judged alone too: a request's rule is printed without its frame, and a
+    # token its frame named as harmless ("remember the tenant id: <uuid> ...") is then a random one.
+    alone = scan_secrets(text)
+    if alone:
+        return Verdict("dropped_secret", "random-looking token" if alone[0].kind == RANDOM_KIND
+                       else "secret", "", 0)
     points = sum(points for _, points in score_parts(text, role))
     return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, points)
 

@@ -469,6 +469,10 @@ _LETTERS = "".join(_rng("letters").choices(string.ascii_letters, k=32))  # a key
 _RECOVERY = "-".join(_chars("recovery", 16, "base32")[i:i + 4] for i in range(0, 16, 4))
 _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("0123456789", "bcdfghjklm"))[i:i + 4]
                    for i in range(0, 16, 4))
+# Twelve words of BIP39's list, drawn once.
+_SEED = "ladder orchid pencil vivid mosquito rescue bamboo drift olive canvas timber glue"
+
+
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
@@ -771,7 +775,47 @@ CLASSES = [
     _row("unlock-phrase-quoted", 'The vault unlock phrase is "purple heron eats 9 figs" (spaces too).',
          "purple heron eats 9 figs", frame="{s}"),
     _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "Harbor-Otter72"\n}',
-         "Harbor-Otter72", frame="{s}"),
+         "Harbor-Otter72", frame="{s}"),    # From secret53 (a blind list): a password in another alphabet or in kana, with a digit; a
+    # SIM's PUK; an alarm installer's code; a lock's combination; a wallet's recovery phrase
+    # wrapped; a licence key whose groups are mostly letters no word has.
+    _row("password-cyrillic", "пароль от роутера — Ласточка_2231, не меняй его", "Ласточка_2231", frame="{s}"),
+    _row("password-kana-quoted", "Wi-Fiのパスワードは「さくらもち77#」です。", "さくらもち77#", frame="{s}"),
+    _row("password-hangul", "the NAS password is 바다거북88! since the move", "바다거북88!", frame="{s}"),
+    _row("sim-puk", "the spare SIM's PUK is 40718263, kept in the safe", "40718263", frame="{s}"),
+    _row("puk-as", "I stored the PUK for the router's SIM as 92650318 in the vault", "92650318", frame="{s}"),
+    _row("installer-code", "the alarm installer code is 7391, never the cleaners", "7391", frame="{s}"),
+    _row("lock-combination", "the locker combination is 14-32-07 for the test rack", "14-32-07", frame="{s}"),
+    _row("seed-phrase-wrapped", "MNEMONIC: " + _SEED.replace(" ", "\n", 1), _SEED, frame="{s}"),
+    _row("backup-words-after-are", f"the backup words are {_SEED} and stay offline", _SEED, frame="{s}"),
+    _row("licence-key-letter-groups", "activate the seat with K7-9TQW-HRZD-MOLA-NBVC", "K7-9TQW-HRZD-MOLA-NBVC"),
+    # From secret54 (a blind list written after those rules): a PUK2; a master code a few words
+    # before a colon; a code set "to" its value; a combination after "for"; Japanese 暗証番号;
+    # a recovery phrase numbered, between commas, in JSON or after another language's name;
+    # licence keys of three groups of five letters and of a prefix and four groups.
+    _row("puk2", "PUK2 for the spare SIM is 58203917, not the PUK", "58203917", frame="{s}"),
+    _row("master-code-colon", "Master code on the lobby hub: 305817. Never share it.", "305817", frame="{s}"),
+    _row("code-set-to", "I've set the garage keypad code to 628014 for the move", "628014", frame="{s}"),
+    _row("combination-for", "the combination for locker 9 is 27 04 33 this term", "27 04 33", frame="{s}"),
+    _row("pin-japanese", "倉庫の暗証番号は4826です。", "4826", frame="{s}"),
+    _row("seed-numbered", "backup words: " + " ".join(f"{n}) {w}" for n, w in enumerate(_SEED.split(), 1)),
+         " ".join(f"{n}) {w}" for n, w in enumerate(_SEED.split(), 1)), frame="{s}"),
+    _row("seed-commas", "the signer's recovery phrase is " + ", ".join(_SEED.split()), ", ".join(_SEED.split()),
+         frame="{s}"),
+    _row("seed-json", f'{{"mnemonic": "{_SEED}"}} stays in the fixture', _SEED, frame="{s}"),
+    _row("seed-russian-name", f"фраза восстановления кошелька — {_SEED}", _SEED, frame="{s}"),
+    _row("licence-three-of-five", "the giveaway key is QWRTZ-HMPLK-SDFGN, once", "QWRTZ-HMPLK-SDFGN"),
+    _row("licence-prefix-four-groups", "the licence is MNTR-B7QX-PLEA-93KD-ZR2W", "MNTR-B7QX-PLEA-93KD-ZR2W"),
+    # From secret55 (a blind list written after all of the above): a password of four or five
+    # digits after its word; a door's code and a safe's combination in German and Italian; a
+    # recovery phrase given "as", or after Portuguese "palavras de recuperação ... são".
+    _row("password-of-digits", "the guest Wi-Fi password is 40719, printed on the fridge", "40719", frame="{s}"),
+    _row("password-of-digits-pt", "a senha do cofre é 8142, nunca a compartilhe", "8142", frame="{s}"),
+    _row("door-code-german", "Der Türcode fürs Archiv lautet 5832# – immer testen.", "5832#", frame="{s}"),
+    _row("combination-italian", "la combinazione della cassaforte è 31-07-58, mai ai clienti.", "31-07-58",
+         frame="{s}"),
+    _row("seed-as", f"I've saved the hot wallet's mnemonic as {_SEED}; never paste it", _SEED, frame="{s}"),
+    _row("seed-portuguese", f"as palavras de recuperação da carteira são {_SEED}, sempre offline", _SEED,
+         frame="{s}"),
 ]
 
 

@@ -524,6 +524,23 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
                  "and clean.", id="twelve-words-of-a-list"),
     pytest.param("We only ever ship small safe changes when both main and beta pass every check the team runs.",
                  id="twelve-words-of-prose"),
+    # Beside the rules from secret53: a password's rule in another script, an exit code, a key chord.
+    pytest.param("Пароль должен содержать минимум 8 символов и цифры.", id="password-rule-in-cyrillic"),
+    pytest.param("パスワードは8文字以上にしてください。", id="password-rule-in-japanese"),
+    pytest.param("비밀번호는 최소 8자 이상이어야 합니다.", id="password-rule-in-korean"),
+    pytest.param("The installer exit code is 1603 when the service is still running.", id="installer-exit-code"),
+    pytest.param("The key combination is Ctrl+Shift+P in every editor we use.", id="key-combination"),
+    pytest.param("The release train is TRAIN-ABCD-EFGH-IJKL-MNOP for this quarter.", id="dashed-word-groups"),
+    pytest.param("The key field shows XXXXX-XXXXX-XXXXX-XXXXX-XXXXX until the licence loads.",
+                 id="filler-key-groups"),
+    pytest.param("Note that the onboarding checklist is: 1. laptop 2. badge 3. email 4. slack 5. github 6. vpn "
+                 "7. jira 8. wiki 9. calendar 10. payroll 11. training 12. buddy", id="numbered-checklist"),
+    pytest.param("The test phrase is the quick brown fox jumps over the lazy dog and runs back home again.",
+                 id="phrase-of-prose"),
+    pytest.param('Our tagline: the phrase is "we build tools that help small teams ship better software every '
+                 'single day".', id="phrase-of-words-after-a-short-word"),
+    pytest.param("The job reads the secret from Vault and connects to localhost:5432 every night.",
+                 id="port-after-a-secret-word"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
@@ -539,6 +556,22 @@ def test_unknown_credential(text: str, expected: bool) -> None:
     masked = md.mask_secrets(sentence, Counter())
     verdict = md.judge(masked, "user", md.Options(), md.SIGNAL, md.NOISE)
     assert (verdict.reason == "random-looking token") is expected, verdict
+
+
+@pytest.mark.parametrize("message", [
+    pytest.param("Remember the tenant id: 9589d3ee-28b5-4526-b684-f694cd49d67f must never change anywhere.",
+                 id="uuid-named-by-the-frame"),
+    pytest.param("Remember the installer checksum: f1e21c1055cdbe19715180dc8cf626befb6e9fd9ff170516d0c5166f00e5b255"
+                 " must match before extracting.", id="hex-digest-named-by-the-frame"),
+])
+def test_a_rule_is_judged_as_it_is_printed(message: str) -> None:
+    """A request's rule is printed without its frame: a token the frame named harmless is then
+    judged alone, so the patch never prints what --explain withholds."""
+    judged = md.judge_message(md.Message("user", message, 1, None), md.Options(), md.SIGNAL, md.NOISE,
+                              Counter())
+    shown = [verdict for _, _, verdict in judged if verdict.stage == "candidate"]
+    assert all(md.withhold(verdict.text) == verdict.text for verdict in shown), shown
+    assert any(verdict.stage == "dropped_secret" for _, _, verdict in judged), judged
 
 
 def test_message_is_cleaned_of_zero_width_before_judging() -> None:
@@ -904,6 +937,12 @@ OWN_CONTENT = [
     pytest.param('Save "squash before merging" to your memory for this project.', "squash before merging",
                  id="quoted-rule-to-memory-for-this-project"),
     pytest.param("Save the results to memory for the next step.", None, id="ram-for-the-next-step"),
+    # A colon glued inside a token (a URL's scheme, a checksum's label) divides no frame from its
+    # rule: the frame stands as a whole ("remember <sentence>").
+    pytest.param("Remember the API base is https://api.example.com/v2 and never call v1.",
+                 "the API base is https://api.example.com/v2 and never call v1", id="colon-of-a-url"),
+    pytest.param("Remember the pinned checksum is h1:Qx3mPd8uXo2c= and never bump it by hand.",
+                 "the pinned checksum is h1:Qx3mPd8uXo2c= and never bump it by hand", id="colon-of-a-label"),
 ]
 
 
