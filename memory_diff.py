@@ -843,13 +843,15 @@ _NOT_LATIN = r"\x80-\xbf\xd7\xf7\u0250-\u2129\u212b-\U0010ffff"
 # "(AuthError)") or around a quote, a link's text (`[pw](url)`); then a quote.
 _PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+\]\())?[\"'`“「«]?"
 # The value: no bracket, no option (a dash only before a digit), six characters or more. In
-# another alphabet or kana (`Снегопад_1987`, `사랑해요2023!`) it needs a digit: a word of prose
-# has none; Han characters stay out, as a Chinese sentence runs on without a space.
+# another alphabet or kana (`Снегопад_1987`, `사랑해요2023!`) a word and then a digit, or a
+# number, a word and a sign (`3645Ծիրան!`): a number before a word is a size (`12-значный`);
+# Han characters stay out, as a Chinese sentence runs on without a space.
 _LETTERS_ELSEWHERE = r"\u0370-\u1fff\u3041-\u30ff\uac00-\ud7af"
 _VALUE_CHAR = r"(?:[^\s\"'`”」\]" + _NOT_LATIN + r"]|[" + _LETTERS_ELSEWHERE + r"])"
 _LATIN_VALUE = r"[^\s\"'`”」\]" + _NOT_LATIN + r"]{6,}"
-_SCRIPT_VALUE = (r"(?=" + _VALUE_CHAR + r"*?[" + _LETTERS_ELSEWHERE + r"])"
-                 r"(?=" + _VALUE_CHAR + r"*?\d)" + _VALUE_CHAR + r"{6,}")
+_SCRIPT_VALUE = (r"(?=" + _VALUE_CHAR + r"*?[" + _LETTERS_ELSEWHERE + r"]" + _VALUE_CHAR + r"*?\d|"
+                 + _VALUE_CHAR + r"*?\d" + _VALUE_CHAR + r"*?[" + _LETTERS_ELSEWHERE + r"]"
+                 + _VALUE_CHAR + r"*?[!#$%&*?@^])" + _VALUE_CHAR + r"{6,}(?![\u3400-\u9fff])")
 _PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))(" + _SCRIPT_VALUE + "|" + _LATIN_VALUE + ")"
 _NO_VALUE_AFTER = r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))"  # no escape, user@host, path
 # A value before its word: no trailing comma or stop; a chosen one a few words from the word
@@ -897,20 +899,26 @@ _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
 # (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key with a quoted value (`"pin":
-# "1234"`); then `=`, `:`, a space, or up to six words and a copula, "as" or a colon ("the PIN for
-# the kiosk is"); then four to eight digits, not a year or a date (`nightly_pin: 20240115`). An
-# access code (the second "pin" rule): a door's, gate's, garage's, keypad's, safe's or alarm
-# installer's code, a master, disarm or duress code, or a lock's combination (`16 38 01` too), and
-# those of other languages (`Türcode`, digicode, combinazione).
-_PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?|暗証番号|(?<=[a-z])P(?:IN|in)"
+# "1234"`); then `=`, `:`, a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to
+# eight digits, not a year or a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. An
+# access code (the second "pin" rule): a door's, gate's, garage's, keypad's or safe's code, a
+# disarm or duress code, or a lock's combination (`16 38 01` too, _CODE_VALUE), and those of
+# other languages (`Türcode`, digicode, combinazione).
+_PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?(?:-?(?:[Cc]ode|код)|コード|码)?"
+             r"|暗証番号|핀번호"
+             r"|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
              r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
-# Not an alarm's code: a fault's as often.
-_ACCESS_WORDS = "door|gate|garage|disarm|duress|keypad|safe|installer|master"
+# A lock's words, by which a combination is a lock's, not options' ("the combination is 8 16 32").
+_LOCKS = ("safe|lock|locker|padlock|vault|cassaforte|lucchetto|armadietto|coffre|cadenas|casier|"
+          "tresor|schloss|spind|caja fuerte|candado|taquilla|cofre|cadeado|armário|сейф|замок")
+# Not an alarm's, an installer's or a master code: a fault's, an exit status, a branch's as often.
+_ACCESS_WORDS = "door|gate|garage|disarm|duress|keypad|safe"
 _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
                 r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
-                r"|(?<![A-Za-z])(?i:(?:safe|lock|locker|padlock|vault)(?:'s)?[_ -]?)?"
-                r"(?i:combination|combinazione|combinaison|kombination|combinación|combinação)"
+                r"|(?<![A-Za-z])(?i:" + _LOCKS + r")(?:'s)?(?i:[_ -]?combination)"
+                r"|(?i:combination|combinazione|combinaison|kombination|combinación|combinação)"
+                r"(?=[^\n.;:]{0,30}?(?i:" + _LOCKS + r"))"  # "combination for gym locker 12"
                 r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode))"
                 r"(?![a-z])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
@@ -919,15 +927,33 @@ _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
 # A value made as passwords are, both cases and a digit, not a path, file, port or setting.
 _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
-_PIN_JOIN = (r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|(?:[ \t]+\S+){0,6}?"
-             r"(?: +(?:" + _COPULAS + r"|as) +|[ \t]*[:：][ \t]*| *[是为はがを는은를을가이] *))")
+# What joins a number to the name of what it opens: a copula, "as" or a colon, right after the
+# name or after a clause saying whose it is ("the PIN for the lobby kiosk is"), not after another
+# noun ("the PIN lockout is 1800": the lockout's); a PIN's name may also stand right before it.
+_DIGITS_JOIN = (r"(?:[ \t]+(?:for|of|on|to|at|in|de|di|do|da|del|della|dos|das|du|der|des|für|fürs|"
+                r"von|vom|zum|zur|pour|para|per|на|для|от)(?:[ \t]+[^\s\"{}\[\]:=,;]+){1,5})?"
+                r"(?: +(?:" + _COPULAS + r"|as) +|[ \t]*[:：][ \t]+| *[是为はがを는은를을가이] *)")
+_PIN_JOIN = r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _DIGITS_JOIN + ")"
+# ... and what ends it: no word after it but a preposition or a conjunction (not "1800 seconds",
+# "4012 means").
+_DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|at|with|from|by|"
+               r"y|et|und|e|и)(?![\w-]))[^\W\d_])")
 _PIN_VALUE = (r"[\"'`]?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
-              r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?"  # a keypad's `*` and `#` too
-              r"|\d{1,3}(?:[- ]\d{1,3}){2,3})"  # a combination's numbers (`10-24-36`)
+              r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
               r"(?:(?![\w:/-]|\.\d)|(?=です|でした|입니다|이에요|예요))")
-# A recovery phrase's names (the seed_phrase rule), in some of the languages of PASSWORD_NAMES.
-_SEED_NAMES = ("mnemonic|seed|phrase|frase|фраз|restore|recupera|recovery words|backup words|"
-               "助记词|助記詞|フレーズ|니모닉|시드|문구|구문")
+# ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
+_CODE_VALUE = (r"(?:" + _PIN_VALUE
+               + r"|[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3})(?![\w:/-]))")
+# A recovery phrase's names (the seed_phrase rule), in some of the languages of PASSWORD_NAMES:
+# no bare "seed", "phrase" or "restore" (a random seed, a phrase query, a restore's steps).
+_SEED_NAMES = (r"(?:seed|recovery|backup|restore|wallet|secret)[ _-]?(?:phrase|words)|mnemonic|"
+               r"phrase:[ \t]*(?=\n)|"  # a bare phrase's words on the next line
+               r"wiederherstellungsphrase|frase semilla|frase de recupera|palavras de recupera|"
+               r"phrase de récupération|mots de récupération|parole della seed|frase di recupero|"
+               r"фраз[ау] восстановления|сид-фраз|мнемони|助记词|助記詞|シードフレーズ|"
+               r"リカバリーフレーズ|ニーモニック|니모닉|시드 문구|복구 문구|복구 구문")
+_SEED_HINTS = ("phrase|words|mnemonic|frase|palavras|phrase|mots|parole|фраз|мнемони|助记词|助記詞|"
+               "フレーズ|ニーモニック|니모닉|문구|구문")
 _SEED_JOIN = (r"(?:[:=：—–\"'`“„「«]|(?<![a-z])(?:" + _IS + r"|are|as|to|sind|sont|son|são|sono)"
               r"(?![a-z])|[是为は는은])")
 # Words of a sentence that BIP39's list lacks: a run of twelve words holding one is prose.
@@ -988,9 +1014,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A wallet's recovery phrase: 12 to 24 short words (BIP39's have three to eight letters) given
     # right after its name or a few words on after a copula, a colon, a dash or a quote; spaced,
     # wrapped, between commas or numbered (`1) word`), with no word of a sentence among them.
-    ("seed_phrase", _SEED_NAMES,
+    ("seed_phrase", _SEED_HINTS,
      r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«]*(" + _SEED_WORD
-     + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", ""),
+     + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
     ("github_token", r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
@@ -1119,9 +1145,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # variable, a modem's command, prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is
     # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
     # safe's); not "pin" in small letters otherwise, a verb as often.
-    ("pin", "pin|puk|暗証番号", _PIN_NAME + _PIN_JOIN + _PIN_VALUE, "position"),
+    ("pin", "pin|puk|暗証番号|핀번호", _PIN_NAME + _PIN_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
     ("pin", _ACCESS_WORDS + "|combina|kombination|digicode|türcode|torcode|zugangscode|tresorcode",
-     _ACCESS_CODE + _PIN_JOIN + _PIN_VALUE, "position"),
+     _ACCESS_CODE + _PIN_JOIN + _CODE_VALUE + _DIGITS_END, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1265,12 +1291,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,24}?"
      r"(?:[\"“„]|(?<!\w)'|« ?)([^\s\"'”“»][^\"'”“»\n]{5,99}?) ?[\"'”“»]", "phrase"),
-    # Four to eight digits after a password's word and its copula, as a PIN's ("the Wi-Fi
-    # password is 9770", "a senha do cartão é 9770"), three words at most between: not a year, a
-    # date, nor a port (`localhost:5432`).
+    # Four to eight digits as a password's, as a PIN's ("the Wi-Fi password is 9770", "a senha
+    # do cartão é 9770"), not a port (`localhost:5432`, a host's).
     ("generic_secret", PASSWORD_NAMES + "|secret",
-     r"(?i)" + _PASSWORD_WORD + r"(?:[ \t]+[^\s\"'{}\[\]:=,;]+){0,3}?(?: +(?:" + _COPULAS
-     + r") +|[:：][ \t]+| *[是为はがを는은를을가이] *)" + _PIN_VALUE, "position"),
+     r"(?i)" + _PASSWORD_WORD + _DIGITS_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
     # A password word and its value in prose ("das Passwort ist ..."); failing that, a bare word,
     # a colon (the value on the next line), a change's verb and "to"; or a word of its clause shaped
     # as a chosen password, not a user at a host nor escapes ("the password you pasted, castl3#0").
@@ -1385,6 +1409,8 @@ MID_MIN = 12
 SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9-]+")  # a drawing's commands and numbers (`0h24v24H0z`)
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
+# The parts base64's `+` joins in a token (`sxeNVAh+yKTHPWRP58Wh`), judged whole.
+BASE64_PLUS = Lazy(r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:\+[A-Za-z0-9]+)+")
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 # A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
@@ -1545,10 +1571,10 @@ COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
 # abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes.
-_KEY_GROUPS = "|".join(rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups
-                       rf"|{c}{{5}}(?:-{c}{{5}}){{2}}"  # three of five (a game's key)
-                       rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
-                       for c, g in (("[A-Z0-9]", "[A-Z0-9]{4,5}"), ("[a-z0-9]", "[a-z0-9]{4,5}")))
+_KEY_GROUPS = "|".join([rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups
+                        rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
+                        for g in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}")]  # of one case
+                       + [r"[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2}"])  # three of five capitals: a game's
 GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
                + _KEY_GROUPS + r")(?![\w-])")
 # ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
@@ -3161,8 +3187,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             for match in shape.finditer(text):
                 joined = match.group().translate(joins)
                 # Letters in groups with few vowels are random letters (an app password's `qzvk mtrw
-                # pldx hsoe`, a licence's `DMRQR-HSPML-RRUNE`), not words ("make sure that your").
-                grouped_letters = joined.isalpha()
+                # pldx hsoe`, a licence's `DMRQR-HSPML-RRUNE`), not words ("make sure that your"),
+                # nor a name's dashed abbreviations (`dflt-rgnl-prmry-bkup`).
+                grouped_letters = joined.isalpha() and (" " in match.group() or joined.isupper())
                 if (credential_shaped(joined) or grouped_letters and few_vowels(joined)
                         and shannon(joined) >= MIN_ENTROPY) \
                         and (shape is PAIRED or key_groups(match.group())) \
@@ -3336,6 +3363,9 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
+    if check == "seed":  # BIP39's words of three letters are few: a run of them is code's
+        words = re.findall(r"[a-z]+", value.lower())  # (`mov add sub mul div ...`)
+        return 3 * sum(len(word) == 3 for word in words) <= len(words)
     if check == "letters":
         return random_letters(value)
     if check == "made":  # eight or more: both cases and a digit, or a letter, a digit and a sign
@@ -3436,11 +3466,11 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
 
 def key_groups(value: str) -> bool:
     """Whether groups (GROUPED) read as a key's: base32's spaced ones always; dashed ones where
-    every group but one (two of five: a prefix) holds a digit, or letters no word has where two
+    every group but one (two of five: a prefix) holds a digit, or capitals no word has where two
     groups or more do (`RVDC-QNZW`); not a name's words (`gpt2-base-fp16-onnx`)."""
     groups = value.replace("-", " ").split()
     letters = [g for g in groups if len(g) >= 4 and not DIGIT.search(g)]
-    odd = [g for g in letters if ODD_GROUP.search(g)]
+    odd = [g for g in letters if g.isupper() and ODD_GROUP.search(g)]
     wordy = len(letters) - (len(odd) if len(odd) >= 2 else 0)  # one is an acronym (`onnx`)
     return "-" not in value or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix too
 
@@ -3533,12 +3563,14 @@ def query_values(match: re.Match[str]) -> Iterator[tuple[int, int]]:
 
 def signed_password(token: str) -> bool:
     """Whether a token in SIGNED_TOKEN's shape is a generated password: no piece between its
-    signs a RANDOM_TOKEN, its letters and digits random, no escape, format or filler; joined by
+    signs a RANDOM_TOKEN, its letters and digits random, no escape, no format but beside a
+    generator's other signs (`8%d$2LG`), no filler; joined by
     brackets alone (code's too), both cases and a digit, no markup and no name (named_pair)."""
     joins_only = not any(sign in token for sign in _SIGNED_SIGNS)
     return bool(SIGNED_TOKEN.fullmatch(token)) \
         and max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
-        and not PERCENT_ESCAPE.search(token) and not PRINTF_SPEC.search(token) \
+        and not PERCENT_ESCAPE.search(token) \
+        and not (PRINTF_SPEC.search(token) and not set(token) & set(_SIGNED_SIGNS) - {"%"}) \
         and not FILLER.search(token) \
         and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)
                                  or named_pair(token)))
@@ -3591,8 +3623,13 @@ def credential_shaped(token: str) -> bool:
             whole = "".join(pieces)
             if len(whole) >= RANDOM_MIN and any(run.lower() != run != run.upper() for run in runs):
                 runs.append(whole)
-            judged = (looks_random(run, True, RANDOM_MIN if HEX.fullmatch(run) else NAME_REST,
-                                   joined=True) for run in runs)
+            judged = [looks_random(run, True, RANDOM_MIN if HEX.fullmatch(run) else NAME_REST,
+                                   joined=True) for run in runs]
+            # ... and a part whole where a `+` stands in both cases' letters and digits: base64's
+            # sign, not one joining names (`postgresql+psycopg2`).
+            parts = BASE64_PLUS.findall(token) if "+" in token else []
+            judged += [looks_random(part.replace("+", ""), True, NAME_REST)
+                       for part in parts if part.lower() != part != part.upper()]
             if len(pieces) == 1 or not any(judged):
                 return False
     # Text in base64 (after a cookie's `name=`) is judged by the text: `user:pw`, or a credential.

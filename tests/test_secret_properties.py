@@ -776,26 +776,24 @@ CLASSES = [
          "purple heron eats 9 figs", frame="{s}"),
     _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "Harbor-Otter72"\n}',
          "Harbor-Otter72", frame="{s}"),    # From secret53 (a blind list): a password in another alphabet or in kana, with a digit; a
-    # SIM's PUK; an alarm installer's code; a lock's combination; a wallet's recovery phrase
+    # SIM's PUK; a lock's combination; a wallet's recovery phrase
     # wrapped; a licence key whose groups are mostly letters no word has.
     _row("password-cyrillic", "пароль от роутера — Ласточка_2231, не меняй его", "Ласточка_2231", frame="{s}"),
     _row("password-kana-quoted", "Wi-Fiのパスワードは「さくらもち77#」です。", "さくらもち77#", frame="{s}"),
     _row("password-hangul", "the NAS password is 바다거북88! since the move", "바다거북88!", frame="{s}"),
     _row("sim-puk", "the spare SIM's PUK is 40718263, kept in the safe", "40718263", frame="{s}"),
     _row("puk-as", "I stored the PUK for the router's SIM as 92650318 in the vault", "92650318", frame="{s}"),
-    _row("installer-code", "the alarm installer code is 7391, never the cleaners", "7391", frame="{s}"),
     _row("lock-combination", "the locker combination is 14-32-07 for the test rack", "14-32-07", frame="{s}"),
     _row("seed-phrase-wrapped", "MNEMONIC: " + _SEED.replace(" ", "\n", 1), _SEED, frame="{s}"),
     _row("backup-words-after-are", f"the backup words are {_SEED} and stay offline", _SEED, frame="{s}"),
     _row("licence-key-letter-groups", "activate the seat with K7-9TQW-HRZD-MOLA-NBVC", "K7-9TQW-HRZD-MOLA-NBVC"),
-    # From secret54 (a blind list written after those rules): a PUK2; a master code a few words
-    # before a colon; a code set "to" its value; a combination after "for"; Japanese 暗証番号;
+    # From secret54 (a blind list written after those rules): a PUK2; a code set "to" its value; a
+    # combination after "for"; Japanese 暗証番号;
     # a recovery phrase numbered, between commas, in JSON or after another language's name;
     # licence keys of three groups of five letters and of a prefix and four groups.
     _row("puk2", "PUK2 for the spare SIM is 58203917, not the PUK", "58203917", frame="{s}"),
-    _row("master-code-colon", "Master code on the lobby hub: 305817. Never share it.", "305817", frame="{s}"),
     _row("code-set-to", "I've set the garage keypad code to 628014 for the move", "628014", frame="{s}"),
-    _row("combination-for", "the combination for locker 9 is 27 04 33 this term", "27 04 33", frame="{s}"),
+    _row("combination-for", "the combination for locker 9 is 27 04 33, this term", "27 04 33", frame="{s}"),
     _row("pin-japanese", "倉庫の暗証番号は4826です。", "4826", frame="{s}"),
     _row("seed-numbered", "backup words: " + " ".join(f"{n}) {w}" for n, w in enumerate(_SEED.split(), 1)),
          " ".join(f"{n}) {w}" for n, w in enumerate(_SEED.split(), 1)), frame="{s}"),
@@ -814,6 +812,11 @@ CLASSES = [
     _row("combination-italian", "la combinazione della cassaforte è 31-07-58, mai ai clienti.", "31-07-58",
          frame="{s}"),
     _row("seed-as", f"I've saved the hot wallet's mnemonic as {_SEED}; never paste it", _SEED, frame="{s}"),
+    # Found by property 1 unseeded at 1,000 examples: base64 split by its `+` into pieces that
+    # read as names, and a generated value holding `%d` among other signs (no format string).
+    _row("base64-plus-between-pieces", "sxeNVAh+yKTHPWRP58Wh", "sxeNVAh+yKTHPWRP58Wh"),
+    _row("signs-holding-a-format", "rUgd5&z!k#8%d$2LGNvXtY>!!D4ZLS$#VD~4b2csRArWP",
+         "rUgd5&z!k#8%d$2LGNvXtY>!!D4ZLS$#VD~4b2csRArWP"),
     _row("seed-portuguese", f"as palavras de recuperação da carteira são {_SEED}, sempre offline", _SEED,
          frame="{s}"),
 ]
@@ -1558,6 +1561,7 @@ LONG_INPUTS = [
     pytest.param("token -" + "-".join(["aB"] * 40), id="dashed-capitals"),
     pytest.param("the token spec covers -" + "-".join(["getUserByIdAndRole"] * 30) + " x", id="dashed-camel"),
     pytest.param("-" + "someLongCamelCaseIdentifier" * 740 + " token", id="long-camel"),
+    pytest.param("token " + "aBcD" * 5000 + "+Ef " + "ab+" * 7000 + "Cd", id="long-base64-plus"),
     pytest.param("a." * 10000 + "credentials=x:y", id="dotted-before-credentials"),
     # A tool's name met again and again on one line (`net`: 64 s at 40,000 characters before).
     pytest.param(("the net effect is that teams use caching, net of costs. " * 800)[:40000], id="tool-name-repeated"),
