@@ -846,13 +846,18 @@ _PROSE_OPEN = r"(?:\((?=[^\s),]*[\d!#$%&*+=?@^~][^\s),]*\)|[`\"'])|\[(?=[^\]\s]+
 # another alphabet or kana (`Снегопад_1987`, `사랑해요2023!`) a word and then a digit, or a
 # number, a word and a sign (`3645Ծիրան!`): a number before a word is a size (`12-значный`);
 # Han characters stay out, as a Chinese sentence runs on without a space.
-_LETTERS_ELSEWHERE = r"\u0370-\u1fff\u3041-\u30ff\uac00-\ud7af"
-_VALUE_CHAR = r"(?:[^\s\"'`”」\]" + _NOT_LATIN + r"]|[" + _LETTERS_ELSEWHERE + r"])"
+# Those letters: U+0370 to U+1FFF (Greek, Cyrillic, Arabic, Indic, Georgian ...), kana, Hangul.
+_ELSEWHERE = "[\u0370-\u1fff\u3041-\u30ff\uac00-\ud7af]"
+# ... a value's characters there: _NOT_LATIN's but those letters (one class, quick to compile).
+_VALUE_CHAR = (r"[^\s\"'`”」\]\x80-\xbf\xd7\xf7\u0250-\u036f\u2000-\u2129\u212b-\u3040\u3100-\uabff"
+               r"\ud7b0-\U0010ffff]")
 _LATIN_VALUE = r"[^\s\"'`”」\]" + _NOT_LATIN + r"]{6,}"
-_SCRIPT_VALUE = (r"(?=" + _VALUE_CHAR + r"*?[" + _LETTERS_ELSEWHERE + r"]" + _VALUE_CHAR + r"*?\d|"
-                 + _VALUE_CHAR + r"*?\d" + _VALUE_CHAR + r"*?[" + _LETTERS_ELSEWHERE + r"]"
-                 + _VALUE_CHAR + r"*?[!#$%&*?@^])" + _VALUE_CHAR + r"{6,}(?![\u3400-\u9fff])")
-_PROSE_VALUE = _PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))(" + _SCRIPT_VALUE + "|" + _LATIN_VALUE + ")"
+_TOKEN_RUN = r"[^\s\"'`”」\]]*?"  # looking ahead within the value (a cheap class to compile)
+_SCRIPT_VALUE = (r"(?=" + _TOKEN_RUN + _ELSEWHERE + _TOKEN_RUN + r"\d|"
+                 + _TOKEN_RUN + r"\d" + _TOKEN_RUN + _ELSEWHERE + _TOKEN_RUN + r"[!#$%&*?@^])"
+                 + _VALUE_CHAR + r"{6,}(?![\u3400-\u9fff])")
+_PROSE_VALUE = (_PROSE_OPEN + r"(?![(\[{<]|-(?!\S*\d))((?![A-Za-z])" + _SCRIPT_VALUE
+                + "|" + _LATIN_VALUE + ")")
 _NO_VALUE_AFTER = r"(?!\S{0,40}(?:%[0-9a-f]{2}|\\u00|@[\w-]+\.|[/=]))"  # no escape, user@host, path
 # A value before its word: no trailing comma or stop; a chosen one a few words from the word
 # with no comma between, a word and a number joined to it by "is" or "as".
@@ -3889,9 +3894,10 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     columns = width(text)
     if columns < least or columns > MAX_WIDTH:
         return Verdict("dropped_length", f"{columns} columns", text, 0)
-    # What is printed is judged alone too: a request's rule is printed without its frame, and a
-    # token its frame named as harmless ("remember the tenant id: <uuid> ...") is then a random one.
-    alone = scan_secrets(text)
+    # A request's rule is printed without its frame: judged alone too, as a token its frame named
+    # harmless ("remember the tenant id: <uuid> ...") is then a random one. (A sentence keeps the
+    # words that name its tokens: a naming word reaches across no sentence's end.)
+    alone = scan_secrets(text) if asked else []
     if alone:
         return Verdict("dropped_secret", "random-looking token" if alone[0].kind == RANDOM_KIND
                        else "secret", "", 0)
