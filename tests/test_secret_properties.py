@@ -806,7 +806,7 @@ CLASSES = [
     # From secret55 (a blind list written after all of the above): a password of four or five
     # digits after its word; a door's code and a safe's combination in German and Italian; a
     # recovery phrase given "as", or after Portuguese "palavras de recuperação ... são".
-    _row("password-of-digits", "the guest Wi-Fi password is 40719, printed on the fridge", "40719", frame="{s}"),
+    _row("password-of-digits", "the guest Wi-Fi password is 40719 since May, on the fridge", "40719", frame="{s}"),
     _row("password-of-digits-pt", "a senha do cofre é 8142, nunca a compartilhe", "8142", frame="{s}"),
     _row("door-code-german", "Der Türcode fürs Archiv lautet 5832# – immer testen.", "5832#", frame="{s}"),
     _row("combination-italian", "la combinazione della cassaforte è 31-07-58, mai ai clienti.", "31-07-58",
