@@ -923,7 +923,7 @@ _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS 
                 r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
                 r"|(?<![A-Za-z])(?i:" + _LOCKS + r")(?:'s)?(?i:[_ -]?combination)"
                 r"|(?i:combination|combinazione|combinaison|kombination|combinación|combinação)"
-                r"(?=[^\n.;:]{0,30}?(?i:" + _LOCKS + r"))"  # "combination for gym locker 12"
+                r"(?=[^\n.;:]{0,30}?(?<![A-Za-z])(?i:" + _LOCKS + r"))"  # "... for gym locker 12"
                 r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode))"
                 r"(?![a-z])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
@@ -957,7 +957,7 @@ _SEED_NAMES = (r"(?:seed|recovery|backup|restore|wallet|secret)[ _-]?(?:phrase|w
                r"phrase de récupération|mots de récupération|parole della seed|frase di recupero|"
                r"фраз[ау] восстановления|сид-фраз|мнемони|助记词|助記詞|シードフレーズ|"
                r"リカバリーフレーズ|ニーモニック|니모닉|시드 문구|복구 문구|복구 구문")
-_SEED_HINTS = ("phrase|words|mnemonic|frase|palavras|phrase|mots|parole|фраз|мнемони|助记词|助記詞|"
+_SEED_HINTS = ("phrase|words|mnemonic|frase|palavras|mots|parole|фраз|мнемони|助记词|助記詞|"
                "フレーズ|ニーモニック|니모닉|문구|구문")
 _SEED_JOIN = (r"(?:[:=：—–\"'`“„「«]|(?<![a-z])(?:" + _IS + r"|are|as|to|sind|sont|son|são|sono)"
               r"(?![a-z])|[是为は는은])")
@@ -1018,7 +1018,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "body"),
     # A wallet's recovery phrase: 12 to 24 short words (BIP39's have three to eight letters) given
     # right after its name or a few words on after a copula, a colon, a dash or a quote; spaced,
-    # wrapped, between commas or numbered (`1) word`), with no word of a sentence among them.
+    # wrapped, between commas or numbered (`1) word`), with no word of a sentence among them
+    # (_NOT_SEED_WORDS) and not mostly words of three letters (the "seed" check).
     ("seed_phrase", _SEED_HINTS,
      r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«]*(" + _SEED_WORD
      + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
