@@ -792,7 +792,9 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|كلمة المرور|كلمة السر|كلمة مرور|"
                   "كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode|"
                   "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|암호|कूटशब्द|"
-                  "პაროლი|գաղտնաբառ|"
+                  "პაროლი|პაროლია|პაროლის|գաղտնաբառ|парола|паролата|пароле|hasła|hasłem|haśle|"
+                  "hesla|heslem|κωδικό|κωδικού|পাসওয়ার্ড|கடவுச்சொல்|పాస్వర్డ్|پاس ورڈ|"
+                  "գաղտնաբառը|парольная фраза|парольну фразу|"
                   "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
                   "diceware phrase|pre-shared-key|pre-shared key|preshared key")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
@@ -806,8 +808,9 @@ _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alt
 _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
-       "คือ|adalah|ialah|არის|է")
-_COPULAS = _IS + "|stays|stayed|remains|remained|holds|held|bleibt|reste|sigue|to|—|" + _CHANGED_TO
+       "คือ|adalah|ialah|არის|է|е|є|হলো|হল|ni|it's|it’s|that's")
+_COPULAS = (_IS + "|stays|stayed|remains|remained|holds|held|bleibt|reste|sigue|to|—|"
+            "(?:changed|set|reset|updated|rotated) to|" + _CHANGED_TO)
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
 # to the password's word (Thai's "รหัสผ่านของ admin คือ X").
 _WORDS_ON = r"[^\x00-\x7f\s:=：，、。]*,?(?: +[^\s:=]+){0,12}?"
@@ -919,12 +922,22 @@ _LOCKS = ("safe|lock|locker|padlock|vault|cassaforte|lucchetto|armadietto|coffre
           "tresor|schloss|spind|caja fuerte|candado|taquilla|cofre|cadeado|armário|сейф|замок")
 # Not an alarm's, an installer's or a master code: a fault's, an exit status, a branch's as often.
 _ACCESS_WORDS = "door|gate|garage|disarm|duress|keypad|safe"
+# ... or a code's word in another language before the thing it opens ("el código de la caja
+# fuerte", "kod do sejfu", "Код от домофона"), and a PIN code's (Dutch "pincode").
+_CODE_WORDS = "código|codice|kod|код|kód|kode|koodi|pincode|pinkode|رمز"
+_OPENED = (_LOCKS + "|door|gate|garage|keypad|puerta|portón|portail|cancello|tür|deur|drzwi|двер"
+           "|brama|garaje|garagem|гараж|домофон|intercom|interphone|citofono|interfono|domofon"
+           "|sejf|kluis|trezor|sim(?![^\W\d_])|telefoon|telefon|телефон|teléfono|téléphone|telefono"
+           "|brán|kapı|kilit|kilid|ajtó|kapu|dörr|dør|portão|portone|tarjeta|karty|картк|карт|card")
 _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
                 r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
                 r"|(?<![A-Za-z])(?i:" + _LOCKS + r")(?:'s)?(?i:[_ -]?combination)"
                 r"|(?i:combination|combinazione|combinaison|kombination|combinación|combinação)"
                 r"(?=[^\n.;:]{0,30}?(?<![A-Za-z])(?i:" + _LOCKS + r"))"  # "... for gym locker 12"
-                r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode))"
+                r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode)"
+                r"|(?<![A-Za-z])(?i:pincode|pinkode)"
+                r"|(?<![^\W\d_])(?i:" + _CODE_WORDS + r")(?=[^\n.;:]{0,40}?(?<![^\W\d_])(?i:"
+                + _OPENED + r")[^\W\d_]{0,3}(?![^\W\d_])))"  # inflected: "sejfu", "домофона"
                 r"(?![a-z])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
@@ -933,37 +946,80 @@ _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
 _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
 # What joins a number to the name of what it opens: a copula, "as" or a colon, right after the
-# name or after a clause saying whose it is ("the PIN for the lobby kiosk is"), not after another
-# noun ("the PIN lockout is 1800": the lockout's); a PIN's name may also stand right before it.
+# name or after a clause saying whose it is ("the PIN for the lobby kiosk is", up to eight words;
+# in another script any words, a genitive: "Код домофона:"), not after another noun in Latin
+# letters ("the PIN lockout is 1800": the lockout's); a PIN's name may also stand right before it.
 _DIGITS_JOIN = (r"(?:[ \t]+(?:for|of|on|to|at|in|de|di|do|da|del|della|dos|das|du|der|des|für|fürs|"
-                r"von|vom|zum|zur|pour|para|per|на|для|от)(?:[ \t]+[^\s\"{}\[\]:=,;]+){1,5})?"
+                r"von|vom|zum|zur|pour|para|per|van|voor|w|we|k|ke|pro|в|во|у|na|на|для|от|"
+                r"لل?\S+|في|من)"
+                r"(?:[ \t]+[^\s\"{}\[\]:=,;]+){1,8}"
+                r"|(?:[ \t]+[^\s\"{}\[\]:=,;]*[^\x00-\x7f\s\"{}\[\]:=,;：，、。]"
+                r"[^\s\"{}\[\]:=,;]*){1,6})?"
                 r"(?: +(?:" + _COPULAS + r"|as) +|[ \t]*[:：][ \t]+| *[是为はがを는은를을가이] *)")
 _PIN_JOIN = r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _DIGITS_JOIN + ")"
-# ... and what ends it: no word after it but a preposition or a conjunction (not "1800 seconds",
-# "4012 means").
+# ... and what ends it: no word after it but a preposition, a conjunction or a time (not "1800
+# seconds", "4012 means").
 _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|at|with|from|by|"
-               r"y|et|und|e|и)(?![\w-]))[^\W\d_])")
-_PIN_VALUE = (r"[\"'`]?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
+               r"yesterday|today|tonight|tomorrow|again|too|also|y|et|und|e|и|و\w*|لا)"
+               r"(?![\w-]))[^\W\d_])")
+_PIN_VALUE = (r"[\"'`「«„]?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
               r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
-              r"(?:(?![\w:/-]|\.\d)|(?=です|でした|입니다|이에요|예요))")
+              r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요))")
 # ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
-_CODE_VALUE = (r"(?:" + _PIN_VALUE
-               + r"|[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3})(?![\w:/-]))")
+_COMBINATION = (r"[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3}|\d\d?(?:, \d\d?){2,3})"
+                r"(?![\w:/-])"
+                r"|[\"'`]?(\d(?:-\d){3,5})(?![\w:/-])")  # ... or four digits and more dashed
+_CODE_VALUE = r"(?:" + _PIN_VALUE + "|" + _COMBINATION + ")"
+# A code's word in many languages, and what makes it no secret's: a postal, area, error or bar
+# code, a promotion's (before it in English, after it elsewhere).
+_CODE_STEMS = ("cod|kod|код|кôд|kód|koodi|códig|codic|κωδικ|קוד|کد|رمز|कोड|কোড|குறியீடு|კოდ|կոդ|"
+               "mã|รหัส")
+_CODE_CJK = "コード|코드|码|碼"  # glued to the word before
+_NOT_CODE = "".join(f"(?<!{word} )" for word in (
+    "error", "exit", "status", "area", "country", "postal", "zip", "post", "http", "return",
+    "response", "fault", "promo", "coupon", "discount", "dial", "calling", "source", "bar", "qr",
+    "sort", "branch", "swift", "tax", "product", "item", "part", "order", "invite", "version"))
+_NOT_CODE_AFTER = (r"(?![ \t]+(?:postal|پستی|بريدي|البريدي|de error|d'erreur|di errore|de erro|"
+                   r"pocztowy|ошибки|помилки|de área|de país|del país|regional|de barras|a barre|"
+                   r"qr|promo\w*|fiscal|de produto|"
+                   r"de producto|du produit|del prodotto|iata|iso|sql|http|de estado|d'état))")
+# ... and its number in groups, three to five digits each (`5831-0942-7716`, `719 204 886`), or
+# two of four or five; not two years (`2024-2025`).
+_CODE_DIGITS = (r"(?!(?:19|20)\d\d(?:[ -](?:19|20)\d\d|[01]\d[0-3]\d)(?!\d))"
+                r"(\d{3,5}(?:[ -]\d{3,5}){2,5}|\d{4,5}[ -]\d{4,5}|\d{8,10})(?![\w-]|[ -]\d)")
+# A group of a recovery code: capitals and digits, or small letters with a digit.
+_CODE_GROUP = r"(?:[A-Z0-9]{4,}|(?=[a-z]*\d)[a-z0-9]{4,})"
+_CODE_GROUPS = _CODE_GROUP + r"(?:[ -]" + _CODE_GROUP + r")*"  # ... and a list of them
 # A recovery phrase's names (the seed_phrase rule), in some of the languages of PASSWORD_NAMES:
 # no bare "seed", "phrase" or "restore" (a random seed, a phrase query, a restore's steps).
 _SEED_NAMES = (r"(?:seed|recovery|backup|restore|wallet|secret)[ _-]?(?:phrase|words)|mnemonic|"
+               r"(?:wallet|recovery|backup)[ _-]?seed|"
                r"phrase:[ \t]*(?=\n)|"  # a bare phrase's words on the next line
                r"wiederherstellungsphrase|frase semilla|frase de recupera|palavras de recupera|"
                r"phrase de récupération|mots de récupération|parole della seed|frase di recupero|"
                r"фраз[ау] восстановления|сид-фраз|мнемони|助记词|助記詞|シードフレーズ|"
-               r"リカバリーフレーズ|ニーモニック|니모닉|시드 문구|복구 문구|복구 구문")
+               r"リカバリーフレーズ|ニーモニック|니모닉|시드 문구|복구 문구|복구 구문|"
+               r"復元(?:用)?フレーズ|バックアップフレーズ|种子短语|种子词|恢复短语|助记短语|復原短語|"
+               r"시드 단어|복구 단어|palabras semilla|frase de respaldo|fraza odzyskiwania|"
+               r"kurtarma ifadesi|cụm từ khôi phục|frasa pemulihan")
 _SEED_HINTS = ("phrase|words|mnemonic|frase|palavras|mots|parole|фраз|мнемони|助记词|助記詞|"
-               "フレーズ|ニーモニック|니모닉|문구|구문")
+               "フレーズ|ニーモニック|니모닉|문구|구문|seed|短语|种子词|短語|단어|semilla|fraza|"
+               "ifadesi|cụm từ|frasa")
 _SEED_JOIN = (r"(?:[:=：—–\"'`“„「«]|(?<![a-z])(?:" + _IS + r"|are|as|to|sind|sont|son|são|sono)"
               r"(?![a-z])|[是为は는은])")
 # Words of a sentence that BIP39's list lacks: a run of twelve words holding one is prose.
-_NOT_SEED_WORDS = "the|and|are|for|with|from|was|were|our|them|their|its|has|been|than|not|but"
+_NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|been|than|not|but|"
+                   "your|these|those|should|each|using|runs|new|which|while|who|how|why|here|had|"
+                   "does|did|done|get|got|makes|made|most|some|after|through|against|being|both|"
+                   "down|further|too|out|per|via|yet")
 _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
+# A recovery phrase by its form, whatever names it: 12, 15, 18, 21 or 24 such words in small
+# letters, spaced (commas part a list's), after a colon, a quote, a bracket, a dash or "is", and
+# no word after them.
+_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
+SEED_RUN = Lazy(r"(?:[:=：—–\"'`“„「«(（]|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono)"
+                r"(?![^\W\d_]))[ \t]*(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
+                r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-]| +[A-Za-z])")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -1021,7 +1077,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # wrapped, between commas or numbered (`1) word`), with no word of a sentence among them
     # (_NOT_SEED_WORDS) and not mostly words of three letters (the "seed" check).
     ("seed_phrase", _SEED_HINTS,
-     r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«]*(" + _SEED_WORD
+     r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«(（]*("
+     + _SEED_WORD
+     + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
+    # ... and after a bare "seed" right before them ("seed: marble eager ..."), not a random one.
+    ("seed_phrase", "seed",
+     r"(?i)(?<![a-z])(?<!random )(?<!test )seed(?: *[:=：—–] *| +is +)[\"'`“„「«(（]?(" + _SEED_WORD
      + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
@@ -1152,8 +1213,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
     # safe's); not "pin" in small letters otherwise, a verb as often.
     ("pin", "pin|puk|暗証番号|핀번호", _PIN_NAME + _PIN_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
-    ("pin", _ACCESS_WORDS + "|combina|kombination|digicode|türcode|torcode|zugangscode|tresorcode",
+    ("pin", _ACCESS_WORDS + "|combina|kombination|digicode|türcode|torcode|zugangscode|tresorcode|"
+     + _CODE_WORDS,
      _ACCESS_CODE + _PIN_JOIN + _CODE_VALUE + _DIGITS_END, "position"),
+    # ... and a lock given its combination ("the gym padlock is 33, 30, 16"), not its number.
+    ("pin", _LOCKS, r"(?<![A-Za-z])(?i:" + _LOCKS + r")(?![a-z])" + _DIGITS_JOIN
+     + "(?:" + _COMBINATION + ")" + _DIGITS_END, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1313,6 +1378,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         + " +" + _CHANGE_TO + " +",
         _PASSWORD_WORD + r"(?:" + _CLAUSE_ON + r",? +|[^\x00-\x7f\n。！？]{1,40}?[「『“]?|[「『“])"
         + _CHOSEN + _NO_VALUE_AFTER)],
+    # A Chinese password holding Han, a digit and a Latin letter or a sign ("密码是 春风2024@杭州").
+    ("generic_secret", "密码|密碼|口令",
+     r"(?:密码|密碼|口令)[^\s，。！？；,.!?;]{0,10}?(?:是|为|為|：|:)[ \t]*"
+     r"(?=[^\s，。！？；、,;]*[\u3400-\u9fff])(?=[^\s，。！？；、,;]*\d)"
+     r"(?=[^\s，。！？；、,;]*[A-Za-z!#$%&*@^~])([^\s，。！？；、,;]{6,40})", "position"),
     # ... and before its word ("Summer!24 for the dev passwords", "nimm Fussball07 als Passwort",
     # "把 xiaoming0815 设成了密码").
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)(?<![^\s(\"'`“「])" + shape
@@ -1332,14 +1402,33 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[a-z0-9]+)*[ \t]*=[ \t]*"
      r"[\"']?((?<=[=\"'])(?![^\"'\n]*[%{])[^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)",
      "position"),
-    # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...").
-    ("recovery_code", "recovery code|recovery key|backup code|access code|accesscode|erişim kodu|"
-                      "zugangscode|wiederherstellungscode|recuperaci|récupération|恢复码|备用码",
-     r"(?i:(?:recovery|backup|wiederherstellungs) ?(?:codes?|keys?)|(?:access|zugangs) ?codes?"
-     r"|erişim kodu|c[oó]digos? de recuperaci[oó]n"
-     r"|codes? de r[ée]cup[ée]ration|恢复码|备用码)[^\n.!?]{0,60}?(?:[:：] *| +)"
-     r"(?=[\w -]*\d)(?=[\w -]{8})"
-     r"((?:[A-Z0-9]{4,}|[a-z0-9]{4,})(?:[ -](?:[A-Z0-9]{4,}|[a-z0-9]{4,}))*)(?![\w-])", "position"),
+    # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-..."):
+    # eight characters or more, a digit in it; a group in small letters holds one (not "path").
+    ("recovery_code", "recovery code|recovery-code|recovery key|backup code|backup-code|backupcode|"
+                      "access code|accesscode|erişim kodu|yedek kod|zugangscode|"
+                      "wiederherstellungscode|recuperaci|recupera|récupération|secours|respaldo|"
+                      "codice di backup|codici di backup|herstelcode|zapasow|odzyskiwania|резервн|"
+                      "восстановления|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|"
+                      "リカバリーコード|復旧コード|백업 코드|복구 코드|scratch|emergency|notfall|"
+                      "urgence|emergencia|mã dự phòng|mã khôi phục|الاسترداد|復原碼|恢復碼|備用碼",
+     r"(?i:(?:recovery|backup|wiederherstellungs)[ -]?(?:codes?|keys?)|(?:access|zugangs) ?codes?"
+     r"|erişim kodu|yedek kod(?:u|lar)?|c[oó]digos? de (?:recupera\w+|respaldo|backup)"
+     r"|codes? de (?:r[ée]cup[ée]ration|secours)|codic[ei] di (?:backup|recupero)|herstelcodes?"
+     r"|kody? (?:zapasow\w*|odzyskiwania)|резервн\w* код\w*|код\w* восстановления"
+     r"|(?:scratch|emergency|notfall)[ -]?codes?|codes? d'urgence|c[oó]digos? de emergencia"
+     r"|mã (?:dự phòng|khôi phục)|رموز? الاسترداد|復原碼|恢復碼|備用碼"
+     r"|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|リカバリーコード|復旧コード"
+     r"|백업 코드|복구 코드)[^\n.!?]{0,60}?(?:[:：—–] *| +|(?<=[是は는은]))[\"'`「«]?"
+     r"(?=(?:[A-Z]+[ -])*[A-Za-z]*\d)(?=[A-Za-z0-9]{8}|[A-Za-z0-9]{4,}[ -]" + _CODE_GROUP + ")"
+     r"(" + _CODE_GROUPS + r"(?:(?:[,、] *| +(?:and|or|y|o|und|oder|et|ou|e|i|a|en|of|ve|и|или|lub)"
+     r" +|[和及或])" + _CODE_GROUPS + r")*)(?![\w-])", "position"),
+    # A number in groups after a code's word, in any language ("Kode cadangan Authy saya 382 911
+    # 074", "کد بازیابی ... 719 204 886 است"): a backup code, a licence's serial.
+    ("grouped_code", _CODE_STEMS + "|" + _CODE_CJK,
+     r"(?i)(?:" + _NOT_CODE + r"(?<![^\W\d_])(?:" + _CODE_STEMS + r")[^\W\d_]{0,3}(?![^\W\d_])|"
+     + _CODE_CJK + ")"
+     + _NOT_CODE_AFTER + r"[^\n.!?0-9\"{}\[\];]{0,40}?(?<![\w-])[\"'`「«(]?" + _CODE_DIGITS,
+     "position"),
     # An app password as Google prints it, four groups of four letters, after a password word
     # (an option's too: `-smtp-password`) or in postfix's `sasl_passwd` (`[host]:587 user:pass
     # word`): letters that are no words.
@@ -1576,13 +1665,20 @@ ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
 COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
-# abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes.
+# abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes (six in
+# capitals: `KWF3EC-RDRATW-...`); digits in five groups or more a serial's (four: an order number).
 _KEY_GROUPS = "|".join([rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups
                         rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
-                        for g in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}")]  # of one case
+                        for g in ("[A-Z0-9]{4,6}", "[a-z0-9]{4,5}")]  # of one case
                        + [r"[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2}"])  # three of five capitals: a game's
-GROUPED = Lazy(r"(?<![\w-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
-               + _KEY_GROUPS + r")(?![\w-])")
+# ... and groups of one length each mixing letters and digits, two or more (`K7QP-M2XD-9RTW`,
+# `qz7w-4nd8`): random by their form where half change between letters and digits twice or more
+# (not names' `es2020-node18`, `h264-aac1`) and a letter is past hex's (see mixed_groups).
+_MIXED_GROUP = r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{%d}"
+_MIXED_GROUPS = "|".join(rf"(?i:{_MIXED_GROUP % n}(?:-{_MIXED_GROUP % n})+)" for n in (4, 5, 6))
+GROUPED = Lazy(r"(?<![A-Za-z0-9_-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}"
+               r"|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
+               + _KEY_GROUPS + "|" + _MIXED_GROUPS + r")(?![A-Za-z0-9_-])")  # glued to CJK too
 # ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
 # both generated (letters and digits); or three or more parts joined by dots, each of two
 # character classes (`iyCu4msZ.NCmlsSyg.ZhzTWsNw`; not `React.useState`, a name's words).
@@ -1653,7 +1749,7 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
 PASSWORD_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "passphrase"})
 # What gives a quoted phrase as a password's value: the word alone, a colon or `=`, a copula or
 # "set to" ending the words between ("the passphrase is '...'"; not "the hint reads '...'").
-PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=]|(?<!\w)(?:" + _IS + r"|set to|changed to|to)(?!\w))\s*$")
+PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=—–]|(?<!\w)(?:" + _IS + r"|set to|changed to|to)(?!\w))\s*$")
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 PASSWORD_KEY = Lazy(r"(?:[\w.-]*[_. -])?(?:password|passwd|passphrase|pwd|secret)")  # a row's
 VALUE_HEADER = Lazy(r"values?|wert|valeur|valor|值|内容|値|setting|default|example")  # its column
@@ -3171,6 +3267,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 return found
     lowered = folded_lower(text)
     found += named_secrets(text, lowered)
+    if text.count(" ") >= 11:
+        found += apart([SecretHit("seed_phrase", m.start(1), m.end(1), False)
+                        for m in SEED_RUN.finditer(text) if seed_run(m.group(1))], found)
     if "|" in text and PASSWORD_HEADER.search(lowered):
         found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
@@ -3196,7 +3295,12 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 # pldx hsoe`, a licence's `DMRQR-HSPML-RRUNE`), not words ("make sure that your"),
                 # nor a name's dashed abbreviations (`dflt-rgnl-prmry-bkup`).
                 grouped_letters = joined.isalpha() and (" " in match.group() or joined.isupper())
-                if (credential_shaped(joined) or grouped_letters and few_vowels(joined)
+                # Digits in five groups or more, a vendor's prefix before them, are a serial's;
+                # groups mixing letters and digits are random (_MIXED_GROUPS).
+                groups = match.group()
+                serial = groups.count("-") >= 4 and bool(re.fullmatch(r"[A-Z]*\d+", joined)) \
+                    or bool(re.fullmatch(_MIXED_GROUPS, groups)) and mixed_groups(groups)
+                if (credential_shaped(joined) or serial or grouped_letters and few_vowels(joined)
                         and shannon(joined) >= MIN_ENTROPY) \
                         and (shape is PAIRED or key_groups(match.group())) \
                         and not harmless_context(text, match.start(), match.end(), joined):
@@ -3478,7 +3582,10 @@ def key_groups(value: str) -> bool:
     letters = [g for g in groups if len(g) >= 4 and not DIGIT.search(g)]
     odd = [g for g in letters if g.isupper() and ODD_GROUP.search(g)]
     wordy = len(letters) - (len(odd) if len(odd) >= 2 else 0)  # one is an acronym (`onnx`)
-    return "-" not in value or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix too
+    # Four capital groups of one length, a digit among them: a key's (`765AF-XIRCN-ZVDV4-CEKOH`).
+    uniform = len(groups) >= 4 and len({len(g) for g in groups}) == 1 and value.isupper() \
+        and bool(DIGIT.search(value))
+    return "-" not in value or uniform or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix
 
 
 def few_vowels(value: str) -> bool:
@@ -3597,6 +3704,23 @@ def signed_random(value: str) -> bool:
 
 def overlaps(found: list[SecretHit], start: int, end: int) -> bool:
     return any(f.start < end and start < f.end for f in found)
+
+
+def mixed_groups(value: str) -> bool:
+    """Whether dashed groups change between letters and digits twice or more in half of them,
+    with a letter past hex's (not code points' `02BD-02C5`)."""
+    groups = value.split("-")
+    changing = sum(len(re.findall(r"[A-Za-z]+|\d+", group)) >= 3 for group in groups)
+    return bool(re.search("[g-zG-Z]", value)) and 2 * changing >= len(groups)
+
+
+def seed_run(value: str) -> bool:
+    """Whether words unnamed read as a recovery phrase (SEED_RUN): few of three letters, as
+    `credible` asks of a named one, and at most one plural's `s` (29 of BIP39's 2,048 words end
+    so; a list of tables or a sentence's verbs and nouns end so more often)."""
+    words = value.replace(",", " ").split()
+    return credible(value, "seed", value) \
+        and sum(word.endswith("s") and not word.endswith("ss") for word in words) <= 1
 
 
 def apart(hits: list[SecretHit], found: list[SecretHit]) -> list[SecretHit]:

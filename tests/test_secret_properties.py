@@ -775,7 +775,8 @@ CLASSES = [
     _row("unlock-phrase-quoted", 'The vault unlock phrase is "purple heron eats 9 figs" (spaces too).',
          "purple heron eats 9 figs", frame="{s}"),
     _row("terraform-default", 'variable "db_password" {\n  type    = string\n  default = "Harbor-Otter72"\n}',
-         "Harbor-Otter72", frame="{s}"),    # From secret53 (a blind list): a password in another alphabet or in kana, with a digit; a
+         "Harbor-Otter72", frame="{s}"),
+    # From secret53 (a blind list): a password in another alphabet or in kana, with a digit; a
     # SIM's PUK; a lock's combination; a wallet's recovery phrase
     # wrapped; a licence key whose groups are mostly letters no word has.
     _row("password-cyrillic", "пароль от роутера — Ласточка_2231, не меняй его", "Ласточка_2231", frame="{s}"),
@@ -818,6 +819,48 @@ CLASSES = [
     _row("signs-holding-a-format", "rUgd5&z!k#8%d$2LGNvXtY>!!D4ZLS$#VD~4b2csRArWP",
          "rUgd5&z!k#8%d$2LGNvXtY>!!D4ZLS$#VD~4b2csRArWP"),
     _row("seed-portuguese", f"as palavras de recuperação da carteira são {_SEED}, sempre offline", _SEED,
+         frame="{s}"),
+    # From secret57 and secret58 (blind lists; the values here are new): a code's word in another
+    # language before what it opens, a genitive or a long clause between a PIN and its number;
+    # backup codes named in more languages, hyphenated or listed; a number in groups after any
+    # code's word; a recovery phrase after a bare "seed" or unnamed; serials and keys in groups.
+    _row("code-of-a-safe-spanish", "el código de la caja fuerte del almacén es 304918, no lo cambies", "304918",
+         frame="{s}"),
+    _row("code-of-an-intercom-russian", "Код домофона в офисе: 58213, не забудь", "58213", frame="{s}"),
+    _row("code-of-a-safe-polish", "kod do sejfu w magazynie to 61724, nigdy nie zapisuj", "61724", frame="{s}"),
+    _row("pin-after-a-long-clause", "the SIM PIN for the spare LTE router in rack 4 is 7302; keep it offline",
+         "7302", frame="{s}"),
+    _row("pin-before-nanode", "ロッカーの暗証番号は5821なので、なくさないで。", "5821", frame="{s}"),
+    _row("pin-arabic-clause", "رمز PIN لجهاز الاختبار هو 6142 لا تشاركه", "6142", frame="{s}"),
+    _row("pin-genitive-ukrainian", "PIN-код тестової SIM-картки — 9305, нікому", "9305", frame="{s}"),
+    _row("pincode-dutch", "de pincode van de testtelefoon is 482913.", "482913", frame="{s}"),
+    _row("keypad-code-changed-to", "the lab keypad code changed to *4821 yesterday", "*4821", frame="{s}"),
+    _row("padlock-combination-commas", "the bike padlock is 12, 40, 27 — spin twice", "12, 40, 27", frame="{s}"),
+    _row("backup-code-hyphenated", "Der Backup-Code für das Testkonto ist 5820 1937 – einmalig.", "5820 1937",
+         frame="{s}"),
+    _row("backup-code-russian", "Резервный код для входа — k4m2-9xq7, только на крайний случай", "k4m2-9xq7",
+         frame="{s}"),
+    _row("backup-codes-listed", "Los códigos de respaldo son 4821-9930 y 5512-0384.", "5512-0384", frame="{s}"),
+    _row("grouped-code-indonesian", "Kode cadangan akun saya 518 204 937, jangan disimpan.", "518 204 937",
+         frame="{s}"),
+    _row("grouped-code-japanese", "バックアップコード「6130-2284-9071」を保管して", "6130-2284-9071", frame="{s}"),
+    _row("seed-japanese-name", f"復元フレーズは「{_SEED}」です。", _SEED, frame="{s}"),
+    _row("seed-bare-colon", f"seed: {_SEED}", _SEED, frame="{s}"),
+    _row("seed-unnamed-after-a-colon", f"Cüzdan kelimeleri şunlar: {_SEED}", _SEED, frame="{s}"),
+    _row("serial-digit-groups", "la licencia es 6120-4418-2093-7765-3301 en el equipo", "6120-4418-2093-7765-3301",
+         frame="{s}"),
+    _row("serial-prefix-digit-groups", "제품 키는 HQX-3381-0472-9915-6620입니다.", "HQX-3381-0472-9915-6620",
+         frame="{s}"),
+    _row("licence-six-capitals-glued", "ライセンスキーはPRTKCF-HDUVXB-QMZWRE-F3E4DH-TXUFB8です。",
+         "PRTKCF-HDUVXB-QMZWRE-F3E4DH-TXUFB8", frame="{s}"),
+    _row("licence-uniform-groups", "ключ активации — 48QFE-WRTAN-ZPX4K-LOMEC, на один ПК", "48QFE-WRTAN-ZPX4K-LOMEC",
+         frame="{s}"),
+    _row("mixed-groups-unnamed", "the spare login uses K2PW-9QXR-M4TZ from now on", "K2PW-9QXR-M4TZ", frame="{s}"),
+    _row("password-han", "数据库密码是 熊猫7731Xy!，别外传。", "熊猫7731Xy!", frame="{s}"),
+    _row("password-bulgarian-definite", "паролата за сървъра е Звезда_4417 и не се сменя", "Звезда_4417", frame="{s}"),
+    _row("password-bengali", 'রাউটারের পাসওয়ার্ড হলো "নদী4471#"', "নদী4471#", frame="{s}"),
+    _row("passphrase-after-a-dash", "Парольная фраза для ключа — «серый волк 9 ест»", "серый волк 9 ест", frame="{s}"),
+    _row("passphrase-its", "the gpg passphrase — it's `Maple-Comet-Bridge-27`", "Maple-Comet-Bridge-27",
          frame="{s}"),
 ]
 

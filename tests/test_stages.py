@@ -541,6 +541,27 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
                  'single day".', id="phrase-of-words-after-a-short-word"),
     pytest.param("The job reads the secret from Vault and connects to localhost:5432 every night.",
                  id="port-after-a-secret-word"),
+    # Beside the rules from secret57 and secret58: words and numbers beside a backup's, a code's or a
+    # seed's word that are none; lists of nouns; code points; names with versions.
+    pytest.param("Keep 7 backup copies; the backup code path runs at 0300.", id="backup-code-path"),
+    pytest.param("Recovery codes are 10 characters long and expire after 2024 days.", id="recovery-code-policy"),
+    pytest.param("El código postal de la oficina es 1000-001.", id="postal-code"),
+    pytest.param("The area code 212 555 1234 is the help desk's.", id="area-code-phone"),
+    pytest.param("Use the error code 1001-2002-3003 table for retries.", id="error-code-groups"),
+    pytest.param("暗証番号は1234のような連番を避けてください。", id="pin-as-an-example"),
+    pytest.param("The PIN lockout is 1800 and the PIN length is 6.", id="pin-settings"),
+    pytest.param("The password minimum length was changed to 12 characters.", id="password-length-changed-to"),
+    pytest.param("random seed is fixed: every run draws same batch order across all eight worker nodes today",
+                 id="seed-then-prose"),
+    pytest.param("seed data: users roles orders items carts coupons reviews ratings tags brands stores vendors",
+                 id="seed-data-tables"),
+    pytest.param("Steps: stop writer, drain queue, snapshot volume, mount replica, verify checksum, replay journal, "
+                 "rotate keys, start writer", id="comma-list-of-pairs"),
+    pytest.param("Overlays (coral, salmon, peach, mauve, lavender, lilac, olive, khaki, burgundy, maroon, wine, navy, "
+                 "midnight, cream)", id="comma-list-of-colours"),
+    pytest.param("unicode-range: U+0100-02BA, U+02BD-02C5, U+02C7-02CC", id="code-point-ranges"),
+    pytest.param("Target es2020-node18 and the h264-aac1 profile always.", id="names-with-versions"),
+    pytest.param("The code has 120 300 lines and versionCode 20240115 must grow.", id="code-counts"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
