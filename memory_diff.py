@@ -987,6 +987,14 @@ _NOT_CODE_AFTER = (r"(?![ \t]+(?:postal|پستی|بريدي|البريدي|de er
 # two of four or five; not two years (`2024-2025`).
 _CODE_DIGITS = (r"(?!(?:19|20)\d\d(?:[ -](?:19|20)\d\d|[01]\d[0-3]\d)(?!\d))"
                 r"(\d{3,5}(?:[ -]\d{3,5}){2,5}|\d{4,5}[ -]\d{4,5}|\d{8,10})(?![\w-]|[ -]\d)")
+# A number in groups after a code's word, in any language ("Kode cadangan Authy saya 382 911
+# 074", "کد بازیابی ... 719 204 886 است"): a backup code, a licence's serial. The number is
+# found first (it is rare; a character no word holds opens the pattern, quick to look for), then
+# the word in the 60 characters before it.
+CODE_NUMBER = Lazy(r"[^\w-]" + _CODE_DIGITS)
+CODE_WORD_BEFORE = Lazy(r"(?i)(?:" + _NOT_CODE + r"(?<![^\W\d_])(?:" + _CODE_STEMS
+                        + r")[^\W\d_]{0,3}(?![^\W\d_])|" + _CODE_CJK + ")" + _NOT_CODE_AFTER
+                        + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\Z")
 # A group of a recovery code: capitals and digits, or small letters with a digit.
 _CODE_GROUP = r"(?:[A-Z0-9]{4,}|(?=[a-z]*\d)[a-z0-9]{4,})"
 _CODE_GROUPS = _CODE_GROUP + r"(?:[ -]" + _CODE_GROUP + r")*"  # ... and a list of them
@@ -1014,12 +1022,15 @@ _NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|be
                    "down|further|too|out|per|via|yet")
 _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
 # A recovery phrase by its form, whatever names it: 12, 15, 18, 21 or 24 such words in small
-# letters, spaced (commas part a list's), after a colon, a quote, a bracket, a dash or "is", and
-# no word after them.
+# letters, spaced (commas part a list's), no word after them, and before them (SEED_LEAD) a
+# colon, a quote, a bracket, a dash or "is". The pattern opens with the character before the
+# words and a plain look at twelve of them: quick to rule a place out.
 _SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
-SEED_RUN = Lazy(r"(?:[:=：—–\"'`“„「«(（]|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono)"
-                r"(?![^\W\d_]))[ \t]*(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
+SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8}){11})"
+                r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
                 r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-]| +[A-Za-z])")
+SEED_LEAD = Lazy(r"(?:[:=：—–\"'`“„「«(（]|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono)"
+                 r"(?![^\W\d_]))[ \t]*\Z")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -1422,13 +1433,6 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?=(?:[A-Z]+[ -])*[A-Za-z]*\d)(?=[A-Za-z0-9]{8}|[A-Za-z0-9]{4,}[ -]" + _CODE_GROUP + ")"
      r"(" + _CODE_GROUPS + r"(?:(?:[,、] *| +(?:and|or|y|o|und|oder|et|ou|e|i|a|en|of|ve|и|или|lub)"
      r" +|[和及或])" + _CODE_GROUPS + r")*)(?![\w-])", "position"),
-    # A number in groups after a code's word, in any language ("Kode cadangan Authy saya 382 911
-    # 074", "کد بازیابی ... 719 204 886 است"): a backup code, a licence's serial.
-    ("grouped_code", _CODE_STEMS + "|" + _CODE_CJK,
-     r"(?i)(?:" + _NOT_CODE + r"(?<![^\W\d_])(?:" + _CODE_STEMS + r")[^\W\d_]{0,3}(?![^\W\d_])|"
-     + _CODE_CJK + ")"
-     + _NOT_CODE_AFTER + r"[^\n.!?0-9\"{}\[\];]{0,40}?(?<![\w-])[\"'`「«(]?" + _CODE_DIGITS,
-     "position"),
     # An app password as Google prints it, four groups of four letters, after a password word
     # (an option's too: `-smtp-password`) or in postfix's `sasl_passwd` (`[host]:587 user:pass
     # word`): letters that are no words.
@@ -1675,7 +1679,9 @@ _KEY_GROUPS = "|".join([rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a pre
 # `qz7w-4nd8`): random by their form where half change between letters and digits twice or more
 # (not names' `es2020-node18`, `h264-aac1`) and a letter is past hex's (see mixed_groups).
 _MIXED_GROUP = r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{%d}"
-_MIXED_GROUPS = "|".join(rf"(?i:{_MIXED_GROUP % n}(?:-{_MIXED_GROUP % n})+)" for n in (4, 5, 6))
+_MIXED_GROUPS = (r"(?=[A-Za-z0-9]{4,6}-[A-Za-z0-9])(?:"  # a quick look first
+                 + "|".join(rf"(?i:{_MIXED_GROUP % n}(?:-{_MIXED_GROUP % n})+)" for n in (4, 5, 6))
+                 + ")")
 GROUPED = Lazy(r"(?<![A-Za-z0-9_-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}"
                r"|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
                + _KEY_GROUPS + "|" + _MIXED_GROUPS + r")(?![A-Za-z0-9_-])")  # glued to CJK too
@@ -3269,7 +3275,11 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     found += named_secrets(text, lowered)
     if text.count(" ") >= 11:
         found += apart([SecretHit("seed_phrase", m.start(1), m.end(1), False)
-                        for m in SEED_RUN.finditer(text) if seed_run(m.group(1))], found)
+                        for m in SEED_RUN.finditer(text) if seed_run(m.group(1))
+                        and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))], found)
+    found += apart([SecretHit("grouped_code", m.start(1), m.end(1), False)
+                    for m in CODE_NUMBER.finditer(text)
+                    if CODE_WORD_BEFORE.search(text, max(0, m.start() - 60), m.start())], found)
     if "|" in text and PASSWORD_HEADER.search(lowered):
         found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
