@@ -808,7 +808,7 @@ _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alt
 _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
-       "คือ|adalah|ialah|არის|է|е|є|হলো|হল|ni|it's|it’s|that's")
+       "คือ|adalah|ialah|არის|է|е|є|হলো|হল|it's|it’s|that's")
 _COPULAS = (_IS + "|stays|stayed|remains|remained|holds|held|bleibt|reste|sigue|to|—|"
             "(?:changed|set|reset|updated|rotated) to|" + _CHANGED_TO)
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
@@ -920,14 +920,30 @@ _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?(?:-?(?:[Cc]ode|
 # A lock's words, by which a combination is a lock's, not options' ("the combination is 8 16 32").
 _LOCKS = ("safe|lock|locker|padlock|vault|cassaforte|lucchetto|armadietto|coffre|cadenas|casier|"
           "tresor|schloss|spind|caja fuerte|candado|taquilla|cofre|cadeado|armário|сейф|замок")
+_PADLOCKS = "padlock|locker|cadenas|candado|lucchetto|cadeado|kłódk|vorhängeschloss|zahlenschloss"
 # Not an alarm's, an installer's or a master code: a fault's, an exit status, a branch's as often.
 _ACCESS_WORDS = "door|gate|garage|disarm|duress|keypad|safe"
-# ... or a code's word in another language before the thing it opens ("el código de la caja
-# fuerte", "kod do sejfu", "Код от домофона"), and a PIN code's (Dutch "pincode").
-_CODE_WORDS = "código|codice|kod|код|kód|kode|koodi|pincode|pinkode|رمز"
-_OPENED = (_LOCKS + "|door|gate|garage|keypad|puerta|portón|portail|cancello|tür|deur|drzwi|двер"
+# A code's word in languages other than English (whose "code" is a program's), a stem that
+# inflects ("kodu", "кодът"), and what makes it no secret's after it: a postal, error, country,
+# status or bar code, a product's or a promotion's.
+_CODE_WORDS = ("código|codic|kod|код|кôд|kód|kode|koodi|κωδικ|קוד|کد|رمز|कोड|কোড|குறியீடு|კოდ|կոդ|"
+               "mã|รหัส")
+_NOT_CODE_AFTER = (r"(?![ \t]+(?:postal|پستی|بريدي|البريدي|de error|d'erreur|di errore|de erro|"
+                   r"pocztowy|ошибки|ошибок|помилки|de área|de país|del país|regional|de barras|"
+                   r"a barre|qr|promo\w*|fiscal|de produto|de producto|du produit|del prodotto|"
+                   r"iata|iso|sql|http|de estado|d'état|di stato|de status|kesalahan|hatası|lỗi|"
+                   r"bưu chính|đơn hàng|sản phẩm|trạng thái))")
+# ... and before it, where a language puts the kind first (Turkish "hata kodu", "posta kodu").
+_NOT_CODE_BEFORE = "".join(f"(?<!(?i:{word}) )" for word in ("hata", "posta", "ürün", "durum", "ülke"))
+_CODE_WORD = (_NOT_CODE_BEFORE + r"(?<![^\W\d_])(?i:" + _CODE_WORDS + r")[^\W\d_]{0,3}(?![^\W\d_])"
+              + _NOT_CODE_AFTER)
+# ... before the thing it opens ("el código de la caja fuerte", "kod do sejfu", "Код от
+# домофона"), inflected too; and a PIN code's, Dutch "de pincode" (India's "pincode" is a postal
+# code).
+_OPENED = (_LOCKS + "|door|gate(?!way)|garage|keypad|puerta|portón|portail|cancello|tür|deur"
+           "|drzwi|двер"
            "|brama|garaje|garagem|гараж|домофон|intercom|interphone|citofono|interfono|domofon"
-           "|sejf|kluis|trezor|sim(?![^\W\d_])|telefoon|telefon|телефон|teléfono|téléphone|telefono"
+           r"|sejf|kluis|trezor|sim(?![^\W\d_])|telefoon|telefon|телефон|teléfono|téléphone|telefono"
            "|brán|kapı|kilit|kilid|ajtó|kapu|dörr|dør|portão|portone|tarjeta|karty|картк|карт|card")
 _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
                 r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
@@ -935,8 +951,9 @@ _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS 
                 r"|(?i:combination|combinazione|combinaison|kombination|combinación|combinação)"
                 r"(?=[^\n.;:]{0,30}?(?<![A-Za-z])(?i:" + _LOCKS + r"))"  # "... for gym locker 12"
                 r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode)"
-                r"|(?<![A-Za-z])(?i:pincode|pinkode)"
-                r"|(?<![^\W\d_])(?i:" + _CODE_WORDS + r")(?=[^\n.;:]{0,40}?(?<![^\W\d_])(?i:"
+                r"|(?<![A-Za-z])(?i:pinkode)"
+                r"|(?<=\b(?:de|je) )pincode|(?<=\b(?:mijn|jouw|onze) )pincode"
+                r"|" + _CODE_WORD + r"(?=[^\n.;:]{0,40}?(?<![^\W\d_])(?i:"
                 + _OPENED + r")[^\W\d_]{0,3}(?![^\W\d_])))"  # inflected: "sejfu", "домофона"
                 r"(?![a-z])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
@@ -946,13 +963,13 @@ _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
 _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
 # What joins a number to the name of what it opens: a copula, "as" or a colon, right after the
-# name or after a clause saying whose it is ("the PIN for the lobby kiosk is", up to eight words;
+# name or after a clause saying whose it is ("the PIN for the lobby kiosk is", up to six words;
 # in another script any words, a genitive: "Код домофона:"), not after another noun in Latin
 # letters ("the PIN lockout is 1800": the lockout's); a PIN's name may also stand right before it.
 _DIGITS_JOIN = (r"(?:[ \t]+(?:for|of|on|to|at|in|de|di|do|da|del|della|dos|das|du|der|des|für|fürs|"
                 r"von|vom|zum|zur|pour|para|per|van|voor|w|we|k|ke|pro|в|во|у|na|на|для|от|"
                 r"لل?\S+|في|من)"
-                r"(?:[ \t]+[^\s\"{}\[\]:=,;]+){1,8}"
+                r"(?:[ \t]+[^\s\"{}\[\]:=,;]+){1,6}"
                 r"|(?:[ \t]+[^\s\"{}\[\]:=,;]*[^\x00-\x7f\s\"{}\[\]:=,;：，、。]"
                 r"[^\s\"{}\[\]:=,;]*){1,6})?"
                 r"(?: +(?:" + _COPULAS + r"|as) +|[ \t]*[:：][ \t]+| *[是为はがを는은를을가이] *)")
@@ -970,31 +987,6 @@ _COMBINATION = (r"[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3}|\d\d?(?:, \
                 r"(?![\w:/-])"
                 r"|[\"'`]?(\d(?:-\d){3,5})(?![\w:/-])")  # ... or four digits and more dashed
 _CODE_VALUE = r"(?:" + _PIN_VALUE + "|" + _COMBINATION + ")"
-# A code's word in many languages, and what makes it no secret's: a postal, area, error or bar
-# code, a promotion's (before it in English, after it elsewhere).
-_CODE_STEMS = ("cod|kod|код|кôд|kód|koodi|códig|codic|κωδικ|קוד|کد|رمز|कोड|কোড|குறியீடு|კოდ|կոդ|"
-               "mã|รหัส")
-_CODE_CJK = "コード|코드|码|碼"  # glued to the word before
-_NOT_CODE = "".join(f"(?<!{word} )" for word in (
-    "error", "exit", "status", "area", "country", "postal", "zip", "post", "http", "return",
-    "response", "fault", "promo", "coupon", "discount", "dial", "calling", "source", "bar", "qr",
-    "sort", "branch", "swift", "tax", "product", "item", "part", "order", "invite", "version"))
-_NOT_CODE_AFTER = (r"(?![ \t]+(?:postal|پستی|بريدي|البريدي|de error|d'erreur|di errore|de erro|"
-                   r"pocztowy|ошибки|помилки|de área|de país|del país|regional|de barras|a barre|"
-                   r"qr|promo\w*|fiscal|de produto|"
-                   r"de producto|du produit|del prodotto|iata|iso|sql|http|de estado|d'état))")
-# ... and its number in groups, three to five digits each (`5831-0942-7716`, `719 204 886`), or
-# two of four or five; not two years (`2024-2025`).
-_CODE_DIGITS = (r"(?!(?:19|20)\d\d(?:[ -](?:19|20)\d\d|[01]\d[0-3]\d)(?!\d))"
-                r"(\d{3,5}(?:[ -]\d{3,5}){2,5}|\d{4,5}[ -]\d{4,5}|\d{8,10})(?![\w-]|[ -]\d)")
-# A number in groups after a code's word, in any language ("Kode cadangan Authy saya 382 911
-# 074", "کد بازیابی ... 719 204 886 است"): a backup code, a licence's serial. The number is
-# found first (it is rare; a character no word holds opens the pattern, quick to look for), then
-# the word in the 60 characters before it.
-CODE_NUMBER = Lazy(r"[^\w-]" + _CODE_DIGITS)
-CODE_WORD_BEFORE = Lazy(r"(?i)(?:" + _NOT_CODE + r"(?<![^\W\d_])(?:" + _CODE_STEMS
-                        + r")[^\W\d_]{0,3}(?![^\W\d_])|" + _CODE_CJK + ")" + _NOT_CODE_AFTER
-                        + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\Z")
 # A group of a recovery code: capitals and digits, or small letters with a digit.
 _CODE_GROUP = r"(?:[A-Z0-9]{4,}|(?=[a-z]*\d)[a-z0-9]{4,})"
 _CODE_GROUPS = _CODE_GROUP + r"(?:[ -]" + _CODE_GROUP + r")*"  # ... and a list of them
@@ -1029,6 +1021,12 @@ _SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
 SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8}){11})"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
                 r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-]| +[A-Za-z])")
+# ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
+WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
+                   r"гаманц|"
+                   r"cüzdan|محفظ|वॉलेट|portefeuille|cartera|carteira|portafoglio|portfel|peněžen|"
+                   r"tárc|πορτοφόλ|钱包|錢包|ウォレット|지갑|\bví\b|dompet|plånbok|lommebok|"
+                   r"lompakko|portofel|novčanik|ארנק|کیف پول|กระเป๋า")
 SEED_LEAD = Lazy(r"(?:[:=：—–\"'`“„「«(（]|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono)"
                  r"(?![^\W\d_]))[ \t]*\Z")
 # Commands that take a password after an option, and the option: a command is named by its start
@@ -1091,10 +1089,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«(（]*("
      + _SEED_WORD
      + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
-    # ... and after a bare "seed" right before them ("seed: marble eager ..."), not a random one.
+    # ... and after a bare "seed" right before them, spaced ("seed: marble eager ..."), as an
+    # unnamed run is (seed_run), not a random one nor a database's ("seed: users, roles, ...").
     ("seed_phrase", "seed",
      r"(?i)(?<![a-z])(?<!random )(?<!test )seed(?: *[:=：—–] *| +is +)[\"'`“„「«(（]?(" + _SEED_WORD
-     + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
+     + r"(?: " + _SEED_WORD + r"){11,23})(?![\w-])", "seed_run"),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
     ("github_token", r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
@@ -1225,10 +1224,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # safe's); not "pin" in small letters otherwise, a verb as often.
     ("pin", "pin|puk|暗証番号|핀번호", _PIN_NAME + _PIN_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
     ("pin", _ACCESS_WORDS + "|combina|kombination|digicode|türcode|torcode|zugangscode|tresorcode|"
-     + _CODE_WORDS,
+     + _CODE_WORDS + "|pincode|pinkode",
      _ACCESS_CODE + _PIN_JOIN + _CODE_VALUE + _DIGITS_END, "position"),
-    # ... and a lock given its combination ("the gym padlock is 33, 30, 16"), not its number.
-    ("pin", _LOCKS, r"(?<![A-Za-z])(?i:" + _LOCKS + r")(?![a-z])" + _DIGITS_JOIN
+    # ... and a padlock or a locker given its combination ("the gym padlock is 33, 30, 16"), not
+    # its number, nor a program's lock or safe ("acquiring the lock: 5 10 20").
+    ("pin", _PADLOCKS, r"(?<![A-Za-z])(?i:" + _PADLOCKS + r")(?![a-z])" + _DIGITS_JOIN
      + "(?:" + _COMBINATION + ")" + _DIGITS_END, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
@@ -1389,11 +1389,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
         + " +" + _CHANGE_TO + " +",
         _PASSWORD_WORD + r"(?:" + _CLAUSE_ON + r",? +|[^\x00-\x7f\n。！？]{1,40}?[「『“]?|[「『“])"
         + _CHOSEN + _NO_VALUE_AFTER)],
-    # A Chinese password holding Han, a digit and a Latin letter or a sign ("密码是 春风2024@杭州").
+    # A Chinese password set off by a space after 密码是, holding Han, a digit and a sign ("密码是
+    # 春风2024@杭州"), not a rule about one ("密码规则为至少8位且含A-Z").
     ("generic_secret", "密码|密碼|口令",
-     r"(?:密码|密碼|口令)[^\s，。！？；,.!?;]{0,10}?(?:是|为|為|：|:)[ \t]*"
+     r"(?:密码|密碼|口令)(?:是|为|為|：|:)[ \t]+"
      r"(?=[^\s，。！？；、,;]*[\u3400-\u9fff])(?=[^\s，。！？；、,;]*\d)"
-     r"(?=[^\s，。！？；、,;]*[A-Za-z!#$%&*@^~])([^\s，。！？；、,;]{6,40})", "position"),
+     r"(?=[^\s，。！？；、,;]*[!#$%&*@^~])([^\s，。！？；、,;]{6,40})", "position"),
     # ... and before its word ("Summer!24 for the dev passwords", "nimm Fussball07 als Passwort",
     # "把 xiaoming0815 设成了密码").
     *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)(?<![^\s(\"'`“「])" + shape
@@ -1429,7 +1430,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|(?:scratch|emergency|notfall)[ -]?codes?|codes? d'urgence|c[oó]digos? de emergencia"
      r"|mã (?:dự phòng|khôi phục)|رموز? الاسترداد|復原碼|恢復碼|備用碼"
      r"|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|リカバリーコード|復旧コード"
-     r"|백업 코드|복구 코드)[^\n.!?]{0,60}?(?:[:：—–] *| +|(?<=[是は는은]))[\"'`「«]?"
+     r"|백업 코드|복구 코드)[^\n.!?]{0,60}?(?:[:：—–] *| +|(?<=[是は는은])|(?=[\"'`「«]))[\"'`「«]?"
      r"(?=(?:[A-Z]+[ -])*[A-Za-z]*\d)(?=[A-Za-z0-9]{8}|[A-Za-z0-9]{4,}[ -]" + _CODE_GROUP + ")"
      r"(" + _CODE_GROUPS + r"(?:(?:[,、] *| +(?:and|or|y|o|und|oder|et|ou|e|i|a|en|of|ve|и|или|lub)"
      r" +|[和及或])" + _CODE_GROUPS + r")*)(?![\w-])", "position"),
@@ -1531,6 +1532,9 @@ _SIGNED_CHAR = r"[" + _SIGNED_CHARS + r"]"
 BRACKET_RUN = Lazy(_BRACKETS + "+")
 QUERY_KEY = Lazy(r"(?:^|&)[\w.-]+=")  # a query's name, before its value (signed runs)
 _CLOSER = r"[.;)>\]}|]"  # what ends a statement or a group: no token ends in one
+YEARISH = Lazy(r"19[5-9]\d|20[0-4]\d")
+# A data centre's or region's suffix (Mailchimp's `-us21`) is judged apart from the value before it.
+REGION_SUFFIX = Lazy(r"-[A-Za-z]{1,4}\d{0,3}\Z")
 SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
                     r"(?=[" + _SIGNED_JOINS + r"]*(?:[" + _SIGNED_SIGNS + r"]|" + _ONE_JOIN + r"|"
                     + _TWO_JOINS + r"))"
@@ -1670,21 +1674,22 @@ COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
 # abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes (six in
-# capitals: `KWF3EC-RDRATW-...`); digits in five groups or more a serial's (four: an order number).
+# digits in five groups or more a serial's (four: an order number).
 _KEY_GROUPS = "|".join([rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups
                         rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
-                        for g in ("[A-Z0-9]{4,6}", "[a-z0-9]{4,5}")]  # of one case
+                        for g in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}")]  # of one case
                        + [r"[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2}"])  # three of five capitals: a game's
 # ... and groups of one length each mixing letters and digits, two or more (`K7QP-M2XD-9RTW`,
-# `qz7w-4nd8`): random by their form where half change between letters and digits twice or more
-# (not names' `es2020-node18`, `h264-aac1`) and a letter is past hex's (see mixed_groups).
+# `qz7w-4nd8`), where half change between letters and digits twice or more (not names'
+# `es2020-node18`, `h264-aac1`) and a letter is past hex's (mixed_groups): a code's value, after
+# its word (CODE_NUMBER), as pods' and sizes' names take the same form (`web01-7d9f8-x2k4p`).
 _MIXED_GROUP = r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{%d}"
 _MIXED_GROUPS = (r"(?=[A-Za-z0-9]{4,6}-[A-Za-z0-9])(?:"  # a quick look first
                  + "|".join(rf"(?i:{_MIXED_GROUP % n}(?:-{_MIXED_GROUP % n})+)" for n in (4, 5, 6))
                  + ")")
 GROUPED = Lazy(r"(?<![A-Za-z0-9_-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,}"
                r"|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,}|"
-               + _KEY_GROUPS + "|" + _MIXED_GROUPS + r")(?![A-Za-z0-9_-])")  # glued to CJK too
+               + _KEY_GROUPS + r")(?![A-Za-z0-9_-])")  # glued to CJK too
 # ... and a key's two halves joined by a colon (`id:secret`, as bundler and basic auth hold them),
 # both generated (letters and digits); or three or more parts joined by dots, each of two
 # character classes (`iyCu4msZ.NCmlsSyg.ZhzTWsNw`; not `React.useState`, a name's words).
@@ -1694,6 +1699,14 @@ PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:"
               r"(?=[a-zA-Z_-]*\d)(?=[\d_-]*[a-zA-Z])"
               r"[A-Za-z0-9_-]{8,}(?![\w:/@-])|"
               r"(?<![\w:/.@-])" + _MIXED_PART + r"(?:\." + _MIXED_PART + r"){2,}(?![\w/@-]|\.\w)")
+# A number in dashed groups of one length after a code's word in any language but English
+# ("Резервни кôд ... је 5831-0942-7716"; not a list of numbers, a phone's or a ZIP+4), or groups
+# mixing letters and digits ("Код відновлення: K7QP-M2XD-9RTW"): a backup code, a licence's
+# serial. The value is found first (rare; a character no word holds opens its pattern, quick to
+# look for), then the code's word in the 60 characters before it (CODE_WORD_BEFORE).
+CODE_NUMBER = Lazy(r"[^\w-]((?!(?:19|20)\d\d-(?:19|20)\d\d(?!\d))\d{3,5}(?:-\d{3,5}){1,5}|"
+                   + _MIXED_GROUPS + r")(?![\w-])")
+CODE_WORD_BEFORE = Lazy(_CODE_WORD + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\Z")
 # Each rejoined shape, and the characters that join its parts.
 REJOINED = ((GROUPED, str.maketrans("", "", " -")), (PAIRED, str.maketrans("", "", ":.")))
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
@@ -3273,13 +3286,13 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 return found
     lowered = folded_lower(text)
     found += named_secrets(text, lowered)
-    if text.count(" ") >= 11:
+    if text.count(" ") >= 11 and WALLET_WORD.search(lowered):
         found += apart([SecretHit("seed_phrase", m.start(1), m.end(1), False)
                         for m in SEED_RUN.finditer(text) if seed_run(m.group(1))
                         and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))], found)
     found += apart([SecretHit("grouped_code", m.start(1), m.end(1), False)
-                    for m in CODE_NUMBER.finditer(text)
-                    if CODE_WORD_BEFORE.search(text, max(0, m.start() - 60), m.start())], found)
+                    for m in CODE_NUMBER.finditer(text) if code_value(m.group(1))
+                    and CODE_WORD_BEFORE.search(text, max(0, m.start(1) - 60), m.start(1))], found)
     if "|" in text and PASSWORD_HEADER.search(lowered):
         found += table_passwords(text)
     if len(text) >= RANDOM_MIN:
@@ -3294,7 +3307,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
         for start, end in (span for signed in SIGNED_TOKEN.finditer(text)
                            for span in query_values(signed)):
-            if signed_password(text[start:end]) and not overlaps(found, start, end) \
+            if signed_password(REGION_SUFFIX.sub("", text[start:end])) \
+                    and not overlaps(found, start, end) \
                     and not harmless_context(text, start, end, text[start:end]):
                 found.append(SecretHit(RANDOM_KIND, start, end, False))
         found += [hit for hit, harmless in wrapped if not harmless]
@@ -3305,11 +3319,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 # pldx hsoe`, a licence's `DMRQR-HSPML-RRUNE`), not words ("make sure that your"),
                 # nor a name's dashed abbreviations (`dflt-rgnl-prmry-bkup`).
                 grouped_letters = joined.isalpha() and (" " in match.group() or joined.isupper())
-                # Digits in five groups or more, a vendor's prefix before them, are a serial's;
-                # groups mixing letters and digits are random (_MIXED_GROUPS).
-                groups = match.group()
-                serial = groups.count("-") >= 4 and bool(re.fullmatch(r"[A-Z]*\d+", joined)) \
-                    or bool(re.fullmatch(_MIXED_GROUPS, groups)) and mixed_groups(groups)
+                serial = match.group().count("-") >= 4 and digit_serial(match.group())
                 if (credential_shaped(joined) or serial or grouped_letters and few_vowels(joined)
                         and shannon(joined) >= MIN_ENTROPY) \
                         and (shape is PAIRED or key_groups(match.group())) \
@@ -3483,6 +3493,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
+    if check == "seed_run":
+        return seed_run(value)
     if check == "seed":  # BIP39's words of three letters are few: a run of them is code's
         words = re.findall(r"[a-z]+", value.lower())  # (`mov add sub mul div ...`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)
@@ -3592,8 +3604,8 @@ def key_groups(value: str) -> bool:
     letters = [g for g in groups if len(g) >= 4 and not DIGIT.search(g)]
     odd = [g for g in letters if g.isupper() and ODD_GROUP.search(g)]
     wordy = len(letters) - (len(odd) if len(odd) >= 2 else 0)  # one is an acronym (`onnx`)
-    # Four capital groups of one length, a digit among them: a key's (`765AF-XIRCN-ZVDV4-CEKOH`).
-    uniform = len(groups) >= 4 and len({len(g) for g in groups}) == 1 and value.isupper() \
+    # Four capital groups of five, a digit among them: a key's (`765AF-XIRCN-ZVDV4-CEKOH`).
+    uniform = len(groups) >= 4 and {len(g) for g in groups} == {5} and value.isupper() \
         and bool(DIGIT.search(value))
     return "-" not in value or uniform or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix
 
@@ -3714,6 +3726,24 @@ def signed_random(value: str) -> bool:
 
 def overlaps(found: list[SecretHit], start: int, end: int) -> bool:
     return any(f.start < end and start < f.end for f in found)
+
+
+def code_value(value: str) -> bool:
+    """Whether a value after a code's word (CODE_NUMBER) is a code's: digits in groups of one
+    length, or groups mixing letters and digits as random ones do (mixed_groups)."""
+    groups = value.split("-")
+    if value.replace("-", "").isdigit():
+        return len({len(group) for group in groups}) == 1
+    return mixed_groups(value)
+
+
+def digit_serial(value: str) -> bool:
+    """Whether dashed groups of digits, a vendor's letters before them, are a serial's: none a
+    year, a counter's (`0007`) or a round number (`2000`), as in a lot's or a step's number."""
+    groups = value.split("-")
+    digits = groups[1:] if groups[0].isalpha() else groups
+    return all(group.isdigit() and not YEARISH.fullmatch(group) and not group.startswith("00")
+               and not group.endswith("00") for group in digits)
 
 
 def mixed_groups(value: str) -> bool:

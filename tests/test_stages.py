@@ -562,6 +562,26 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("unicode-range: U+0100-02BA, U+02BD-02C5, U+02C7-02CC", id="code-point-ranges"),
     pytest.param("Target es2020-node18 and the h264-aac1 profile always.", id="names-with-versions"),
     pytest.param("The code has 120 300 lines and versionCode 20240115 must grow.", id="code-counts"),
+    # From a review aimed at those rules' edges: a program's code, an error's or a country's
+    # code, pods, lots, steps, colours and encodings in groups, a password's rule in Chinese,
+    # twelve words with no wallet, a program's lock, India's pincode, a heading's anchor.
+    pytest.param("The code binds ports 3000 3001 8080 in dev.", id="program-code-and-ports"),
+    pytest.param("错误码 4001 4002 4003 表示参数错误。", id="error-codes-zh"),
+    pytest.param("Hata kodu 4101-4102 ise yeniden dene.", id="error-code-tr"),
+    pytest.param("Код ошибки домофона: 4012 — перезапусти шлюз.", id="error-code-of-an-intercom"),
+    pytest.param("El código de error del gateway es 5003.", id="error-code-of-a-gateway"),
+    pytest.param("Pods are named web01-7d9f8-x2k4p and web01-6c4b9-tz8qk.", id="pod-names"),
+    pytest.param("Lot numbers look like LOT-2024-0412-0007-0013 on the label.", id="lot-number"),
+    pytest.param("Backoff steps: 1000-2000-3000-4000-5000 ms.", id="backoff-steps"),
+    pytest.param("The palette C0FFEE-BADA55-DECADE-FACADE is for tests.", id="hex-colours"),
+    pytest.param("Encodings UTF8-SJIS-EUCJ-BIG5 are supported.", id="encodings"),
+    pytest.param("密码规则为至少8位且含A-Z。", id="password-rule-zh"),
+    pytest.param("密码是否过期由checkExpiry2函数判断。", id="password-check-zh"),
+    pytest.param("Log levels: trace debug info notice warning error critical alert emergency audit fatal panic",
+                 id="twelve-log-levels"),
+    pytest.param("Retry acquiring the lock: 5 10 20 40 ms apart.", id="program-lock-delays"),
+    pytest.param("The test pincode is 560001 for the Bangalore office.", id="india-pincode"),
+    pytest.param("[First - Strategic Thinking (`lvl1`)](#first---strategic-thinking-lvl1)", id="heading-anchor"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
