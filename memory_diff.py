@@ -934,7 +934,8 @@ _NOT_CODE_AFTER = (r"(?![ \t]+(?:postal|پستی|بريدي|البريدي|de er
                    r"iata|iso|sql|http|de estado|d'état|di stato|de status|kesalahan|hatası|lỗi|"
                    r"bưu chính|đơn hàng|sản phẩm|trạng thái))")
 # ... and before it, where a language puts the kind first (Turkish "hata kodu", "posta kodu").
-_NOT_CODE_BEFORE = "".join(f"(?<!(?i:{word}) )" for word in ("hata", "posta", "ürün", "durum", "ülke"))
+_NOT_CODE_BEFORE = "".join(f"(?<!(?i:{kind}) )"
+                           for kind in ("hata", "posta", "ürün", "durum", "ülke"))
 _CODE_WORD = (_NOT_CODE_BEFORE + r"(?<![^\W\d_])(?i:" + _CODE_WORDS + r")[^\W\d_]{0,3}(?![^\W\d_])"
               + _NOT_CODE_AFTER)
 # ... before the thing it opens ("el código de la caja fuerte", "kod do sejfu", "Код от
@@ -943,7 +944,8 @@ _CODE_WORD = (_NOT_CODE_BEFORE + r"(?<![^\W\d_])(?i:" + _CODE_WORDS + r")[^\W\d_
 _OPENED = (_LOCKS + "|door|gate(?!way)|garage|keypad|puerta|portón|portail|cancello|tür|deur"
            "|drzwi|двер"
            "|brama|garaje|garagem|гараж|домофон|intercom|interphone|citofono|interfono|domofon"
-           r"|sejf|kluis|trezor|sim(?![^\W\d_])|telefoon|telefon|телефон|teléfono|téléphone|telefono"
+           r"|sejf|kluis|trezor|sim(?![^\W\d_])|telefoon|telefon|телефон|teléfono|téléphone"
+           "|telefono"
            "|brán|kapı|kilit|kilid|ajtó|kapu|dörr|dør|portão|portone|tarjeta|karty|картк|карт|card")
 _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
                 r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
@@ -3305,12 +3307,16 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 # A documentation's example (AWS's `...bPxRfiCYEXAMPLEKEY`), as for a named kind.
                 example = bool(EXAMPLE_SECRET.search(match.group()))
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
-        for start, end in (span for signed in SIGNED_TOKEN.finditer(text)
-                           for span in query_values(signed)):
+        signed_runs = list(SIGNED_TOKEN.finditer(text))
+        for start, end in (span for signed in signed_runs for span in query_values(signed)):
             if signed_password(REGION_SUFFIX.sub("", text[start:end])) \
                     and not overlaps(found, start, end) \
                     and not harmless_context(text, start, end, text[start:end]):
                 found.append(SecretHit(RANDOM_KIND, start, end, False))
+        # A credential is withheld whole: a signed run holding a finding is all of it, as a named
+        # rule's value may end at a `;` or `!` a generator put inside it (the rest would be a
+        # sentence of its own once split there).
+        found += whole_runs(signed_runs, found)
         found += [hit for hit, harmless in wrapped if not harmless]
         for shape, joins in REJOINED:
             for match in shape.finditer(text):
@@ -3722,6 +3728,16 @@ def named_pair(token: str) -> bool:
 def signed_random(value: str) -> bool:
     """Whether a signed value (SIGNED_TOKEN) is generated: its letters and digits read as a name."""
     return looks_random(SIGNS.sub("", value), words=True, least=SIGNED_MIN, joined=True)
+
+
+def whole_runs(runs: list[re.Match[str]], found: list[SecretHit]) -> list[SecretHit]:
+    """Each run holding a finding, as a finding of the first one's kind (a value withheld whole)."""
+    hits = []
+    for run in runs:
+        inside = [f for f in found if f.start < run.end() and run.start() < f.end]
+        if inside:
+            hits.append(SecretHit(inside[0].kind, run.start(), run.end(), inside[0].example))
+    return hits
 
 
 def overlaps(found: list[SecretHit], start: int, end: int) -> bool:

@@ -473,6 +473,8 @@ _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("01234
 _SEED = "ladder orchid pencil vivid mosquito rescue bamboo drift olive canvas timber glue"
 
 
+_FULL_WIDTH_SIGNED_ASCII = "xk29%Ra*FbWeqLmT4zPs#KdNfoq;Rb$vnH27dSQ!cG*PbfwgW5sC%)MXFHE"
+_FULL_WIDTH_SIGNED = "".join(chr(ord(c) + 0xFEE0) for c in _FULL_WIDTH_SIGNED_ASCII)
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
@@ -861,6 +863,10 @@ CLASSES = [
     _row("passphrase-after-a-dash", "Парольная фраза для ключа — «серый волк 9 ест»", "серый волк 9 ест", frame="{s}"),
     _row("passphrase-its", "the gpg passphrase — it's `Maple-Comet-Bridge-27`", "Maple-Comet-Bridge-27",
          frame="{s}"),
+    # Found by property 1 unseeded at 1,000 examples: a generated value with a data centre's
+    # suffix, and one in full width whose `；` and `！` end sentences once split there.
+    _row("signed-before-a-region-suffix", "X5iR#)ur&A(kyxHKR))Y-us21", "X5iR#)ur&A(kyxHKR))Y"),
+    _row("full-width-sentence-ends-inside", "api key: " + _FULL_WIDTH_SIGNED, _FULL_WIDTH_SIGNED_ASCII),
 ]
 
 
