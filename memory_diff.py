@@ -981,7 +981,8 @@ _PIN_JOIN = r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _DIGITS_JOIN + ")"
 _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|at|with|from|by|"
                r"yesterday|today|tonight|tomorrow|again|too|also|y|et|und|e|и|و\w*|لا)"
                r"(?![\w-]))[^\W\d_])")
-_PIN_VALUE = (r"[\"'`「«„]?(?!(?:19[5-9]\d|20[0-4]\d)(?:[01]\d[0-3]\d)?(?!\d))"
+_YEAR = r"(?:19[5-9]\d|20[0-4]\d)"  # a year a PIN, a code's group or a serial's is not
+_PIN_VALUE = (r"[\"'`「«„]?(?!" + _YEAR + r"(?:[01]\d[0-3]\d)?(?!\d))"
               r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
               r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요))")
 # ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
@@ -1014,12 +1015,13 @@ _NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|be
                    "your|these|those|should|each|using|runs|new|which|while|who|how|why|here|had|"
                    "does|did|done|get|got|makes|made|most|some|after|through|against|being|both|"
                    "down|further|too|out|per|via|yet")
-_SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
+_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
+_SEED_WORD = r"(?:\d{1,2}[.):]\s*)?" + _SEED_PLAIN  # numbered too (`1) word`)
 # A recovery phrase by its form, whatever names it: 12, 15, 18, 21 or 24 such words in small
 # letters, spaced (commas part a list's), no word after them, and before them (SEED_LEAD) a
 # colon, a quote, a bracket, a dash or "is". The pattern opens with the character before the
-# words and a plain look at twelve of them: quick to rule a place out.
-_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
+# words and a plain look at twelve of them: quick to rule a place out. A bare "seed:" is a
+# wallet's word (WALLET_WORD) and the colon a lead: the same rule.
 SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8}){11})"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
                 r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-]| +[A-Za-z])")
@@ -1091,11 +1093,6 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«(（]*("
      + _SEED_WORD
      + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
-    # ... and after a bare "seed" right before them, spaced ("seed: marble eager ..."), as an
-    # unnamed run is (seed_run), not a random one nor a database's ("seed: users, roles, ...").
-    ("seed_phrase", "seed",
-     r"(?i)(?<![a-z])(?<!random )(?<!test )seed(?: *[:=：—–] *| +is +)[\"'`“„「«(（]?(" + _SEED_WORD
-     + r"(?: " + _SEED_WORD + r"){11,23})(?![\w-])", "seed_run"),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
     ("github_token", r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
@@ -1534,7 +1531,6 @@ _SIGNED_CHAR = r"[" + _SIGNED_CHARS + r"]"
 BRACKET_RUN = Lazy(_BRACKETS + "+")
 QUERY_KEY = Lazy(r"(?:^|&)[\w.-]+=")  # a query's name, before its value (signed runs)
 _CLOSER = r"[.;)>\]}|]"  # what ends a statement or a group: no token ends in one
-YEARISH = Lazy(r"19[5-9]\d|20[0-4]\d")
 # A data centre's or region's suffix (Mailchimp's `-us21`) is judged apart from the value before it.
 REGION_SUFFIX = Lazy(r"-[A-Za-z]{1,4}\d{0,3}\Z")
 SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
@@ -1675,8 +1671,8 @@ ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
 COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
-# abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes (six in
-# digits in five groups or more a serial's (four: an order number).
+# abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes; digits
+# in five groups or more are a serial's (digit_serial; four: an order number).
 _KEY_GROUPS = "|".join([rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups
                         rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
                         for g in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}")]  # of one case
@@ -1706,7 +1702,7 @@ PAIRED = Lazy(r"(?<![\w:/.@-])(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[A-Za-z0-9]{8,}:"
 # mixing letters and digits ("Код відновлення: K7QP-M2XD-9RTW"): a backup code, a licence's
 # serial. The value is found first (rare; a character no word holds opens its pattern, quick to
 # look for), then the code's word in the 60 characters before it (CODE_WORD_BEFORE).
-CODE_NUMBER = Lazy(r"[^\w-]((?!(?:19|20)\d\d-(?:19|20)\d\d(?!\d))\d{3,5}(?:-\d{3,5}){1,5}|"
+CODE_NUMBER = Lazy(r"[^\w-]((?!" + _YEAR + "-" + _YEAR + r"(?!\d))\d{3,5}(?:-\d{3,5}){1,5}|"
                    + _MIXED_GROUPS + r")(?![\w-])")
 CODE_WORD_BEFORE = Lazy(_CODE_WORD + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\Z")
 # Each rejoined shape, and the characters that join its parts.
@@ -3499,8 +3495,6 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
-    if check == "seed_run":
-        return seed_run(value)
     if check == "seed":  # BIP39's words of three letters are few: a run of them is code's
         words = re.findall(r"[a-z]+", value.lower())  # (`mov add sub mul div ...`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)
@@ -3758,7 +3752,7 @@ def digit_serial(value: str) -> bool:
     year, a counter's (`0007`) or a round number (`2000`), as in a lot's or a step's number."""
     groups = value.split("-")
     digits = groups[1:] if groups[0].isalpha() else groups
-    return all(group.isdigit() and not YEARISH.fullmatch(group) and not group.startswith("00")
+    return all(group.isdigit() and not re.fullmatch(_YEAR, group) and not group.startswith("00")
                and not group.endswith("00") for group in digits)
 
 
