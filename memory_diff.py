@@ -122,8 +122,8 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("narration", r"^(?:让我|我来|我将|我会|我先|现在|接下来|好的|首先|然后)"),
     # A step of a plan is a plan: "Step 4: Simplify PrepareCommitMsg".
     ("plan-step", r"^(?:step|phase|stage|task) \d+\b|^第\s*\d+\s*步"),
-    # Questions ask; memory states.
-    ("question", r"[?？]\s*$"),
+    # Questions ask; memory states. A Chinese one may end in its "why" or "how" without a mark.
+    ("question", r"[?？]\s*$|(?:为什么|怎么)[^，,。]{0,8}$"),
     # Pleasantries and status reports: "Great, all tests pass because...".
     ("status", r"^(?:all (?:\d+ )?(?:tests?|checks?)|tests? (?:now )?pass|done\b|fixed\b|"
                r"thanks?|thank you|you're right|you are right|perfect|great|excellent|"
@@ -154,6 +154,15 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                       r"^(?:raise|throw) (?:new )?[\w.]+\(|"
                       r"\b(?:uncaught|unhandled) \w*(?:error|exception):|"
                       r"^[\w./@~-]*\w\.[a-z]\w{0,5}:\d+\b"),
+    # ... or a compiler's note under its diagnostic (rustc's `= help: ...`), or code: an
+    # assertion, a line opening with assignments (`alpha=20, beta=0 — must escape`).
+    ("pasted-output", r"^= (?:note|help|warning|error)\b|^assert\s|"
+                      r"^[a-z_]\w*\s?=\s?[^=\s,;]+[,;]\s*[a-z_]\w*\s?=(?!=)"),
+    # A limit on this task's edits ("Do not modify any Python code", "don't change anything, just
+    # tell me"): the scope of one request, not a rule of the project.
+    ("task-scope", r"^(?:please )?(?:do not|don't|dont)\s+(?:modify|change|touch|edit|alter)\b\s*"
+                   r"(?:anything|any\b|(?:the )?code\b|existing\b|"  # ... or, after a comma:
+                   r"[^.;]*?[,;—–]\s*(?:(?:i|we) )?(?:just|only)\b)"),
     # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
     # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.
@@ -547,9 +556,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                    r"without|even though|even in)\b|因为|由于|导致|所以", 1),
     # Names a concrete thing in the code: `load_config()`.
     ("names-code", "", r"`[^`]+`", 1),
-    # A decision stated as made, the archetype of a memory line: "We chose X over Y".
-    ("decided", "", r"\b(?:decided|chose|chosen|opted|went with|settled on)\b|决定|选择了|选用|"
-                    r"改用|采用", 1),
+    # A decision stated as made, the archetype of a memory line: "We chose X over Y" ("the
+    # chosen model", an adjective, is none).
+    ("decided", "", r"\b(?:decided|chose|(?:'ve|have|has|had|was|were|is|are|been) chosen|opted|"
+                    r"went with|settled on)\b|决定|选择了|选用|改用|采用", 1),
     # The user's rule ("Always", 不要), also after a condition; "Don't" with "every" or a reason.
     ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
                           r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
@@ -588,14 +598,20 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                   r"i guess|possibly|potentially|presumably|usually|typically|generally|in general|"
                   r"traditionally|commonly|often)\b|可能|也许|或许|大概|估计|多半|通常|一般来说|"
                   r"普遍|传统上|往往", -1),
-    # First and second person: conversation, not a fact about the project.
+    # First and second person (您 the polite "you"): conversation, not a fact about the project.
     ("conversation", "", r"\b(?:i|i'm|i've|my|me|you|your|let's|let me|we'll|we're|our)\b|"
-                         r"我(?!们)|你|我们的", -2),
+                         r"我(?!们)|你|您|我们的", -2),
     # What was done in this session: "I changed ...", "We've updated ...", 我修改了 ...
     ("did-this-session", "", r"^(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+)?(?:updated|changed|added|"
                              r"removed|fixed|implemented|refactored|moved|renamed|replaced|created|wrote|modified|"
                              r"deleted|switched|made|rewrote|reverted)\b|^(?:我|我们)(?:已经?|刚刚?|也)?(?:修改|更新|添加|"
-                             r"删除|修复|实现|重构|移动|重命名|替换|创建|编写|改)了?", -3),
+                             r"删除|修复|实现|重构|移动|重命名|替换|创建|编写|改)了?|"
+                             # ... or told in the passive, in the main clause ("The docs have been
+                             # updated"; not "works after the vendor has been created").
+                             r"^(?:(?!(?:after|before|until|once|when|whenever|if|unless)\b)"
+                             r"[\w`'\"./-]+\s){1,8}(?:has|have) (?:now |also )?been "
+                             r"(?:updated|changed|added|removed|fixed|implemented|refactored|"
+                             r"moved|renamed|replaced|created|modified|deleted|rewritten)\b", -3),
     # A result of the moment: "now passes", "is now fixed", 现在通过了.
     ("works-now", "", r"\bnow (?:passes|pass|works|work|returns|handles|shows|succeeds|compiles|correctly)\b|"
                       r"\b(?:is|are) now\b|现在(?:通过|可以|能|正常)|已经(?:通过|修复|解决)", -2),
@@ -603,9 +619,12 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     ("status", "", r"^(?:[^:\n`]{1,30}: )?(?:added|updated|fixed|removed|changed|created|implemented|renamed|"
                    r"moved|replaced|extracted|refactored|reverted|verified|confirmed)\b|^(?:已经?|刚刚?)(?:更新|添加|"
                    r"修复|删除|修改|创建|实现|重命名|移动|替换|提取|重构|回滚)", -3),
-    # An instruction for one task, in a plan or a request: "Add a test ...".
+    # An instruction for one task, in a plan or a request: "Add a test ...", "Install ...".
     ("task", "", r"^(?:[^:\n]{1,60}(?::| - | — ) *)?(?:add|update|remove|change|fix|use|revert|reduce|create|move|"
-                 r"rename|replace|reference|run|check|write|delete|look|consider|should|log|store)\b|^(?:添加|更新|删除|修改|使用|"
+                 r"rename|replace|reference|run|check|write|delete|look|consider|should|log|store|"
+                 r"increase|decrease|instantiate|install|set|expand|implement|extract|refactor|"
+                 r"wrap|convert|modify|import|initiali[sz]e|configure|adjust|introduce|insert|"
+                 r"append|put|define|register|bump|upgrade|migrate|simplify)\b|^(?:添加|更新|删除|修改|使用|"
                  r"运行|检查|编写|创建|移动|重命名|替换|看一下)", -2),
     # A request of the moment: "please take a look".
     ("request", "", r"\b(?:please|can you|could you)\b|请你|帮我", -1),
@@ -3314,19 +3333,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         # sentence of its own once split there).
         found += whole_runs(signed_runs, found)
         found += [hit for hit, harmless in wrapped if not harmless]
-        for shape, joins in REJOINED:
-            for match in shape.finditer(text):
-                joined = match.group().translate(joins)
-                # Letters in groups with few vowels are random letters (an app password's `qzvk mtrw
-                # pldx hsoe`, a licence's `DMRQR-HSPML-RRUNE`), not words ("make sure that your"),
-                # nor a name's dashed abbreviations (`dflt-rgnl-prmry-bkup`).
-                grouped_letters = joined.isalpha() and (" " in match.group() or joined.isupper())
-                serial = match.group().count("-") >= 4 and digit_serial(match.group())
-                if (credential_shaped(joined) or serial or grouped_letters and few_vowels(joined)
-                        and shannon(joined) >= MIN_ENTROPY) \
-                        and (shape is PAIRED or key_groups(match.group())) \
-                        and not harmless_context(text, match.start(), match.end(), joined):
-                    found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+        found += rejoined_keys(text)
     for match in SHORT_TOKEN.finditer(text):
         generated = alternating(match.group()) or mid_generated(match.group())
         if generated and not overlaps(found, match.start(), match.end()) \
@@ -3353,6 +3360,25 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         else:
             merged.append(finding)
     return merged
+
+
+def rejoined_keys(text: str) -> list[SecretHit]:
+    """Keys written in groups or halves (REJOINED), judged joined."""
+    found = []
+    for shape, joins in REJOINED:
+        for match in shape.finditer(text):
+            joined = match.group().translate(joins)
+            # Letters in groups with few vowels are random letters (an app password's `qzvk mtrw
+            # pldx hsoe`, a licence's `DMRQR-HSPML-RRUNE`), not words ("make sure that your"),
+            # nor a name's dashed abbreviations (`dflt-rgnl-prmry-bkup`).
+            grouped_letters = joined.isalpha() and (" " in match.group() or joined.isupper())
+            serial = match.group().count("-") >= 4 and digit_serial(match.group())
+            if (credential_shaped(joined) or serial or grouped_letters and few_vowels(joined)
+                    and shannon(joined) >= MIN_ENTROPY) \
+                    and (shape is PAIRED or key_groups(match.group())) \
+                    and not harmless_context(text, match.start(), match.end(), joined):
+                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+    return found
 
 
 def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
