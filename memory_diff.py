@@ -529,6 +529,18 @@ CONDITION_OPENS = Lazy(r"(?i)(?:when|whenever|if|unless|after|before|once|while|
 CLAUSE_VERB = Lazy(r"\b(?:is|are|isn't|aren't|has|have|must|should|shouldn't|can't|cannot|won't|"
                    r"doesn't|don't|never|always|uses?|needs?|lives?|runs?|requires?|goes)\b")
 
+# A defect's forms: something not done or not there, twice, a typo (SCORE's "defect"); not done
+# before or after another thing is an order the code keeps ("not initialised before the migration").
+_DEFECT = (r"\b(?:(?:(?:is|was|are|were)(?:n't| not)|(?:was|were) never|never (?:got|gets)|"
+           r"not being) (?:imported|defined|declared|called|set|initiali[sz]ed|passed|added|"
+           r"registered|installed|included|exported|populated|created|awaited|closed|saved|loaded|"
+           r"attached|wired|reset|removed|mounted|connected|subscribed|returned|copied|started|"
+           r"enabled|applied)|"
+           r"(?:is|are|was|were) missing|missing from|a missing|misspell\w*|typo|"
+           r"(?:declared|defined|registered|imported|called) twice|forg[oe]t(?:ten)?|"
+           r"(?:wasn't|isn't|weren't|aren't) using)\b"
+           r"(?! (?:before|after|until)\b)")
+
 # SCORE (bench/quality.py): a candidate starts at BASE_SCORE, gains each matching rule's
 # points and is proposed from MIN_SCORE. Rule: name, role ("" for both), pattern, points.
 SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
@@ -549,6 +561,11 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # the day's diagnosis. "The issue is that X ..." gives the code the subject (issue-was).
     ("incident", "", r"^the (?:error|build|tests?|failure|crash)\b|"
                      r"^the (?:issue|problem|bug)\b(?! (?:is|was) (?:that|when)\b)", -1),
+    # A defect as found ("X is not imported", "the field was missing", "defined twice"): once
+    # fixed it does not bite again, unlike a mechanism of the code or a tool. Not a condition
+    # ("falls back when the variable is not set"), which a rule names.
+    ("defect", "", r"^(?!.*\b(?:if|when|whenever|unless|whose|until|once)\b[^,;.]*?" + _DEFECT + ")"
+                   r".*?" + _DEFECT, -2),
     # "The issue was that ...": a root cause stated as a sentence.
     ("issue-was", "", r"\bthe (?:issue|problem|bug) (?:is|was) (?:that|when)\b|原因是", 1),
     # A reason or mechanism joined to the claim: "because", "since", "which means".

@@ -305,6 +305,10 @@ SCORED = [
                  "decided", True, id="have-chosen-is-a-decision"),
     pytest.param("Install the required libraries: `streamlit`, `pandas` and `numpy`.", "user", "task", True,
                  id="install-is-a-task"),
+    pytest.param("The issue was that the `HttpResponse` class was not imported in both views.", "assistant",
+                 "defect", True, id="not-imported-is-a-defect"),
+    pytest.param("The importer skips rows whose id is missing, so always backfill ids first.", "assistant",
+                 "defect", False, id="missing-as-a-condition-of-a-rule-is-no-defect"),
     # The narration rules leave durable statements of the same shapes alone.
     pytest.param("The root cause was not escaping the path before passing it to the shell.", "assistant",
                  "not-a-cause", False, id="cause-as-a-thing-not-done-is-a-cause"),
