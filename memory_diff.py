@@ -1505,7 +1505,9 @@ HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
 HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals: `AC<hex>`
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
-INNER_DIGIT_RUNS = 3
+INNER_DIGIT_RUNS = 3  # ... or one fewer in a token holding a CONSONANT_RUN (`dwkblbas205irhk77...`)
+# Letters no word strings together: five consonants in a row (`y` a vowel: `rhythm`, `nightly`).
+CONSONANT_RUN = Lazy(r"[^\W\d_AEIOUYaeiouy]{5}")
 # A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
@@ -1515,7 +1517,7 @@ CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # vowel (`By`) then counting as a word (`HPuuWnlpukfIkbdCP3Yf`; not a run joined from pieces,
 # `fastmldnn_iq-ap-deepsig201610A`).
 NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
-ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*[^AEIOUYaeiouy]{5}.*")
+ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*" + CONSONANT_RUN.pattern + ".*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
@@ -3626,8 +3628,10 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
         return words and value.lower() != value != value.upper() and odd_pieces(value) > ODD_PIECES
     if hexed:
         return True  # a run of 16 hex characters or more is a hash, an id or a key, not a word
-    if not any(c.isupper() for c in value) and len(INNER_DIGITS.findall(value)) >= INNER_DIGIT_RUNS:
-        return True
+    if not any(c.isupper() for c in value):  # one case: digits between letters, or odd letters
+        inner, odd = len(INNER_DIGITS.findall(value)), CONSONANT_RUN.search(value)
+        if inner >= INNER_DIGIT_RUNS or inner == INNER_DIGIT_RUNS - 1 and odd:
+            return True
     if class_changes(value, words) * RANDOM_MIX >= len(value):
         return True
     if not words:

@@ -867,6 +867,9 @@ CLASSES = [
     # suffix, and one in full width whose `；` and `！` end sentences once split there.
     _row("signed-before-a-region-suffix", "X5iR#)ur&A(kyxHKR))Y-us21", "X5iR#)ur&A(kyxHKR))Y"),
     _row("full-width-sentence-ends-inside", "api key: " + _FULL_WIDTH_SIGNED, _FULL_WIDTH_SIGNED_ASCII),
+    # Found by property 1 at 1,000 examples: one case, two runs of digits and letters no word
+    # strings together (five consonants in a row).
+    _row("one-case-two-digit-runs", "dwkblbas205irhk77uboihadulbf", "dwkblbas205irhk77uboihadulbf"),
 ]
 
 

@@ -613,6 +613,8 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("Retry acquiring the lock: 5 10 20 40 ms apart.", id="program-lock-delays"),
     pytest.param("The test pincode is 560001 for the Bangalore office.", id="india-pincode"),
     pytest.param("[First - Strategic Thinking (`lvl1`)](#first---strategic-thinking-lvl1)", id="heading-anchor"),
+    pytest.param("Pin the image to `ubuntu2204focal3fossa` for the runners.", id="one-case-name-two-digit-runs"),
+    pytest.param("The package is `python3dateutil2extras` on the old mirror.", id="one-case-words-two-digit-runs"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
