@@ -2719,6 +2719,7 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
     in_edit = False
     fence = ""  # the fence open in the turn of `speaker`; a fence ends with its turn
     speaker = ""
+    quoted = False  # the line before is tool output: a line right after it continues it
     number = 0
     for number, raw in enumerate(lines, 1):
         stats["lines"] += 1
@@ -2730,7 +2731,11 @@ def read_aider(lines: Iterable[bytes], opts: Options, stats: Counter[str],
             continue
         user = line.startswith("#### ") or line.rstrip() == "####"
         text = line[5:].rstrip() if user else line
-        meta = bool(header) or line.startswith(("-*- mode:", "> ")) or line.rstrip() == ">"
+        # Markdown's lazy continuation: a line right after a quote's, not a turn's nor a fence's,
+        # is the quote's (Aider's repo-map header, a traceback, a `--message` echoed).
+        lazy = quoted and bool(line.strip()) and not user and not header and not FENCE.match(line)
+        meta = bool(header) or line.startswith(("-*- mode:", "> ")) or line.rstrip() == ">" or lazy
+        quoted = meta and not header and bool(line.strip(" >"))
         turn = "user" if user else "tool" if meta else "assistant" if line.strip() else speaker
         if turn != speaker:
             fence, speaker = "", turn

@@ -140,6 +140,22 @@ def test_aider_history_opening_with_tool_lines_is_read(tmp_path: Path, before: s
     assert [p["text"] for p in json.loads(done.stdout)["proposed"]] == [RULE]
 
 
+@pytest.mark.parametrize("quoted", [
+    # Aider's repo map: its header quoted, the next lines not (Markdown's lazy continuation).
+    pytest.param("> Here are summaries of some files present in my git repository.\n"
+                 "Do not propose changes to these files, treat them as *read-only*, because they are mapped.\n",
+                 id="repo-map-boilerplate"),
+    # A `--message` echoed on the command line Aider prints, its lines after the first unquoted.
+    pytest.param("> aider --model m --message Build the exporter.\n"
+                 "Never write to the cache folder by hand, because the exporter owns it.\n", id="echoed-message"),
+])
+def test_aider_lines_continuing_a_quote_are_tool_output(tmp_path: Path, quoted: str) -> None:
+    history = "# aider chat started at 2026-01-01 10:00:00\n\n#### /map  \n" + quoted + "\n#### " + RULE + "  \n"
+    (tmp_path / ".aider.chat.history.md").write_text(history)
+    done = run(tmp_path, "build", ".aider.chat.history.md", "--json", "--max-add", "10")
+    assert [p["text"] for p in json.loads(done.stdout)["proposed"]] == [RULE]
+
+
 @pytest.mark.parametrize(("roles", "expected"), [
     pytest.param("assistant", ["assistant"], id="assistant-reads-summaries"),
     pytest.param("user", [], id="user-does-not"),
