@@ -1451,14 +1451,16 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "position"),
     # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-..."):
     # eight characters or more, a digit in it; a group in small letters holds one (not "path").
-    ("recovery_code", "recovery code|recovery-code|recovery key|backup code|backup-code|backupcode|"
+    ("recovery_code", "recovery |recovery-code|backup |backup-code|backupcode|"
                       "access code|accesscode|erişim kodu|yedek kod|zugangscode|"
                       "wiederherstellungscode|recuperaci|recupera|récupération|secours|respaldo|"
                       "codice di backup|codici di backup|herstelcode|zapasow|odzyskiwania|резервн|"
                       "восстановления|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|"
                       "リカバリーコード|復旧コード|백업 코드|복구 코드|scratch|emergency|notfall|"
                       "urgence|emergencia|mã dự phòng|mã khôi phục|الاسترداد|復原碼|恢復碼|備用碼",
-     r"(?i:(?:recovery|backup|wiederherstellungs)[ -]?(?:codes?|keys?)|(?:access|zugangs) ?codes?"
+     # ... a word may stand inside the name ("backup login code").
+     r"(?i:(?:recovery|backup|wiederherstellungs)(?: [a-z]+)?[ -]?(?:codes?|keys?)"
+     r"|(?:access|zugangs) ?codes?"
      r"|erişim kodu|yedek kod(?:u|lar)?|c[oó]digos? de (?:recupera\w+|respaldo|backup)"
      r"|codes? de (?:r[ée]cup[ée]ration|secours)|codic[ei] di (?:backup|recupero)|herstelcodes?"
      r"|kody? (?:zapasow\w*|odzyskiwania)|резервн\w* код\w*|код\w* восстановления"
@@ -1645,7 +1647,7 @@ NAMING_WORD = Lazy(
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
     r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
     r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?|snapshots?|"
-    r"deployments?|artifacts?|layers?)|"
+    r"deployments?|artifacts?|layers?|pods?|pvcs?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
@@ -1659,6 +1661,7 @@ NAMING_WORD = Lazy(
     r"|(提交|коммит\w*|коміт\w*|커밋|コミット)"
     r"|(编号|标识|号|識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
     r"identificador|identyfikator\w*|identifikátor\w*|azonosító\w*|tunniste\w*|định danh|kennung|"
+    r"kimli[kğg]\w*|شناسه|"
     r"מזהה|معرّ?ف|mã|trazas?)"
     r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|empreintes?|huellas?|fingerabdruck|"
     r"контрольн\w* сумм\w*|х[еэ]ш\w*|"
@@ -1669,6 +1672,7 @@ NAMING_WORD = Lazy(
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret", "opaque",
                    "commit", "id", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
+NEGATED = Lazy(r"(?:\bnot|n't|\bno)\s+(?:an?\s+|the\s+)?\Z")  # a naming word denied before it
 # An id's word followed by its own value names that value, not a token after it ("project id 4411
 # is <token>", "<token> (org id org-123)").
 OWN_VALUE = Lazy(r"[\s:=#(]*[\w.-]*\d")
@@ -1709,12 +1713,14 @@ ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
 COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
-# abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes; digits
-# in five groups or more are a serial's (digit_serial; four: an order number).
+# abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes (capitals'
+# by dots too: `E93F.8WTM.TJ8Q.TWZK`); digits in five groups or more are a serial's (digit_serial;
+# four: an order number).
 _KEY_GROUPS = "|".join([rf"(?:[A-Z][A-Z0-9]{{1,4}}-)?{g}(?:-{g}){{3,}}"  # a prefix, four groups
                         rf"|{g}-{g}(?: {g}-{g})+"  # groups in pairs: recovery codes
                         for g in ("[A-Z0-9]{4,5}", "[a-z0-9]{4,5}")]  # of one case
-                       + [r"[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2}"])  # three of five capitals: a game's
+                       + [r"[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2}"  # three of five capitals: a game's
+                          r"|[A-Z0-9]{4,5}(?:\.[A-Z0-9]{4,5}){3,}"])  # four capital groups, dotted
 # ... and groups of one length each mixing letters and digits, two or more (`K7QP-M2XD-9RTW`,
 # `qz7w-4nd8`), where half change between letters and digits twice or more (not names'
 # `es2020-node18`, `h264-aac1`) and a letter is past hex's (mixed_groups): a code's value, after
@@ -1744,7 +1750,7 @@ CODE_NUMBER = Lazy(r"[^\w-]((?!" + _YEAR + "-" + _YEAR + r"(?!\d))\d{3,5}(?:-\d{
                    + _MIXED_GROUPS + r")(?![\w-])")
 CODE_WORD_BEFORE = Lazy(_CODE_WORD + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\Z")
 # Each rejoined shape, and the characters that join its parts.
-REJOINED = ((GROUPED, str.maketrans("", "", " -")), (PAIRED, str.maketrans("", "", ":.")))
+REJOINED = ((GROUPED, str.maketrans("", "", " -.")), (PAIRED, str.maketrans("", "", ":.")))
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
 # not where a line ends as a statement or a group does (_CLOSER), as no token ends.
@@ -3652,14 +3658,15 @@ def key_groups(value: str) -> bool:
     """Whether groups (GROUPED) read as a key's: base32's spaced ones always; dashed ones where
     every group but one (two of five: a prefix) holds a digit, or capitals no word has where two
     groups or more do (`RVDC-QNZW`); not a name's words (`gpt2-base-fp16-onnx`)."""
-    groups = value.replace("-", " ").split()
+    groups = value.replace("-", " ").replace(".", " ").split()
     letters = [g for g in groups if len(g) >= 4 and not DIGIT.search(g)]
     odd = [g for g in letters if g.isupper() and ODD_GROUP.search(g)]
     wordy = len(letters) - (len(odd) if len(odd) >= 2 else 0)  # one is an acronym (`onnx`)
     # Four capital groups of five, a digit among them: a key's (`765AF-XIRCN-ZVDV4-CEKOH`).
     uniform = len(groups) >= 4 and {len(g) for g in groups} == {5} and value.isupper() \
         and bool(DIGIT.search(value))
-    return "-" not in value or uniform or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix
+    spaced = "-" not in value and "." not in value
+    return spaced or uniform or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix
 
 
 def few_vowels(value: str) -> bool:
@@ -3915,6 +3922,8 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     head, tail = len(CAMEL_HUMP.sub(" ", own)), last - end
     joined = before + "\0" + after
     for match in () if query else NAMING_WORD.finditer(joined):
+        if NEGATED.search(joined, max(0, match.start() - 12), match.start()):
+            continue  # "a 40-char hex string, not a commit": a word denied names nothing
         named = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
         if named == "id" and OWN_VALUE.match(joined, match.end(), len(before) - head
                                              if match.end() <= len(before) else len(joined)):

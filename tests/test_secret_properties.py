@@ -870,6 +870,13 @@ CLASSES = [
     # Found by property 1 at 1,000 examples: one case, two runs of digits and letters no word
     # strings together (five consonants in a row).
     _row("one-case-two-digit-runs", "dwkblbas205irhk77uboihadulbf", "dwkblbas205irhk77uboihadulbf"),
+    # From the blind secret60: a naming word denied, capital groups joined by dots, a word inside
+    # a backup code's name (values made up here).
+    _row("naming-word-denied", f"the deploy token is hex, not a commit: {_HEX32}", _HEX32, frame="{s}"),
+    _row("dotted-capital-groups", "the vendor printed it on the contract as K4QX.9TRM.ZP2W.H7NV.QC3D",
+         "K4QX.9TRM.ZP2W.H7NV.QC3D", frame="{s}"),
+    _row("backup-code-word-inside", "Backup login code for the console: 5813-2094-6637-1408", "5813-2094-6637-1408",
+         frame="{s}"),
 ]
 
 

@@ -615,6 +615,8 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("[First - Strategic Thinking (`lvl1`)](#first---strategic-thinking-lvl1)", id="heading-anchor"),
     pytest.param("Pin the image to `ubuntu2204focal3fossa` for the runners.", id="one-case-name-two-digit-runs"),
     pytest.param("The package is `python3dateutil2extras` on the old mirror.", id="one-case-words-two-digit-runs"),
+    pytest.param("Pod api-600c382dd-d7eqo is in CrashLoopBackOff after the deploy.", id="pod-named"),
+    pytest.param("Olay kimliği 9f3c2a7b5d1e4f60a8b7c6d5 olan kayıt iki kez görünüyor.", id="turkish-id-word"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
