@@ -1658,7 +1658,7 @@ NAMING_WORD = Lazy(
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac)|"
     r"(btih|etags?|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge))"
     r"s?(?![a-z0-9])"
-    r"|(提交|коммит\w*|коміт\w*|커밋|コミット)"
+    r"|(提交|коммит\w*|коміт\w*|커밋|コミット|कमिट)"
     r"|(编号|标识|号|識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
     r"identificador|identyfikator\w*|identifikátor\w*|azonosító\w*|tunniste\w*|định danh|kennung|"
     r"kimli[kğg]\w*|شناسه|"
@@ -1774,8 +1774,8 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
 # Public by design or harmless by form: publishable keys, age, SSH, IPFS, Ethereum (a private key
 # is 64 hex), Bitcoin and nostr addresses, 64-bit hex, AWS ids, Stripe object ids in both cases
-# (its secrets are `sk_`, `rk_`, `whsec_`; `ch_<hex>` is no Stripe id), UPS tracking, a
-# Kubernetes pod's name (no vowels), base64 images, PDFs.
+# (its secrets are `sk_`, `rk_`, `whsec_`; `ch_<hex>` is no Stripe id), UPS tracking, a Nix store
+# path (a hash of the build's inputs), a Kubernetes pod's name (no vowels), base64 images, PDFs.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
@@ -1787,7 +1787,7 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
                     r"|(?:cus|evt|pi|req|ch|in|sub|price|prod|txn|acct|pm|seti|po|tr|py)"
                     r"_(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{8,}$"
-                    r"|1Z[0-9A-Z]{16}$"
+                    r"|1Z[0-9A-Z]{16}$|nix/store/[0-9a-df-np-sv-z]{32}-"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"
                     r"-[b-df-hj-np-tv-z2-9]{5}$")
 # Values that are no secret wherever they stand, a class a line: stand-ins and their words, an
