@@ -1401,12 +1401,19 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A password quoted within 24 characters after its word ("the password for staging is"),
+    # A passphrase unquoted after its name and a colon or "is": four to ten words in small
+    # letters to the clause's end, as diceware makes them, none a word prose needs (_SEED_PLAIN),
+    # few of three letters ("ask the team").
+    ("generic_secret", "passphrase|pass phrase|password|passwort",
+     r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt])(?![a-z0-9])[^\n:：.;!?]{0,40}?"
+     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
+     r"((?-i:" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){3,9}))(?=\s*(?:[.,;!]|$))", "seed"),
+    # A password quoted within 40 characters after its word ("the password for staging is"),
     # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`) nor an
     # apostrophe in a word ("la passphrase dell'export"); guillemets may hold spaces.
     ("generic_secret", PASSWORD_NAMES + "|secret",
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
-     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,24}?"
+     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,40}?"
      r"(?:[\"“„]|(?<!\w)'|« ?)([^\s\"'”“»][^\"'”“»\n]{5,99}?) ?[\"'”“»]", "phrase"),
     # Four to eight digits as a password's, as a PIN's ("the Wi-Fi password is 9770", "a senha
     # do cartão é 9770"), not a port (`localhost:5432`, a host's).

@@ -877,6 +877,14 @@ CLASSES = [
          "K4QX.9TRM.ZP2W.H7NV.QC3D", frame="{s}"),
     _row("backup-code-word-inside", "Backup login code for the console: 5813-2094-6637-1408", "5813-2094-6637-1408",
          frame="{s}"),
+    # From the blind secret61: a phrase quoted 35 characters after its word, and one unquoted
+    # after a colon, as diceware makes them (made up here).
+    _row("phrase-quoted-far", "The passphrase for the release signing GPG key is “otter lantern basil 4 rooms”.",
+         "otter lantern basil 4 rooms", frame="{s}"),
+    _row("diceware-after-a-colon", "Disk passphrase for the encrypted archive: tundra pickle violin harbor mantle",
+         "tundra pickle violin harbor mantle", frame="{s}"),
+    _row("diceware-after-is", "The master password for the shared vault is walnut gravel pepper anchor, lowercase.",
+         "walnut gravel pepper anchor", frame="{s}"),
 ]
 
 

@@ -619,6 +619,8 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("Olay kimliği 9f3c2a7b5d1e4f60a8b7c6d5 olan kayıt iki kez görünüyor.", id="turkish-id-word"),
     pytest.param("The build output is /nix/store/4qd2rvbk0mhy8wn5c6lzg1s9fpxja37i-libfoo-1.2.3 now.", id="nix-store-path"),
     pytest.param("कमिट 3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a में यह ठीक हुआ।", id="hindi-commit-word"),
+    pytest.param("The password is required for every admin account after the upgrade.", id="password-is-prose"),
+    pytest.param("Passphrase: stored in the vault under the ops folder.", id="passphrase-colon-prose"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
