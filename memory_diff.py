@@ -1322,7 +1322,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # (`LUKS2`, `Node20`: the "given" check).
     ("login_pair", _LOGIN_WITH_HINTS, r"(?i)(?:" + _LOGIN_WITH + r") +(?:[\"'`]?"
      r"(?=[^\s/\"'`]*[\d!#$%&*+=?@^~])(?![-$<{(%@?#])"
-     r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}\b|\d+%|\d+\s+\w)"  # no year, count or share
+     r"(?!(?:19[5-9]\d|20[0-4]\d)\b|\d{1,3}(?=[\s,.;:)]|$)|\d+%|\d+\s+\w)"  # no year, count, share
      r"(?![^\s=]*=)([^\s/\"'`()]{4,})(?<![*_])(?=[\s,;)\"'`]|$))", "given"),
     # A `.pgpass` line `host:port:db:user:password` (a port or `*`), not hex groups (a MAC, IPv6).
     ("connection_password", ":", r":(?<=[\w*]:)(?<![:/]\d:)(?!(?:[0-9A-Fa-f]{1,4}(?::|\b)){4})"

@@ -885,6 +885,9 @@ CLASSES = [
          "tundra pickle violin harbor mantle", frame="{s}"),
     _row("diceware-after-is", "The master password for the shared vault is walnut gravel pepper anchor, lowercase.",
          "walnut gravel pepper anchor", frame="{s}"),
+    # Property 4 at 300 examples: digits then a sign, given "using", read as a count.
+    _row("given-digits-then-a-sign", "the sync job reaches the NAS as backup_svc using 000?11234567 every night",
+         "000?11234567", frame="{s}"),
 ]
 
 

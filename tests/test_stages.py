@@ -621,6 +621,7 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("कमिट 3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a में यह ठीक हुआ।", id="hindi-commit-word"),
     pytest.param("The password is required for every admin account after the upgrade.", id="password-is-prose"),
     pytest.param("Passphrase: stored in the vault under the ops folder.", id="passphrase-colon-prose"),
+    pytest.param("The pool signs in with 250 connections at most, then queues.", id="given-a-count"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
