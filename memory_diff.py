@@ -3558,8 +3558,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
-    if check == "seed":  # BIP39's words of three letters are few: a run of them is code's
-        words = re.findall(r"[a-z]+", value.lower())  # (`mov add sub mul div ...`)
+    if check == "seed":  # BIP39's and diceware's words of three letters are few: a run of them
+        words = re.findall(r"[a-z]+", value.lower())  # is code's (`mov add sub mul div ...`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)
     if check == "letters":
         return random_letters(value)
