@@ -1631,7 +1631,9 @@ PRINTF_SPEC = Lazy(r"%0\d+[xXdiu]|%[-+]?\d*(?:\.\d+)?[sdfx](?![A-Za-z0-9])")
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
-# A ULID names its own time: one of these years is an id, whatever word stands before it.
+UUID7 = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}")
+# A ULID or a UUIDv7 names its own time: one of these years is an id, whatever word stands
+# before it (a generated credential has no clock in it).
 ULID_YEARS = (2016, 2040)
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
@@ -1644,6 +1646,7 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # "client id" (the public half of a client's pair) anything; a signature is a secret's.
 # The residual risk: a credential right after such a word, in the form it names, is printed.
 # Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential), opaque.
+PUBLIC_KEY_HEAD = 64  # base64 characters read of a DER key: its headers sit in the first 48 bytes
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
@@ -3857,8 +3860,8 @@ def credential_shaped(token: str) -> bool:
     """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
     if PUBLIC_VALUE.match(token.lstrip("/")) \
             or DIGEST_LABEL.match(token) \
-            or ULID.fullmatch(token) and ULID_YEARS[0] <= ulid_year(token) <= ULID_YEARS[1]:
-        return False  # public by its form, a digest named by its label, a ULID of this era
+            or ULID_YEARS[0] <= stamped_year(token) <= ULID_YEARS[1] or public_key(token):
+        return False  # public by its form, a digest named by its label, an id of this era
     if not UUID.search(token):
         pieces = TOKEN_PIECES.split(token)
         if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
@@ -3884,9 +3887,41 @@ def credential_shaped(token: str) -> bool:
         or bool(USER_PASSWORD.fullmatch(decoded)) and not TYPED_ID.fullmatch(decoded)
 
 
-def ulid_year(token: str) -> float:
-    """The year a ULID's first ten characters (milliseconds since 1970, Crockford base32) name."""
-    return 1970 + int(token[:10].translate(CROCKFORD_DIGITS), 32) / 31_556_952_000
+def stamped_year(token: str) -> float:
+    """The year a time-ordered id's first 48 bits name (milliseconds since 1970): a ULID's first
+    ten characters (Crockford base32), a UUIDv7's first twelve hex digits; 0 for other tokens."""
+    if ULID.fullmatch(token):
+        return 1970 + int(token[:10].translate(CROCKFORD_DIGITS), 32) / 31_556_952_000
+    if UUID7.fullmatch(token):
+        return 1970 + int(token[:8] + token[9:13], 16) / 31_556_952_000
+    return 0
+
+
+def public_key(token: str) -> bool:
+    """Whether a base64 run opens a public key's DER (SubjectPublicKeyInfo: a sequence of the
+    algorithm's sequence, then a bit string): a private key holds a version number or an octet
+    string there."""
+    try:
+        head = token[:PUBLIC_KEY_HEAD]
+        der = base64.b64decode(head[:len(head) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    outer = der_element(der, 0, 0x30)
+    algorithm = der_element(der, outer[0], 0x30) if outer else None
+    return bool(algorithm) and der[sum(algorithm):sum(algorithm) + 1] == b"\x03"
+
+
+def der_element(der: bytes, at: int, tag: int) -> tuple[int, int] | None:
+    """(where its content starts, its length) of the DER element at `at` if it has `tag`."""
+    if der[at:at + 1] != bytes([tag]) or at + 2 > len(der):
+        return None
+    size = der[at + 1]
+    if size < 0x80:
+        return at + 2, size
+    count = size & 0x7F
+    if not 1 <= count <= 2 or at + 2 + count > len(der):
+        return None
+    return at + 2 + count, int.from_bytes(der[at + 2:at + 2 + count], "big")
 
 
 def harmless_context(text: str, start: int, end: int, token: str) -> bool:

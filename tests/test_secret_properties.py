@@ -473,6 +473,22 @@ _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("01234
 _SEED = "ladder orchid pencil vivid mosquito rescue bamboo drift olive canvas timber glue"
 
 
+# DER headers: an RSA key's SubjectPublicKeyInfo (public), its PKCS#8 and PKCS#1 forms and an
+# EC key's PKCS#8 (private); the bodies after them are random bytes.
+_SPKI_RSA = base64.b64encode(bytes.fromhex("30820122300d06092a864886f70d01010105000382010f00")
+                             + _rng("spki").randbytes(60)).decode()
+_SPKI_EC = base64.b64encode(bytes.fromhex("3059301306072a8648ce3d020106082a8648ce3d030107034200")
+                            + _rng("spki-ec").randbytes(65)).decode()
+_PKCS8_RSA = base64.b64encode(bytes.fromhex("308204bd020100300d06092a864886f70d0101010500048204a7")
+                              + _rng("pkcs8").randbytes(60)).decode()
+_PKCS1_RSA = base64.b64encode(bytes.fromhex("308204a40201000282010100") + _rng("pkcs1").randbytes(60)).decode()
+_PKCS8_EC = base64.b64encode(bytes.fromhex("308187020100301306072a8648ce3d020106082a8648ce3d030107046d")
+                             + _rng("pkcs8-ec").randbytes(48)).decode()
+# A UUIDv7 of 2025 (its first 48 bits: milliseconds since 1970) and one whose clock reads 2100.
+_UUID7 = f"{1_740_000_000_000:012x}"[:8] + "-" + f"{1_740_000_000_000:012x}"[8:] + "-7" + _UUID[15:]
+_UUID7_LATE = f"{4_102_444_800_000:012x}"[:8] + "-" + f"{4_102_444_800_000:012x}"[8:] + "-7" + _UUID[15:]
+
+
 _FULL_WIDTH_SIGNED_ASCII = "xk29%Ra*FbWeqLmT4zPs#KdNfoq;Rb$vnH27dSQ!cG*PbfwgW5sC%)MXFHE"
 _FULL_WIDTH_SIGNED = "".join(chr(ord(c) + 0xFEE0) for c in _FULL_WIDTH_SIGNED_ASCII)
 CLASSES = [
@@ -486,6 +502,12 @@ CLASSES = [
     _row("issuer-region-suffix", f"the mail API key {_HEX32}-us21", _HEX32),
     _row("bare-hex-32", f"`{_HEX32}`", _HEX32),
     _row("uuid-token", f"the monitoring API key {_UUID}", _UUID),
+    # A private key in DER is no public key, though it opens as one (`MII...`).
+    _row("private-key-pkcs8", f"the service key is {_PKCS8_RSA}", _PKCS8_RSA),
+    _row("private-key-pkcs1", f"the signing key is {_PKCS1_RSA}", _PKCS1_RSA),
+    _row("private-key-ec-pkcs8", f"the token verification key is {_PKCS8_EC}", _PKCS8_EC),
+    # A UUIDv7 whose clock is out of this era is no id of now: the key's word decides.
+    _row("uuid7-of-another-era", f"the primary key is {_UUID7_LATE}", _UUID7_LATE),
     _row("webhook-path", f"https://hooks.example.net/services/T0{_chars('t', 8)}/B0{_chars('b', 8)}/{_B62[:24]}",
          _B62[:24]),
     _row("webhook-query", f"https://ci.example.net/trigger?build=7&token={_B62}", _B62),
@@ -1065,6 +1087,11 @@ LOOKALIKES = [
     _row("fingerprint-piece-spells-a-word", "the SSH host key fingerprint "
          "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM", "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM"),
     _row("ulid", f"the job id {ULID_VALUE}", ULID_VALUE),
+    # A public key is public by its DER (a bit string after the algorithm), whatever names it.
+    _row("spki-rsa-public-key", f"the token verification key starts with {_SPKI_RSA}", _SPKI_RSA),
+    _row("spki-ec-public-key", f"the JWKS key for token checks is {_SPKI_EC}", _SPKI_EC),
+    # A UUIDv7 names its time as a ULID does: an id, also after "primary keys".
+    _row("uuid7-primary-key", f"new rows get UUIDv7 primary keys like {_UUID7}", _UUID7),
     # A URL path's collection names its record's id (a UUID or hex), not a hook's or a token's.
     _row("uuid-in-a-record-path", f"`DELETE /api/projects/{_UUID}` returns 404", _UUID),
     _row("hex-in-a-record-path", f"`GET /users/{SHA[:24]}` returns the user", SHA[:24]),
