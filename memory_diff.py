@@ -172,6 +172,9 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
                  # or a lead-in whose colon stands for the list after it: "hard because:").
                  r"\s(?:the|a|an|to|of|in|and|or|for|with|by|from|than|at|because)[:：]?$"),
 )
+# NOISE a request overrides: a limit on edits the user asks to record ("add a rule to CLAUDE.md:
+# don't touch vendor/, it's synced") is the project's rule by the asking.
+REQUEST_STANDS = frozenset({"task-scope"})
 
 # MEMORY FILES agents load and who reads each: for requests, a session's own edits, the default.
 MEMORY_FILE_NAMES: dict[str, str] = {
@@ -185,8 +188,13 @@ OTHER_MEMORY_FILES = ("memory.md", ".cursorrules", ".windsurfrules", ".clinerule
 # A memory file by its name, also under a hidden folder (".github/copilot-instructions.md") or
 # typed with a space ("claude md"); not "docs/agents.md", a page, nor "agents.mdx".
 _MEMORY_FILES = tuple(name.lower() for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
-_MEMORY_SPELLED = (*_MEMORY_FILES,
-                   *(name[:-3] + " md" for name in _MEMORY_FILES if name.endswith(".md")))
+# ... and Cursor's folder of rule files, named as a whole ("add that to .cursor/rules"); a name
+# no other thing has ("rules", "instructions" in it) also as typed without its dot, extension or
+# hyphen ("windsurfrules", "copilot instructions").
+_DISTINCT = [name.lstrip(".").removesuffix(".md") for name in _MEMORY_FILES if "rules" in name or "instructions" in name]
+_MEMORY_SPELLED = (*_MEMORY_FILES, ".cursor/rules",
+                   *(name[:-3] + " md" for name in _MEMORY_FILES if name.endswith(".md")),
+                   *sorted({spelled for name in _DISTINCT for spelled in (name, name.replace("-", " "))}))
 _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
                r"(?:" + "|".join(map(re.escape, _MEMORY_SPELLED)) + r")(?![a-z0-9_])")
 
@@ -316,7 +324,8 @@ REQUEST_POINTER = Lazy(
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
     # ... or says where it goes ("under \"Deploy\"", "in the testing section", "at the top").
-    + _PLACE + r"[^:：]*|(?:after|before|below|above) (?:the )?\w+(?: (?:section|heading|part))?|"
+    + _PLACE + r"[^:：]*|(?:after|before|below|above|under) (?:the )?[\w-]+(?: [\w-]+)?"
+    r"(?: (?:section|heading|part))?|"
     r"这个|这条|这些|这一点|這個|這條|這些|這一點|上面的?|以上|それ|これ|あれ|이거|그거|이것|그것|"
     r"das|dies|ça|cela|eso|esto|isso|isto|это|це|questo|quello|to|det|dat|dit|itu|ini|bunu|şunu)*"
     r"[\s.。!！?？、，,]*$")
@@ -377,7 +386,7 @@ CONSENT_CJK = 6  # characters after a yes in a script without spaces ("记上吧
 REMEMBER_PHRASES = (
     "remember|rember|don't forget|do not forget|memorize|memorise|keep in mind for next time|"
     "keep in mind for future sessions|keep in mind for the future|keep in mind going forward|"
-    "make a note|take a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
+    "make a note|take a note|leave a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|lembre-se|lembra-te|запомни|ricorda|"
     "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
     "zapamatuj|kom ihåg|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
@@ -417,14 +426,14 @@ FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à
                  "en el futuro|na przyszłość")
 RECORD_PHRASES = (
     "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|"
-    "update|"
+    "update|codify|memorialize|memorialise|enshrine|"
     "trag|trage|füg|füge|schreib|notier|vermerk|vermerke|vermerken|nimm|aufnehmen|speicher|"
     "ajoute|mets|écris|note-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|guarde|añada|"
     "agregue|apunte|escriba|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
-    "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
+    "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|занотуй|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
     "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|记在|記在|记到|記到|"
@@ -432,6 +441,10 @@ RECORD_PHRASES = (
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
     "dodać|zapisać|добавить|записать|сохранить")
+# What a line of a memory is called, in the languages of REQUEST FRAMES ("new rule for CLAUDE.md:").
+LINE_NOUNS = ("rule|entry|guideline|convention|regel|eintrag|règle|entrée|regla|entrada|regra|"
+              "regola|voce|правило|правила|запис|reguła|regułę|wpis|kural|quy tắc|规则|条目|ルール|"
+              "規則|규칙|항목")
 # A memory a user names in a request, beside the files (_NAMED_FILE): a bare "memory" or
 # "rules" is as often RAM or a linter's ("add more memory to the pod", "update the lint rules").
 MEMORY_SAID = (
@@ -440,15 +453,13 @@ MEMORY_SAID = (
     "ta mémoire|votre mémoire|tu memoria|su memoria|la tua memoria|deinem gedächtnis|"
     "dein gedächtnis|je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|"
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    "memory bank|instructions file|" + PROJECT_RULES +
+    "memory bank|instructions file|agent instructions|" + PROJECT_RULES +
     "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
     "memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # ... and a bare "memory" in other languages, where a verb of recording right before it and a
-# colon frame it ("Guarda en la memoria: X", "Zapisz w pamięci: X"); with a thing between
-# ("Guarda los resultados en memoria: ..."), or without the colon, it is as often RAM's.
-BARE_GAP = 3  # words between the verb and a bare memory ("in the"), of at most BARE_LETTERS
-BARE_LETTERS = 5
+# colon, a dash or "that" frame it ("Guarda en la memoria: X", "Zapisz w pamięci, że X"); with a
+# thing between ("Guarda los resultados en memoria: ..."), or without them, it is as often RAM's.
 MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memória|gedächtnis|"
                "pamięci|pamięć|память|памяти|geheugen|hafıza|hafızaya|bộ nhớ|memori|记忆|記憶|"
                "メモリ|메모리")
@@ -1635,6 +1646,7 @@ UUID7 = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]
 # A ULID or a UUIDv7 names its own time: one of these years is an id, whatever word stands
 # before it (a generated credential has no clock in it).
 ULID_YEARS = (2016, 2040)
+PUBLIC_KEY_HEAD = 64  # base64 characters read of a DER key: its headers sit in the first 48 bytes
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # A digest's forms: hex, or base64 of 16, 20, 32, 48 or 64 bytes (`SHA256:<43>`); a token of
@@ -1646,7 +1658,6 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # "client id" (the public half of a client's pair) anything; a signature is a secret's.
 # The residual risk: a credential right after such a word, in the form it names, is printed.
 # Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential), opaque.
-PUBLIC_KEY_HEAD = 64  # base64 characters read of a DER key: its headers sit in the first 48 bytes
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
@@ -2033,6 +2044,7 @@ SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases
 ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
+REQUESTED_NOISE = Lazy(rules_pattern(rule for rule in NOISE_RULES if rule[0] not in REQUEST_STANDS))
 REQUESTS = tuple((name, Lazy(pattern, re.I)) for name, pattern in REQUEST_RULES)
 # Requests where a topic may stand for the content ("add guidance on tests to CLAUDE.md").
 TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory-file-zh"}
@@ -2054,6 +2066,7 @@ FUTURE_OPENS = Lazy(unmarked(r"^(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:" +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
 RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("things to add")
+LINE_NOUN = Lazy(phrase_pattern(LINE_NOUNS))
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
@@ -2068,11 +2081,24 @@ NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file 
 MEMORY_OR_BARE = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID + "|" + MEMORY_BARE))
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
+ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)|any ?thing(?: of (?:this|that))?")
+REFUSAL = Lazy(r"(?i)(?:please\s+)?(?:don't|do not|no need to|never)\s+")  # refused
+PLACE_WORD = Lazy(r"\s(?:in|into|to|inside|on|under)(?:\s+the)?\s*$")  # "that in [the] CLAUDE.md"
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
 INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
+# A memory file by its file name as the place a rule goes, after a word of direction in the
+# languages of REQUEST FRAMES ("Занотуй у AGENTS.md, що X", "new rule for .cursorrules: X"),
+# framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
+_PLACE_WORDS = (r"(?:to|into|in|inside|onto|for|dans|à|au|zu|zur|ins|für|a|al|en|no|na|em|nel|nella|"
+                r"в|во|у|до|do|vào|vao|naar|aan|için|ke|di|till|i|w|we)\s+"
+                r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
+FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
+# ... and the words between a verb of recording and a bare memory: a pointer, then a place's.
+BARE_PLACE = Lazy(r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|isto|это|questo)\s+)?"
+                  r"(?:" + _PLACE_WORDS + r")?")
 # ... or the memory's name alone ending the frame, in any language ("Adiciona no CLAUDE.md:").
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
@@ -4151,9 +4177,10 @@ NO_SIGNAL = Verdict("dropped_no_signal", "", "", 0)
 
 def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
           noise: re.Pattern[str], phrases: Sequence[str] | None = None, asked: bool = False,
-          least: int = MIN_WIDTH) -> Verdict:
+          requested: bool = False) -> Verdict:
     """SIGNAL first (`asked` needs none), then the gates, NOISE and length. The gates judge
-    only what SIGNAL picked: the summary must not depend on unscanned messages."""
+    only what SIGNAL picked: the summary must not depend on unscanned messages. A rule a
+    request or an offer states (`requested`) may be short, and stands (REQUEST_STANDS)."""
     text = sentence.strip()
     lowered = text.lower()
     hit = asked or (phrases is None or any(p in lowered for p in phrases)) and signal.search(lowered)
@@ -4166,11 +4193,11 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     gated = gate(text, opts, role)
     if gated:
         return gated
-    bad = noise.search(lowered)
+    bad = (REQUESTED_NOISE if requested and noise is NOISE else noise).search(lowered)
     if bad:
         return Verdict("dropped_noise", rule_name(bad), text, 0)
     columns = width(text)
-    if columns < least or columns > MAX_WIDTH:
+    if columns < (REQUEST_MIN_WIDTH if requested else MIN_WIDTH) or columns > MAX_WIDTH:
         return Verdict("dropped_length", f"{columns} columns", text, 0)
     # A request's rule is printed without its frame: judged alone too, as a token its frame named
     # harmless ("remember the tenant id: <uuid> ...") is then a random one. (A sentence keeps the
@@ -4226,13 +4253,33 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD)
     pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
         or LEADS_ONLY.fullmatch(content) or one_word \
-        or topical and REQUEST_TOPIC.match(content) and not re.search(r"[,，;；]", content)
+        or topical and REQUEST_TOPIC.match(content) and not scoped_rule(content)
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
     quoted = QUOTED_RULE.search(sentence) if pointer else None
     if quoted and (CLOSE_SCRIPT.search(quoted[1]) or len(quoted[1].split()) >= QUOTED_WORDS):
         return name, quoted[1]  # the rule quoted in the frame: AGENTS.md に「X」と書いて
     return name, "" if pointer else content
+
+
+def scoped_rule(content: str) -> bool:
+    """Whether a topic's words lead a rule ("for the payments module, amounts are integer
+    cents"): the clause after them would be proposed on its own, however short (a request's rule
+    may be). Not a remark to the agent ("for the new module, you figure out what matters")."""
+    tail = LAST_CLAUSE.split(content, 1)[1:]
+    return bool(tail) and sum(points for name, points in score_parts(tail[0], "user")
+                              if name != "short") >= MIN_SCORE
+
+
+def refused(sentence: str) -> bool:
+    """Whether a sentence refuses to record what was said ("don't put that in CLAUDE.md, it's a
+    one-off"): about this session's words, no rule; "Never put credentials in CLAUDE.md" is one."""
+    opened = REFUSAL.match(sentence)
+    clause = LAST_CLAUSE.split(sentence[opened.end():], 1)[0].lower() if opened else ""
+    verb = RECORD.match(clause)
+    named = MEMORY_OR_BARE.search(clause, verb.end()) if verb else None
+    said = PLACE_WORD.sub("", clause[verb.end():named.start()]).strip() if named and verb else ""
+    return bool(said and (REQUEST_POINTER.match(said) or ANY_OF_IT.fullmatch(said)))
 
 
 def asks(sentence: str) -> bool:
@@ -4293,7 +4340,10 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         colon = separator.group().strip() in (":", "：")
-        kind = frame_kind(COURTESY.sub("", lowered[:separator.start()]), opening=True, colon=colon)
+        # After "that" (a word, not ":" or "—") the content is a clause, never a topic. Before
+        # any of these a bare memory is the agent's ("Guarda na memória que X", "add to the rules → X").
+        that = separator.group().strip(" ,")[:1].isalpha()
+        kind = frame_kind(COURTESY.sub("", lowered[:separator.start()]), opening=True, strong=True)
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
@@ -4302,8 +4352,6 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
                 return kind, "", False
             return None
         if kind:
-            # After "that" (a word, not ":" or "—") the content is a clause, never a topic.
-            that = separator.group().strip(" ,")[:1].isalpha()
             return kind, sentence[separator.end():], kind == "memory-file" and not that
     # A comma ends a frame that names later sessions ("remember for next time, X").
     comma = lowered.find(",")
@@ -4333,16 +4381,19 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             and frame_kind(frame.group()) == "remember-that" and not MOMENT.search(plain):
         at = lowered.find(rest)  # "remember logs use X" states; "remember the 3pm meeting" reminds
         stated = rest[:1] not in ",，" and CLAUSE_VERB.search(CLAUSE_END.split(rest, 1)[0])
-        return ("remember-that", sentence[at:at + len(rest)], False) if stated else None
+        if stated:
+            return "remember-that", sentence[at:at + len(rest)], False
+        if not MEMORY_NAMED.search(rest):
+            return None  # ... but "merk dir das in der agents.md" names where: a frame alone
     # A purpose clause denies nothing ("..., чтобы не искать").
     alone = frame_kind(PURPOSE.sub("", plain)) if not own else None
     return (alone, "", True) if alone else None
 
 
-def frame_kind(part: str, opening: bool = False, colon: bool = False) -> str | None:
+def frame_kind(part: str, opening: bool = False, strong: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
     a phrase for later sessions frames only when it is all of a part opening the sentence, a
-    bare memory (MEMORY_BARE) only before a colon."""
+    bare memory (MEMORY_BARE) only before a `strong` separator (FRAME_STRONG: ":", "—", "that")."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part):
@@ -4354,16 +4405,22 @@ def frame_kind(part: str, opening: bool = False, colon: bool = False) -> str | N
     for clause in dict.fromkeys((part, LAST_CLAUSE.split(part)[-1])):
         named = (NAMED_PLACE if MODAL_OPENS.match(clause) else MEMORY_NAMED).search(clause)
         verb = RECORD.search(clause)
-        if not named and colon and verb:  # a bare memory beside its verb, no thing between
+        if not named and strong and verb:  # a bare memory beside its verb, no thing between
             bare = MEMORY_OR_BARE.search(clause)  # ("guarda en la memoria", "メモリに保存して")
             between = (clause[verb.end():bare.start()] if bare.start() >= verb.end()
-                       else clause[bare.end():verb.start()]).split() if bare else []
-            named = bare if bare and len(between) <= BARE_GAP and all(
-                len(word) <= BARE_LETTERS for word in between) else None
+                       else clause[bare.end():verb.start()]).strip() if bare else ""
+            # ... but a place's words ("in the", "to"): "add more memory to the pod" asks for RAM.
+            named = bare if bare and (not between or CLOSE_SCRIPT.search(between)
+                                      or BARE_PLACE.fullmatch(between + " ")) else None
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
                                                      max(named.start(), verb.start())):
             return "memory-file"
+    # ... or a memory file by its file name as the place, whatever the verb ("dopisz do CLAUDE.md"):
+    # a file's name is no RAM's nor a linter's, and the separator after it opens the rule.
+    if opening and FILE_AS_PLACE.search(part) and (
+            LINE_NOUN.search(part) or any(RECORD.match(clause) for clause in LAST_CLAUSE.split(part))):
+        return "memory-file"  # ... the verb opening its clause: "I want to write" is no request
     # "Persist this preference: X": what is recorded is named a memory's kind of line.
     if opening and RECORD.search(part) and KIND_NAMED.search(part):
         return "memory-file"
@@ -4769,7 +4826,7 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
             offer = offered(sentence) if message.role == "assistant" else None
             if offer:  # the agent's offer says what to record: that, first
                 verdict = judge(offer, message.role, opts, signal, noise, None, asked=True,
-                                least=REQUEST_MIN_WIDTH)
+                                requested=True)
                 rank = 0
             else:
                 rank = 1 if message.role == "user" else 2
@@ -4860,12 +4917,14 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
         if request and request[1]:
             stats["memory_requests"] += 1
             verdict = judge(request[1], message.role, opts, signal, noise, None, asked=True,
-                            least=REQUEST_MIN_WIDTH)
+                            requested=True)
             verdict = verdict._replace(asks="content", reason=request[0] if verdict.stage == "candidate"
                                        else verdict.reason)
         elif request:
             stats["memory_requests"] += 1
             verdict = Verdict("dropped_noise", f"memory-request {request[0]}", sentence.strip(), 0, "points")
+        elif requests and refused(sentence.strip()):
+            verdict = Verdict("dropped_noise", "memory-request refused", sentence.strip(), 0)
         else:
             verdict = judge(sentence, message.role, opts, signal, noise, phrases, asked)
         stats["signal"] += verdict.stage in PAST_SIGNAL

@@ -655,6 +655,37 @@ def test_a_rule_is_judged_as_it_is_printed(message: str) -> None:
     assert any(verdict.stage == "dropped_secret" for _, _, verdict in judged), judged
 
 
+def test_a_requested_limit_on_edits_stands() -> None:
+    """A limit on edits is one task's scope (NOISE task-scope), unless the user asks to record it."""
+    judged = md.judge_message(md.Message("user", "add a rule to CLAUDE.md: don't modify anything under gen/, "
+                                         "it is generated", 1, None), md.Options(), md.SIGNAL, md.NOISE, Counter())
+    assert [(verdict.stage, verdict.text) for _, _, verdict in judged] == [
+        ("candidate", "don't modify anything under gen/, it is generated")]
+    alone = md.judge("Don't modify anything under gen/, just explain the error.", "user", md.Options(),
+                     md.SIGNAL, md.NOISE, asked=True)
+    assert alone.reason == "task-scope"
+
+
+@pytest.mark.parametrize(("message", "stage"), [
+    pytest.param("don't put that in CLAUDE.md, it's just a one-off hack for this bug", "dropped_noise",
+                 id="refused-what-was-said"),
+    pytest.param("Do not add this to AGENTS.md.", "dropped_noise", id="refused-this"),
+    pytest.param("Please don't write it into the CLAUDE.md file, I will do it.", "dropped_noise", id="refused-it"),
+    pytest.param("Never put credentials or tokens in CLAUDE.md, it is committed.", "candidate",
+                 id="a-rule-about-the-memory-file"),
+    pytest.param("Never add that generated file to AGENTS.md, it changes every build.", "candidate",
+                 id="a-thing-named-is-no-pointer"),
+    pytest.param("Don't save any of this to memory, we are only trying things out.", "dropped_noise",
+                 id="refused-any-of-it-bare-memory"),
+])
+def test_a_refused_recording_is_no_rule(message: str, stage: str) -> None:
+    """Refusing to record what was said is about this session's words; a rule about what the
+    memory file may hold is a rule."""
+    judged = md.judge_message(md.Message("user", message, 1, None), md.Options(), md.SIGNAL, md.NOISE,
+                              Counter())
+    assert [verdict.stage for _, _, verdict in judged] == [stage], judged
+
+
 def test_message_is_cleaned_of_zero_width_before_judging() -> None:
     stats: Counter[str] = Counter()
     message = md.Message("user", "Never commit\u200b the .env file to the repository.", 1, None)
@@ -713,6 +744,46 @@ def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: s
 # The content after a frame, read as the agent's rule or as the speaker's own plan or news; and
 # sentences that ask, or speak of this moment, which are no request.
 OWN_CONTENT = [
+    # A topic carries a rule only when the clause after it would be proposed on its own.
+    pytest.param("Add a section to CLAUDE.md for the new payments module, you figure out what's important",
+                 "", id="topic-and-a-remark-points-back"),
+    pytest.param("Add a section to AGENTS.md on the deploy, keep it short", "", id="topic-and-how-to-write"),
+    pytest.param("Add to CLAUDE.md for the payments module, amounts are always stored as integer cents",
+                 "for the payments module, amounts are always stored as integer cents", id="topic-leads-a-rule"),
+    pytest.param("Please add that decision to .cursor/rules", "", id="cursor-rules-folder-named"),
+    # A memory file by its file name as the place, with a verb or a word for a memory's line,
+    # in any language; without either it is talk about the file.
+    pytest.param("New rule for AGENTS.md: migrations are reviewed by two people.",
+                 "migrations are reviewed by two people.", id="file-place-line-noun"),
+    pytest.param("Nouvelle règle pour CLAUDE.md : les dates sont stockées en UTC.",
+                 "les dates sont stockées en UTC.", id="file-place-line-noun-fr"),
+    pytest.param("Занотуй у CLAUDE.md, що збірка йде через make.", "збірка йде через make.",
+                 id="file-place-verb-uk"),
+    pytest.param("In AGENTS.md, under Testing, add: fixtures live in tests/data.", "fixtures live in tests/data.",
+                 id="file-place-first-verb-last"),
+    pytest.param("Looking at the notes in CLAUDE.md - they mention npm", None, id="file-place-talk"),
+    pytest.param("In CLAUDE.md: the deploy section is stale", None, id="file-place-remark"),
+    # A place in the file ("under deployment") or a file after a pointer is no content.
+    pytest.param("put it in CLAUDE.md under deployment", "", id="under-a-section-points-back"),
+    pytest.param("merk dir das in der CLAUDE.md", "", id="remember-pointer-file-de"),
+    pytest.param("make a note of this in AGENTS.md", "", id="remember-pointer-file"),
+    pytest.param("remember the standup at 10 tomorrow", None, id="remember-a-thing-reminds"),
+    # A memory file's distinct name as typed without its dot, extension or hyphen.
+    pytest.param("Put that in windsurfrules too", "", id="distinct-name-without-dot"),
+    pytest.param("add to copilot instructions: prefer pathlib over os.path", "prefer pathlib over os.path",
+                 id="distinct-name-spaced"),
+    pytest.param("leave a note in AGENTS.md that the staging DB resets nightly", "the staging DB resets nightly",
+                 id="leave-a-note"),
+    pytest.param("Codify this in CLAUDE.md: retries back off exponentially.", "retries back off exponentially.",
+                 id="codify"),
+    # A bare memory or "rules" after a place's words and before a dash or "that", not a quantity.
+    pytest.param("add to the rules — no new dependencies without review", "no new dependencies without review",
+                 id="bare-rules-before-a-dash"),
+    pytest.param("add more memory to the pod: it OOMs at 512Mi", None, id="more-memory-is-ram"),
+    pytest.param("Guarda los resultados en memoria: son grandes", None, id="a-thing-in-memory-is-ram"),
+    # A bare memory before "that" in another language is the agent's, as in English.
+    pytest.param("Guarda en la memoria que los precios van sin IVA.", "los precios van sin IVA.",
+                 id="bare-memory-that-es"),
     pytest.param("Going forward, I'll review the flag parser changes myself.", None, id="own-plan"),
     pytest.param("Going forward, I already checked the parser, it rejects empty values.", None,
                  id="own-news-already"),
