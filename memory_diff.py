@@ -996,8 +996,10 @@ _OPENED = (_LOCKS + "|door|gate(?!way)|garage|keypad|puerta|portón|portail|canc
            "|brán|kapı|kilit|kilid|ajtó|kapu|dörr|dør|portão|portone|tarjeta|karty|картк|карт|card")
 _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
                 r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
-                r"|(?<![A-Za-z])(?i:" + _LOCKS + r")(?:'s)?(?i:[_ -]?combination)"
-                r"|(?i:combination|combinazione|combinaison|kombination|combinación|combinação)"
+                r"|(?<![A-Za-z])(?i:" + _LOCKS + r")(?:'s)?(?i:[_ -]?(?:combination|combo))"
+                r"|(?<![A-Za-z])(?i:combination|combo)[ -](?i:lock|padlock)"  # a combination lock's
+                r"|(?<![A-Za-z])(?i:keypad)"  # ... and a keypad's: "the garage keypad is 9163"
+                r"|(?i:combination|combo|combinazione|combinaison|kombination|combinación|combinação)"
                 r"(?=[^\n.;:]{0,30}?(?<![A-Za-z])(?i:" + _LOCKS + r"))"  # "... for gym locker 12"
                 r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode)"
                 r"|(?<![A-Za-z])(?i:pinkode)"
@@ -1021,22 +1023,46 @@ _DIGITS_JOIN = (r"(?:[ \t]+(?:for|of|on|to|at|in|de|di|do|da|del|della|dos|das|d
                 r"(?:[ \t]+[^\s\"{}\[\]:=,;]+){1,6}"
                 r"|(?:[ \t]+[^\s\"{}\[\]:=,;]*[^\x00-\x7f\s\"{}\[\]:=,;：，、。]"
                 r"[^\s\"{}\[\]:=,;]*){1,6})?"
-                r"(?: +(?:" + _COPULAS + r"|as) +|[ \t]*[:：][ \t]+| *[是为はがを는은를을가이] *)")
+                r"(?: +(?:" + _COPULAS + r"|as|opens with|unlocks with) +|'s +|[ \t]*[:：][ \t]+"
+                r"| *[是为はがを는은를을가이] *)")
 _PIN_JOIN = r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _DIGITS_JOIN + ")"
 # ... and what ends it: no word after it but a preposition, a conjunction or a time (not "1800
 # seconds", "4012 means").
 _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|at|with|from|by|"
+               r"if|as|when|unless|after|before|once|into|followed|last|this|next|"
                r"yesterday|today|tonight|tomorrow|again|too|also|y|et|und|e|и|و\w*|لا)"
                r"(?![\w-]))[^\W\d_])")
 _YEAR = r"(?:19[5-9]\d|20[0-4]\d)"  # a year a PIN, a code's group or a serial's is not
-_PIN_VALUE = (r"[\"'`「«„]?(?!" + _YEAR + r"(?:[01]\d[0-3]\d)?(?!\d))"
-              r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
-              r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요))")
+_PIN_DIGITS = (r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
+               r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요|이야|야))")
+_YEARISH = _YEAR + r"(?:[01]\d[0-3]\d)?(?!\d)"  # a year, or a date that opens with one
+_PIN_VALUE = r"[\"'`「«„]?(?!" + _YEARISH + ")" + _PIN_DIGITS
 # ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
 _COMBINATION = (r"[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3}|\d\d?(?:, \d\d?){2,3})"
                 r"(?![\w:/-])"
                 r"|[\"'`]?(\d(?:-\d){3,5})(?![\w:/-])")  # ... or four digits and more dashed
 _CODE_VALUE = r"(?:" + _PIN_VALUE + "|" + _COMBINATION + ")"
+# ACCESS CODES by where they stand (access_codes): a code's digits in a clause that names what
+# they open, in the languages of _OPENED, right after a word that gives a value (a copula, a
+# colon, "enter", "dial", "with", "code" ...); not after a noun ("locker 214", "port 8443",
+# "error 1205": its number), nor before an amount ("300 seconds").
+ACCESS_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?<!_)(?!lock(?:out|ed|ing|file|smith)|safe(?:ly|ty|guard))(?:" + _OPENED + r"|lockbox|key ?safe|alarm|disarm|cage|cabinet|"
+                     r"shed|storage unit|mailbox|phone|intercom|buzzer|allarme|alarme|alarma|"
+                     r"alarmanlage|sicherheitscode|schlüsselkasten|sleutelkastje|hek|slot|szafk|"
+                     r"сигнализаци|ドア|金庫|ロッカー|门|锁|保险柜|保险箱|현관|도어락|금고|사물함|kasa|"
+                     r"dolap|[^\W\d_]*(?:tür|schloss|tresor))[^\W\d_]{0,3}(?![^\W\d_])(?!_)")  # German compounds
+ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,:/+=(\[-])(?:[\"'`「«„]?" + _PIN_DIGITS + "|" + _COMBINATION + ")"
+                    + _DIGITS_END + r"(?![ \t]*\d)")  # all of a run of numbers ("5 10 20 40 ms")
+# ... and a clause of an error's, a status's or an event's code ("Код ошибки домофона: 4012",
+# "the PLC raises alarm code 4711") is none; nor is an identifier's (`lock_timeout_code: 1500`).
+ACCESS_NOT = Lazy(r"(?i)(?<![^\W\d_])(?:error|fault|status|ошибк|помилк|fehler|erreur|errore|erro|"
+                  r"błęd|hata|fout|(?:rais|trigger|throw|emit|report)[^\W\d_]*)|错误|エラー|오류")
+ACCESS_YEAR = Lazy(_YEARISH)  # ... a code as much as a year after "is" or ":", a year after "in"
+ACCESS_GIVEN = Lazy(r"(?i)(?:[:：=]|'s|(?<![^\W\d_])(?:" + _COPULAS + r"|are|were|be|with|in|into|"
+                    r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|"
+                    r"passcode|digits|es|era|ist|sind|(?:" + _CODE_WORDS + "|" + PASSWORD_NAMES
+                    + r")[^\W\d_]{0,3})|[是为は는은가이야])[ \t]*[\"'`«„「]?\Z")
+ACCESS_CLAUSE = Lazy(r"[.!?;\n。！？；](?!\d)")
 # A group of a recovery code: capitals and digits, or small letters with a digit.
 _CODE_GROUP = r"(?:[A-Z0-9]{4,}|(?=[a-z]*\d)[a-z0-9]{4,})"
 _CODE_GROUPS = _CODE_GROUP + r"(?:[ -]" + _CODE_GROUP + r")*"  # ... and a list of them
@@ -1269,7 +1295,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
     # safe's); not "pin" in small letters otherwise, a verb as often.
     ("pin", "pin|puk|暗証番号|핀번호", _PIN_NAME + _PIN_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
-    ("pin", _ACCESS_WORDS + "|combina|kombination|digicode|türcode|torcode|zugangscode|tresorcode|"
+    ("pin", _ACCESS_WORDS + "|combina|combo|kombination|digicode|türcode|torcode|zugangscode|tresorcode|"
      + _CODE_WORDS + "|pincode|pinkode",
      _ACCESS_CODE + _PIN_JOIN + _CODE_VALUE + _DIGITS_END, "position"),
     # ... and a padlock or a locker given its combination ("the gym padlock is 33, 30, 16"), not
@@ -3406,6 +3432,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 and not harmless_context(text, match.start(), match.end(), match.group()):
             found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += apart(list(policy_passwords(text)), found)
+    if any(c.isdigit() for c in text):
+        found += apart(list(access_codes(text)), found)
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
@@ -3484,6 +3512,20 @@ def policy_passwords(text: str) -> Iterator[SecretHit]:
         in_link = text.rfind("://", 0, start) > max(text.rfind(c, 0, start) for c in " \n\t")
         if not in_link and policy_password(text[start:end]):
             yield SecretHit("policy_password", start, end, False)
+
+
+def access_codes(text: str) -> Iterator[SecretHit]:
+    """Codes that open a door, a lock, a safe or an alarm (ACCESS CODES): chosen, never random,
+    known by where they stand."""
+    for match in ACCESS_VALUE.finditer(text):
+        start, end = match.span(match.lastindex or 0)
+        opens = max((m.end() for m in ACCESS_CLAUSE.finditer(text, 0, start)), default=0)
+        closes = ACCESS_CLAUSE.search(text, end)
+        clause = text[opens:closes.start() if closes else len(text)]
+        given = ACCESS_GIVEN.search(text, opens, start)
+        if ACCESS_OBJECT.search(clause) and given and not ACCESS_NOT.search(clause) and not (
+                ACCESS_YEAR.match(text, start) and given.group().strip(" \t\"'`«„「").lower() in ("in", "into")):
+            yield SecretHit("pin", start, end, False)
 
 
 def glued_start(text: str, start: int) -> int:

@@ -502,6 +502,9 @@ CLASSES = [
     _row("issuer-region-suffix", f"the mail API key {_HEX32}-us21", _HEX32),
     _row("bare-hex-32", f"`{_HEX32}`", _HEX32),
     _row("uuid-token", f"the monitoring API key {_UUID}", _UUID),
+    # A PIN before a condition or a time ("..., if the badge reader fails") is still the PIN's.
+    _row("pin-before-a-condition", "the kiosk PIN is 4390 if the badge reader fails", "4390"),
+    _row("keypad-code-before-its-key", "the roof hatch keypad is 4102 followed by the hash key", "4102"),
     # A private key in DER is no public key, though it opens as one (`MII...`).
     _row("private-key-pkcs8", f"the service key is {_PKCS8_RSA}", _PKCS8_RSA),
     _row("private-key-pkcs1", f"the signing key is {_PKCS1_RSA}", _PKCS1_RSA),
@@ -1067,6 +1070,34 @@ def test_a_password_options_value_is_withheld_whatever_it_looks_like(case: tuple
     message = RULE.replace("{s}", place)
     outputs = all_outputs([(role, message)])
     assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
+
+
+# -- property 8: a code that opens a door, a lock, a safe or an alarm -----------------------------
+
+# What a code opens, and where it is given: after a copula, a colon, a verb of keying it in, "with".
+# A code before its thing ("4410 is the side door's") is README's residual, as are three digits.
+ACCESS_THINGS = ["side door", "loading-dock gate", "bike lock", "key safe", "server room door", "gym locker",
+                 "alarm panel", "office safe", "storage cage", "garage keypad", "padlock on the shed"]
+ACCESS_PLACES = ["the {thing} code is {v}", "{thing}: {v}", "the {thing} opens with {v}",
+                 "enter {v} on the {thing}", "the {thing} combination is {v}", "for the {thing}, dial {v} then wait",
+                 "the {thing} was reset to {v} last week", "der Code für die Tür ist {v}",
+                 "le code du portail est {v}", "la combinación del candado es {v}"]
+
+
+@st.composite
+def access_codes(draw: st.DrawFn) -> str:
+    """Four to eight digits (a year's too), or a dial's numbers in two digits."""
+    return draw(st.one_of(st.integers(1000, 99_999_999).map(str),
+                          st.lists(st.integers(10, 99).map(str), min_size=3, max_size=4).map("-".join)))
+
+
+@SETTINGS
+@given(st.sampled_from(ACCESS_PLACES), st.sampled_from(ACCESS_THINGS), access_codes(),
+       st.sampled_from(["user", "assistant"]))
+def test_an_access_code_in_its_place_is_withheld(place: str, thing: str, code: str, role: str) -> None:
+    message = RULE.replace("{s}", place.replace("{thing}", thing).replace("{v}", code))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, code), (ascii(message), leaks(outputs, code))
 
 
 SHA = _chars("sha", 40, "hex")

@@ -622,6 +622,13 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("The password is required for every admin account after the upgrade.", id="password-is-prose"),
     pytest.param("Passphrase: stored in the vault under the ops folder.", id="passphrase-colon-prose"),
     pytest.param("The pool signs in with 250 connections at most, then queues.", id="given-a-count"),
+    # A number beside what a code opens, that is its number, an amount, a port, an error or a year.
+    pytest.param("Locker 2141 is broken, use any other one.", id="a-lockers-number"),
+    pytest.param("The door controller listens on port 8080.", id="a-door-controllers-port"),
+    pytest.param("The office safe holds 1200 files and the deeds.", id="what-a-safe-holds"),
+    pytest.param("Deadlock error 1205 came back on the orders table.", id="a-lock-error"),
+    pytest.param("The alarm panel was installed in 2019.", id="a-year-after-in"),
+    pytest.param("Room 3305 is next to the server room door.", id="a-room-by-a-door"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
