@@ -191,10 +191,12 @@ _MEMORY_FILES = tuple(name.lower() for name in (*MEMORY_FILE_NAMES, *OTHER_MEMOR
 # ... and Cursor's folder of rule files, named as a whole ("add that to .cursor/rules"); a name
 # no other thing has ("rules", "instructions" in it) also as typed without its dot, extension or
 # hyphen ("windsurfrules", "copilot instructions").
-_DISTINCT = [name.lstrip(".").removesuffix(".md") for name in _MEMORY_FILES if "rules" in name or "instructions" in name]
+_DISTINCT = [name.lstrip(".").removesuffix(".md") for name in _MEMORY_FILES
+             if "rules" in name or "instructions" in name]
 _MEMORY_SPELLED = (*_MEMORY_FILES, ".cursor/rules",
                    *(name[:-3] + " md" for name in _MEMORY_FILES if name.endswith(".md")),
-                   *sorted({spelled for name in _DISTINCT for spelled in (name, name.replace("-", " "))}))
+                   *sorted({spelled for name in _DISTINCT
+                            for spelled in (name, name.replace("-", " "))}))
 _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
                r"(?:" + "|".join(map(re.escape, _MEMORY_SPELLED)) + r")(?![a-z0-9_])")
 
@@ -386,7 +388,8 @@ CONSENT_CJK = 6  # characters after a yes in a script without spaces ("记上吧
 REMEMBER_PHRASES = (
     "remember|rember|don't forget|do not forget|memorize|memorise|keep in mind for next time|"
     "keep in mind for future sessions|keep in mind for the future|keep in mind going forward|"
-    "make a note|take a note|leave a note|merk dir|merke dir|merken|retiens|souviens-toi|rappelle-toi|mémorise|"
+    "make a note|take a note|leave a note|merk dir|merke dir|merken|retiens|"
+    "souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|lembre-se|lembra-te|запомни|ricorda|"
     "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
     "zapamatuj|kom ihåg|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
@@ -999,7 +1002,8 @@ _ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS 
                 r"|(?<![A-Za-z])(?i:" + _LOCKS + r")(?:'s)?(?i:[_ -]?(?:combination|combo))"
                 r"|(?<![A-Za-z])(?i:combination|combo)[ -](?i:lock|padlock)"  # a combination lock's
                 r"|(?<![A-Za-z])(?i:keypad)"  # ... and a keypad's: "the garage keypad is 9163"
-                r"|(?i:combination|combo|combinazione|combinaison|kombination|combinación|combinação)"
+                r"|(?i:combination|combo|combinazione|combinaison|kombination|combinación|"
+                r"combinação)"
                 r"(?=[^\n.;:]{0,30}?(?<![A-Za-z])(?i:" + _LOCKS + r"))"  # "... for gym locker 12"
                 r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode)"
                 r"|(?<![A-Za-z])(?i:pinkode)"
@@ -1042,27 +1046,59 @@ _COMBINATION = (r"[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3}|\d\d?(?:, \
                 r"(?![\w:/-])"
                 r"|[\"'`]?(\d(?:-\d){3,5})(?![\w:/-])")  # ... or four digits and more dashed
 _CODE_VALUE = r"(?:" + _PIN_VALUE + "|" + _COMBINATION + ")"
-# ACCESS CODES by where they stand (access_codes): a code's digits in a clause that names what
+# CHOSEN PLACES (chosen_secrets). Access codes: a code's digits in a clause that names what
 # they open, in the languages of _OPENED, right after a word that gives a value (a copula, a
 # colon, "enter", "dial", "with", "code" ...); not after a noun ("locker 214", "port 8443",
 # "error 1205": its number), nor before an amount ("300 seconds").
-ACCESS_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?<!_)(?!lock(?:out|ed|ing|file|smith)|safe(?:ly|ty|guard))(?:" + _OPENED + r"|lockbox|key ?safe|alarm|disarm|cage|cabinet|"
+ACCESS_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?<!_)(?!lock(?:out|ed|ing|file|smith)|safe(?:ly|ty|guard))"
+                     r"(?:" + _OPENED + r"|lockbox|key ?safe|alarm|disarm|cage|cabinet|"
                      r"shed|storage unit|mailbox|phone|intercom|buzzer|allarme|alarme|alarma|"
                      r"alarmanlage|sicherheitscode|schlüsselkasten|sleutelkastje|hek|slot|szafk|"
                      r"сигнализаци|ドア|金庫|ロッカー|门|锁|保险柜|保险箱|현관|도어락|금고|사물함|kasa|"
-                     r"dolap|[^\W\d_]*(?:tür|schloss|tresor))[^\W\d_]{0,3}(?![^\W\d_])(?!_)")  # German compounds
-ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,:/+=(\[-])(?:[\"'`「«„]?" + _PIN_DIGITS + "|" + _COMBINATION + ")"
+                     r"dolap|[^\W\d_]*(?:tür|schloss|tresor))"  # ... and German compounds
+                     r"[^\W\d_]{0,3}(?![^\W\d_])(?!_)")
+ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,:/+=(\[-])(?:[\"'`「«„]?"
+                    # ... a code as much as a year after "is" or ":", but a year after "in"
+                    r"(?:(?=" + _YEARISH + r")(?<!\bin )(?<!\binto )|(?!" + _YEARISH + "))"
+                    + _PIN_DIGITS + "|" + _COMBINATION + ")"
                     + _DIGITS_END + r"(?![ \t]*\d)")  # all of a run of numbers ("5 10 20 40 ms")
-# ... and a clause of an error's, a status's or an event's code ("Код ошибки домофона: 4012",
-# "the PLC raises alarm code 4711") is none; nor is an identifier's (`lock_timeout_code: 1500`).
-ACCESS_NOT = Lazy(r"(?i)(?<![^\W\d_])(?:error|fault|status|ошибк|помилк|fehler|erreur|errore|erro|"
-                  r"błęd|hata|fout|(?:rais|trigger|throw|emit|report)[^\W\d_]*)|错误|エラー|오류")
-ACCESS_YEAR = Lazy(_YEARISH)  # ... a code as much as a year after "is" or ":", a year after "in"
 ACCESS_GIVEN = Lazy(r"(?i)(?:[:：=]|'s|(?<![^\W\d_])(?:" + _COPULAS + r"|are|were|be|with|in|into|"
                     r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|"
                     r"passcode|digits|es|era|ist|sind|(?:" + _CODE_WORDS + "|" + PASSWORD_NAMES
                     + r")[^\W\d_]{0,3})|[是为は는은가이야])[ \t]*[\"'`«„「]?\Z")
-ACCESS_CLAUSE = Lazy(r"[.!?;\n。！？；](?!\d)")
+CLAUSE_END_MARK = Lazy(r"[.!?;\n。！？；](?!\d)")
+# ... and a clause of an error's, a status's or an event's code ("Код ошибки домофона: 4012",
+# "the PLC raises alarm code 4711") is none; nor is an identifier's (`lock_timeout_code: 1500`).
+ACCESS_NOT = Lazy(r"(?i)(?<![^\W\d_])(?:error|fault|status|ошибк|помилк|fehler|erreur|errore|erro|"
+                  r"błęd|hata|fout|(?:rais|trigger|throw|emit|report)[^\W\d_]*)|错误|エラー|오류")
+# Security answers: a name, a place or a word, capitalised or quoted, given right after "is",
+# a colon, "I put" or "answer" in a clause naming a security question or what one asks (a
+# mother's maiden name, a first pet); not a fake one a test uses.
+ANSWER_TOPIC = Lazy(r"(?i)(?:security|secret|recovery|memorable|verification|challenge)[ -]"
+                    r"(?:questions?|answers?|words?|dates?|places?|phrases?)|maiden name|"
+                    r"(?:first|childhood) (?:pet|car|school|job|teacher|concert)|"
+                    r"(?:street|city|town)[^.;\n]{0,30}gr[eo]w up|city of birth|"
+                    r"pregunta (?:de seguridad|secreta)|respuesta secreta|nombre de soltera|"
+                    r"sicherheitsfrage|geheimfrage|mädchenname|geburtsname|question secrète|"
+                    r"question de sécurité|nom de jeune fille|domanda (?:di sicurezza|segreta)|"
+                    r"cognome da nubile|pergunta (?:de segurança|secreta)|nome de solteira|"
+                    r"beveiligingsvraag|pytanie (?:pomocnicze|bezpieczeństwa)|контрольн\w+ вопрос|"
+                    r"секретн\w+ вопрос|девичья фамилия|güvenlik sorusu|秘密の質問|安全问题|密保问题|"
+                    r"보안 질문")
+# ... a name or place as typed (capitalised), a word with a digit, or anything quoted.
+ANSWER_VALUE = Lazy(r"[\"'“«„「]([^\"'”»“」\n]{2,40})[\"'”»“」]|"
+                    r"(?<![\w'-])((?=[^\W\d_])[^\W_a-z][\w'-]*(?:[ -][^\W\d_a-z][\w'-]*){0,2}"
+                    r"|[^\W\d_]+\d+)(?![\w'-])")
+ANSWER_GIVEN = Lazy(r"(?i)(?:[:：=—]|->|→|(?<![^\W\d_])(?:is|was|are|answer(?:ed)?(?: with)?|put|"
+                    r"used|typed|entered|chose|say|now|(?:changed|set|reset)(?: it)? to|it's|"
+                    r"es|est|ist|war|è|é|era|это|mis|messo|"
+                    r"respuesta|réponse|antwort|risposta|resposta|ответ|cevap)|[是为は는은이가])"
+                    r"[ \t]*[\"'“«„「]?\Z")
+ANSWER_NOT = Lazy(r"(?i)\b(?:fake|dummy|example|placeholder|fixture|test data|e\.g\.)\b")
+# Each place: the kind it is counted as, the value, what the clause names, what stands right
+# before the value, what makes the clause another's.
+CHOSEN_PLACES = (("pin", ACCESS_VALUE, ACCESS_OBJECT, ACCESS_GIVEN, ACCESS_NOT),
+                 ("security_answer", ANSWER_VALUE, ANSWER_TOPIC, ANSWER_GIVEN, ANSWER_NOT))
 # A group of a recovery code: capitals and digits, or small letters with a digit.
 _CODE_GROUP = r"(?:[A-Z0-9]{4,}|(?=[a-z]*\d)[a-z0-9]{4,})"
 _CODE_GROUPS = _CODE_GROUP + r"(?:[ -]" + _CODE_GROUP + r")*"  # ... and a list of them
@@ -1295,8 +1331,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
     # safe's); not "pin" in small letters otherwise, a verb as often.
     ("pin", "pin|puk|暗証番号|핀번호", _PIN_NAME + _PIN_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
-    ("pin", _ACCESS_WORDS + "|combina|combo|kombination|digicode|türcode|torcode|zugangscode|tresorcode|"
-     + _CODE_WORDS + "|pincode|pinkode",
+    ("pin", _ACCESS_WORDS + "|combina|combo|kombination|digicode|türcode|torcode|zugangscode|"
+     "tresorcode|" + _CODE_WORDS + "|pincode|pinkode",
      _ACCESS_CODE + _PIN_JOIN + _CODE_VALUE + _DIGITS_END, "position"),
     # ... and a padlock or a locker given its combination ("the gym padlock is 33, 30, 16"), not
     # its number, nor a program's lock or safe ("acquiring the lock: 5 10 20").
@@ -1668,7 +1704,8 @@ PRINTF_SPEC = Lazy(r"%0\d+[xXdiu]|%[-+]?\d*(?:\.\d+)?[sdfx](?![A-Za-z0-9])")
 WORD_PIECE = Lazy(r"(?:[a-z]{1,3}|(?=.*[AEIOUYaeiouy])(?:[a-z]+|[A-Z][a-z]+|[A-Z]+))[0-9]*")
 UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
-UUID7 = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}")
+UUID7 = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}"
+             r"-[0-9a-fA-F]{12}")
 # A ULID or a UUIDv7 names its own time: one of these years is an id, whatever word stands
 # before it (a generated credential has no clock in it).
 ULID_YEARS = (2016, 2040)
@@ -2107,7 +2144,8 @@ NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file 
 MEMORY_OR_BARE = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID + "|" + MEMORY_BARE))
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
-ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)|any ?thing(?: of (?:this|that))?")
+ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)"
+                 r"|any ?thing(?: of (?:this|that))?")
 REFUSAL = Lazy(r"(?i)(?:please\s+)?(?:don't|do not|no need to|never)\s+")  # refused
 PLACE_WORD = Lazy(r"\s(?:in|into|to|inside|on|under)(?:\s+the)?\s*$")  # "that in [the] CLAUDE.md"
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
@@ -2118,8 +2156,8 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
 # A memory file by its file name as the place a rule goes, after a word of direction in the
 # languages of REQUEST FRAMES ("Занотуй у AGENTS.md, що X", "new rule for .cursorrules: X"),
 # framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
-_PLACE_WORDS = (r"(?:to|into|in|inside|onto|for|dans|à|au|zu|zur|ins|für|a|al|en|no|na|em|nel|nella|"
-                r"в|во|у|до|do|vào|vao|naar|aan|için|ke|di|till|i|w|we)\s+"
+_PLACE_WORDS = (r"(?:to|into|in|inside|onto|for|dans|à|au|zu|zur|ins|für|a|al|en|no|na|em|nel|"
+                r"nella|в|во|у|до|do|vào|vao|naar|aan|için|ke|di|till|i|w|we)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
 # ... and the words between a verb of recording and a bare memory: a pointer, then a place's.
@@ -3432,8 +3470,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 and not harmless_context(text, match.start(), match.end(), match.group()):
             found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += apart(list(policy_passwords(text)), found)
-    if any(c.isdigit() for c in text):
-        found += apart(list(access_codes(text)), found)
+    found += apart(list(chosen_secrets(text)), found)
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
@@ -3514,18 +3551,20 @@ def policy_passwords(text: str) -> Iterator[SecretHit]:
             yield SecretHit("policy_password", start, end, False)
 
 
-def access_codes(text: str) -> Iterator[SecretHit]:
-    """Codes that open a door, a lock, a safe or an alarm (ACCESS CODES): chosen, never random,
-    known by where they stand."""
-    for match in ACCESS_VALUE.finditer(text):
-        start, end = match.span(match.lastindex or 0)
-        opens = max((m.end() for m in ACCESS_CLAUSE.finditer(text, 0, start)), default=0)
-        closes = ACCESS_CLAUSE.search(text, end)
-        clause = text[opens:closes.start() if closes else len(text)]
-        given = ACCESS_GIVEN.search(text, opens, start)
-        if ACCESS_OBJECT.search(clause) and given and not ACCESS_NOT.search(clause) and not (
-                ACCESS_YEAR.match(text, start) and given.group().strip(" \t\"'`«„「").lower() in ("in", "into")):
-            yield SecretHit("pin", start, end, False)
+def chosen_secrets(text: str) -> Iterator[SecretHit]:
+    """Secrets a person chose, never random, known by where they stand (CHOSEN PLACES): a value
+    given right after its word, in a clause that names what it opens and nothing else's."""
+    for kind, value, names, given, unless in CHOSEN_PLACES:
+        if not names.search(text):
+            continue
+        for match in value.finditer(text):
+            start, end = match.span(match.lastindex or 0)
+            opens = max((m.end() for m in CLAUSE_END_MARK.finditer(text, 0, start)), default=0)
+            closes = CLAUSE_END_MARK.search(text, end)
+            clause = text[opens:closes.start() if closes else len(text)]
+            if given.search(text, opens, start) and names.search(clause) \
+                    and not unless.search(clause):
+                yield SecretHit(kind, start, end, False)
 
 
 def glued_start(text: str, start: int) -> int:
@@ -4383,7 +4422,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         colon = separator.group().strip() in (":", "：")
         # After "that" (a word, not ":" or "—") the content is a clause, never a topic. Before
-        # any of these a bare memory is the agent's ("Guarda na memória que X", "add to the rules → X").
+        # any of these a bare memory is the agent's ("Guarda na memória que X", "add to the
+        # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
         kind = frame_kind(COURTESY.sub("", lowered[:separator.start()]), opening=True, strong=True)
         if kind and not lowered[separator.end():].strip():
@@ -4461,7 +4501,8 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False) -> str | 
     # ... or a memory file by its file name as the place, whatever the verb ("dopisz do CLAUDE.md"):
     # a file's name is no RAM's nor a linter's, and the separator after it opens the rule.
     if opening and FILE_AS_PLACE.search(part) and (
-            LINE_NOUN.search(part) or any(RECORD.match(clause) for clause in LAST_CLAUSE.split(part))):
+            LINE_NOUN.search(part)
+            or any(RECORD.match(clause) for clause in LAST_CLAUSE.split(part))):
         return "memory-file"  # ... the verb opening its clause: "I want to write" is no request
     # "Persist this preference: X": what is recorded is named a memory's kind of line.
     if opening and RECORD.search(part) and KIND_NAMED.search(part):

@@ -504,6 +504,10 @@ CLASSES = [
     _row("uuid-token", f"the monitoring API key {_UUID}", _UUID),
     # A PIN before a condition or a time ("..., if the badge reader fails") is still the PIN's.
     _row("pin-before-a-condition", "the kiosk PIN is 4390 if the badge reader fails", "4390"),
+    # A security question's answer, a name as typed, known by the question named beside it.
+    _row("security-answer", "the registrar's security question answer is Halloway", "Halloway"),
+    _row("memorable-word-with-a-digit", "memorable word on the payroll portal: quintessa4", "quintessa4"),
+    _row("security-answer-de", "Sicherheitsfrage beim Provider, Antwort: Brennecke", "Brennecke"),
     _row("keypad-code-before-its-key", "the roof hatch keypad is 4102 followed by the hash key", "4102"),
     # A private key in DER is no public key, though it opens as one (`MII...`).
     _row("private-key-pkcs8", f"the service key is {_PKCS8_RSA}", _PKCS8_RSA),
@@ -1098,6 +1102,34 @@ def test_an_access_code_in_its_place_is_withheld(place: str, thing: str, code: s
     message = RULE.replace("{s}", place.replace("{thing}", thing).replace("{v}", code))
     outputs = all_outputs([(role, message)])
     assert not leaks(outputs, code), (ascii(message), leaks(outputs, code))
+
+
+# -- property 9: a security question's answer -------------------------------------------------
+
+# A question named beside its answer, and the answer given after it; an answer as people type one:
+# a name or place in capitals, or a word with a digit. One named nowhere (a pet's name alone) is
+# README's residual, as is an answer in small letters.
+ANSWER_PLACES = ["the security question answer for the bank is {v}", "maiden name for the registrar: {v}",
+                 "recovery question on the Apple ID -> {v}", "the memorable word was changed to {v}",
+                 "for the first pet question I put {v} on the payroll portal",
+                 "la respuesta secreta del banco es {v}", "Sicherheitsfrage: {v}"]
+
+
+@st.composite
+def answers(draw: st.DrawFn) -> str:
+    """A capitalised name of five to twelve letters, maybe two, or a small word and digits."""
+    name = st.text(string.ascii_lowercase, min_size=4, max_size=11).map(lambda w: w.capitalize())
+    return draw(st.one_of(name, st.tuples(name, name).map(" ".join),
+                          st.tuples(st.text(string.ascii_lowercase, min_size=4, max_size=9),
+                                    st.integers(1, 99).map(str)).map("".join)))
+
+
+@SETTINGS
+@given(st.sampled_from(ANSWER_PLACES), answers(), st.sampled_from(["user", "assistant"]))
+def test_a_security_answer_in_its_place_is_withheld(place: str, answer: str, role: str) -> None:
+    message = RULE.replace("{s}", place.replace("{v}", answer))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, answer), (ascii(message), leaks(outputs, answer))
 
 
 SHA = _chars("sha", 40, "hex")

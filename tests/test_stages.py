@@ -629,6 +629,11 @@ def test_no_window_of_the_value_survives(text: str, value: str) -> None:
     pytest.param("Deadlock error 1205 came back on the orders table.", id="a-lock-error"),
     pytest.param("The alarm panel was installed in 2019.", id="a-year-after-in"),
     pytest.param("Room 3305 is next to the server room door.", id="a-room-by-a-door"),
+    # A name beside talk of security questions that is no answer: who runs it, a fake one.
+    pytest.param("Security questions are handled by Okta for every account.", id="a-vendor-by-a-question"),
+    pytest.param("Use 'Fluffy' as the fake answer for the first pet question in fixtures.",
+                 id="a-fake-answer"),
+    pytest.param("We grew up with Django 1.4 in this codebase.", id="grew-up-is-no-question"),
 ])
 def test_lookalikes_in_their_form_pass(text: str) -> None:
     assert md.scan_secrets(text) == []
