@@ -958,20 +958,18 @@ _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
 # (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key with a quoted value (`"pin":
 # "1234"`); then `=`, `:`, a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to
-# eight digits, not a year or a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. An
-# access code (the second "pin" rule): a door's, gate's, garage's, keypad's or safe's code, a
-# disarm or duress code, or a lock's combination (`16 38 01` too, _CODE_VALUE), and those of
-# other languages (`Türcode`, digicode, combinazione).
+# eight digits, not a year or a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A
+# code that opens a door, a lock or a safe is known by its place (CHOSEN PLACES).
 _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?(?:-?(?:[Cc]ode|код)|コード|码)?"
              r"|暗証番号|핀번호"
              r"|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
              r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
-# A lock's words, by which a combination is a lock's, not options' ("the combination is 8 16 32").
+# A lock's words: what a code or a combination opens (_OPENED).
 _LOCKS = ("safe|lock|locker|padlock|vault|cassaforte|lucchetto|armadietto|coffre|cadenas|casier|"
           "tresor|schloss|spind|caja fuerte|candado|taquilla|cofre|cadeado|armário|сейф|замок")
-_PADLOCKS = "padlock|locker|cadenas|candado|lucchetto|cadeado|kłódk|vorhängeschloss|zahlenschloss"
-# Not an alarm's, an installer's or a master code: a fault's, an exit status, a branch's as often.
+# What names its code in an identifier (`GATE_ENTRY_CODE`, `doorCode`): not an alarm's, an
+# installer's or a master code, a fault's, an exit status or a branch's as often.
 _ACCESS_WORDS = "door|gate|garage|disarm|duress|keypad|safe"
 # A code's word in languages other than English (whose "code" is a program's), a stem that
 # inflects ("kodu", "кодът"), and what makes it no secret's after it: a postal, error, country,
@@ -988,29 +986,14 @@ _NOT_CODE_BEFORE = "".join(f"(?<!(?i:{kind}) )"
                            for kind in ("hata", "posta", "ürün", "durum", "ülke"))
 _CODE_WORD = (_NOT_CODE_BEFORE + r"(?<![^\W\d_])(?i:" + _CODE_WORDS + r")[^\W\d_]{0,3}(?![^\W\d_])"
               + _NOT_CODE_AFTER)
-# ... before the thing it opens ("el código de la caja fuerte", "kod do sejfu", "Код от
-# домофона"), inflected too; and a PIN code's, Dutch "de pincode" (India's "pincode" is a postal
-# code).
+# What a code opens, in the languages developers write prose in ("el código de la caja fuerte",
+# "kod do sejfu", "Код от домофона"), inflected too.
 _OPENED = (_LOCKS + "|door|gate(?!way)|garage|keypad|puerta|portón|portail|cancello|tür|deur"
            "|drzwi|двер"
            "|brama|garaje|garagem|гараж|домофон|intercom|interphone|citofono|interfono|domofon"
            r"|sejf|kluis|trezor|sim(?![^\W\d_])|telefoon|telefon|телефон|teléfono|téléphone"
            "|telefono"
            "|brán|kapı|kilit|kilid|ajtó|kapu|dörr|dør|portão|portone|tarjeta|karty|картк|карт|card")
-_ACCESS_CODE = (r"(?:(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
-                r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)"
-                r"|(?<![A-Za-z])(?i:" + _LOCKS + r")(?:'s)?(?i:[_ -]?(?:combination|combo))"
-                r"|(?<![A-Za-z])(?i:combination|combo)[ -](?i:lock|padlock)"  # a combination lock's
-                r"|(?<![A-Za-z])(?i:keypad)"  # ... and a keypad's: "the garage keypad is 9163"
-                r"|(?i:combination|combo|combinazione|combinaison|kombination|combinación|"
-                r"combinação)"
-                r"(?=[^\n.;:]{0,30}?(?<![A-Za-z])(?i:" + _LOCKS + r"))"  # "... for gym locker 12"
-                r"|(?i:digicode|türcode|torcode|zugangscode|tresorcode)"
-                r"|(?<![A-Za-z])(?i:pinkode)"
-                r"|(?<=\b(?:de|je) )pincode|(?<=\b(?:mijn|jouw|onze) )pincode"
-                r"|" + _CODE_WORD + r"(?=[^\n.;:]{0,40}?(?<![^\W\d_])(?i:"
-                + _OPENED + r")[^\W\d_]{0,3}(?![^\W\d_])))"  # inflected: "sejfu", "домофона"
-                r"(?![a-z])")
 # A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
                r"(?=[^\n]*(?<![\w-])(?:-[uU]|--user(?:name)?)[ \t=]+\S)")
@@ -1051,13 +1034,18 @@ _CODE_VALUE = r"(?:" + _PIN_VALUE + "|" + _COMBINATION + ")"
 # colon, "enter", "dial", "with", "code" ...); not after a noun ("locker 214", "port 8443",
 # "error 1205": its number), nor before an amount ("300 seconds").
 ACCESS_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?<!_)(?!lock(?:out|ed|ing|file|smith)|safe(?:ly|ty|guard))"
-                     r"(?:" + _OPENED + r"|lockbox|key ?safe|alarm|disarm|cage|cabinet|"
+                     r"(?:" + _OPENED + r"|lockbox|key ?safe|alarm|disarm|duress|cage|cabinet|"
+                     r"digicode|pinkode|(?:(?<=\bde )|(?<=\bje )|(?<=\bmijn )|(?<=\bjouw )|"
+                     r"(?<=\bonze ))pincode|"  # Dutch's "de pincode" (India's is a postal code)
                      r"shed|storage unit|mailbox|phone|intercom|buzzer|allarme|alarme|alarma|"
                      r"alarmanlage|sicherheitscode|schlüsselkasten|sleutelkastje|hek|slot|szafk|"
                      r"сигнализаци|ドア|金庫|ロッカー|门|锁|保险柜|保险箱|현관|도어락|금고|사물함|kasa|"
-                     r"dolap|[^\W\d_]*(?:tür|schloss|tresor))"  # ... and German compounds
-                     r"[^\W\d_]{0,3}(?![^\W\d_])(?!_)")
-ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,:/+=(\[-])(?:[\"'`「«„]?"
+                     r"dolap|torcode|[^\W\d_]*(?:tür|schloss|tresor)(?:code)?)"  # German compounds
+                     r"[^\W\d_]{0,3}(?![^\W\d_])(?!_)"
+                     # ... and a name of its code (`GATE_ENTRY_CODE`, `garage_code`, `doorCode`)
+                     r"|(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
+                     r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)(?![a-z])")
+ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,:/+(\[-])(?:[\"'`「«„]?"
                     # ... a code as much as a year after "is" or ":", but a year after "in"
                     r"(?:(?=" + _YEARISH + r")(?<!\bin )(?<!\binto )|(?!" + _YEARISH + "))"
                     + _PIN_DIGITS + "|" + _COMBINATION + ")"
@@ -1331,13 +1319,6 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
     # safe's); not "pin" in small letters otherwise, a verb as often.
     ("pin", "pin|puk|暗証番号|핀번호", _PIN_NAME + _PIN_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
-    ("pin", _ACCESS_WORDS + "|combina|combo|kombination|digicode|türcode|torcode|zugangscode|"
-     "tresorcode|" + _CODE_WORDS + "|pincode|pinkode",
-     _ACCESS_CODE + _PIN_JOIN + _CODE_VALUE + _DIGITS_END, "position"),
-    # ... and a padlock or a locker given its combination ("the gym padlock is 33, 30, 16"), not
-    # its number, nor a program's lock or safe ("acquiring the lock: 5 10 20").
-    ("pin", _PADLOCKS, r"(?<![A-Za-z])(?i:" + _PADLOCKS + r")(?![a-z])" + _DIGITS_JOIN
-     + "(?:" + _COMBINATION + ")" + _DIGITS_END, "position"),
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
@@ -1597,8 +1578,10 @@ CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # capitals, no vowel but y, five consonants in a row; or a rare letter (j, z, q not in `qu`). A
 # piece written whole with a digit, up to ODD_SHORT characters, needs one fewer, a capital and a
 # vowel (`By`) then counting as a word (`HPuuWnlpukfIkbdCP3Yf`; not a run joined from pieces,
-# `fastmldnn_iq-ap-deepsig201610A`).
-NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+# `fastmldnn_iq-ap-deepsig201610A`). A letter before its number is a word's (`S3`, `V2`), and so
+# is a version's V after a number (`ClientV1V2V3`).
+NAME_PIECE = Lazy(r"((?<![0-9])[A-Za-z](?=[0-9])|(?<=[0-9])V(?=[0-9]))|[A-Z]+(?![a-z])"
+                  r"|[A-Z]?[a-z]+")
 ODD_PIECE = Lazy(r"..?|[A-Z]+|[^AEIOUaeiou]+|.*" + CONSONANT_RUN.pattern + ".*")
 RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
