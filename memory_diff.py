@@ -1055,6 +1055,7 @@ ACCESS_GIVEN = Lazy(r"(?i)(?:[:：=]|'s|(?<![^\W\d_])(?:" + _COPULAS + r"|are|we
                     r"passcode|digits|es|era|ist|sind|(?:" + _CODE_WORDS + "|" + PASSWORD_NAMES
                     + r")[^\W\d_]{0,3})|[是为は는은가이야])[ \t]*[\"'`«„「]?\Z")
 CLAUSE_END_MARK = Lazy(r"[.!?;\n。！？；](?!\d)")
+GIVEN_REACH = 24  # characters before a value that its giving word (and a quote) takes at most
 # ... and a clause of an error's, a status's or an event's code ("Код ошибки домофона: 4012",
 # "the PLC raises alarm code 4711") is none; nor is an identifier's (`lock_timeout_code: 1500`).
 ACCESS_NOT = Lazy(r"(?i)(?<![^\W\d_])(?:error|fault|status|ошибк|помилк|fehler|erreur|errore|erro|"
@@ -1083,10 +1084,17 @@ ANSWER_GIVEN = Lazy(r"(?i)(?:[:：=—]|->|→|(?<![^\W\d_])(?:is|was|are|answer
                     r"respuesta|réponse|antwort|risposta|resposta|ответ|cevap)|[是为は는은이가])"
                     r"[ \t]*[\"'“«„「]?\Z")
 ANSWER_NOT = Lazy(r"(?i)\b(?:fake|dummy|example|placeholder|fixture|test data|e\.g\.)\b")
-# Each place: the kind it is counted as, the value, what the clause names, what stands right
-# before the value, what makes the clause another's.
-CHOSEN_PLACES = (("pin", ACCESS_VALUE, ACCESS_OBJECT, ACCESS_GIVEN, ACCESS_NOT),
-                 ("security_answer", ANSWER_VALUE, ANSWER_TOPIC, ANSWER_GIVEN, ANSWER_NOT))
+# ... a pre-filter: words one of ANSWER_TOPIC's holds, in lower case (most text has none).
+ANSWER_HINT = Lazy("security|secret|recovery|memorable|verification|challenge|maiden|first|"
+                   "childhood|grew|grow|birth|pregunta|respuesta|soltera|frage|geburtsname|"
+                   "mädchenname|question|jeune fille|domanda|nubile|pergunta|solteira|vraag|"
+                   "pytanie|вопрос|фамилия|sorusu|質問|问题|보안")
+# Each place: the kind it is counted as, a pre-filter of its words (None: its value is rare
+# enough), the value, what the clause names, what stands right before the value, what makes
+# the clause another's.
+CHOSEN_PLACES = (("pin", None, ACCESS_VALUE, ACCESS_OBJECT, ACCESS_GIVEN, ACCESS_NOT),
+                 ("security_answer", ANSWER_HINT, ANSWER_VALUE, ANSWER_TOPIC, ANSWER_GIVEN,
+                  ANSWER_NOT))
 # A group of a recovery code: capitals and digits, or small letters with a digit.
 _CODE_GROUP = r"(?:[A-Z0-9]{4,}|(?=[a-z]*\d)[a-z0-9]{4,})"
 _CODE_GROUPS = _CODE_GROUP + r"(?:[ -]" + _CODE_GROUP + r")*"  # ... and a list of them
@@ -3453,7 +3461,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 and not harmless_context(text, match.start(), match.end(), match.group()):
             found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
     found += apart(list(policy_passwords(text)), found)
-    found += apart(list(chosen_secrets(text)), found)
+    found += apart(list(chosen_secrets(text, lowered)), found)
     if decode and len(text) >= 24:
         for run in BASE64_RUN.finditer(text):
             inner = base64_text(run.group().strip("_-"))
@@ -3534,15 +3542,19 @@ def policy_passwords(text: str) -> Iterator[SecretHit]:
             yield SecretHit("policy_password", start, end, False)
 
 
-def chosen_secrets(text: str) -> Iterator[SecretHit]:
+def chosen_secrets(text: str, lowered: str) -> Iterator[SecretHit]:
     """Secrets a person chose, never random, known by where they stand (CHOSEN PLACES): a value
     given right after its word, in a clause that names what it opens and nothing else's."""
-    for kind, value, names, given, unless in CHOSEN_PLACES:
-        if not names.search(text):
+    for kind, hint, value, names, given, unless in CHOSEN_PLACES:
+        if hint is not None and not hint.search(lowered):
             continue
         for match in value.finditer(text):
             start, end = match.span(match.lastindex or 0)
-            opens = max((m.end() for m in CLAUSE_END_MARK.finditer(text, 0, start)), default=0)
+            if not given.search(text, max(0, start - GIVEN_REACH), start):
+                continue
+            opens = text.rfind("\n", 0, start) + 1
+            opens = max((m.end() for m in CLAUSE_END_MARK.finditer(text, opens, start)),
+                        default=opens)
             closes = CLAUSE_END_MARK.search(text, end)
             clause = text[opens:closes.start() if closes else len(text)]
             if given.search(text, opens, start) and names.search(clause) \

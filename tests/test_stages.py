@@ -701,6 +701,22 @@ def test_a_refused_recording_is_no_rule(message: str, stage: str) -> None:
     assert [verdict.stage for _, _, verdict in judged] == [stage], judged
 
 
+@pytest.mark.parametrize("topic", [
+    "security question", "secret answer", "recovery word", "memorable date", "verification phrase",
+    "challenge question", "maiden name", "first pet", "childhood teacher", "street we grew up on",
+    "city of birth", "pregunta de seguridad", "respuesta secreta", "nombre de soltera",
+    "Sicherheitsfrage", "Geheimfrage", "Mädchenname", "Geburtsname", "question secrète",
+    "question de sécurité", "nom de jeune fille", "domanda di sicurezza", "cognome da nubile",
+    "pergunta de segurança", "nome de solteira", "beveiligingsvraag", "pytanie pomocnicze",
+    "контрольный вопрос", "секретный вопрос", "девичья фамилия", "güvenlik sorusu", "秘密の質問",
+    "安全问题", "密保问题", "보안 질문",
+])
+def test_every_security_question_passes_the_pre_filter(topic: str) -> None:
+    """The answers' pre-filter (ANSWER_HINT) lets through every question ANSWER_TOPIC names."""
+    assert md.ANSWER_TOPIC.search(topic), topic
+    assert md.ANSWER_HINT.search(md.folded_lower(topic)), topic
+
+
 def test_message_is_cleaned_of_zero_width_before_judging() -> None:
     stats: Counter[str] = Counter()
     message = md.Message("user", "Never commit\u200b the .env file to the repository.", 1, None)
