@@ -2138,7 +2138,6 @@ LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)"
                  r"|any ?thing(?: of (?:this|that))?")
 REFUSAL = Lazy(r"(?i)(?:please\s+)?(?:don't|do not|no need to|never)\s+")  # refused
-PLACE_WORD = Lazy(r"\s(?:in|into|to|inside|on|under)(?:\s+the)?\s*$")  # "that in [the] CLAUDE.md"
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
 INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
@@ -2147,10 +2146,11 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
 # A memory file by its file name as the place a rule goes, after a word of direction in the
 # languages of REQUEST FRAMES ("Занотуй у AGENTS.md, що X", "new rule for .cursorrules: X"),
 # framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
-_PLACE_WORDS = (r"(?:to|into|in|inside|onto|for|dans|à|au|zu|zur|ins|für|a|al|en|no|na|em|nel|"
+_PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|zu|zur|ins|für|a|al|en|no|na|em|nel|"
                 r"nella|в|во|у|до|do|vào|vao|naar|aan|için|ke|di|till|i|w|we)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
+PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
 # ... and the words between a verb of recording and a bare memory: a pointer, then a place's.
 BARE_PLACE = Lazy(r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|isto|это|questo)\s+)?"
                   r"(?:" + _PLACE_WORDS + r")?")
