@@ -3551,14 +3551,13 @@ def chosen_secrets(text: str, lowered: str) -> Iterator[SecretHit]:
         for match in value.finditer(text):
             start, end = match.span(match.lastindex or 0)
             if not given.search(text, max(0, start - GIVEN_REACH), start):
-                continue
-            opens = text.rfind("\n", 0, start) + 1
-            opens = max((m.end() for m in CLAUSE_END_MARK.finditer(text, opens, start)),
-                        default=opens)
+                continue  # (a giving word holds no clause's end: it stands in the clause)
+            line = text.rfind("\n", 0, start) + 1  # a clause ends at a line's end at the latest
+            opens = max((m.end() for m in CLAUSE_END_MARK.finditer(text, line, start)),
+                        default=line)
             closes = CLAUSE_END_MARK.search(text, end)
             clause = text[opens:closes.start() if closes else len(text)]
-            if given.search(text, opens, start) and names.search(clause) \
-                    and not unless.search(clause):
+            if names.search(clause) and not unless.search(clause):
                 yield SecretHit(kind, start, end, False)
 
 
