@@ -4424,7 +4424,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
             frame = COURTESY.sub("", lowered[:separator.start()])  # "... to CLAUDE.md please:"
-            if kind == "memory-file" and colon and ENDS_IN_MEMORY.search(frame):
+            if colon and ENDS_IN_MEMORY.search(frame):  # "New rule for CLAUDE.md:" too
                 return kind, "", False
             return None
         if kind:
@@ -4463,6 +4463,10 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             return None  # ... but "merk dir das in der agents.md" names where: a frame alone
     # A purpose clause denies nothing ("..., чтобы не искать").
     alone = frame_kind(PURPOSE.sub("", plain)) if not own else None
+    # A label naming a memory file, a sentence of its own, points at the rule beside it ("New
+    # rule for CLAUDE.md. Don't use default exports.").
+    if not alone and FUTURE_LABEL.fullmatch(plain) and ENDS_IN_MEMORY.search(plain):
+        alone = "from-now-on"
     return (alone, "", True) if alone else None
 
 
@@ -4912,6 +4916,8 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
     out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]
     if any(rank == 0 for rank, *_ in offers):  # an offer that says what to record: that alone
         offers = [offer for offer in offers if offer[0] == 0]
+    elif any(offer[4] == len(turn) - 1 for offer in offers):  # the request's own message: that
+        offers = [offer for offer in offers if offer[4] == len(turn) - 1]
     for _, _, _, number, at, sentence, verdict in sorted(offers)[:REQUEST_PULL]:
         sequence, message, judged = out[at]
         pulled = (number, sentence, verdict._replace(asks="pulled", request=here))

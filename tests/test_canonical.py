@@ -328,6 +328,18 @@ REQUESTS = [
     row("req-en-points-forward",
         native((U, "add this to CLAUDE.md: never call `os.Exit` outside `main.go`")),
         Only("never call `os.Exit` outside `main.go`")),
+    # A label naming a memory file, alone in its sentence or on its line, points at the rule
+    # beside it, whatever word leads the label.
+    row("req-en-label-sentence-then-rule",
+        native((A, "The `--out` flag is parsed in `cmd/root.go` and nowhere else."),
+               (U, "ok new rule for CLAUDE.md. Don't use default exports.")),
+        Only("Don't use default exports.")),
+    row("req-de-label-sentence-then-rule",
+        native((U, "neue Regel für AGENTS.md. Keine Secrets im Code committen.")),
+        Only("Keine Secrets im Code committen.")),
+    row("req-en-label-line-then-rule",
+        native((U, "New rule for CLAUDE.md:\nDon't use default exports.")),
+        Only("Don't use default exports.")),
     # "going forward" / 以后 / 从现在开始 + a rule: whether the time phrase is part of the
     # frame is the lead's call, so both the whole sentence and the stripped rule pass.
     row("req-en-going-forward",
