@@ -873,7 +873,7 @@ _CHOSEN = (r"(?=\S{0,40}[A-Za-z])(?=\S{0,40}\d)(?=\S{0,40}[!#$&*+?@^~])"
 # only where it is the password ("is still <it>", "set <it> as the password"), for a version or a
 # host's name stands beside the word as often (`Windows11 password prompt`, "is on webprod01").
 _WORD_NUMBER = r"(?=(?:[a-z]{5,}\d{2,4}|[a-z]{3,4}\d{4})[!?.,;:)]*(?![^\s,;:)]))"
-_STILL = ("still|now|currently|noch|immer noch|jetzt|maintenant|toujours|encore|ahora|todavía|"
+_STILL = ("still|now|currently|again|once again|noch|immer noch|jetzt|maintenant|toujours|encore|ahora|todavía|"
           "ainda|agora|ancora|adesso|nog|steeds|nadal|teraz|ещё|еще|всё ещё|все еще|теперь|сейчас|"
           "hâlâ|artık|vẫn|giờ|masih|sekarang")
 _AS = "as|als|comme|como|come|jako|sebagai|làm|как|" + _IS
@@ -882,12 +882,19 @@ _AS_ZH = "设成了?|设为|设置为|改成了?|改为|作为|当作|是|を|�
 _RELATIVE = (r"that|which|you|i|we|que|qui|die|das|den|der|dat|che|który|którą|które|který|"
              r"kterou|котор\w*|ki|yang|mà")
 _ASIDE = r" +(?:" + _RELATIVE + r") [^,.;:!?\n]{0,40}, +(?=" + _WORD_NUMBER + ")"
-_PASSWORD_JOIN = (r"(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _STILL + r") +(?="
-                  + _WORD_NUMBER + r"))?| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
+# ... "still" or "now" before one (without a copula in Russian): a letter and a digit, or a chosen one.
+_STILL_VALUE = r"(?=\S*[a-z])(?=\S*\d)|[a-z]{9}|" + _CHOSEN
+_PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _STILL
+                  + r") +(?=" + _STILL_VALUE + r"))?| +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
+                  r"| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
                   + r"| *(?:[是为為]|คือ) *|[はがを는은를을가이] *)")  # "passphrase 是 X", "password是X"
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
-_PASSWORD_WORD = r"(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
+PASSWORD_HINTS = PASSWORD_NAMES + "|secret|_pass"  # the pre-filter of rules that read _PASSWORD_WORD
+_PASSWORD_WORD = (r"(?:(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
+                  # ... or ending a name in code (`adminPassword`, `RABBITMQ_DEFAULT_PASS`)
+                  + r"|(?:(?<=[A-Za-z0-9])(?-i:Pass(?:word|wd|phrase)?|Pwd|Secret)"
+                  r"|(?<=[a-z0-9]_)pass)(?![a-z0-9]| ?[(（]))")  # not a call (`getSecret(...)`)
 # What no password value holds in prose: text past Latin letters (a CJK sentence glued after
 # it), Latin-1's signs and quotes (« » ¿), a multiplication or division sign; the Kelvin sign
 # stays out of the range, as (?i) would take `k` for it (and `ı`, `ſ` for `i`, `s`, were they in).
@@ -1016,12 +1023,12 @@ _PIN_JOIN = r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _DIGITS_JOIN + ")"
 # ... and what ends it: no word after it but a preposition, a conjunction or a time (not "1800
 # seconds", "4012 means").
 _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|at|with|from|by|"
-               r"if|as|when|unless|after|before|once|into|followed|last|this|next|"
-               r"yesterday|today|tonight|tomorrow|again|too|also|y|et|und|e|и|و\w*|لا)"
+               r"if|as|when|unless|after|before|once|into|followed|last|this|next|right|"
+               r"yesterday|today|tonight|tomorrow|again|too|also|y|et|und|e|и|و\w*|لا|です|입니다)"
                r"(?![\w-]))[^\W\d_])")
 _YEAR = r"(?:19[5-9]\d|20[0-4]\d)"  # a year a PIN, a code's group or a serial's is not
-_PIN_DIGITS = (r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)"  # a keypad's `*` and `#` too
-               r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요|이야|야))")
+_DIGITS_STOP = r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요|이야|야))"
+_PIN_DIGITS = r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)" + _DIGITS_STOP  # a keypad's `*` and `#` too
 _YEARISH = _YEAR + r"(?:[01]\d[0-3]\d)?(?!\d)"  # a year, or a date that opens with one
 _PIN_VALUE = r"[\"'`「«„]?(?!" + _YEARISH + ")" + _PIN_DIGITS
 # ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
@@ -1050,10 +1057,11 @@ ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,:/+(\[-])(?:[\"'`「«„]?"
                     r"(?:(?=" + _YEARISH + r")(?<!\bin )(?<!\binto )|(?!" + _YEARISH + "))"
                     + _PIN_DIGITS + "|" + _COMBINATION + ")"
                     + _DIGITS_END + r"(?![ \t]*\d)")  # all of a run of numbers ("5 10 20 40 ms")
-ACCESS_GIVEN = Lazy(r"(?i)(?:[:：=]|'s|(?<![^\W\d_])(?:" + _COPULAS + r"|are|were|be|with|in|into|"
-                    r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|"
-                    r"passcode|digits|es|era|ist|sind|(?:" + _CODE_WORDS + "|" + PASSWORD_NAMES
-                    + r")[^\W\d_]{0,3})|[是为は는은가이야])[ \t]*[\"'`«„「]?\Z")
+_GIVING = (r"(?i)(?:[:：=]|'s|(?<![^\W\d_])(?:" + _COPULAS + r"|are|were|be|with|in|into|"
+           r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|"
+           r"passcode|digits|es|era|ist|sind|(?:" + _CODE_WORDS + "|" + PASSWORD_NAMES
+           + r")[^\W\d_]{0,3}")
+ACCESS_GIVEN = Lazy(_GIVING + r")|[是为は는은가이야])[ \t]*[\"'`«„「]?\Z")
 CLAUSE_END_MARK = Lazy(r"[.!?;\n。！？；](?!\d)")
 GIVEN_REACH = 24  # characters before a value that its giving word (and a quote) takes at most
 # ... and a clause of an error's, a status's or an event's code ("Код ошибки домофона: 4012",
@@ -1092,7 +1100,26 @@ ANSWER_HINT = Lazy("security|secret|recovery|memorable|verification|challenge|ma
 # Each place: the kind it is counted as, a pre-filter of its words (None: its value is rare
 # enough), the value, what the clause names, what stands right before the value, what makes
 # the clause another's.
+# One-time codes: a login's code sent by text or an app, a card's security code (three digits
+# and more), given as access codes are, the code's name giving it too ("CVV 837").
+ONE_TIME_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?:(?:text|one[- ]time|verification|confirmation|login|"
+                       r"sign[- ]?in|device|auth)[ -]?(?:codes?|pins?|passcodes?|numbers?|tokens?)|"
+                       r"sms|texted|2fa|mfa|otp|totp|authenticator|cvv2?|cvc2?|csc|"
+                       r"card (?:security|verification) code|código de (?:verificación|"
+                       r"verificação|confirmación|confirmação)|code de (?:vérification|"
+                       r"confirmation)|bestätigungscode|verifizierungscode|sms-code|"
+                       r"код (?:подтверждения|из смс)|codice (?:di verifica|otp)|"
+                       r"kod (?:weryfikacyjny|sms)|doğrulama kodu|mã (?:xác (?:nhận|minh)|otp)|"
+                       r"verificatiecode)(?![^\W\d_])|验证码|驗證碼|認証コード|確認コード|"
+                       r"ワンタイムパスワード|인증번호|인증 ?코드")
+ONE_TIME_VALUE = Lazy(r"(?<![A-Za-z0-9_#$€£%.,:/+(\[-])[\"'`「«„]?(?!" + _YEARISH + r")"
+                      r"(\d{3,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)(?!%)"
+                      + _DIGITS_STOP + _DIGITS_END + r"(?![ \t]*\d)")
+ONE_TIME_GIVEN = Lazy(_GIVING + r"|otp|cvv2?|cvc2?|csc|shows|says|sent|texted)|[是为は는은가이야：])"
+                      r"[ \t]*[\"'`«„「]?\Z")
 CHOSEN_PLACES = (("pin", None, ACCESS_VALUE, ACCESS_OBJECT, ACCESS_GIVEN, ACCESS_NOT),
+                 ("one_time_code", None, ONE_TIME_VALUE, ONE_TIME_OBJECT, ONE_TIME_GIVEN,
+                  ACCESS_NOT),
                  ("security_answer", ANSWER_HINT, ANSWER_VALUE, ANSWER_TOPIC, ANSWER_GIVEN,
                   ANSWER_NOT))
 # A group of a recovery code: capitals and digits, or small letters with a digit.
@@ -1473,18 +1500,18 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # A password quoted within 40 characters after its word ("the password for staging is"),
     # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`) nor an
     # apostrophe in a word ("la passphrase dell'export"); guillemets may hold spaces.
-    ("generic_secret", PASSWORD_NAMES + "|secret",
+    ("generic_secret", PASSWORD_HINTS,
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,40}?"
      r"(?:[\"“„]|(?<!\w)'|« ?)([^\s\"'”“»][^\"'”“»\n]{5,99}?) ?[\"'”“»]", "phrase"),
     # Four to eight digits as a password's, as a PIN's ("the Wi-Fi password is 9770", "a senha
     # do cartão é 9770"), not a port (`localhost:5432`, a host's).
-    ("generic_secret", PASSWORD_NAMES + "|secret",
+    ("generic_secret", PASSWORD_HINTS,
      r"(?i)" + _PASSWORD_WORD + _DIGITS_JOIN + _PIN_VALUE + _DIGITS_END, "position"),
     # A password word and its value in prose ("das Passwort ist ..."); failing that, a bare word,
     # a colon (the value on the next line), a change's verb and "to"; or a word of its clause shaped
     # as a chosen password, not a user at a host nor escapes ("the password you pasted, castl3#0").
-    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)" + join + _PROSE_VALUE, "prose")
+    *[("generic_secret", PASSWORD_HINTS, r"(?i)" + join + _PROSE_VALUE, "prose")
       for join in (
         _PASSWORD_WORD + _PASSWORD_JOIN,
         r"(?<![0-9_$])(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + r")s?" + _SUFFIX + r"[ \t]+",
@@ -1501,7 +1528,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?=[^\s，。！？；、,;]*[!#$%&*@^~])([^\s，。！？；、,;]{6,40})", "position"),
     # ... and before its word ("Summer!24 for the dev passwords", "nimm Fussball07 als Passwort",
     # "把 xiaoming0815 设成了密码").
-    *[("generic_secret", PASSWORD_NAMES + "|secret", r"(?i)(?<![^\s(\"'`“「])" + shape
+    *[("generic_secret", PASSWORD_HINTS, r"(?i)(?<![^\s(\"'`“「])" + shape
        + _NO_VALUE_AFTER + _VALUE_BEFORE + r"(?=[\"'`”」)]?(?:" + join + ")" + _PASSWORD_WORD
        + r"(?![a-z]))", "prose")
       for shape, join in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?"),
@@ -1509,7 +1536,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
-    ("password_variable", "password|passwd|pwd=|pwd_|pass=|pass_|secret|passphrase|authtok",
+    ("password_variable", "pwd|pass|secret|authtok",
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pass|"
      r"secret|authtok))(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|"
      r"command|cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|status|"
@@ -1567,6 +1594,17 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
 # Letters re.IGNORECASE matches to ASCII ones (`ſecret=`), folded so the pre-filters admit them.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
+# A password chosen as one long word in small letters ("the wiki password is sunflowerfields",
+# `pass = bluebottlecoffee`): at least CHOSEN_WORD letters, not ending as a word that describes
+# one does ("configured", "predictable", "somewhere", "plaintext").
+CHOSEN_WORD = 9
+DESCRIBING_END = Lazy(r"(?:ed|ing|able|ible|ive|ent|ant|ful|ous|ary|ory|ly|al|ic|less|ness|"
+                      r"tion|sion|ment|ity|ise|ize|cy|where|thing|text)s?$")
+# ... and only right after an English copula (after another's, such a word describes:
+# "erforderlich", "obligatoire"), a colon or `=` ("password middleware" names a thing), a few
+# words after the password's word in the same sentence.
+CHOSEN_WORD_GIVEN = Lazy(r"(?i)^[^.!?;\n]{0,40}(?:(?<![^\W\d_])(?:is|was|it['’]s)(?: (?:still|now|currently|"
+                         r"again|once again))?|[:=：是为は])[ \t]*[\"'`]?\Z")
 # looks_random (generated, not a name): 16 characters or more, 3 bits of entropy a character, a
 # letter and a digit, the kind of character changing every RANDOM_MIX (hex every 2nd, names 5th).
 RANDOM_MIN = 16
@@ -3607,8 +3645,9 @@ def named_secrets(text: str, lowered: str) -> list[SecretHit]:
     same_places = len(lowered) == len(text)
     for index in sorted(admitted):
         kind, _, source, check = SECRET_RULES[index]
-        # A (?i) rule reads the lower-cased text, unless lower-casing moved the places.
-        folded = source.startswith("(?i)") and same_places
+        # A (?i) rule reads the lower-cased text, unless lower-casing moved the places or a part
+        # of it tells capitals from small letters (`(?-i:...)`).
+        folded = source.startswith("(?i)") and same_places and "(?-i:" not in source
         pattern = SECRET_PATTERNS[index][folded]
         target = lowered if folded else text
         match = pattern.search(target)
@@ -3680,7 +3719,8 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "position":  # the place says password: any value, but a word of prose after a space
         spaced = before.isspace()  # quoted, it is a value; glued to its flag (`-pX`), no setting
         word, setting = value.rstrip(".,;:!?)"), value.partition("=")[0]  # `id=npmrc,src=...`
-        return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()) \
+        return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()
+                                        and not chosen_word(word)) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
     if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:!?)")):
@@ -3703,7 +3743,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         if "-" in value and last.isalpha() and last.islower() and last.endswith("ed") or acronym:
             return False
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
-        return inner and not value.istitle() or any(
+        given = CHOSEN_WORD_GIVEN.search(whole, 0, whole.rfind(value))
+        return inner and not value.istitle() or given and chosen_word(value) or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
     if check == "phrase":
         spaced = " " in value.strip()
@@ -3802,6 +3843,12 @@ def odd_pieces(value: str, short: bool = False) -> int:
     odd = sum(1 for m in NAME_PIECE.finditer(value) if not m.group(1) and ODD_PIECE.fullmatch(m[0])
               and not (short and len(m[0]) == 2 and m[0][0].isupper() and m[0][1] in "aeiouy"))
     return odd + len(RARE_LETTER.findall(value))
+
+
+def chosen_word(value: str) -> bool:
+    """A long word in small letters that no description ends as (CHOSEN_WORD)."""
+    return len(value) >= CHOSEN_WORD and value.isalpha() and value.islower() \
+        and value.isascii() and not DESCRIBING_END.search(value) and not PASSWORD_WORD.search(value)
 
 
 def cased_with_digit(value: str) -> bool:

@@ -917,6 +917,35 @@ CLASSES = [
     # Property 4 at 300 examples: digits then a sign, given "using", read as a count.
     _row("given-digits-then-a-sign", "the sync job reaches the NAS as backup_svc using 000?11234567 every night",
          "000?11234567", frame="{s}"),
+    # From the blind secret64 (values made up here): a password named in code (camelCase, a
+    # `_PASS` variable, a closing backtick) given in prose; "now" before a chosen one; one long
+    # word in small letters; a card's code and a text's one-time code.
+    _row("camel-name-set-to", "In values.yaml I set grafana.adminPassword to Heron_Dusk_41.", "Heron_Dusk_41",
+         frame="{s}"),
+    _row("underscore-pass-is-now", "I changed docker-compose so SMTP_RELAY_PASS is now Marsh-Wren-5520.",
+         "Marsh-Wren-5520", frame="{s}"),
+    _row("backticked-name-to", "set `LOKI_PUSH_PASSWORD` to `tidepool-egret-73` in the promtail config",
+         "tidepool-egret-73", frame="{s}"),
+    _row("password-is-now", "the build box password is now Kestrel-Quay-8812.", "Kestrel-Quay-8812", frame="{s}"),
+    _row("one-long-word", "the wiki admin password is lanternharborfog, all lowercase", "lanternharborfog",
+         frame="{s}"),
+    _row("one-long-word-assigned", "[smtp]\nuser = relay\npass = copperkettlemoon", "copperkettlemoon", frame="{s}"),
+    _row("card-security-code", "Test card for the sandbox: ends 7710, CVV 593, exp 11/28", "593", frame="{s}"),
+    _row("sms-code", "the SMS code I got is 604281, quick before it expires", "604281", frame="{s}"),
+    _row("verification-code-zh", "验证码是583920，快点输", "583920", frame="{s}"),
+    # From the blind secret69 (values made up here): "still", "currently", "again" before a
+    # value, with or without a copula; grouped one-time digits; an app that shows the code.
+    _row("still-word-and-digit", "the root password is still wombat7 on the old jump host", "wombat7", frame="{s}"),
+    _row("currently-one-word", "The VPN password is currently meadowlarks until IT pushes the policy",
+         "meadowlarks", frame="{s}"),
+    _row("its-again-one-word", "they set the kiosk password back, it's again hazelnutcream", "hazelnutcream",
+         frame="{s}"),
+    _row("now-without-copula-ru", "Пароль от сервера теперь sobolek58", "sobolek58", frame="{s}"),
+    _row("grouped-one-time-code", "ok got the SMS, it's 418 027, enter that on the console", "418 027",
+         frame="{s}"),
+    _row("authenticator-shows", "Google Authenticator shows 730591 right now, paste it quick", "730591",
+         frame="{s}"),
+    _row("one-time-code-desu", "認証コードは 264018 です、すぐ入力してください", "264018", frame="{s}"),
 ]
 
 
@@ -1104,6 +1133,22 @@ def test_an_access_code_in_its_place_is_withheld(place: str, thing: str, code: s
     assert not leaks(outputs, code), (ascii(message), leaks(outputs, code))
 
 
+# One-time codes: a login's code by text or app, a card's security code, three to eight digits.
+ONE_TIME_PLACES = ["the SMS code is {v}", "my 2FA code: {v}", "the OTP they sent is {v}, hurry",
+                   "CVV {v}", "the card's CVC is {v}", "enter verification code {v} on the login page",
+                   "der Bestätigungscode ist {v}", "验证码是{v}", "認証コードは{v}です"]
+
+
+@SETTINGS
+@given(st.sampled_from(ONE_TIME_PLACES), st.integers(100, 99_999_999).map(str)
+       .filter(lambda v: not (len(v) == 4 and 1950 <= int(v) <= 2049)),
+       st.sampled_from(["user", "assistant"]))
+def test_a_one_time_code_in_its_place_is_withheld(place: str, code: str, role: str) -> None:
+    message = RULE.replace("{s}", place.replace("{v}", code))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, code), (ascii(message), leaks(outputs, code))
+
+
 # -- property 9: a security question's answer -------------------------------------------------
 
 # A question named beside its answer, and the answer given after it; an answer as people type one:
@@ -1144,6 +1189,20 @@ CURSOR = base64.b64encode(b'{"pk": "tenant-17", "rk": "9d2549100bdb"}').decode()
 AGE_RECIPIENT = "age1" + "".join(_rng("age").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
 JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
 LOOKALIKES = [
+    # Beside the one-time codes and the long chosen word: a code's length or life, a call, a
+    # thing a password names, a word after another language's copula.
+    _row("otp-length", "the OTP is 6 digits long and expires after 300 seconds", "300"),
+    _row("sms-code-validity", "SMS codes are valid for 120 seconds", "120"),
+    _row("otp-http-status", "the OTP service returns HTTP 429 after 5 tries", "429"),
+    _row("password-thing-named", "Add simple password middleware for staging", "middleware"),
+    _row("secret-getter-call", "this.getSecret(\"apiKey\") returns undefined", "apiKey"),
+    _row("password-is-described", "the password is configured in vault", "configured"),
+    _row("password-is-somewhere", "the password is somewhere in 1password, search for staging-db", "somewhere"),
+    _row("password-is-plaintext", "the password is plaintext in that legacy table", "plaintext"),
+    _row("sms-limit-per-day", "the SMS code limit is 500 per day per account", "500"),
+    _row("mfa-share", "MFA is at 100% of staff accounts since March", "100%"),
+    _row("clave-este-directorio", "necesito revisar algunos archivos clave dentro de este directorio", "directorio",
+         frame="{s}"),
     _row("commit-nearest-word", f"the signing key fix from commit {SHA}", SHA),
     _row("ssh-host-key-fingerprint", f"the SSH host key fingerprint {FINGERPRINT}", FINGERPRINT),
     # Found by property 2 at 400 examples: a random piece of the digest spells an id's word (`+TX/`).
