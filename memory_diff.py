@@ -233,7 +233,9 @@ _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:项目的?)?(?:记忆|规则|memory)"
               r"(?=\s*(?:文件|里|中|[：:，,。]|$)))"
               r"\s*(?:文件)?(?:里|中|里面)?(?:去)?")
-_LEAD_ZH = r"^(?:(?:好的?|很好|不错|对|是的|没错|嗯|那|那么|所以|另外|还有|请|你)[，,\s]*)*"
+# ... after a task's clause and a word of sequence ("先把 bug 修了，然后在 CLAUDE.md 里记一下：X").
+_LEAD_ZH = (r"^(?:[^，,。！？!?\n]{1,40}[，,]\s*(?=然后|顺便|另外|还有|再|也))?"
+            r"(?:(?:好的?|很好|不错|对|是的|没错|嗯|那|那么|所以|另外|还有|请|你|然后|顺便|再|也)[，,\s]*)*")
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
@@ -4462,7 +4464,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         colon = separator.group().strip() in (":", "：")
-        # After "that" (a word, not ":" or "—") the content is a clause, never a topic. Before
+        # After "that" or a colon the content is a clause, never a topic (French "on" is "we"). Before
         # any of these a bare memory is the agent's ("Guarda na memória que X", "add to the
         # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
@@ -4475,7 +4477,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
                 return kind, "", False
             return None
         if kind:
-            return kind, sentence[separator.end():], kind == "memory-file" and not that
+            return kind, sentence[separator.end():], kind == "memory-file" and not that and not colon
     # A comma ends a frame that names later sessions ("remember for next time, X").
     comma = lowered.find(",")
     if 0 < comma and frame_kind(lowered[:comma], opening=True) == "remember-that" \
