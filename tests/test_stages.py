@@ -775,6 +775,14 @@ def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: s
 # The content after a frame, read as the agent's rule or as the speaker's own plan or news; and
 # sentences that ask, or speak of this moment, which are no request.
 OWN_CONTENT = [
+    # After a colon the content is a clause, never a topic: French "on" is "we".
+    pytest.param("ajoute dans CLAUDE.md : on utilise toujours des chemins absolus pour les imports",
+                 "on utilise toujours des chemins absolus pour les imports", id="fr-on-after-a-colon"),
+    pytest.param("Update CLAUDE.md on the deploy process", "", id="en-on-without-a-colon-is-a-topic"),
+    # A Chinese frame after a task's clause and a word of sequence.
+    pytest.param("先把这个bug修了，然后在CLAUDE.md里记一下：修改schema后要跑 prisma generate",
+                 "修改schema后要跑 prisma generate", id="zh-after-a-task-then"),
+    pytest.param("跑一下测试，然后告诉我结果", None, id="zh-then-no-frame"),
     # A topic carries a rule only when the clause after it would be proposed on its own.
     pytest.param("Add a section to CLAUDE.md for the new payments module, you figure out what's important",
                  "", id="topic-and-a-remark-points-back"),
