@@ -1530,11 +1530,15 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?=[^\s，。！？；、,;]*[!#$%&*@^~])([^\s，。！？；、,;]{6,40})", "position"),
     # ... and before its word ("Summer!24 for the dev passwords", "nimm Fussball07 als Passwort",
     # "把 xiaoming0815 设成了密码").
+    # A long word in small letters only "as the password" ending its phrase (not "as the password
+    # manager": a thing's name).
     *[("generic_secret", PASSWORD_HINTS, r"(?i)(?<![^\s(\"'`“「])" + shape
        + _NO_VALUE_AFTER + _VALUE_BEFORE + r"(?=[\"'`”」)]?(?:" + join + ")" + _PASSWORD_WORD
-       + r"(?![a-z]))", "prose")
-      for shape, join in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?"),
-                          (_WORD_NUMBER, _LINKED))],
+       + r"(?![a-z])" + after + ")", "prose")
+      for shape, join, after in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?", ""),
+                                 (_WORD_NUMBER, _LINKED, ""),
+                                 (r"(?=[a-z]{9})", r" +as +(?:the +|a +)?(?:\w+ +)?",
+                                  r"(?=\s*(?:[,.;:!?)]|$)| +(?:for|of|on|in|to|and|then|when|so)\b)"))],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
@@ -3745,7 +3749,7 @@ def credible(value: str, check: str, whole: str) -> bool:
         if "-" in value and last.isalpha() and last.islower() and last.endswith("ed") or acronym:
             return False
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
-        given = CHOSEN_WORD_GIVEN.search(whole, 0, whole.rfind(value))
+        given = CHOSEN_WORD_GIVEN.search(whole, 0, whole.rfind(value)) or whole.startswith(value)
         return inner and not value.istitle() or given and chosen_word(value) or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
     if check == "phrase":

@@ -945,6 +945,8 @@ CLASSES = [
          frame="{s}"),
     _row("authenticator-shows", "Google Authenticator shows 730591 right now, paste it quick", "730591",
          frame="{s}"),
+    _row("long-word-as-the-password", "Log in with admin and rivermeadow as the password, then change it",
+         "rivermeadow", frame="{s}"),
     _row("one-time-code-desu", "認証コードは 264018 です、すぐ入力してください", "264018", frame="{s}"),
 ]
 
@@ -1197,6 +1199,7 @@ LOOKALIKES = [
     _row("password-thing-named", "Add simple password middleware for staging", "middleware"),
     _row("secret-getter-call", "this.getSecret(\"apiKey\") returns undefined", "apiKey"),
     _row("password-is-described", "the password is configured in vault", "configured"),
+    _row("as-the-password-manager", "Use vaultwarden as the password manager for the team", "vaultwarden"),
     _row("password-is-somewhere", "the password is somewhere in 1password, search for staging-db", "somewhere"),
     _row("password-is-plaintext", "the password is plaintext in that legacy table", "plaintext"),
     _row("sms-limit-per-day", "the SMS code limit is 500 per day per account", "500"),
