@@ -875,7 +875,8 @@ _CHOSEN = (r"(?=\S{0,40}[A-Za-z])(?=\S{0,40}\d)(?=\S{0,40}[!#$&*+?@^~])"
 # only where it is the password ("is still <it>", "set <it> as the password"), for a version or a
 # host's name stands beside the word as often (`Windows11 password prompt`, "is on webprod01").
 _WORD_NUMBER = r"(?=(?:[a-z]{5,}\d{2,4}|[a-z]{3,4}\d{4})[!?.,;:)]*(?![^\s,;:)]))"
-_STILL = ("still|now|currently|again|once again|noch|immer noch|jetzt|maintenant|toujours|encore|ahora|todavía|"
+_STILL = ("still|now|currently|again|once again|noch|immer noch|jetzt|maintenant|toujours|encore|"
+          "ahora|todavía|"
           "ainda|agora|ancora|adesso|nog|steeds|nadal|teraz|ещё|еще|всё ещё|все еще|теперь|сейчас|"
           "hâlâ|artık|vẫn|giờ|masih|sekarang")
 _AS = "as|als|comme|como|come|jako|sebagai|làm|как|" + _IS
@@ -884,15 +885,16 @@ _AS_ZH = "设成了?|设为|设置为|改成了?|改为|作为|当作|是|を|�
 _RELATIVE = (r"that|which|you|i|we|que|qui|die|das|den|der|dat|che|który|którą|które|který|"
              r"kterou|котор\w*|ki|yang|mà")
 _ASIDE = r" +(?:" + _RELATIVE + r") [^,.;:!?\n]{0,40}, +(?=" + _WORD_NUMBER + ")"
-# ... "still" or "now" before one (without a copula in Russian): a letter and a digit, or a chosen one.
+# ... "still" or "now" before one (no copula in Russian): a letter and a digit, or a chosen one.
 _STILL_VALUE = r"(?=\S*[a-z])(?=\S*\d)|[a-z]{9}|" + _CHOSEN
-_PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r") +(?:(?:" + _STILL
-                  + r") +(?=" + _STILL_VALUE + r"))?| +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
-                  r"| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
+_STILL_JOIN = r" +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
+_PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
+                  + r"(?:" + _STILL_JOIN + r"| +)|" + _STILL_JOIN
+                  + r"| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
                   + r"| *(?:[是为為]|คือ) *|[はがを는은를을가이] *)")  # "passphrase 是 X", "password是X"
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
-PASSWORD_HINTS = PASSWORD_NAMES + "|secret|_pass"  # the pre-filter of rules that read _PASSWORD_WORD
+PASSWORD_HINTS = PASSWORD_NAMES + "|secret|_pass"  # the pre-filter of rules reading _PASSWORD_WORD
 _PASSWORD_WORD = (r"(?:(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
                   # ... or ending a name in code (`adminPassword`, `RABBITMQ_DEFAULT_PASS`)
                   + r"|(?:(?<=[A-Za-z0-9])(?-i:Pass(?:word|wd|phrase)?|Pwd|Secret)"
@@ -929,6 +931,8 @@ _GLUED = r" +[^\s,;.!?]*?"  # the word's own prefix (`WLAN-Passwort`)
 _FEW_WORDS = r"(?: +[^\s,;.!?]*[^\s,;.!?:]){0,4}" + _GLUED
 _LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}?" + _GLUED
            + r"| *(?:" + _AS_ZH + r")[^\x00-\x7f\s,，;；。、]{0,6}?")
+# ... what ends a phrase after a password's word ("as the password."; not "password manager").
+_PHRASE_ENDS = r"(?=\s*(?:[,.;:!?)]|$)| +(?:for|of|on|in|to|and|then|when|so)\b)"
 # A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录).
 _LOGIN_CJK = "ログイン|登录|登入|로그인"
 _LOGIN_HINTS = ("login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
@@ -1030,7 +1034,7 @@ _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|
                r"(?![\w-]))[^\W\d_])")
 _YEAR = r"(?:19[5-9]\d|20[0-4]\d)"  # a year a PIN, a code's group or a serial's is not
 _DIGITS_STOP = r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요|이야|야))"
-_PIN_DIGITS = r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)" + _DIGITS_STOP  # a keypad's `*` and `#` too
+_PIN_DIGITS = r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)" + _DIGITS_STOP  # a keypad's `*`, `#` too
 _YEARISH = _YEAR + r"(?:[01]\d[0-3]\d)?(?!\d)"  # a year, or a date that opens with one
 _PIN_VALUE = r"[\"'`「«„]?(?!" + _YEARISH + ")" + _PIN_DIGITS
 # ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
@@ -1538,7 +1542,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
       for shape, join, after in ((_CHOSEN, _FEW_WORDS + r"| *[^\x00-\x7f\s,，;；。、]{0,8}?", ""),
                                  (_WORD_NUMBER, _LINKED, ""),
                                  (r"(?=[a-z]{9})", r" +as +(?:the +|a +)?(?:\w+ +)?",
-                                  r"(?=\s*(?:[,.;:!?)]|$)| +(?:for|of|on|in|to|and|then|when|so)\b)"))],
+                                  _PHRASE_ENDS))],
     # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
     # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
@@ -1609,8 +1613,8 @@ DESCRIBING_END = Lazy(r"(?:ed|ing|able|ible|ive|ent|ant|ful|ous|ary|ory|ly|al|ic
 # ... and only right after an English copula (after another's, such a word describes:
 # "erforderlich", "obligatoire"), a colon or `=` ("password middleware" names a thing), a few
 # words after the password's word in the same sentence.
-CHOSEN_WORD_GIVEN = Lazy(r"(?i)^[^.!?;\n]{0,40}(?:(?<![^\W\d_])(?:is|was|it['’]s)(?: (?:still|now|currently|"
-                         r"again|once again))?|[:=：是为は])[ \t]*[\"'`]?\Z")
+CHOSEN_WORD_GIVEN = Lazy(r"(?i)^[^.!?;\n]{0,40}(?:(?<![^\W\d_])(?:is|was|it['’]s)"
+                         r"(?: (?:still|now|currently|again|once again))?|[:=：是为は])[ \t]*[\"'`]?\Z")
 # looks_random (generated, not a name): 16 characters or more, 3 bits of entropy a character, a
 # letter and a digit, the kind of character changing every RANDOM_MIX (hex every 2nd, names 5th).
 RANDOM_MIN = 16
@@ -4468,7 +4472,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         colon = separator.group().strip() in (":", "：")
-        # After "that" or a colon the content is a clause, never a topic (French "on" is "we"). Before
+        # After "that" or a colon the content is a clause, never a topic (French "on": "we"). Before
         # any of these a bare memory is the agent's ("Guarda na memória que X", "add to the
         # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
@@ -4481,7 +4485,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
                 return kind, "", False
             return None
         if kind:
-            return kind, sentence[separator.end():], kind == "memory-file" and not that and not colon
+            return kind, sentence[separator.end():], kind == "memory-file" and not (that or colon)
     # A comma ends a frame that names later sessions ("remember for next time, X").
     comma = lowered.find(",")
     if 0 < comma and frame_kind(lowered[:comma], opening=True) == "remember-that" \
