@@ -1621,6 +1621,8 @@ RANDOM_MIN = 16
 MIN_ENTROPY = 3.0
 RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
+DIGEST_HEX = {"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}  # a digest's hex, by its prefix
+ALGORITHM_NAMED = Lazy(r"(?i)\b(md5|sha1|sha256|sha512)[:=]\Z")
 HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals: `AC<hex>`
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
@@ -3563,6 +3565,9 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
         # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`) ends a line or
         # opens the next, or a record ends (see ASSIGNS), a line ended.
         left, right = match.group().split("\n")
+        named = ALGORITHM_NAMED.search(text, max(0, match.start() - 8), match.start())
+        if left.endswith("=") or named and len(left) == DIGEST_HEX[named[1].lower()]:
+            continue  # the line ends a value whole: base64's padding, `sha256:` and 64 hex
         ends = [side for side in (left, right) if not TOKEN_PIECES.search(side)]
         lines = (text.rfind("\n", 0, match.start()) + 1,
                  (text + "\n").find("\n", match.end()))
@@ -3697,6 +3702,7 @@ def placeholder(value: str, quoted: bool) -> bool:
     when the rest looks generated (`myQ8zr4...`) with no path or bracket; code may close its call
     after it (`password=cfg.pw)`); quoted, `dragon_storm_kiwi` is a string, no variable."""
     value = value.rstrip(")];,")
+    value = value[:-1] if value.endswith(".") and not value.endswith("..") else value  # a stop
     return bool(PLACEHOLDER.match(value)) \
         and not (value[:1].isalpha() and not {"/", "<"} & set(value) and looks_random(value)) \
         and not (quoted and SNAKE_WORDS.fullmatch(value))
@@ -3736,6 +3742,8 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:!?)")):
         return False
     if check in ("prose", "given"):  # a digit, sign or inner capital; no adjective (`SHA-hashed`)
+        if value.endswith(":") and value[:-1].replace("_", "").isalnum():
+            return False  # a key's name before its value (`POSTGRES_PASSWORD: ${DB_PASSWORD}`)
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
             return True  # three words joined: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")

@@ -1613,6 +1613,14 @@ LOOKALIKES = [
 
 # Look-alikes over several lines, which no one sentence shows: the scan itself holds nothing.
 MULTILINE_LOOKALIKES = [
+    # From the blind harmless70 (values made up here): a line that ends a digest whole (its
+    # hex's length, base64's padding) is no wrap, so the next line's word joins nothing.
+    pytest.param(f"pinned by digest:\nFROM python:3.12-slim@sha256:{SHA}{SHA[:24]}\nRUN pip install -r r.txt",
+                 id="digest-then-a-command"),
+    pytest.param("go.sum line:\ngithub.com/acme/kit v0.4.47 h1:Qm9vZ2xlLXN1bS1oYXNoLW9mLWtpdC12MDQ0Nw=\nIt builds.",
+                 id="base64-padding-then-a-word"),
+    pytest.param("Masking works now: Authorization: Bearer [REDACTED].", id="redacted-before-a-stop"),
+    pytest.param("A senha vem do ambiente: POSTGRES_PASSWORD: ${DB_PASSWORD}.", id="key-name-after-a-colon"),
     pytest.param("GOOGLE_CLIENT_SECRET=\nNEXTAUTH_URL=http://localhost:3000", id="empty-value-then-next-line"),
     pytest.param("| env | password |\n|---|---|\n| dev | in Vault |\n| qa | n/a |", id="table-without-passwords"),
     pytest.param("org.gradle.jvmargs=-Xmx4g\nVERSION_NAME=1.17.15", id="assignment-after-a-line-break"),
