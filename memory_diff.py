@@ -1041,7 +1041,6 @@ _PIN_VALUE = r"[\"'`「«„]?(?!" + _YEARISH + ")" + _PIN_DIGITS
 _COMBINATION = (r"[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3}|\d\d?(?:, \d\d?){2,3})"
                 r"(?![\w:/-])"
                 r"|[\"'`]?(\d(?:-\d){3,5})(?![\w:/-])")  # ... or four digits and more dashed
-_CODE_VALUE = r"(?:" + _PIN_VALUE + "|" + _COMBINATION + ")"
 # CHOSEN PLACES (chosen_secrets). Access codes: a code's digits in a clause that names what
 # they open, in the languages of _OPENED, right after a word that gives a value (a copula, a
 # colon, "enter", "dial", "with", "code" ...); not after a noun ("locker 214", "port 8443",
