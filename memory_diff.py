@@ -898,8 +898,8 @@ PASSWORD_HINTS = PASSWORD_NAMES + "|secret|_pass"  # the pre-filter of rules rea
 _PASSWORD_WORD = (r"(?:(?:(?<![a-z])|(?![a-z]))(?:" + PASSWORD_NAMES + "|secret)s?" + _SUFFIX
                   # ... or ending a name in code (`adminPassword`, `clientSecret`, `DB_PASS`), not
                   # a call (`getSecret(...)`); the rules read it lower-cased
-                  + r"|(?:(?<=[a-z0-9])(?:password|passwd|passphrase|pwd|secret)|(?<=[a-z0-9]_)pass)"
-                  r"(?![a-z0-9]| ?[(（]))")
+                  + r"|(?:(?<=[a-z0-9])(?:password|passwd|passphrase|pwd|secret)"
+                  r"|(?<=[a-z0-9]_)pass)(?![a-z0-9]| ?[(（]))")
 # What no password value holds in prose: text past Latin letters (a CJK sentence glued after
 # it), Latin-1's signs and quotes (« » ¿), a multiplication or division sign; the Kelvin sign
 # stays out of the range, as (?i) would take `k` for it (and `ı`, `ſ` for `i`, `s`, were they in).
@@ -1108,23 +1108,25 @@ ANSWER_HINT = Lazy("security|secret|recovery|memorable|verification|challenge|ma
 # the clause another's.
 # One-time codes: a login's code sent by text or an app, a card's security code (three digits
 # and more), given as access codes are, the code's name giving it too ("CVV 837").
-_ONE_TIME_LEADS = ("text", "one-time", "one time", "verification", "confirmation", "login", "sign-in",
-                   "signin", "sign in", "device", "auth")
+_ONE_TIME_LEADS = ("text", "one-time", "one time", "verification", "confirmation", "login",
+                   "sign-in", "signin", "sign in", "device", "auth")
 _ONE_TIME_KINDS = ("code", "pin", "passcode", "number", "token")
-_ONE_TIME_NAMES = ("sms", "texted", "2fa", "mfa", "otp", "totp", "authenticator", "cvv", "cvc", "csc",
-                   "código de verificación", "código de verificação", "código de confirmación",
-                   "código de confirmação", "code de vérification", "code de confirmation",
+_ONE_TIME_NAMES = ("sms", "texted", "2fa", "mfa", "otp", "totp", "authenticator", "cvv", "cvc",
+                   "csc", "código de verificación", "código de verificação",
+                   "código de confirmación", "código de confirmação", "code de vérification",
+                   "code de confirmation",
                    "bestätigungscode", "verifizierungscode", "код подтверждения", "код из смс",
-                   "codice di verifica", "codice otp", "kod weryfikacyjny", "kod sms", "doğrulama kodu",
-                   "mã xác nhận", "mã xác minh", "mã otp", "verificatiecode")
+                   "codice di verifica", "codice otp", "kod weryfikacyjny", "kod sms",
+                   "doğrulama kodu", "mã xác nhận", "mã xác minh", "mã otp", "verificatiecode")
 _ONE_TIME_CJK = ("验证码", "驗證碼", "認証コード", "確認コード", "ワンタイムパスワード", "인증번호", "인증코드",
                  "인증 코드")
 ONE_TIME_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?:(?:" + "|".join(_ONE_TIME_LEADS) + r")[ -]?(?:"
                        + "|".join(_ONE_TIME_KINDS) + r")s?|" + "|".join(_ONE_TIME_NAMES)
                        + r")(?![^\W\d_])|" + "|".join(_ONE_TIME_CJK))
 # ... a pre-filter: the same names as literals (most text has none).
-ONE_TIME_HINT = Lazy(literal_trie([lead + join + kind for lead in _ONE_TIME_LEADS for join in ("", " ", "-")
-                                   for kind in _ONE_TIME_KINDS] + [*_ONE_TIME_NAMES, *_ONE_TIME_CJK]))
+ONE_TIME_HINT = Lazy(literal_trie([lead + join + kind for lead in _ONE_TIME_LEADS
+                                   for join in ("", " ", "-") for kind in _ONE_TIME_KINDS]
+                                  + [*_ONE_TIME_NAMES, *_ONE_TIME_CJK]))
 ONE_TIME_VALUE = Lazy(r"(?<![A-Za-z0-9_#$€£%.,:/+(\[-])[\"'`「«„]?(?!" + _YEARISH + r")"
                       r"(\d{3,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)(?!%)"
                       + _DIGITS_STOP + _DIGITS_END + r"(?![ \t]*\d)")
