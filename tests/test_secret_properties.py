@@ -935,6 +935,7 @@ CLASSES = [
     _row("one-long-word-assigned", "[smtp]\nuser = relay\npass = copperkettlemoon", "copperkettlemoon", frame="{s}"),
     _row("card-security-code", "Test card for the sandbox: ends 7710, CVV 593, exp 11/28", "593", frame="{s}"),
     _row("sms-code", "the SMS code I got is 604281, quick before it expires", "604281", frame="{s}"),
+    _row("sms-code-four-digits", "the code they texted me is 7391, is that enough?", "7391", frame="{s}"),
     _row("verification-code-zh", "验证码是583920，快点输", "583920", frame="{s}"),
     # From the blind secret69 (values made up here): "still", "currently", "again" before a
     # value, with or without a copula; grouped one-time digits; an app that shows the code.
@@ -1144,9 +1145,10 @@ ONE_TIME_PLACES = ["the SMS code is {v}", "my 2FA code: {v}", "the OTP they sent
                    "der Bestätigungscode ist {v}", "验证码是{v}", "認証コードは{v}です"]
 
 
+# Five digits and more: a shorter code may equal a count an output prints (found at 1,000
+# examples: "146" in lint's "(146 bytes)"); the class rows hold three and four digits.
 @SETTINGS
-@given(st.sampled_from(ONE_TIME_PLACES), st.integers(100, 99_999_999).map(str)
-       .filter(lambda v: not (len(v) == 4 and 1950 <= int(v) <= 2049)),
+@given(st.sampled_from(ONE_TIME_PLACES), st.integers(10_000, 99_999_999).map(str),
        st.sampled_from(["user", "assistant"]))
 def test_a_one_time_code_in_its_place_is_withheld(place: str, code: str, role: str) -> None:
     message = RULE.replace("{s}", place.replace("{v}", code))
