@@ -1103,9 +1103,6 @@ ANSWER_HINT = Lazy("security|secret|recovery|memorable|verification|challenge|ma
                    "childhood|grew|grow|birth|pregunta|respuesta|soltera|frage|geburtsname|"
                    "mädchenname|question|jeune fille|domanda|nubile|pergunta|solteira|vraag|"
                    "pytanie|вопрос|фамилия|sorusu|質問|问题|보안")
-# Each place: the kind it is counted as, a pre-filter of its words (None: its value is rare
-# enough), the value, what the clause names, what stands right before the value, what makes
-# the clause another's.
 # One-time codes: a login's code sent by text or an app, a card's security code (three digits
 # and more), given as access codes are, the code's name giving it too ("CVV 837").
 _ONE_TIME_LEADS = ("text", "one-time", "one time", "verification", "confirmation", "login",
@@ -1132,6 +1129,9 @@ ONE_TIME_VALUE = Lazy(r"(?<![A-Za-z0-9_#$€£%.,:/+(\[-])[\"'`「«„]?(?!" + 
                       + _DIGITS_STOP + _DIGITS_END + r"(?![ \t]*\d)")
 ONE_TIME_GIVEN = Lazy(_GIVING + r"|otp|cvv2?|cvc2?|csc|shows|says|sent|texted)|[是为は는은가이야：])"
                       r"[ \t]*[\"'`«„「]?\Z")
+# Each place: the kind it is counted as, a pre-filter of its words (None: its value is rare
+# enough), the value, what the clause names, what stands right before the value, what makes
+# the clause another's.
 CHOSEN_PLACES = (("pin", None, ACCESS_VALUE, ACCESS_OBJECT, ACCESS_GIVEN, ACCESS_NOT),
                  ("one_time_code", ONE_TIME_HINT, ONE_TIME_VALUE, ONE_TIME_OBJECT, ONE_TIME_GIVEN,
                   ACCESS_NOT),
@@ -3769,8 +3769,9 @@ def credible(value: str, check: str, whole: str) -> bool:
         if "-" in value and last.isalpha() and last.islower() and last.endswith("ed") or acronym:
             return False
         inner = any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))
-        given = CHOSEN_WORD_GIVEN.search(whole, 0, whole.rfind(value)) or whole.startswith(value)
-        return inner and not value.istitle() or given and chosen_word(value) or any(
+        given = chosen_word(value) and bool(CHOSEN_WORD_GIVEN.search(whole, 0, whole.rfind(value))
+                                            or whole.startswith(value))  # ... before its word
+        return inner and not value.istitle() or given or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
     if check == "phrase":
         spaced = " " in value.strip()
