@@ -885,8 +885,19 @@ _AS_ZH = "设成了?|设为|设置为|改成了?|改为|作为|当作|是|を|�
 _RELATIVE = (r"that|which|you|i|we|que|qui|die|das|den|der|dat|che|który|którą|które|který|"
              r"kterou|котор\w*|ki|yang|mà")
 _ASIDE = r" +(?:" + _RELATIVE + r") [^,.;:!?\n]{0,40}, +(?=" + _WORD_NUMBER + ")"
+# A password chosen as one long word in small letters ("the wiki password is sunflowerfields",
+# `pass = bluebottlecoffee`): at least CHOSEN_WORD letters, not ending as a word that describes
+# one does ("configured", "predictable", "somewhere", "plaintext").
+CHOSEN_WORD = 9
+DESCRIBING_END = Lazy(r"(?:ed|ing|able|ible|ive|ent|ant|ful|ous|ary|ory|ly|al|ic|less|ness|"
+                      r"tion|sion|ment|ity|ise|ize|cy|where|thing|text)s?$")
+# ... and only right after an English copula (after another's, such a word describes:
+# "erforderlich", "obligatoire"), a colon or `=` ("password middleware" names a thing), a few
+# words after the password's word in the same sentence.
+CHOSEN_WORD_GIVEN = Lazy(r"(?i)^[^.!?;\n]{0,40}(?:(?<![^\W\d_])(?:is|was|it['’]s)"
+                         r"(?: (?:still|now|currently|again|once again))?|[:=：是为は])[ \t]*[\"'`]?\Z")
 # ... "still" or "now" before one (no copula in Russian): a letter and a digit, or a chosen one.
-_STILL_VALUE = r"(?=\S*[a-z])(?=\S*\d)|[a-z]{9}|" + _CHOSEN
+_STILL_VALUE = r"(?=\S*[a-z])(?=\S*\d)|[a-z]{" + str(CHOSEN_WORD) + "}|" + _CHOSEN
 _STILL_JOIN = r" +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
 _PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
                   + r"(?:" + _STILL_JOIN + r"| +)|" + _STILL_JOIN
@@ -1613,17 +1624,6 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
 # Letters re.IGNORECASE matches to ASCII ones (`ſecret=`), folded so the pre-filters admit them.
 FOLD_LIKE_IGNORECASE = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 LIKE_IGNORECASE = Lazy("[" + "".join(map(chr, FOLD_LIKE_IGNORECASE)) + "]")
-# A password chosen as one long word in small letters ("the wiki password is sunflowerfields",
-# `pass = bluebottlecoffee`): at least CHOSEN_WORD letters, not ending as a word that describes
-# one does ("configured", "predictable", "somewhere", "plaintext").
-CHOSEN_WORD = 9
-DESCRIBING_END = Lazy(r"(?:ed|ing|able|ible|ive|ent|ant|ful|ous|ary|ory|ly|al|ic|less|ness|"
-                      r"tion|sion|ment|ity|ise|ize|cy|where|thing|text)s?$")
-# ... and only right after an English copula (after another's, such a word describes:
-# "erforderlich", "obligatoire"), a colon or `=` ("password middleware" names a thing), a few
-# words after the password's word in the same sentence.
-CHOSEN_WORD_GIVEN = Lazy(r"(?i)^[^.!?;\n]{0,40}(?:(?<![^\W\d_])(?:is|was|it['’]s)"
-                         r"(?: (?:still|now|currently|again|once again))?|[:=：是为は])[ \t]*[\"'`]?\Z")
 # looks_random (generated, not a name): 16 characters or more, 3 bits of entropy a character, a
 # letter and a digit, the kind of character changing every RANDOM_MIX (hex every 2nd, names 5th).
 RANDOM_MIN = 16
