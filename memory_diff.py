@@ -53,6 +53,7 @@ import math
 import os
 import re
 import stat
+import string
 import sys
 import tempfile
 import time
@@ -1885,6 +1886,7 @@ CODE_NUMBER = Lazy(r"[^\w-]((?!" + _YEAR + "-" + _YEAR + r"(?!\d))\d{3,5}(?:-\d{
 CODE_WORD_BEFORE = Lazy(_CODE_WORD + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\Z")
 # Each rejoined shape, and the characters that join its parts.
 REJOINED = ((GROUPED, str.maketrans("", "", " -.")), (PAIRED, str.maketrans("", "", ":.")))
+TOKEN_CHARS = string.ascii_letters + string.digits + "+/=_-"  # what a wrapped token is made of
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
 # not where a line ends as a statement or a group does (_CLOSER), as no token ends.
@@ -3569,7 +3571,7 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
     signed = ((match, signed_password) for match in WRAPPED_SIGNED.finditer(text)
               if not WRAPPED.fullmatch(match.group()))
     for match, judge in itertools.chain(plain, signed):
-        if match.end() - match.start() <= RANDOM_MIN or not DIGIT.search(match.group()):
+        if match.end() - match.start() <= RANDOM_MIN:
             continue
         # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`) ends a line or
         # opens the next, or a record ends (see ASSIGNS), a line ended.
@@ -3577,19 +3579,31 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
         named = ALGORITHM_NAMED.search(text, max(0, match.start() - 8), match.start())
         if left.endswith("=") or named and len(left) == DIGEST_HEX[named[1].lower()]:
             continue  # the line ends a value whole: base64's padding, `sha256:` and 64 hex
-        ends = [side for side in (left, right) if not TOKEN_PIECES.search(side)]
-        lines = (text.rfind("\n", 0, match.start()) + 1,
-                 (text + "\n").find("\n", match.end()))
+        brk = match.start() + len(left)
+        lines = (text.rfind("\n", 0, match.start()) + 1, (text + "\n").find("\n", match.end()))
+        line = text[lines[0]:brk]
+        whole_left = line[len(line.rstrip(TOKEN_CHARS + ".")):]  # `r00a61.tezv` is no word
+        ends = [side for side in (whole_left, right) if not TOKEN_PIECES.search(side)]
         if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \
                 or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
                        and WORD_PIECE.fullmatch(piece) for piece in ends):
             continue
         joined = left + right
         # A wrapped value a named kind took in part is withheld to its end.
-        if judge(joined):
+        if DIGIT.search(joined) and judge(joined):
             harmless = harmless_context(text[:match.start()] + joined + text[match.end():],
                                         match.start(), match.start() + len(joined), joined)
             yield SecretHit(RANDOM_KIND, match.start(), match.end(), False), harmless
+            continue
+        if judge is signed_password:
+            continue
+        # Else the two lines are read as one, and what any rule finds across the break is
+        # withheld (a passphrase after its word, a token with a dot before the break).
+        first, last = lines
+        at = brk - first
+        for hit in scan_secrets(text[first:brk] + text[brk + 1:last]):
+            if hit.start < at < hit.end:
+                yield hit._replace(start=first + hit.start, end=first + hit.end + 1), False
 
 
 def policy_passwords(text: str) -> Iterator[SecretHit]:

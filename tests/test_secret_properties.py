@@ -533,6 +533,10 @@ CLASSES = [
     _row("password-option", f"`deploy --password={_PW}`", _PW),
     # Where the scan lost the value before: a wrap, an invisible glue, %3D, full width, format characters.
     _row("wrapped", f"the token {_B62[:20]}\n{_B62[20:]}", _B62),
+    # Wrapped where the piece before the break reads as a word (`tezv`) but a dot joins it to
+    # more; and a passphrase after its word, each line of it words.
+    _row("wrapped-after-a-dot", "the bootstrap token r00a61.tezv\n4gzi9fdhu6vp", "r00a61.tezv4gzi9fdhu6vp"),
+    _row("wrapped-passphrase", "the keystore password velvet-canyo\nn-ember-orbit", "velvet-canyon-ember-orbit"),
     _row("invisible-glue", f"the key\u200b{_B62}", _B62),
     _row("percent-separator", f"token%3D{_B62}", _B62),
     _row("full-width", full_width(f"sk_live_{_B62}"), _B62),
