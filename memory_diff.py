@@ -3446,7 +3446,7 @@ def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
         changed.append((text[at:start], at, start))
         if run[0] in "%\\":  # `%3D`, or a JSON escape (`\u0022`)
             code = int(run[-2:], 16)
-            changed.append((chr(code) if 0x20 < code < 0x7f else run, start, match.end()))
+            changed.append((chr(code) if 0x20 <= code < 0x7f else run, start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed.append((run, start, match.end()))
         else:

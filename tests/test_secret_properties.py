@@ -539,6 +539,9 @@ CLASSES = [
     _row("wrapped-passphrase", "the keystore password velvet-canyo\nn-ember-orbit", "velvet-canyon-ember-orbit"),
     _row("invisible-glue", f"the key\u200b{_B62}", _B62),
     _row("percent-separator", f"token%3D{_B62}", _B62),
+    # ... and a percent-encoded space between a value's groups (a query's recovery codes).
+    _row("percent-space", "https://id.example.net/mfa?codes=7b1e0-c93fa%2004d2b-e8a61%20f5c07-39bd2",
+         "7b1e0-c93fa%2004d2b-e8a61%20f5c07-39bd2"),
     _row("full-width", full_width(f"sk_live_{_B62}"), _B62),
     _row("format-characters", f"the key {_B62[:12]}\ufff9{_B62[12:25]}\ufffb{_B62[25:]}", _B62),
     # Chinese wording: an SMTP 授权码 (sixteen letters), the misspelling 密匙, 密钥 a few words before.
