@@ -1047,7 +1047,7 @@ _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|
                r"(?![\w-]))[^\W\d_])")
 _YEAR = r"(?:19[5-9]\d|20[0-4]\d)"  # a year a PIN, a code's group or a serial's is not
 _DIGITS_STOP = r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요|이야|야))"
-_PIN_DIGITS = r"(\d{4,8}(?:[*#]+\d*)?|[*#]\d{4,8}[*#]?)" + _DIGITS_STOP  # a keypad's `*`, `#` too
+_PIN_DIGITS = r"(\d{4,12}(?:[*#]+\d*)?|[*#]\d{4,12}[*#]?)" + _DIGITS_STOP  # a keypad's `*`, `#` too
 _YEARISH = _YEAR + r"(?:[01]\d[0-3]\d)?(?!\d)"  # a year, or a date that opens with one
 _PIN_VALUE = r"[\"'`「«„]?(?!" + _YEARISH + ")" + _PIN_DIGITS
 # ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
@@ -1376,7 +1376,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|/(?:(?i:[a-z]*(?:password|passwd|passphrase|passcode|pwd))|[A-Za-z]*Pass|pass):)"
      r"(?![-(])" + _PW,
      "position"),
-    # A PIN or an access code (_PIN_NAME): four to eight digits after "PIN" in capitals (a key, a
+    # A PIN or an access code (_PIN_NAME): four to twelve digits after "PIN" in capitals (a key, a
     # variable, a modem's command, prose: `ADMIN_PIN=905127`, `AT+CPIN="6194"`, "the PIN is
     # 4821"), a camel hump (`adminPin`), a pin option or key, or an access code (a door's, a
     # safe's); not "pin" in small letters otherwise, a verb as often.
@@ -1531,7 +1531,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
      r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,40}?"
      r"(?:[\"“„]|(?<!\w)'|« ?)([^\s\"'”“»][^\"'”“»\n]{5,99}?) ?[\"'”“»]", "phrase"),
-    # Four to eight digits as a password's, as a PIN's ("the Wi-Fi password is 9770", "a senha
+    # Four to twelve digits as a password's, as a PIN's ("the Wi-Fi password is 9770", "a senha
     # do cartão é 9770"), not a port (`localhost:5432`, a host's).
     ("generic_secret", PASSWORD_HINTS,
      r"(?i)" + _PASSWORD_WORD + _DIGITS_JOIN + _PIN_VALUE + _DIGITS_END, "position"),

@@ -507,6 +507,8 @@ CLASSES = [
     _row("uuid-token", f"the monitoring API key {_UUID}", _UUID),
     # A PIN before a condition or a time ("..., if the badge reader fails") is still the PIN's.
     _row("pin-before-a-condition", "the kiosk PIN is 4390 if the badge reader fails", "4390"),
+    # An account's PIN may run to twelve digits (a broker's, a carrier's port-out PIN).
+    _row("pin-twelve-digits", "the brokerage account PIN is 950572226700 for the web login", "950572226700"),
     # A security question's answer, a name as typed, known by the question named beside it.
     _row("security-answer", "the registrar's security question answer is Halloway", "Halloway"),
     _row("memorable-word-with-a-digit", "memorable word on the payroll portal: quintessa4", "quintessa4"),
