@@ -615,7 +615,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # whole rule. The user's rule asks more of it (user-rule) and scores more.
     ("prohibition", "", r"^(?:please )?(?:do not|don't|never|avoid)\b"
                         r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
-    # The user's words outrank the agent's summaries of them.
+    # The user's words outrank the agent's summaries of them, where they say what kind of memory
+    # they are: with a marker alone (FORM_RULES) a user's sentence is a task or a paste as often.
     ("from-user", "user", r"", 1),
     # "X should be Y" is mostly a plan for one change, not a rule.
     ("should", "", r"\bshould\b(?!n't)|应该", -1),
@@ -725,6 +726,8 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
 BASE_SCORE = 2
 MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
+FORM_RULES = frozenset({"base", "reason", "names-code", "from-user"})  # how it is said, not what
+TEAM_SIGNAL = "signal-extra"  # the kind of a sentence a team's own SIGNAL pattern picked
 # Points per further conversation saying a finding, up to EVIDENCE_MAX: ten is the agent's habit.
 EVIDENCE_POINTS = 1
 EVIDENCE_MAX = 2
@@ -4369,8 +4372,8 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     if alone:
         return Verdict("dropped_secret", "random-looking token" if alone[0].kind == RANDOM_KIND
                        else "secret", "", 0)
-    points = sum(points for _, points in score_parts(text, role))
-    return Verdict("candidate", "memory-request" if hit is True else rule_name(hit), text, points)
+    kind = "memory-request" if hit is True else rule_name(hit)
+    return Verdict("candidate", kind, text, sum(points for _, points in score_parts(text, role, kind)))
 
 
 def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
@@ -4600,11 +4603,14 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False) -> str | 
     return None
 
 
-def score_parts(text: str, role: str) -> list[tuple[str, int]]:
-    """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them."""
+def score_parts(text: str, role: str, kind: str = "") -> list[tuple[str, int]]:
+    """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them. A team's
+    own SIGNAL pattern (`kind`) says what kind of memory a sentence is, as a rule does."""
     parts = [("base", BASE_SCORE)]
     lowered = text.lower()
     parts += [(name, points) for name, who, pattern, points in SCORE if who in ("", role) and pattern.search(lowered)]
+    if kind != TEAM_SIGNAL and all(points <= 0 or name in FORM_RULES for name, points in parts):
+        parts = [part for part in parts if part[0] != "from-user"]
     columns = width(text, SCORE_WIDE)
     if columns < SHORT_WIDTH and not any(name in USER_RULES for name, _ in parts):
         parts.append(("short", SHORT_POINTS))  # brevity is a virtue in a user's rule
@@ -4614,7 +4620,7 @@ def score_parts(text: str, role: str) -> list[tuple[str, int]]:
 
 
 def explain_score(cand: Candidate) -> str:
-    parts = score_parts(cand.text, "note" if cand.source else cand.role)  # as process_notes scored it
+    parts = score_parts(cand.text, "note" if cand.source else cand.role, cand.kind)  # as scored
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
 
 

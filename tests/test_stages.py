@@ -445,6 +445,16 @@ SCORED = [
                  "incident", False, id="issue-is-that-gives-the-code-the-subject"),
     pytest.param("The errors module must not import the client, because the client imports it.", "assistant",
                  "incident", False, id="errors-module-is-code"),
+    # The user's words outrank the agent's where they say what kind of memory they are; a marker
+    # and a reason alone are a task or a paste as often.
+    pytest.param("Never squash the release branch because the changelog job reads every commit.", "user",
+                 "from-user", True, id="from-user-with-a-rule"),
+    pytest.param("Root cause: the cron container runs in UTC because its image sets no zone.", "user",
+                 "from-user", True, id="from-user-with-a-root-cause"),
+    pytest.param("In the settings page build a table with two columns because the export needs them.", "user",
+                 "from-user", False, id="from-user-not-for-a-task-with-a-reason"),
+    pytest.param("The dev server log did not appear because the process was started in another shell.",
+                 "user", "from-user", False, id="from-user-not-for-a-narration"),
     # A question asks; one quoted is what a rule is about.
     pytest.param("Should the worker always retry, or must it give up after one failure? It matters.", "user",
                  "asks", True, id="question-asks"),
