@@ -594,9 +594,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # chosen model", an adjective, is none).
     ("decided", "", r"\b(?:decided|chose|(?:'ve|have|has|had|was|were|is|are|been) chosen|opted|"
                     r"went with|settled on)\b|决定|选择了|选用|改用|采用", 1),
-    # The user's rule ("Always", 不要), also after a condition; "Don't" with "every" or a reason.
+    # The user's rule ("Always", "Prefer", 不要), also after a condition; "Don't" with "every"
+    # or a reason.
     ("user-rule", "user", r"^(?:(?:if|when|whenever|before|after|once|unless|for|in) [^,，\n]{1,60}[,，]\s*)?"
-                          r"(?:please )?(?:always|never|only ever)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
+                          r"(?:please )?(?:always|never|only ever|prefer)\b|^(?:please )?(?:don't|do not|make sure|avoid)"
                           r"\b.*\b(?:always|never|every|each|any|whenever|unless|because|since|so that|otherwise|"
                           r"in (?:this|the|our) "
                           r"(?:repo|repository|project|codebase)|in ci|by default)\b|"

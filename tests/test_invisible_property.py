@@ -50,7 +50,7 @@ POOL = [
     "Always pin dependency versions because floating ranges broke the nightly build twice.",
     "Prefer small pull requests because reviewers approve large ones without reading them.",
     "Do not call the payment sandbox from unit tests because it rate-limits the whole team.",
-    "Keep migrations backwards compatible because the old pods keep running during a rollout.",
+    "Always keep migrations backwards compatible because the old pods keep running during a rollout.",
     "Avoid mocking the clock in the scheduler tests because the retry logic reads it twice.",
     "Always bump the schema version when a column changes because the reader caches by version.",
     "We chose SQLite over Postgres for the cache because it needs no server on laptops.",

@@ -449,6 +449,8 @@ SCORED = [
     # and a reason alone are a task or a paste as often.
     pytest.param("Never squash the release branch because the changelog job reads every commit.", "user",
                  "from-user", True, id="from-user-with-a-rule"),
+    pytest.param("Prefer small pull requests because reviewers approve large ones without reading them.",
+                 "user", "user-rule", True, id="user-rule-prefer-imperative"),
     pytest.param("Root cause: the cron container runs in UTC because its image sets no zone.", "user",
                  "from-user", True, id="from-user-with-a-root-cause"),
     pytest.param("In the settings page build a table with two columns because the export needs them.", "user",
