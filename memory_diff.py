@@ -1993,16 +1993,16 @@ PHONE = Lazy(
 HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]+)"
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
-# Home folders lint does not read as a person (build withholds them all the same).
+# Home folders lint does not read as a person (build withholds them all the same): these, a
+# role's (ROLE_ACCOUNT) and any ending in "user" (`ec2-user`, `dd-user`, `mambauser`).
 SYSTEM_ACCOUNTS = frozenset(
     "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis "
-    "buildkite-agent vagrant ubuntu debian ec2-user centos fedora rocky almalinux alpine pi "
-    "linuxbrew jovyan airflow gradle deno bun app appuser user dev developer docker www-data "
-    "nobody git postgres mysql nginx mambauser admin administrator containeradministrator "
-    "containeruser shared public default guest root".split())
+    "buildkite-agent vagrant ubuntu debian centos fedora rocky almalinux alpine pi linuxbrew "
+    "jovyan airflow gradle deno bun app developer docker www-data git postgres mysql nginx "
+    "containeradministrator shared public default".split())
 HOME_PLACEHOLDER = Lazy(r"(?i)^(?:you|yours?|me|my|user(?:name)?|name|someone|foo|bar|x+|all users)$|^your|"
                         r"[<>{}$%*…]|\.\.\.|^\.\.?$")
-# Role and test accounts (`sysadmin@`, `test1@`), no person's: lint passes them.
+# Role and test accounts (`sysadmin@`, `test1@`, `/home/admin`), no person's: lint passes them.
 ROLE_ACCOUNT = Lazy(r"(?i)(?:admin|administrator|sysadmin|root|superuser|test|tester|testuser|demo|user|guest|"
                     r"support|info|contact|hello|team|ops|devops|security|billing|sales|help|dev|qa|staff|"
                     r"webmaster|postmaster|hostmaster|abuse|alerts|notifications|mailer-daemon|nobody)\d*")
@@ -2022,6 +2022,8 @@ INVISIBLE = Lazy(
 OTHER_BREAKS = Lazy("\r\n?|\x85|\u2028|\u2029")
 
 # Text telling the agent to override its instructions or send data away: dropped, any role.
+# In Chinese the object must be instructions, rules or context, not what context holds
+# ("忽略之前上下文中的代码", ignore the code in the earlier context, is a review rule).
 INJECTION = Lazy(
     r"(?i)\b(?:(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
@@ -2032,7 +2034,8 @@ INJECTION = Lazy(
     r"system prompt\s*:|do not (?:tell|inform|alert) the user\b|"
     r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
     r"\b(?:to|at|into)\s+(?:https?|ftp)://)|"
-    r"忽略(?:之前|以上|前面|上面|所有)|你现在是|无视(?:之前|以上|前面)")
+    r"(?:忽略|无视)(?:掉)?(?:之前|以上|前面|上面|先前|所有)[^。，,\n]{0,8}?"
+    r"(?:指令|指示|提示词?|规则|设定|要求|命令|说明|上下文|对话|消息)(?![^。，,\n]{0,4}?中的|里的)|你现在是")
 # "From now on, you ..." re-addresses the agent: from a document, a tool or the agent
 # itself it is an attempt to override; in the user's own turn it is the user's rule.
 INJECTION_UNLESS_USER = Lazy(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
@@ -6615,7 +6618,8 @@ def emoji_plain(text: str) -> str:
 def home_names_person(home: str) -> bool:
     """Whether a home path names a person: not a system or CI account, nor a placeholder."""
     name = re.split(r"[\\/]", home)[-1].rstrip(".,;:)'\"`")
-    return name.lower() not in SYSTEM_ACCOUNTS and not HOME_PLACEHOLDER.search(name)
+    return name.lower() not in SYSTEM_ACCOUNTS and not name.lower().endswith("user") \
+        and not ROLE_ACCOUNT.fullmatch(name) and not HOME_PLACEHOLDER.search(name)
 
 
 def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
@@ -6668,7 +6672,10 @@ def lint_text(text: str, budgets: Sequence[tuple[str, str, int, int]] = (),
         if OUTSIDE_IMPORT.search(CODE_SPAN.sub("", line)) and number - 1 not in fenced:  # not code
             findings.append((number, "import", "an @path import outside the repository"))
         if line.lstrip().startswith(("- ", "* ", "+ ")) and number - 1 not in fenced:  # no tree
-            first = first_line.setdefault((group, normalize(line)), number)
+            # A bullet is its line and the indented lines that carry it on, not its first line.
+            rest = itertools.takewhile(lambda more: more[:1] in (" ", "\t") and more.strip()
+                                       and not BULLET.match(more), lines[number:])
+            first = first_line.setdefault((group, normalize(" ".join([line, *rest]))), number)
             if first != number:
                 findings.append((number, "duplicate", f"same bullet as line {first} in the same section"))
         if number - 1 not in heading_at and number - 1 not in fenced and opens_group(clean_invisible(raw)[0]):

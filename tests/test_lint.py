@@ -35,6 +35,11 @@ def lint(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                  id="no-heading-case-and-marker"),
     pytest.param("# Runs\n\n```\noutputs/\n  - 2026-02-23/\n    - ...\n    - ...\n```\n", [],
                  id="a-tree-in-a-fence-has-no-bullets"),
+    # A bullet carried on over indented lines is all of them, not its first line.
+    pytest.param("# Log\n\n- (unchanged)\n  The parser reads UTF-8 only.\n- (unchanged)\n  The cache lives in /tmp.\n",
+                 [], id="same-first-line-other-continuation"),
+    pytest.param("# Log\n\n- (unchanged)\n  The parser reads UTF-8 only.\n- (unchanged)\n  The parser reads UTF-8 only.\n",
+                 [(5, "duplicate", "same bullet as line 3 in the same section")], id="same-continuation"),
 ])
 def test_duplicates_within_one_section(text: str, expected: list[tuple[int, str, str]]) -> None:
     assert [f for f in md.lint_text(text) if f[1] == "duplicate"] == expected
@@ -207,6 +212,7 @@ CONTAINER_HOMES = """# Containers
 - Notebooks save to /home/jovyan/work; Homebrew on Linux lives in /home/linuxbrew/.linuxbrew.
 - The macOS runner's home is /Users/runner, Windows' is C:\\Users\\runneradmin; shared files go to /Users/Shared.
 - Replace /home/<user> with your own home.
+- The agent's home is /home/dd-user; test boxes use /home/tester, /home/ec2-user and /home/admin.
 """
 ENV_FLAGS = """# Tests
 
