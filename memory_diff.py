@@ -1580,25 +1580,26 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[a-z0-9]+)*[ \t]*=[ \t]*"
      r"[\"']?((?<=[=\"'])(?![^\"'\n]*[%{])[^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)",
      "position"),
-    # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-..."):
+    # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...",
+    # `RECOVERY_CODE=...`):
     # eight characters or more, a digit in it; a group in small letters holds one (not "path").
-    ("recovery_code", "recovery |recovery-code|backup |backup-code|backupcode|"
-                      "access code|accesscode|erişim kodu|yedek kod|zugangscode|"
+    ("recovery_code", "recovery |recovery-code|recovery_|backup |backup-code|backup_|backupcode|"
+                      "access code|accesscode|access_code|erişim kodu|yedek kod|zugangscode|"
                       "wiederherstellungscode|recuperaci|recupera|récupération|secours|respaldo|"
                       "codice di backup|codici di backup|herstelcode|zapasow|odzyskiwania|резервн|"
                       "восстановления|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|"
                       "リカバリーコード|復旧コード|백업 코드|복구 코드|scratch|emergency|notfall|"
                       "urgence|emergencia|mã dự phòng|mã khôi phục|الاسترداد|復原碼|恢復碼|備用碼",
      # ... a word may stand inside the name ("backup login code").
-     r"(?i:(?:recovery|backup|wiederherstellungs)(?: [a-z]+)?[ -]?(?:codes?|keys?)"
-     r"|(?:access|zugangs) ?codes?"
+     r"(?i:(?:recovery|backup|wiederherstellungs)(?: [a-z]+)?[ _-]?(?:codes?|keys?)"
+     r"|(?:access|zugangs)[ _]?codes?"
      r"|erişim kodu|yedek kod(?:u|lar)?|c[oó]digos? de (?:recupera\w+|respaldo|backup)"
      r"|codes? de (?:r[ée]cup[ée]ration|secours)|codic[ei] di (?:backup|recupero)|herstelcodes?"
      r"|kody? (?:zapasow\w*|odzyskiwania)|резервн\w* код\w*|код\w* восстановления"
      r"|(?:scratch|emergency|notfall)[ -]?codes?|codes? d'urgence|c[oó]digos? de emergencia"
      r"|mã (?:dự phòng|khôi phục)|رموز? الاسترداد|復原碼|恢復碼|備用碼"
      r"|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|リカバリーコード|復旧コード"
-     r"|백업 코드|복구 코드)[^\n.!?]{0,60}?(?:[:：—–] *| +|(?<=[是は는은])|(?=[\"'`「«]))[\"'`「«]?"
+     r"|백업 코드|복구 코드)[^\n.!?]{0,60}?(?:[:：—–=] *| +|(?<=[是は는은])|(?=[\"'`「«]))[\"'`「«]?"
      r"(?=(?:[A-Z]+[ -])*[A-Za-z]*\d)(?=[A-Za-z0-9]{8}|[A-Za-z0-9]{4,}[ -]" + _CODE_GROUP + ")"
      r"(" + _CODE_GROUPS + r"(?:(?:[,、] *| +(?:and|or|y|o|und|oder|et|ou|e|i|a|en|of|ve|и|или|lub)"
      r" +|[和及或])" + _CODE_GROUPS + r")*)(?![\w-])", "position"),

@@ -686,6 +686,9 @@ CLASSES = [
     _row("net-use-star-password", "`net use S: \\\\nas\\share /user:corp\\ops *773041996255`", "*773041996255"),
     _row("value-alone-after-colon", f"here is the VPN password, keep it private:\n{_HUMAN}", _HUMAN, frame="{s}"),
     _row("recovery-code", f"use recovery code {_RECOVERY} if the MFA phone is lost", _RECOVERY),
+    # ... named in a variable or a key (`RECOVERY_CODE=`, `"access_code":`).
+    _row("recovery-code-variable", "`GITHUB_RECOVERY_CODE=025ba-e18ef` in the vault's export", "025ba-e18ef"),
+    _row("access-code-variable", "`ACCESS_CODE=07098121` for the night-shift terminal", "07098121"),
     _row("access-code", f"the emergency access code {_RECOVERY} opens the console once", _RECOVERY),
     _row("access-code-turkish", f"acil erişim kodu: {_RECOVERY}", _RECOVERY),
     _row("spaced-base32-key", f"the authenticator's setup key is {_SPACED_KEY} (type it by hand)", _SPACED_KEY),
