@@ -986,15 +986,17 @@ NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
-# (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key with a quoted value (`"pin":
-# "1234"`); then `=`, `:`, a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to
-# eight digits, not a year or a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A
-# code that opens a door, a lock or a safe is known by its place (CHOSEN PLACES).
+# (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key whose value is quoted or a
+# URL query's (`"pin": "1234"`, `?account_pin=8812`; not a GPIO's `led_pin = 18`); then `=`, `:`,
+# a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to twelve digits, not a year or
+# a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A code that opens a door, a lock
+# or a safe is known by its place (CHOSEN PLACES).
 _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?(?:-?(?:[Cc]ode|код)|コード|码)?"
              r"|暗証番号|핀번호"
              r"|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
-             r"|(?<![\w-])(?:[a-z]+_)?pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d))")
+             r"|(?<![\w-])(?:[a-z0-9]+_)*pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d)"
+             r"|(?<=[?&])(?:[a-z0-9]+_)*pin(?==\d))")
 # A lock's words: what a code or a combination opens (_OPENED).
 _LOCKS = ("safe|lock|locker|padlock|vault|cassaforte|lucchetto|armadietto|coffre|cadenas|casier|"
           "tresor|schloss|spind|caja fuerte|candado|taquilla|cofre|cadeado|armário|сейф|замок")

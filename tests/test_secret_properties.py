@@ -509,6 +509,9 @@ CLASSES = [
     _row("pin-before-a-condition", "the kiosk PIN is 4390 if the badge reader fails", "4390"),
     # An account's PIN may run to twelve digits (a broker's, a carrier's port-out PIN).
     _row("pin-twelve-digits", "the brokerage account PIN is 950572226700 for the web login", "950572226700"),
+    # ... a key ending in "pin" with more pieces before it; a URL query's unquoted (not a GPIO's).
+    _row("pin-key-of-pieces", '`{"brokerage_account_pin": "950572226700"}`', "950572226700"),
+    _row("pin-query-unquoted", "https://bank.example.net/login?account_pin=950572", "950572"),
     # A security question's answer, a name as typed, known by the question named beside it.
     _row("security-answer", "the registrar's security question answer is Halloway", "Halloway"),
     _row("memorable-word-with-a-digit", "memorable word on the payroll portal: quintessa4", "quintessa4"),
