@@ -1683,6 +1683,7 @@ SHORT_ENTROPY = 2.5  # bits a character: not a repeat (`v2_v2_v2_v2`)
 # From MID_MIN letters and digits written whole, a token is judged as a long one is, by its pieces
 # (mid_generated): password generators default to 12 to 15 characters.
 MID_MIN = 12
+FILE_PATH = Lazy(r"(?:~|\.{1,2})?/[\w.-]+/")  # two folders deep: a file's place, not a password
 SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9-]+")  # a drawing's commands and numbers (`0h24v24H0z`)
 # random_token (credential_shaped): a generated-looking token is withheld whatever word precedes
 # it, catching unlisted issuers; not a labelled digest, base64 text without `:`, a publishable key.
@@ -3807,7 +3808,9 @@ def credible(value: str, check: str, whole: str) -> bool:
             return not whole.lower().startswith("secret")
         if spaced and all(c.isalpha() or c in " .,;:!?-" for c in value):
             return False  # words in quotes after the word are a phrase ("Scheduled testing")
-    if check == "password" and about_a_password(value):
+    # Text about a password, a file's path (`私钥: ~/.ssh/id_ed25519`), a placeholder's end (`<密码>`).
+    if check == "password" and (about_a_password(value) or FILE_PATH.match(value)
+                                or value[:1] in ">)]}"):
         return False
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
         # ... and so does one with capitals, small letters, a digit and a sign, as a policy asks

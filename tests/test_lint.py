@@ -226,6 +226,11 @@ QUOTED_PHRASES = """# CI
 - The nightly job's secret, "Scheduled testing", names the workflow, not a value.
 - Password rules live in `auth/policy.ts`, "Strong passwords only" is its title.
 """
+KEY_PLACES = """# 部署
+
+- 私钥位置: `~/.ssh/id_ed25519`; 公钥: `~/.ssh/id_ed25519.pub`.
+- 推送前: `git remote set-url origin https://<用户名>:<密码>@git.example.net/team/app.git`
+"""
 SEEDED_ACCOUNTS = """# Seed data
 
 - The seeded admin logs in as sysadmin@healthcrm.com; a plain account is test1@healthcrm.com.
@@ -241,6 +246,7 @@ SEEDED_ACCOUNTS = """# Seed data
     pytest.param("AGENTS.md", SEEDED_ACCOUNTS, id="role-and-seeded-test-accounts"),
     pytest.param("AGENTS.md", ENV_FLAGS, id="secret-an-environment-variable-name-with-its-value"),
     pytest.param("AGENTS.md", QUOTED_PHRASES, id="secret-a-phrase-in-quotes-after-a-secret-word"),
+    pytest.param("CLAUDE.md", KEY_PLACES, id="secret-a-key-file-path-and-a-placeholder-password"),
     pytest.param("GEMINI.md", "# Notes\n" + filler(60_000), id="size-of-an-unknown-budget-is-a-note"),
 ])
 def test_well_kept_memory_file_passes(tmp_path: Path, name: str, text: str) -> None:
