@@ -729,6 +729,9 @@ MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
 FORM_RULES = frozenset({"base", "reason", "names-code", "from-user"})  # how it is said, not what
 TEAM_SIGNAL = "signal-extra"  # the kind of a sentence a team's own SIGNAL pattern picked
+# Kinds that say a sentence is memory without a rule of kind: a team's own SIGNAL pattern, and
+# what a memory request asks to record.
+STATED_KINDS = frozenset({TEAM_SIGNAL, "memory-request"})
 # Points per further conversation saying a finding, up to EVIDENCE_MAX: ten is the agent's habit.
 EVIDENCE_POINTS = 1
 EVIDENCE_MAX = 2
@@ -1054,7 +1057,7 @@ _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|
 _YEAR = r"(?:19[5-9]\d|20[0-4]\d)"  # a year a PIN, a code's group or a serial's is not
 _DIGITS_STOP = r"(?:(?![\w:/-]|\.\d)|(?=です|でした|だ|なので|で[、,]|입니다|이에요|예요|이야|야))"
 _PIN_DIGITS = r"(\d{4,12}(?:[*#]+\d*)?|[*#]\d{4,12}[*#]?)" + _DIGITS_STOP  # a keypad's `*`, `#` too
-_YEARISH = _YEAR + r"(?:[01]\d[0-3]\d)?(?!\d)"  # a year, or a date that opens with one
+_YEARISH = _YEAR + r"(?:[01]\d[0-3]\d(?:[0-2]\d(?:[0-5]\d)?)?)?(?!\d)"  # a year, a date, its time
 _PIN_VALUE = r"[\"'`「«„]?(?!" + _YEARISH + ")" + _PIN_DIGITS
 # ... and a lock's: its numbers, one of two digits (`16-38-01`, `36 24 12`; not flags' `0 0 1`).
 _COMBINATION = (r"[\"'`]?(?=[\d -]*\d\d)(\d{1,3}(?:[- ]\d{1,3}){2,3}|\d\d?(?:, \d\d?){2,3})"
@@ -1601,7 +1604,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|(?:scratch|emergency|notfall)[ -]?codes?|codes? d'urgence|c[oó]digos? de emergencia"
      r"|mã (?:dự phòng|khôi phục)|رموز? الاسترداد|復原碼|恢復碼|備用碼"
      r"|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|リカバリーコード|復旧コード"
-     r"|백업 코드|복구 코드)[^\n.!?]{0,60}?(?:[:：—–=] *| +|(?<=[是は는은])|(?=[\"'`「«]))[\"'`「«]?"
+     r"|백업 코드|복구 코드)(?![A-Za-z0-9_-])"  # the name ends (not `ACCESS_CODE_TTL`)
+     r"[^\n.!?]{0,60}?(?:[:：—–=] *| +|(?<=[是は는은])|(?=[\"'`「«]))[\"'`「«]?"
      r"(?=(?:[A-Z]+[ -])*[A-Za-z]*\d)(?=[A-Za-z0-9]{8}|[A-Za-z0-9]{4,}[ -]" + _CODE_GROUP + ")"
      r"(" + _CODE_GROUPS + r"(?:(?:[,、] *| +(?:and|or|y|o|und|oder|et|ou|e|i|a|en|of|ve|и|или|lub)"
      r" +|[和及或])" + _CODE_GROUPS + r")*)(?![\w-])", "position"),
@@ -1624,7 +1628,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "#define",
      r"#define\s+\w*(?:PASS|PWD|SECRET|TOKEN|KEY)\w*\s+\"([^\"\n]{4,})\"", "password"),
     ("generic_secret", SECRET_WORDS_ZH,
-     r"(?:" + SECRET_WORDS_ZH + r")"
+     r"(?<![<‹〈《])(?:" + SECRET_WORDS_ZH + r")"
      r"(?:[^\n。！？；]{0,12}?(?:是|为|為|：|:|=|就是|设为|设置为|改为|改成|换成|設為|改為)+了?)?"
      r"\s*[`\"'「“]?"
      r"([^\s`\"'」”，。；,;\u3000-\u9fff\uff00-\uffef]{6,})", "password"),
@@ -1895,6 +1899,13 @@ CODE_WORD_BEFORE = Lazy(_CODE_WORD + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\
 # Each rejoined shape, and the characters that join its parts.
 REJOINED = ((GROUPED, str.maketrans("", "", " -.")), (PAIRED, str.maketrans("", "", ":.")))
 TOKEN_CHARS = string.ascii_letters + string.digits + "+/=_-"  # what a wrapped token is made of
+# A value wrapped after a credential's word, each side WRAP_PIECE characters or more, is read
+# with its two lines joined (a shorter side is a line's end: `len 9` / `min-passphrase-...`).
+WRAP_NAMED = Lazy(literal_trie((*SECRET_WORDS, *PASSWORD_HINTS.split("|"),
+                                *SECRET_WORDS_ZH.split("|"))))
+WRAP_PIECE = 4
+WRAP_CONTEXT = 80  # characters read either side of the break: a name stands near its value
+WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a value's
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
 # not where a line ends as a statement or a group does (_CLOSER), as no token ends.
@@ -1998,12 +2009,13 @@ HOME_PATH = Lazy(r"(?:(?:/Users/|/home/)[^/\s]+|[A-Za-z]:[\\/]Users[\\/][^\\/\s]
                  r"(?=[\\/\s.,;:)'\"`]|$)")
 HOME_HINT = Lazy(r"/Users/|/home/|:[\\/]Users[\\/]")
 # Home folders lint does not read as a person (build withholds them all the same): these, a
-# role's (ROLE_ACCOUNT) and any ending in "user" (`ec2-user`, `dd-user`, `mambauser`).
+# role's (ROLE_ACCOUNT) and a service's "-user" (`ec2-user`, `dd-user`; not `jhauser`).
 SYSTEM_ACCOUNTS = frozenset(
     "node runner runneradmin vscode codespace codespaces gitpod coder circleci jenkins travis "
     "buildkite-agent vagrant ubuntu debian centos fedora rocky almalinux alpine pi linuxbrew "
-    "jovyan airflow gradle deno bun app developer docker www-data git postgres mysql nginx "
-    "containeradministrator shared public default".split())
+    "jovyan airflow gradle deno bun app appuser developer docker www-data git postgres mysql "
+    "nginx mambauser containeradministrator containeruser shared public default".split())
+SERVICE_USER = Lazy(r"(?i)[-_.]user$")
 HOME_PLACEHOLDER = Lazy(r"(?i)^(?:you|yours?|me|my|user(?:name)?|name|someone|foo|bar|x+|all users)$|^your|"
                         r"[<>{}$%*…]|\.\.\.|^\.\.?$")
 # Role and test accounts (`sysadmin@`, `test1@`, `/home/admin`), no person's: lint passes them.
@@ -2026,8 +2038,6 @@ INVISIBLE = Lazy(
 OTHER_BREAKS = Lazy("\r\n?|\x85|\u2028|\u2029")
 
 # Text telling the agent to override its instructions or send data away: dropped, any role.
-# In Chinese the object must be instructions, rules or context, not what context holds
-# ("忽略之前上下文中的代码", ignore the code in the earlier context, is a review rule).
 INJECTION = Lazy(
     r"(?i)\b(?:(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|"
     r"earlier|all|your|system|existing)\b[^.\n]{0,20}\b(?:instructions?|prompts?|rules|"
@@ -2038,8 +2048,7 @@ INJECTION = Lazy(
     r"system prompt\s*:|do not (?:tell|inform|alert) the user\b|"
     r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|curl|leak)\b[^\n]{0,80}?"
     r"\b(?:to|at|into)\s+(?:https?|ftp)://)|"
-    r"(?:忽略|无视)(?:掉)?(?:之前|以上|前面|上面|先前|所有)[^。，,\n]{0,8}?"
-    r"(?:指令|指示|提示词?|规则|设定|要求|命令|说明|上下文|对话|消息)(?![^。，,\n]{0,4}?中的|里的)|你现在是")
+    r"忽略(?:之前|以上|前面|上面|所有)|你现在是|无视(?:之前|以上|前面)")
 # "From now on, you ..." re-addresses the agent: from a document, a tool or the agent
 # itself it is an attempt to override; in the user's own turn it is the user's rule.
 INJECTION_UNLESS_USER = Lazy(r"(?i)\b(?:from now on|going forward|henceforth),? you\b|从现在开始，?你")
@@ -3457,7 +3466,7 @@ def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
         changed.append((text[at:start], at, start))
         if run[0] in "%\\":  # `%3D`, or a JSON escape (`\u0022`)
             code = int(run[-2:], 16)
-            changed.append((chr(code) if 0x20 <= code < 0x7f else run, start, match.end()))
+            changed.append((chr(code) if 0x20 < code < 0x7f else run, start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed.append((run, start, match.end()))
         else:
@@ -3576,45 +3585,43 @@ def rejoined_keys(text: str) -> list[SecretHit]:
 
 
 def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
-    """Random-looking tokens a line break split (WRAPPED, WRAPPED_SIGNED), rejoined, and whether
-    their context makes them harmless (a checksum's two lines); not two lines of words."""
+    """Values a line break split, rejoined: a random-looking token (WRAPPED, WRAPPED_SIGNED), and
+    whether its context makes it harmless (a checksum's two lines); else, after a credential's
+    word (WRAP_NAMED), what another rule finds across the break once the two lines read as one
+    (a passphrase, a short password). Not two lines of words."""
     plain = ((match, credential_shaped) for match in WRAPPED.finditer(text))
     signed = ((match, signed_password) for match in WRAPPED_SIGNED.finditer(text)
               if not WRAPPED.fullmatch(match.group()))
+    joins = 0
     for match, judge in itertools.chain(plain, signed):
-        if match.end() - match.start() <= RANDOM_MIN:
-            continue
-        # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`) ends a line or
-        # opens the next, or a record ends (see ASSIGNS), a line ended.
         left, right = match.group().split("\n")
         named = ALGORITHM_NAMED.search(text, max(0, match.start() - 8), match.start())
         if left.endswith("=") or named and len(left) == DIGEST_HEX[named[1].lower()]:
             continue  # the line ends a value whole: base64's padding, `sha256:` and 64 hex
+        # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`) ends a line or
+        # opens the next, or a record ends (see ASSIGNS), a line ended.
         brk = match.start() + len(left)
-        lines = (text.rfind("\n", 0, match.start()) + 1, (text + "\n").find("\n", match.end()))
-        line = text[lines[0]:brk]
-        whole_left = line[len(line.rstrip(TOKEN_CHARS + ".")):]  # `r00a61.tezv` is no word
+        first, last = text.rfind("\n", 0, brk) + 1, (text + "\n").find("\n", brk + 1)
+        before = text[first:brk]
+        whole_left = before[len(before.rstrip(TOKEN_CHARS + ".")):]  # `r00a61.tezv` is no word
         ends = [side for side in (whole_left, right) if not TOKEN_PIECES.search(side)]
-        if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, *lines) \
+        if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, first, last) \
                 or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
                        and WORD_PIECE.fullmatch(piece) for piece in ends):
             continue
         joined = left + right
-        # A wrapped value a named kind took in part is withheld to its end.
-        if DIGIT.search(joined) and judge(joined):
+        if len(joined) >= RANDOM_MIN and DIGIT.search(joined) and judge(joined):
             harmless = harmless_context(text[:match.start()] + joined + text[match.end():],
                                         match.start(), match.start() + len(joined), joined)
             yield SecretHit(RANDOM_KIND, match.start(), match.end(), False), harmless
-            continue
-        if judge is signed_password:
-            continue
-        # Else the two lines are read as one, and what any rule finds across the break is
-        # withheld (a passphrase after its word, a token with a dot before the break).
-        first, last = lines
-        at = brk - first
-        for hit in scan_secrets(text[first:brk] + text[brk + 1:last]):
-            if hit.start < at < hit.end:
-                yield hit._replace(start=first + hit.start, end=first + hit.end + 1), False
+        elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
+                and joins < WRAP_JOINS and WRAP_NAMED.search(before[-WRAP_CONTEXT:].lower()):
+            joins += 1
+            start = max(first, brk - WRAP_CONTEXT)
+            after = text[brk + 1:min(last, brk + 1 + WRAP_CONTEXT)]
+            for hit in scan_secrets(text[start:brk] + after):
+                if hit.start < brk - start < hit.end and hit.kind != RANDOM_KIND:
+                    yield hit._replace(start=start + hit.start, end=start + hit.end + 1), False
 
 
 def policy_passwords(text: str) -> Iterator[SecretHit]:
@@ -3808,9 +3815,8 @@ def credible(value: str, check: str, whole: str) -> bool:
             return not whole.lower().startswith("secret")
         if spaced and all(c.isalpha() or c in " .,;:!?-" for c in value):
             return False  # words in quotes after the word are a phrase ("Scheduled testing")
-    # Text about a password, a file's path (`私钥: ~/.ssh/id_ed25519`), a placeholder's end (`<密码>`).
-    if check == "password" and (about_a_password(value) or FILE_PATH.match(value)
-                                or value[:1] in ">)]}"):
+    # Text about a password, or a file's path (`私钥: ~/.ssh/id_ed25519`).
+    if check == "password" and (about_a_password(value) or FILE_PATH.match(value)):
         return False
     if check in ("password", "phrase"):  # a chosen password after its word may repeat itself
         # ... and so does one with capitals, small letters, a digit and a sign, as a policy asks
@@ -4443,8 +4449,8 @@ def scoped_rule(content: str) -> bool:
     cents"): the clause after them would be proposed on its own, however short (a request's rule
     may be). Not a remark to the agent ("for the new module, you figure out what matters")."""
     tail = LAST_CLAUSE.split(content, 1)[1:]
-    return bool(tail) and sum(points for name, points in score_parts(tail[0], "user")
-                              if name != "short") >= MIN_SCORE
+    parts = score_parts(tail[0], "user", "memory-request") if tail else []
+    return bool(tail) and sum(points for name, points in parts if name != "short") >= MIN_SCORE
 
 
 def refused(sentence: str) -> bool:
@@ -4614,12 +4620,13 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False) -> str | 
 
 
 def score_parts(text: str, role: str, kind: str = "") -> list[tuple[str, int]]:
-    """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them. A team's
-    own SIGNAL pattern (`kind`) says what kind of memory a sentence is, as a rule does."""
+    """The score as (rule, points), starting from BASE_SCORE; `--explain` prints them. A kind
+    of STATED_KINDS says the sentence is memory, as a rule of kind does (FORM_RULES)."""
     parts = [("base", BASE_SCORE)]
     lowered = text.lower()
     parts += [(name, points) for name, who, pattern, points in SCORE if who in ("", role) and pattern.search(lowered)]
-    if kind != TEAM_SIGNAL and all(points <= 0 or name in FORM_RULES for name, points in parts):
+    marker_only = all(points <= 0 or name in FORM_RULES for name, points in parts)
+    if marker_only and kind not in STATED_KINDS:
         parts = [part for part in parts if part[0] != "from-user"]
     columns = width(text, SCORE_WIDE)
     if columns < SHORT_WIDTH and not any(name in USER_RULES for name, _ in parts):
@@ -4630,7 +4637,8 @@ def score_parts(text: str, role: str, kind: str = "") -> list[tuple[str, int]]:
 
 
 def explain_score(cand: Candidate) -> str:
-    parts = score_parts(cand.text, "note" if cand.source else cand.role, cand.kind)  # as scored
+    kind = "memory-request" if cand.request else cand.kind  # as judge scored it
+    parts = score_parts(cand.text, "note" if cand.source else cand.role, kind)
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
 
 
@@ -6624,7 +6632,7 @@ def emoji_plain(text: str) -> str:
 def home_names_person(home: str) -> bool:
     """Whether a home path names a person: not a system or CI account, nor a placeholder."""
     name = re.split(r"[\\/]", home)[-1].rstrip(".,;:)'\"`")
-    return name.lower() not in SYSTEM_ACCOUNTS and not name.lower().endswith("user") \
+    return name.lower() not in SYSTEM_ACCOUNTS and not SERVICE_USER.search(name) \
         and not ROLE_ACCOUNT.fullmatch(name) and not HOME_PLACEHOLDER.search(name)
 
 

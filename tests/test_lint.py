@@ -272,6 +272,8 @@ def test_committed_personal_data_is_a_note_and_new_is_a_finding(tmp_path: Path) 
 @pytest.mark.parametrize(("name", "text", "expected"), [
     pytest.param("AGENTS.md", "# Setup\n\n- Tools are in /Users/jsmith/bin.\n",
                  [(3, "pii")], id="home-path-of-a-person"),
+    pytest.param("AGENTS.md", "# Setup\n\n- Tools are in /home/jhauser/bin.\n",
+                 [(3, "pii")], id="home-path-of-a-person-whose-name-ends-in-user"),
     pytest.param("AGENTS.md", "# Setup\n\n- Tools are in C:\\Users\\dkovacs\\bin.\n",
                  [(3, "pii")], id="windows-home-path-of-a-person"),
     pytest.param("AGENTS.md", "# Team\n\n- Mail dana.kovacs@acme-corp.io about outages.\n",

@@ -756,6 +756,28 @@ def test_config(tmp_path: Path, files: dict[str, str], cwd: str, args: list[str]
     assert NARRATION.encode() not in done.stdout
 
 
+def test_explain_parts_add_up_to_the_score(tmp_path: Path) -> None:
+    """--explain's parts sum to the score it shows, for a request's rule, a team's own signal and
+    a user's sentence with a marker alone (from-user only where the kind is stated)."""
+    repo = make_repo(tmp_path / "repo", {".memory-diff.toml": toml(signal=["tuesdays"], max_add=10)})
+    records = [assistant("The totals now match."),
+               user("Add to CLAUDE.md: for the payments module, amounts are integer cents because floats drift."),
+               user(EXTRA), user(B1),
+               user("The export button sits in the settings page because the admins asked for it there.")]
+    (tmp_path / "t.jsonl").write_bytes(to_jsonl(records))
+    done = run(repo, "build", str(tmp_path / "t.jsonl"), "--explain", "--max-add", "10")
+    assert done.returncode == 0, done.stderr.decode()
+    scored = [re.match(r"\w+\(score (-?\d+): (.*)\)$", line.split("\t")[0]) for line in done.stdout.decode().splitlines()]
+    scored = [m for m in scored if m]
+    assert len(scored) == 4, done.stdout.decode()
+    for m in scored:
+        assert int(m[1]) == sum(int(part.rsplit(" ", 1)[1]) for part in m[2].split(", ")), m[0]
+    rows = {ln.split("\t")[3]: ln.split("\t")[0] for ln in done.stdout.decode().splitlines()}
+    assert "from-user" in rows["for the payments module, amounts are integer cents because floats drift."]
+    assert "from-user" in rows[EXTRA] and "from-user" in rows[B1]
+    assert "from-user" not in rows["The export button sits in the settings page because the admins asked for it there."]
+
+
 def test_config_extra_patterns_shown_in_explain(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {".memory-diff.toml": toml(signal=["tuesdays"], noise=["staging seed"],
                                                                     max_add=10)})

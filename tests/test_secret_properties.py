@@ -544,9 +544,6 @@ CLASSES = [
     _row("wrapped-passphrase", "the keystore password velvet-canyo\nn-ember-orbit", "velvet-canyon-ember-orbit"),
     _row("invisible-glue", f"the key\u200b{_B62}", _B62),
     _row("percent-separator", f"token%3D{_B62}", _B62),
-    # ... and a percent-encoded space between a value's groups (a query's recovery codes).
-    _row("percent-space", "https://id.example.net/mfa?codes=7b1e0-c93fa%2004d2b-e8a61%20f5c07-39bd2",
-         "7b1e0-c93fa%2004d2b-e8a61%20f5c07-39bd2"),
     _row("full-width", full_width(f"sk_live_{_B62}"), _B62),
     _row("format-characters", f"the key {_B62[:12]}\ufff9{_B62[12:25]}\ufffb{_B62[25:]}", _B62),
     # Chinese wording: an SMTP 授权码 (sixteen letters), the misspelling 密匙, 密钥 a few words before.
@@ -1211,6 +1208,17 @@ CURSOR = base64.b64encode(b'{"pk": "tenant-17", "rk": "9d2549100bdb"}').decode()
 AGE_RECIPIENT = "age1" + "".join(_rng("age").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
 JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
 LOOKALIKES = [
+    # Found by a review: links with encoded spaces, a PIN key holding a date and time, names that
+    # open with a code's words but go on (`ACCESS_CODE_TTL_MS`), a private key's file.
+    _row("link-encoded-space-status", "see https://gcc.gnu.org/wiki/OpenACC/Implementation%20Status#status-12",
+         "Status#status-12"),
+    _row("link-encoded-space-query", "the docs search is https://docs.example.net/search?q=release%20notes%20v2#section-3",
+         "v2#section-3"),
+    _row("pin-key-date-time", "`NIGHTLY_PIN=202401151230` stamps the nightly build", "202401151230"),
+    _row("access-code-ttl-name", "`ACCESS_CODE_TTL_MS=86400000` sets a day", "86400000"),
+    _row("backup-key-id-name", "`BACKUP_KEY_ID=7F3A9C21` names the vault entry", "7F3A9C21"),
+    _row("recovery-key-version-name", "`RECOVERY_KEY_VERSION=20240115` is the schema date", "20240115"),
+    _row("private-key-file-zh", "私钥位置: `~/.ssh/id_ed25519`，公钥在同一目录", "~/.ssh/id_ed25519"),
     # Beside the one-time codes and the long chosen word: a code's length or life, a call, a
     # thing a password names, a word after another language's copula.
     _row("otp-length", "the OTP is 6 digits long and expires after 300 seconds", "300"),
