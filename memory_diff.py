@@ -1145,7 +1145,9 @@ ONE_TIME_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?:(?:" + "|".join(_ONE_TIME_LEADS) + 
 ONE_TIME_HINT = Lazy(literal_trie([lead + join + kind for lead in _ONE_TIME_LEADS
                                    for join in ("", " ", "-") for kind in _ONE_TIME_KINDS]
                                   + [*_ONE_TIME_NAMES, *_ONE_TIME_CJK]))
-ONE_TIME_VALUE = Lazy(r"(?<![A-Za-z0-9_#$€£%.,:/+(\[-])[\"'`「«„]?(?!" + _YEARISH + r")"
+# ... its value: a year's digits too ("my 2FA code: 20240115"), but after "in".
+ONE_TIME_VALUE = Lazy(r"(?<![A-Za-z0-9_#$€£%.,:/+(\[-])[\"'`「«„]?"
+                      r"(?:(?=" + _YEARISH + r")(?<!\bin )(?<!\binto )|(?!" + _YEARISH + r"))"
                       r"(\d{3,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)(?!%)"
                       + _DIGITS_STOP + _DIGITS_END + r"(?![ \t]*\d)")
 ONE_TIME_GIVEN = Lazy(_GIVING + r"|otp|cvv2?|cvc2?|csc|shows|says|sent|texted)|[是为は는은가이야：])"

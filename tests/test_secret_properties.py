@@ -947,6 +947,10 @@ CLASSES = [
     _row("one-long-word-assigned", "[smtp]\nuser = relay\npass = copperkettlemoon", "copperkettlemoon", frame="{s}"),
     _row("card-security-code", "Test card for the sandbox: ends 7710, CVV 593, exp 11/28", "593", frame="{s}"),
     _row("sms-code", "the SMS code I got is 604281, quick before it expires", "604281", frame="{s}"),
+    # ... digits that read as a date are a code's after its name and "is" or ":" (found at
+    # 1,000 examples: "the SMS code is 20290100").
+    _row("two-fa-code-shaped-as-a-date", "my 2FA code: 20240115, it expires in a minute", "20240115",
+         frame="{s}"),
     _row("sms-code-four-digits", "the code they texted me is 7391, is that enough?", "7391", frame="{s}"),
     _row("verification-code-zh", "验证码是583920，快点输", "583920", frame="{s}"),
     # From the blind secret69 (values made up here): "still", "currently", "again" before a
