@@ -729,9 +729,9 @@ MIN_SCORE = 4
 USER_RULES = frozenset({"user-rule", "user-subject-rule"})  # not marked down for being short
 FORM_RULES = frozenset({"base", "reason", "names-code", "from-user"})  # how it is said, not what
 TEAM_SIGNAL = "signal-extra"  # the kind of a sentence a team's own SIGNAL pattern picked
-# Kinds that say a sentence is memory without a rule of kind: a team's own SIGNAL pattern, and
-# what a memory request asks to record.
-STATED_KINDS = frozenset({TEAM_SIGNAL, "memory-request"})
+REQUEST_KIND = "memory-request"  # the kind of what a memory request asks to record
+# Kinds that say a sentence is memory without a rule of kind.
+STATED_KINDS = frozenset({TEAM_SIGNAL, REQUEST_KIND})
 # Points per further conversation saying a finding, up to EVIDENCE_MAX: ten is the agent's habit.
 EVIDENCE_POINTS = 1
 EVIDENCE_MAX = 2
@@ -990,7 +990,7 @@ _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
 # (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key whose value is quoted or a
-# URL query's (`"pin": "1234"`, `?account_pin=8812`; not a GPIO's `led_pin = 18`); then `=`, `:`,
+# URL query's (`"pin": "1234"`, `?account_pin=8812`; not `led_pin = 2300`, a GPIO's); then `=`, `:`,
 # a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to twelve digits, not a year or
 # a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A code that opens a door, a lock
 # or a safe is known by its place (CHOSEN PLACES).
@@ -3600,12 +3600,12 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
         named = ALGORITHM_NAMED.search(text, max(0, match.start() - 8), match.start())
         if left.endswith("=") or named and len(left) == DIGEST_HEX[named[1].lower()]:
             continue  # the line ends a value whole: base64's padding, `sha256:` and 64 hex
-        # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`) ends a line or
-        # opens the next, or a record ends (see ASSIGNS), a line ended.
         brk = match.start() + len(left)
         first, last = text.rfind("\n", 0, brk) + 1, (text + "\n").find("\n", brk + 1)
         before = text[first:brk]
-        whole_left = before[len(before.rstrip(TOKEN_CHARS + ".")):]  # `r00a61.tezv` is no word
+        # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`; not `tezv` of
+        # `r00a61.tezv`) ends a line or opens the next, or a record ends (ASSIGNS), a line ended.
+        whole_left = before[len(before.rstrip(TOKEN_CHARS + ".")):]
         ends = [side for side in (whole_left, right) if not TOKEN_PIECES.search(side)]
         if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, first, last) \
                 or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
@@ -4390,7 +4390,7 @@ def judge(sentence: str, role: str, opts: Options, signal: re.Pattern[str],
     if alone:
         return Verdict("dropped_secret", "random-looking token" if alone[0].kind == RANDOM_KIND
                        else "secret", "", 0)
-    kind = "memory-request" if hit is True else rule_name(hit)
+    kind = REQUEST_KIND if hit is True else rule_name(hit)
     return Verdict("candidate", kind, text, sum(points for _, points in score_parts(text, role, kind)))
 
 
@@ -4451,7 +4451,7 @@ def scoped_rule(content: str) -> bool:
     cents"): the clause after them would be proposed on its own, however short (a request's rule
     may be). Not a remark to the agent ("for the new module, you figure out what matters")."""
     tail = LAST_CLAUSE.split(content, 1)[1:]
-    parts = score_parts(tail[0], "user", "memory-request") if tail else []
+    parts = score_parts(tail[0], "user", REQUEST_KIND) if tail else []
     return bool(tail) and sum(points for name, points in parts if name != "short") >= MIN_SCORE
 
 
@@ -4639,7 +4639,7 @@ def score_parts(text: str, role: str, kind: str = "") -> list[tuple[str, int]]:
 
 
 def explain_score(cand: Candidate) -> str:
-    kind = "memory-request" if cand.request else cand.kind  # as judge scored it
+    kind = REQUEST_KIND if cand.request else cand.kind  # as judge scored it
     parts = score_parts(cand.text, "note" if cand.source else cand.role, kind)
     return f"score {cand.score}: " + ", ".join(f"{name} {points:+d}" for name, points in parts)
 
