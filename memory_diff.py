@@ -907,6 +907,14 @@ CHOSEN_WORD_GIVEN = Lazy(r"(?i)^[^.!?;\n]{0,40}(?:(?<![^\W\d_])(?:is|was|it['’
 # ... "still" or "now" before one (no copula in Russian): a letter and a digit, or a chosen one.
 _STILL_VALUE = r"(?=\S*[a-z])(?=\S*\d)|[a-z]{" + str(CHOSEN_WORD) + "}|" + _CHOSEN
 _STILL_JOIN = r" +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
+# What opens words that describe a password rather than give it, after "is" or a colon: an
+# article or a pronoun, a preposition, an adverb, a verb (an -ed or -able word: DESCRIBING_END).
+PHRASE_OPENS = ("a|an|the|this|that|these|those|my|our|your|his|her|its|their|it|one|no|not|"
+                "never|now|still|also|only|just|already|always|too|very|so|then|there|here|set|"
+                "kept|known|shown|given|written|sent|hidden|in|on|at|for|from|with|by|of|to|under|"
+                "inside|into|what|where|whatever|see|ask|use|check|read|enter|type|get|plain|clear|"
+                "empty|blank|same|different|case|all|any|some|each|every|more|less|much|being|both|"
+                "either|neither|\\d+")
 _PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
                   + r"(?:" + _STILL_JOIN + r"| +)|" + _STILL_JOIN
                   + r"| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
@@ -988,18 +996,26 @@ NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
+# The pieces of a key after a credential's word (`PW_JIRA`, `pin_code`), none an attribute of it
+# (`PASSWORD_MIN_LENGTH`, `pin_timeout`): those keys hold a setting, not the credential.
+_KEY_PIECE = (r"_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|"
+              r"cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|status|"
+              r"state|arn|version|rotation|description|ttl|count|timeout|attempts|retries|rate|"
+              r"backend|iterations|digest|provider|store)(?![a-z0-9]))[a-z0-9]+")
+_KEY_REST = "(?:" + _KEY_PIECE + ")*"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
 # (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key whose value is quoted or a
 # URL query's (`"pin": "1234"`, `?account_pin=8812`; not `led_pin = 2300`, a GPIO's); then `=`, `:`,
 # a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to twelve digits, not a year or
 # a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A code that opens a door, a lock
 # or a safe is known by its place (CHOSEN PLACES).
-_PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?(?:-?(?:[Cc]ode|код)|コード|码)?"
+_PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?"
+             r"(?:[-_]?(?:[Cc]ode|CODE|код)|コード|码)?"
              r"|暗証番号|핀번호"
              r"|(?<=[a-z])P(?:IN|in)"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
-             r"|(?<![\w-])(?:[a-z0-9]+_)*pin(?=[\"']?[ \t]*[=:][ \t]*[\"']\d)"
-             r"|(?<=[?&])(?:[a-z0-9]+_)*pin(?==\d))")
+             r"|(?<![\w-])(?:[a-z0-9]+_)*(?:pin|puk)" + _KEY_REST
+             + r"(?=[\"']?[ \t]*[=:][ \t]*[\"']\d|=\d))")
 # A lock's words: what a code or a combination opens (_OPENED).
 _LOCKS = ("safe|lock|locker|padlock|vault|cassaforte|lucchetto|armadietto|coffre|cadenas|casier|"
           "tresor|schloss|spind|caja fuerte|candado|taquilla|cofre|cadeado|armário|сейф|замок")
@@ -1035,6 +1051,9 @@ _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
 # A value made as passwords are, both cases and a digit, not a path, file, port or setting.
 _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
+# A colon glued to a value is a name's (`PIN:4829`, 密码：... once folded), not a time's, a port's
+# or a path's (`10:30`, `localhost:8080`, `C:1234`).
+_NAME_COLON = r"(?<![\W\d_]:)(?<!host:)(?<!(?<![^\W\d_])[A-Za-z]:)"
 # What joins a number to the name of what it opens: a copula, "as" or a colon, right after the
 # name or after a clause saying whose it is ("the PIN for the lobby kiosk is", up to six words;
 # in another script any words, a genitive: "Код домофона:"), not after another noun in Latin
@@ -1045,13 +1064,14 @@ _DIGITS_JOIN = (r"(?:[ \t]+(?:for|of|on|to|at|in|de|di|do|da|del|della|dos|das|d
                 r"(?:[ \t]+[^\s\"{}\[\]:=,;]+){1,6}"
                 r"|(?:[ \t]+[^\s\"{}\[\]:=,;]*[^\x00-\x7f\s\"{}\[\]:=,;：，、。]"
                 r"[^\s\"{}\[\]:=,;]*){1,6})?"
-                r"(?: +(?:" + _COPULAS + r"|as|opens with|unlocks with) +|'s +|[ \t]*[:：][ \t]+"
+                r"(?: +(?:" + _COPULAS + r"|as|opens with|unlocks with) +|'s +"
+                r"|[ \t]*[:：](?:[ \t]+|" + _NAME_COLON + r")"
                 r"| *[是为はがを는은를을가이] *)")
 _PIN_JOIN = r"(?:[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)|" + _DIGITS_JOIN + ")"
 # ... and what ends it: no word after it but a preposition, a conjunction or a time (not "1800
 # seconds", "4012 means").
 _DIGITS_END = (r"(?![ \t]+(?!(?:and|but|or|so|since|until|now|then|for|to|in|on|at|with|from|by|"
-               r"if|as|when|unless|after|before|once|into|followed|last|this|next|right|"
+               r"if|as|when|unless|after|before|once|into|followed|last|this|next|right|because|"
                r"yesterday|today|tonight|tomorrow|again|too|also|y|et|und|e|и|و\w*|لا|です|입니다)"
                r"(?![\w-]))[^\W\d_])")
 _YEAR = r"(?:19[5-9]\d|20[0-4]\d)"  # a year a PIN, a code's group or a serial's is not
@@ -1079,7 +1099,7 @@ ACCESS_OBJECT = Lazy(r"(?i)(?<![^\W\d_])(?<!_)(?!lock(?:out|ed|ing|file|smith)|s
                      # ... and a name of its code (`GATE_ENTRY_CODE`, `garage_code`, `doorCode`)
                      r"|(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:" + _ACCESS_WORDS + r")(?![a-z])"
                      r"(?i:[_. -]?(?:(?:master|entry|access|unlock)[_. -]?)?code)(?![a-z])")
-ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,:/+(\[-])(?:[\"'`「«„]?"
+ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,/+(\[-])" + _NAME_COLON + r"(?:[\"'`「«„]?"
                     # ... a code as much as a year after "is" or ":", but a year after "in"
                     r"(?:(?=" + _YEARISH + r")(?<!\bin )(?<!\binto )|(?!" + _YEARISH + "))"
                     + _PIN_DIGITS + "|" + _COMBINATION + ")"
@@ -1146,7 +1166,7 @@ ONE_TIME_HINT = Lazy(literal_trie([lead + join + kind for lead in _ONE_TIME_LEAD
                                    for join in ("", " ", "-") for kind in _ONE_TIME_KINDS]
                                   + [*_ONE_TIME_NAMES, *_ONE_TIME_CJK]))
 # ... its value: a year's digits too ("my 2FA code: 20240115"), but after "in".
-ONE_TIME_VALUE = Lazy(r"(?<![A-Za-z0-9_#$€£%.,:/+(\[-])[\"'`「«„]?"
+ONE_TIME_VALUE = Lazy(r"(?<![A-Za-z0-9_#$€£%.,/+(\[-])" + _NAME_COLON + r"[\"'`「«„]?"
                       r"(?:(?=" + _YEARISH + r")(?<!\bin )(?<!\binto )|(?!" + _YEARISH + r"))"
                       r"(\d{3,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)(?!%)"
                       + _DIGITS_STOP + _DIGITS_END + r"(?![ \t]*\d)")
@@ -1490,9 +1510,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[ \t]*)[\"']?[^\s:\"'@/]+:(?=" + _SIGNED_PAIR + r")([^\s\"'@]{3,})", "prose"),
     ("basic_auth", "basicauth|basic_auth|basic-auth",
      r"(?i)basic[_-]?auth[\w.-]*users\s*[=:]\s*[\"']?([^\s\"':@,]+:[^\s\"',]{6,})", "password"),
-    # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`).
+    # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`), or
+    # a key opening with a password's word, its value judged (`"pass_smtp": "..."`, _KEY_PIECE).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
+     r"(?:password|passwd|passphrase|pwd|pw|pass|secret)(?:" + _KEY_PIECE + r")+(?=[\"']?[ \t]*:)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _NOT_ID_KEY + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
@@ -1528,20 +1550,27 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A passphrase unquoted after its name and a colon or "is": four to ten words in small
-    # letters to the clause's end, as diceware makes them, none a word prose needs (_SEED_PLAIN),
-    # few of three letters ("ask the team").
+    # A passphrase unquoted after its word and a colon or a copula ("the passphrase is kettle on
+    # the windowsill at dawn"): three to ten words to the clause's end or its conjunction, the
+    # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
     ("generic_secret", "passphrase|pass phrase|password|passwort",
      r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt])(?![a-z0-9])[^\n:：.;!?]{0,40}?"
-     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
-     r"((?-i:" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){3,9}))(?=\s*(?:[.,;!]|$))", "seed"),
+     r"(?:[:：]\s*|\s(?:is|was|ist|es|est|è|é)\s+)(?!(?:" + PHRASE_OPENS + r")(?![\w'’]))"
+     r"([^\W_][\w'’-]*(?: [\w'’-]+){2,9}?)"
+     r"(?=\s*(?:[.,;!?)]|$)| +(?:and|but|so|because|since|when|if|which|while|unless)(?![\w'’]))",
+     "words"),
     # A password quoted within 40 characters after its word ("the password for staging is"),
     # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`) nor an
     # apostrophe in a word ("la passphrase dell'export"); guillemets may hold spaces.
     ("generic_secret", PASSWORD_HINTS,
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
-     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,40}?"
-     r"(?:[\"“„]|(?<!\w)'|« ?)([^\s\"'”“»][^\"'”“»\n]{5,99}?) ?[\"'”“»]", "phrase"),
+     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,40}?(?:[:：][ \t]*)?"
+     r"(?:\"(?!\s)([^\"\n]{6,100}?)\"|[“„](?!\s)([^“”\n]{6,100}?)[”“]"
+     r"|(?<!\w)'(?!\s)([^'\n]{6,100}?)'|« ?(?!\s)([^»\n]{6,100}?) ?»)", "phrase"),
+    # ... or a code span right after the word, its copula or a colon ("the passphrase `...`").
+    ("generic_secret", PASSWORD_HINTS,
+     r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r")s?(?![a-z0-9])(?: +(?:" + _COPULAS + r"))?"
+     r"[ \t]*[:：]?[ \t]*`(?!\s)([^`\n]{6,100})`", "phrase"),
     # Four to twelve digits as a password's, as a PIN's ("the Wi-Fi password is 9770", "a senha
     # do cartão é 9770"), not a port (`localhost:5432`, a host's).
     ("generic_secret", PASSWORD_HINTS,
@@ -1575,16 +1604,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
                                  (_WORD_NUMBER, _LINKED, ""),
                                  (r"(?=[a-z]{9})", r" +as +(?:the +|a +)?(?:\w+ +)?",
                                   _PHRASE_ENDS))],
-    # After the generic rules (they name the kind first); `_PROD` is a place, `_FILE` and
-    # `_ENCRYPTION` metadata; spaces may stand around `=` (`ldap_default_authtok = pw`); words
+    # After the generic rules (they name the kind first): a variable holding a password's word as
+    # any piece of its name (`PW_JIRA`, `MOT_DE_PASSE_ADMIN`), no piece after it an attribute
+    # (_KEY_PIECE); spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
-    ("password_variable", "pwd|pass|secret|authtok",
-     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pass|"
-     r"secret|authtok))(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|"
-     r"command|cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|status|"
-     r"state|arn|version|rotation|description|ttl|count)"
-     r"(?![a-z0-9]))"
-     r"[a-z0-9]+)*[ \t]*=[ \t]*"
+    ("password_variable", "pw|pass|secret|authtok|contrasena|mot_de_passe|" + PASSWORD_HINTS,
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pw|pass|"
+     r"secret|authtok|mot_de_passe|contrasena|" + _NAMES_ONE_WORD + r"))" + _KEY_REST
+     + r"[ \t]*=[ \t]*"
      r"[\"']?((?<=[=\"'])(?![^\"'\n]*[%{])[^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)",
      "position"),
     # An account's one-time recovery, backup or access code ("use recovery code WLWH-TSO4-...",
@@ -1909,6 +1936,7 @@ WRAP_PIECE = 4
 WRAP_CONTEXT = 80  # characters read either side of the break: a name stands near its value
 WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a value's
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
+WRAPPED_URL = Lazy(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*\n\S+")  # a link a break split
 # ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
 # not where a line ends as a statement or a group does (_CLOSER), as no token ends.
 WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_CHAR + r")" + _SIGNED_CHAR + r"+(?<!" + _CLOSER + r")\n"
@@ -1967,7 +1995,8 @@ PLACEHOLDER = Lazy("^(?:" + "|".join((
 PASSWORD_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "passphrase"})
 # What gives a quoted phrase as a password's value: the word alone, a colon or `=`, a copula or
 # "set to" ending the words between ("the passphrase is '...'"; not "the hint reads '...'").
-PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=—–]|(?<!\w)(?:" + _IS + r"|set to|changed to|to)(?!\w))\s*$")
+PHRASE_JOIN = Lazy(r"(?i)(?:^\S+|[:：=—–]|(?<!\w)(?:" + _IS + r"|set to|changed to|to|是|为|為|"
+                   + PASSWORD_NAMES + r")(?!\w))\s*$")
 PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|密碼)s?")
 PASSWORD_KEY = Lazy(r"(?:[\w.-]*[_. -])?(?:password|passwd|passphrase|pwd|secret)")  # a row's
 VALUE_HEADER = Lazy(r"values?|wert|valeur|valor|值|内容|値|setting|default|example")  # its column
@@ -1979,6 +2008,7 @@ MESSAGE = Lazy(r"\S+(?: \S+){3,}[.!?…]")
 NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
+COMMAND_OPTION = Lazy(r"(?<!\S)--?[A-Za-z]")  # a command line's option (`ssh-keygen -p -f ...`)
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 # Where a service listens, a dotted host's or localhost's port (`db.internal:5432`): no password.
 HOST_PORT = Lazy(r"(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}")
@@ -3537,6 +3567,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         # sentence of its own once split there).
         found += whole_runs(signed_runs, found)
         found += [hit for hit, harmless in wrapped if not harmless]
+        found += wrapped_urls(text) if "\n" in text and "://" in text else []
         found += rejoined_keys(text)
     for match in SHORT_TOKEN.finditer(text):
         generated = alternating(match.group()) or mid_generated(match.group())
@@ -3565,6 +3596,18 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         else:
             merged.append(finding)
     return merged
+
+
+def wrapped_urls(text: str) -> list[SecretHit]:
+    """Credentials in a link a line break split (`ftp://user:pw` / `@host/path`), found with its
+    two lines read as one: a link holds no line break."""
+    found = []
+    for match in itertools.islice(WRAPPED_URL.finditer(text), WRAP_JOINS):
+        brk = match.group().index("\n")
+        for hit in scan_secrets(match.group().replace("\n", "", 1)):
+            start, end = (match.start() + at + (at >= brk) for at in (hit.start, hit.end))
+            found.append(hit._replace(start=start, end=end))
+    return found
 
 
 def rejoined_keys(text: str) -> list[SecretHit]:
@@ -3759,6 +3802,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
+    if check == "words":  # not a message, nor an adjective or a participle first ("stored")
+        return not about_a_password(value) and not DESCRIBING_END.search(value.split()[0])
     if check == "seed":  # BIP39's and diceware's words of three letters are few: a run of them
         words = re.findall(r"[a-z]+", value.lower())  # is code's (`mov add sub mul div ...`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)
@@ -3809,14 +3854,15 @@ def credible(value: str, check: str, whole: str) -> bool:
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
     if check == "phrase":
         spaced = " " in value.strip()
-        if spaced and not PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'“„«")):
+        if spaced and not PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'`“„«")):
             return False  # words the clause does not give as its value ("must contain « ... »")
+        if about_a_password(value) and not PASSPHRASE.fullmatch(value.rstrip(".!")) \
+                or spaced and COMMAND_OPTION.search(value):
+            return False  # a message ("Must hold a digit and a capital."), a field, a command
         if PASSPHRASE.fullmatch(value.rstrip(".!")) and not PASSWORD_WORD.search(value):
             # words in small letters, as passphrases are made, that the word's clause gives as its
             # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
             return not whole.lower().startswith("secret")
-        if spaced and all(c.isalpha() or c in " .,;:!?-" for c in value):
-            return False  # words in quotes after the word are a phrase ("Scheduled testing")
     # Text about a password, or a file's path (`私钥: ~/.ssh/id_ed25519`).
     if check == "password" and (about_a_password(value) or FILE_PATH.match(value)):
         return False
@@ -3835,7 +3881,8 @@ def about_a_password(value: str) -> bool:
     """Whether a value assigned to a password's name is text about one: a message (MESSAGE, or
     words naming a password: "Enter your password") or a field's name (`current-password`)."""
     parts = NAME_PARTS.split(value)
-    return bool(MESSAGE.fullmatch(value.strip()) or " " in value and PASSWORD_WORD.search(value)) \
+    return bool(MESSAGE.fullmatch(value.strip()) or " " in value and (
+        PASSWORD_WORD.search(value) or PASSWORD_HEADER.search(folded_lower(value)))) \
         or len(parts) > 1 and all(part.isalpha() for part in parts) \
         and any(part.lower() in PASSWORD_PARTS for part in parts)
 

@@ -1212,6 +1212,18 @@ CURSOR = base64.b64encode(b'{"pk": "tenant-17", "rk": "9d2549100bdb"}').decode()
 AGE_RECIPIENT = "age1" + "".join(_rng("age").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
 JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
 LOOKALIKES = [
+    # Settings under a key that opens with a password's word, text after the word that is no
+    # password (a command, a label, a place), numbers glued to a colon that are no codes.
+    _row("key-attribute-iterations", "`PBKDF2_PASSWORD_ITERATIONS=310000` is what the docs suggest", "310000"),
+    _row("key-attribute-timeout", "`pin_timeout=30000` for the kiosk", "30000"),
+    _row("query-toggle", "see https://app.example.org/prefs?show_password_hint=1&tab=security", "tab=security"),
+    _row("passphrase-command", "to change the passphrase: `ssh-keygen -p -f ~/.ssh/id_rsa` works", "ssh-keygen -p"),
+    _row("password-label", 'the German label reads Passwort "Passwort vergessen" on the login page', "Passwort vergessen"),
+    _row("password-is-stored", "The passphrase is stored in the team vault and rotated yearly.", "stored in the team vault"),
+    _row("password-see-vault", "Password: see the shared vault entry.", "see the shared vault entry"),
+    _row("colon-time", "the door code changes at 10:30 every night", "10:30"),
+    _row("colon-port", "the door controller listens on localhost:8080 today", "localhost:8080"),
+    _row("wrapped-link", "read https://docs.example.org/guide/\nsetup.html before the release", "setup.html"),
     # Found by a review: links with encoded spaces, a PIN key holding a date and time, names that
     # open with a code's words but go on (`ACCESS_CODE_TTL_MS`), a private key's file.
     _row("link-encoded-space-status", "see https://gcc.gnu.org/wiki/OpenACC/Implementation%20Status#status-12",
@@ -1708,6 +1720,25 @@ HEX_KEY_PLACES = ["the Azure Maps primary key is {v}", "APIM_PRIMARY_KEY={v}", '
 # printed: a header or a name whose credential's word is not its first, a cell that names its own
 # value, pipes in code, a second table, a secret's word after a preposition, a chosen password.
 VALUE_PLACES = [
+    # From a fresh blind list in 18 shapes (2026-12-06): a password's or a PIN's word as any piece
+    # of a key; a passphrase in a code span, in quotes holding an apostrophe, after a colon, or in
+    # words after "is"; a code glued to its colon; a link's password split by a line break.
+    pytest.param("`export PW_LDAP_BIND={v}`", "Quokka!7713", id="key-opening-with-pw"),
+    pytest.param("`export MOT_DE_PASSE_SMTP={v}`", "renard-bleu-58", id="key-in-french"),
+    pytest.param('`{{"pass_relay": "{v}", "port": 587}}`', "Wombat_9920", id="json-key-opening-with-pass"),
+    pytest.param('`{{"pin_code": "{v}"}}`', "604215", id="json-pin-key-going-on"),
+    pytest.param("set locker_pin={v} in the kiosk's env file", "7731", id="pin-key-glued-equals"),
+    pytest.param("`SAFE_PIN_CODE={v}`", "90215", id="pin-code-capitals"),
+    pytest.param("the backup passphrase `{v}` unlocks the archive", "lanterns drift over harbor", id="passphrase-code-span"),
+    pytest.param('we set the passphrase to "{v}" last week', "auntie's garden smelled of rain", id="passphrase-apostrophe"),
+    pytest.param('das Kennwort lautet: "{v}"', "Möwen über Kiel 88", id="passphrase-after-colon"),
+    pytest.param("the archive passphrase is {v} and nobody else knows it", "otters nap beside the weir",
+                 id="passphrase-words-after-is"),
+    pytest.param("the gate code:{v} for the side entrance", "4718", id="code-glued-colon"),
+    pytest.param("以后开门用 the side gate code：{v}，别外传", "350917", id="code-full-width-colon"),
+    pytest.param("the SIM PUK:{v} because it locked", "70219384", id="puk-then-because"),
+    pytest.param("mount sftp://ops:{v}@files.example.net/drop for the logs", "Tern\n5-Gale-Rock",
+                 id="link-password-wrapped"),
     # A short password wrapped after its word: both lines' pieces are the value's (no 12-character
     # window of it stands on one line, so the class table cannot see it).
     pytest.param("Never change the vault password is {v} in `deploy.sh`.", "tide9\nlamp4moss",
