@@ -996,7 +996,7 @@ NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
-# The pieces of a key after a credential's word (`PW_JIRA`, `pin_code`), none an attribute of it
+# The pieces of a key after a credential's word (`PASS_SMTP`, `pin_code`), none an attribute of it
 # (`PASSWORD_MIN_LENGTH`, `pin_timeout`): those keys hold a setting, not the credential.
 _KEY_PIECE = (r"_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|"
               r"cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|status|"
@@ -1514,7 +1514,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # a key opening with a password's word, its value judged (`"pass_smtp": "..."`, _KEY_PIECE).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
-     r"(?:password|passwd|passphrase|pwd|pw|pass|secret)(?:" + _KEY_PIECE + r")+(?=[\"']?[ \t]*:)|"
+     r"(?:password|passwd|passphrase|pwd|pass|secret)(?:" + _KEY_PIECE + r")+(?=[\"']?[ \t]*:)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _NOT_ID_KEY + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
@@ -1605,11 +1605,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
                                  (r"(?=[a-z]{9})", r" +as +(?:the +|a +)?(?:\w+ +)?",
                                   _PHRASE_ENDS))],
     # After the generic rules (they name the kind first): a variable holding a password's word as
-    # any piece of its name (`PW_JIRA`, `MOT_DE_PASSE_ADMIN`), no piece after it an attribute
+    # any piece of its name (`PASS_SMTP`, `MOT_DE_PASSE_ADMIN`; `pw` not first: `PW_*` are
+    # Playwright's settings), no piece after it an attribute
     # (_KEY_PIECE); spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
     ("password_variable", "pw|pass|secret|authtok|contrasena|mot_de_passe|" + PASSWORD_HINTS,
-     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pw|pass|"
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pw(?![a-z0-9_])|(?<=_)pw|pass|"
      r"secret|authtok|mot_de_passe|contrasena|" + _NAMES_ONE_WORD + r"))" + _KEY_REST
      + r"[ \t]*=[ \t]*"
      r"[\"']?((?<=[=\"'])(?![^\"'\n]*[%{])[^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)",

@@ -1216,6 +1216,7 @@ LOOKALIKES = [
     # password (a command, a label, a place), numbers glued to a colon that are no codes.
     _row("key-attribute-iterations", "`PBKDF2_PASSWORD_ITERATIONS=310000` is what the docs suggest", "310000"),
     _row("key-attribute-timeout", "`pin_timeout=30000` for the kiosk", "30000"),
+    _row("key-playwright-setting", "`PW_TEST_HTML_REPORT_OPEN=never` in CI", "never"),
     _row("query-toggle", "see https://app.example.org/prefs?show_password_hint=1&tab=security", "tab=security"),
     _row("passphrase-command", "to change the passphrase: `ssh-keygen -p -f ~/.ssh/id_rsa` works", "ssh-keygen -p"),
     _row("password-label", 'the German label reads Passwort "Passwort vergessen" on the login page', "Passwort vergessen"),
@@ -1723,7 +1724,7 @@ VALUE_PLACES = [
     # From a fresh blind list in 18 shapes (2026-12-06): a password's or a PIN's word as any piece
     # of a key; a passphrase in a code span, in quotes holding an apostrophe, after a colon, or in
     # words after "is"; a code glued to its colon; a link's password split by a line break.
-    pytest.param("`export PW_LDAP_BIND={v}`", "Quokka!7713", id="key-opening-with-pw"),
+    pytest.param("`export KENNWORT_LDAP_BIND={v}`", "Quokka!7713", id="key-in-german"),
     pytest.param("`export MOT_DE_PASSE_SMTP={v}`", "renard-bleu-58", id="key-in-french"),
     pytest.param('`{{"pass_relay": "{v}", "port": 587}}`', "Wombat_9920", id="json-key-opening-with-pass"),
     pytest.param('`{{"pin_code": "{v}"}}`', "604215", id="json-pin-key-going-on"),
