@@ -910,11 +910,13 @@ _STILL_JOIN = r" +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
 # What opens words that describe a password rather than give it, after "is" or a colon: an
 # article or a pronoun, a preposition, an adverb, a verb (an -ed or -able word: DESCRIBING_END).
 PHRASE_OPENS = ("a|an|the|this|that|these|those|my|our|your|his|her|its|their|it|one|no|not|"
-                "never|now|still|also|only|just|already|always|too|very|so|then|there|here|set|"
+                "never|now|still|also|again|only|just|already|always|too|very|so|then|there|here|set|"
                 "kept|known|shown|given|written|sent|hidden|in|on|at|for|from|with|by|of|to|under|"
                 "inside|into|what|where|whatever|see|ask|use|check|read|enter|type|get|plain|clear|"
                 "empty|blank|same|different|case|all|any|some|each|every|more|less|much|being|both|"
-                "either|neither|\\d+")
+                "either|neither|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\\d+")
+PHRASE_STOPS = (r"(?:and|but|so|because|since|when|if|which|while|unless|before|after|until|once|"
+                r"though|although)(?![\w'’])")  # a conjunction ends the words of a passphrase
 _PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
                   + r"(?:" + _STILL_JOIN + r"| +)|" + _STILL_JOIN
                   + r"| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
@@ -1554,10 +1556,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # the windowsill at dawn"): three to ten words to the clause's end or its conjunction, the
     # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
     ("generic_secret", "passphrase|pass phrase|password|passwort",
-     r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt])(?![a-z0-9])[^\n:：.;!?]{0,40}?"
+     r"(?i)(?<![a-z0-9_])(?:pass ?phrases?|passwor[dt])(?![a-z0-9_-])[^\n:：.;!?]{0,40}?"
      r"(?:[:：]\s*|\s(?:is|was|ist|es|est|è|é)\s+)(?!(?:" + PHRASE_OPENS + r")(?![\w'’]))"
-     r"([^\W_][\w'’-]*(?: [\w'’-]+){2,9}?)"
-     r"(?=\s*(?:[.,;!?)]|$)| +(?:and|but|so|because|since|when|if|which|while|unless)(?![\w'’]))",
+     r"([^\W_][\w'’-]*(?: (?!" + PHRASE_STOPS + r")[\w'’-]+){2,9}?)"
+     r"(?=\s*(?:[.,;!?)]|$)| +" + PHRASE_STOPS + ")",
      "words"),
     # A password quoted within 40 characters after its word ("the password for staging is"),
     # not the quote that closes a string naming it (`env("DB_PASSWORD", default="")`) nor an
