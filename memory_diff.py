@@ -910,11 +910,12 @@ _STILL_JOIN = r" +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
 # What opens words that describe a password rather than give it, after "is" or a colon: an
 # article or a pronoun, a preposition, an adverb, a verb (an -ed or -able word: DESCRIBING_END).
 PHRASE_OPENS = ("a|an|the|this|that|these|those|my|our|your|his|her|its|their|it|one|no|not|"
-                "never|now|still|also|again|only|just|already|always|too|very|so|then|there|here|set|"
-                "kept|known|shown|given|written|sent|hidden|in|on|at|for|from|with|by|of|to|under|"
-                "inside|into|what|where|whatever|see|ask|use|check|read|enter|type|get|plain|clear|"
-                "empty|blank|same|different|case|all|any|some|each|every|more|less|much|being|both|"
-                "either|neither|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\\d+")
+                "never|now|still|also|again|only|just|already|always|too|very|so|then|there|here|"
+                "set|kept|known|shown|given|written|sent|hidden|in|on|at|for|from|with|by|of|to|"
+                "under|inside|into|what|where|whatever|see|ask|use|check|read|enter|type|get|"
+                "plain|clear|empty|blank|same|different|case|all|any|some|each|every|more|less|"
+                "much|being|both|either|neither|two|three|four|five|six|seven|eight|nine|ten|"
+                "eleven|twelve|\\d+")
 PHRASE_STOPS = (r"(?:and|but|so|because|since|when|if|which|while|unless|before|after|until|once|"
                 r"though|although)(?![\w'’])")  # a conjunction ends the words of a passphrase
 _PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
@@ -963,12 +964,13 @@ _LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}?" + _GLUED
            + r"| *(?:" + _AS_ZH + r")[^\x00-\x7f\s,，;；。、]{0,6}?")
 # ... what ends a phrase after a password's word ("as the password."; not "password manager").
 _PHRASE_ENDS = r"(?=\s*(?:[,.;:!?)]|$)| +(?:for|of|on|in|to|and|then|when|so)\b)"
-# A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录).
+# A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录, an
+# admin's "is admin / ...").
 _LOGIN_CJK = "ログイン|登录|登入|로그인"
-_LOGIN_HINTS = ("login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
+_LOGIN_HINTS = ("admin|login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
                 "signed in|connecte|connexion|entra|inicia sesión|accedi|anmelden|einloggen|"
                 "zaloguj|заход|войди|đăng nhập|masuk|giriş|inloggen|" + _LOGIN_CJK)
-_LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in|"
+_LOGIN = (r"admin|log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in|"
           + _LOGIN_CJK)
 # ... in more languages, where "entra" or "masuk" as often opens a task: the value then needs a sign
 # or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
@@ -1001,12 +1003,13 @@ _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # The pieces of a key after a credential's word (`PASS_SMTP`, `pin_code`), none an attribute of it
 # (`PASSWORD_MIN_LENGTH`, `pin_timeout`): those keys hold a setting, not the credential.
 _KEY_PIECE = (r"_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|"
-              r"cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|status|"
-              r"state|arn|version|rotation|description|ttl|count|timeout|attempts|retries|rate|"
-              r"backend|iterations|digest|provider|store)(?![a-z0-9]))[a-z0-9]+")
+              r"cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|"
+              r"status|state|arn|version|rotation|description|ttl|count|timeout|attempts|retries|"
+              r"rate|backend|iterations|digest|provider|store)(?![a-z0-9]))[a-z0-9]+")
 _KEY_REST = "(?:" + _KEY_PIECE + ")*"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
-# (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, or a key whose value is quoted or a
+# (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, a noun after "my" or "the" ("the bank
+# pin is"; alone, "pin" is a verb as often), or a key whose value is quoted or a
 # URL query's (`"pin": "1234"`, `?account_pin=8812`; not `led_pin = 2300`, a GPIO's); then `=`, `:`,
 # a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to twelve digits, not a year or
 # a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A code that opens a door, a lock
@@ -1015,6 +1018,7 @@ _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?"
              r"(?:[-_]?(?:[Cc]ode|CODE|код)|コード|码)?"
              r"|暗証番号|핀번호"
              r"|(?<=[a-z])P(?:IN|in)"
+             r"|(?<![\w-])(?:my|your|our|their|his|her|the)(?: [a-z]+){0,2} pin(?![\w-])"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
              r"|(?<![\w-])(?:[a-z0-9]+_)*(?:pin|puk)" + _KEY_REST
              + r"(?=[\"']?[ \t]*[=:][ \t]*[\"']\d|=\d))")
@@ -1107,7 +1111,7 @@ ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,/+(\[-])" + _NAME_COLON + r"(?:[\"'`「«
                     + _PIN_DIGITS + "|" + _COMBINATION + ")"
                     + _DIGITS_END + r"(?![ \t]*\d)")  # all of a run of numbers ("5 10 20 40 ms")
 _GIVING = (r"(?i)(?:[:：=]|'s|(?<![^\W\d_])(?:" + _COPULAS + r"|are|were|be|with|in|into|"
-           r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|"
+           r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|keypad|"
            r"passcode|digits|es|era|ist|sind|(?:" + _CODE_WORDS + "|" + PASSWORD_NAMES
            + r")[^\W\d_]{0,3}")
 ACCESS_GIVEN = Lazy(_GIVING + r")|[是为は는은가이야])[ \t]*[\"'`«„「]?\Z")
@@ -1457,7 +1461,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
        + r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
        "prose")
       for before, signed, after in (
-          (r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", "", ""),
+          (r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])(?:[^\n.;!?]|\.(?=\w)){0,40}?", "", ""),
           (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
           ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
     # ... or a user named and then "pass", a password's short name there ("user `editor`, pass X").
@@ -1556,7 +1560,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # the windowsill at dawn"): three to ten words to the clause's end or its conjunction, the
     # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
     ("generic_secret", "passphrase|pass phrase|password|passwort",
-     r"(?i)(?<![a-z0-9_])(?:pass ?phrases?|passwor[dt])(?![a-z0-9_-])[^\n:：.;!?]{0,40}?"
+     r"(?i)(?<![a-z0-9_])(?:pass ?phrases?|passwor[dt])(?![a-z0-9_-])"
+     r"(?:[^\n:：.;!?]|\.(?=[\w/])){0,40}?"
      r"(?:[:：]\s*|\s(?:is|was|ist|es|est|è|é)\s+)(?!(?:" + PHRASE_OPENS + r")(?![\w'’]))"
      r"([^\W_][\w'’-]*(?: (?!" + PHRASE_STOPS + r")[\w'’-]+){2,9}?)"
      r"(?=\s*(?:[.,;!?)]|$)| +" + PHRASE_STOPS + ")",
@@ -1566,7 +1571,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # apostrophe in a word ("la passphrase dell'export"); guillemets may hold spaces.
     ("generic_secret", PASSWORD_HINTS,
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
-     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)){1,40}?(?:[:：][ \t]*)?"
+     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)|\.(?=[\w/])){1,40}?(?:[:：][ \t]*)?"
      r"(?:\"(?!\s)([^\"\n]{6,100}?)\"|[“„](?!\s)([^“”\n]{6,100}?)[”“]"
      r"|(?<!\w)'(?!\s)([^'\n]{6,100}?)'|« ?(?!\s)([^»\n]{6,100}?) ?»)", "phrase"),
     # ... or a code span right after the word, its copula or a colon ("the passphrase `...`").
@@ -1612,8 +1617,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # (_KEY_PIECE); spaces may stand around `=` (`ldap_default_authtok = pw`); words
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
     ("password_variable", "pw|pass|secret|authtok|contrasena|mot_de_passe|" + PASSWORD_HINTS,
-     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|pw(?![a-z0-9_])|(?<=_)pw|pass|"
-     r"secret|authtok|mot_de_passe|contrasena|" + _NAMES_ONE_WORD + r"))" + _KEY_REST
+     r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|"
+     r"pw(?![a-z0-9_])|(?<=_)pw|pass|secret|authtok|mot_de_passe|contrasena|"
+     + _NAMES_ONE_WORD + r"))" + _KEY_REST
      + r"[ \t]*=[ \t]*"
      r"[\"']?((?<=[=\"'])(?![^\"'\n]*[%{])[^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)",
      "position"),

@@ -1749,6 +1749,12 @@ VALUE_PLACES = [
     pytest.param("the SIM PUK:{v} because it locked", "70219384", id="puk-then-because"),
     pytest.param("mount sftp://ops:{v}@files.example.net/drop for the logs", "Tern\n5-Gale-Rock",
                  id="link-password-wrapped"),
+    # From a fresh blind list of 150 chat messages (2026-12-06): a file's dots between the word and
+    # its value, an admin's pair past a host, a PIN named after "my" or "the", a keypad's digits.
+    pytest.param('the passphrase for ~/.ssh/deploy_key is "{v}" today', "amber fox under moss", id="passphrase-past-a-path"),
+    pytest.param("the NAS admin at nas.local is admin / {v} for now", "Quill_2291", id="admin-pair-past-a-host"),
+    pytest.param("the bank pin is {v} since Monday", "7340", id="pin-after-a-determiner"),
+    pytest.param("the shed keypad {v}, then the side door", "61842", id="keypad-digits"),
     # A short password wrapped after its word: both lines' pieces are the value's (no 12-character
     # window of it stands on one line, so the class table cannot see it).
     pytest.param("Never change the vault password is {v} in `deploy.sh`.", "tide9\nlamp4moss",
