@@ -1825,7 +1825,8 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
-    r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git (?:show|log|diff)|blob|tree|"
+    r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git (?:show|log|diff|cat-file)|"
+    r"blob|tree|parent|"
     r"submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
@@ -2018,6 +2019,7 @@ NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
 COMMAND_OPTION = Lazy(r"(?<!\S)--?[A-Za-z]")  # a command line's option (`ssh-keygen -p -f ...`)
+RESOURCE_NAME = Lazy(r"[a-z]+\d*(?:-(?:[a-z]+\d*|\d+))+")  # a resource's name (`db-credentials`)
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 # Where a service listens, a dotted host's or localhost's port (`db.internal:5432`): no password.
 HOST_PORT = Lazy(r"(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}")
@@ -3872,6 +3874,8 @@ def credible(value: str, check: str, whole: str) -> bool:
             # words in small letters, as passphrases are made, that the word's clause gives as its
             # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
             return not whole.lower().startswith("secret")
+        if whole.lower().startswith("secret") and RESOURCE_NAME.fullmatch(value):
+            return False  # a Kubernetes secret's name (`secret "db-credentials" not found`)
     # Text about a password, or a file's path (`私钥: ~/.ssh/id_ed25519`).
     if check == "password" and (about_a_password(value) or FILE_PATH.match(value)):
         return False
