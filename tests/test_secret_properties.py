@@ -1127,6 +1127,32 @@ def test_a_password_options_value_is_withheld_whatever_it_looks_like(case: tuple
     assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
 
 
+@st.composite
+def password_variables(draw: st.DrawFn) -> tuple[str, str]:
+    """A variable whose name holds a password's word as any piece (`PASS_SMTP`, `db_pw_prod`,
+    `MOT_DE_PASSE_ADMIN`), no piece after it a setting's, given a chosen password. `pw` is never
+    the first piece: `PW_*` are Playwright's settings."""
+    pieces = st.lists(st.sampled_from(["db", "smtp", "admin", "prod", "relay", "ldap", "main", "backup", "jira"]),
+                      max_size=2)
+    before, after = draw(pieces), draw(pieces)
+    word = draw(st.sampled_from(["password", "passwd", "pass", "pwd", "passphrase", "pw", "secret",
+                                 "passwort", "kennwort", "mot_de_passe", "contrasena"]))
+    name = "_".join([*(before or (["db"] if word == "pw" else [])), word, *after])
+    return draw(chosen_passwords()), name.upper() if draw(st.booleans()) else name
+
+
+@SETTINGS
+@given(password_variables(), st.sampled_from(["`export {n}={v}`", "{n}={v} in the env file", "?{n}={v}&lang=de"]),
+       st.sampled_from(["user", "assistant"]))
+def test_a_password_variables_value_is_withheld_whatever_it_looks_like(case: tuple[str, str], place: str,
+                                                                       role: str) -> None:
+    value, name = case
+    assume(not value.startswith("$"))
+    message = RULE.replace("{s}", place.format(n=name, v=value))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
+
+
 # -- property 8: a code that opens a door, a lock, a safe or an alarm -----------------------------
 
 # What a code opens, and where it is given: after a copula, a colon, a verb of keying it in, "with".
