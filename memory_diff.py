@@ -964,13 +964,12 @@ _LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}?" + _GLUED
            + r"| *(?:" + _AS_ZH + r")[^\x00-\x7f\s,，;；。、]{0,6}?")
 # ... what ends a phrase after a password's word ("as the password."; not "password manager").
 _PHRASE_ENDS = r"(?=\s*(?:[,.;:!?)]|$)| +(?:for|of|on|in|to|and|then|when|so)\b)"
-# A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录, an
-# admin's "is admin / ...").
+# A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录).
 _LOGIN_CJK = "ログイン|登录|登入|로그인"
-_LOGIN_HINTS = ("admin|login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
+_LOGIN_HINTS = ("login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
                 "signed in|connecte|connexion|entra|inicia sesión|accedi|anmelden|einloggen|"
                 "zaloguj|заход|войди|đăng nhập|masuk|giriş|inloggen|" + _LOGIN_CJK)
-_LOGIN = (r"admin|log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in|"
+_LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in|"
           + _LOGIN_CJK)
 # ... in more languages, where "entra" or "masuk" as often opens a task: the value then needs a sign
 # or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
@@ -1455,15 +1454,20 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8",
     # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
-    # admin / X 登录").
-    *[("login_pair", _LOGIN_HINTS, r"(?i)" + before
+    # admin / X 登录"), or an administrator's account given so ("the router is admin / X").
+    *[("login_pair", hints, r"(?i)" + before
        + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d+\b))(?=[^\s/]*[\d!#$%&*+=?@^~])" + signed
        + r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
        "prose")
-      for before, signed, after in (
-          (r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])(?:[^\n.;!?]|\.(?=\w)){0,40}?", "", ""),
-          (r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?", _SIGNED_VALUE, ""),
-          ("", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"))],
+      for hints, before, signed, after in (
+          (_LOGIN_HINTS, r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])(?:[^\n.;!?]|\.(?=\w)){0,40}?",
+           "", ""),
+          (_LOGIN_HINTS, r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?",
+           _SIGNED_VALUE, ""),
+          (_LOGIN_HINTS, "", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"),
+          # ... or an administrator's account given as the pair ("the router is admin / X")
+          ("admin|root", r"(?<![a-z])(?:is|was|use|as|with) +(?=(?:admin|root|administrator) / )",
+           "", ""))],
     # ... or a user named and then "pass", a password's short name there ("user `editor`, pass X").
     ("login_pair", "pass",
      r"(?i)(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*[\"'`]?[\w.@+-]{2,40}[\"'`]?"

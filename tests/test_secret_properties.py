@@ -1261,6 +1261,8 @@ LOOKALIKES = [
          "orders-db-credentials", "{s}"),
     _row("git-cat-file", "git cat-file -p 3f9c2e71a0b45d8e6c1f7a29b0d4e5c6f8a1b2c3 | head -5", "3f9c2e71a0b45d8e",
          "{s}"),
+    _row("admin-path-markup", '<.link navigate={~p"/admin"} class="text-slate-600 hover:text-slate-800">',
+         "text-slate-800", "{s}"),
     _row("colon-time", "the door code changes at 10:30 every night", "10:30"),
     _row("colon-port", "the door controller listens on localhost:8080 today", "localhost:8080"),
     _row("wrapped-link", "read https://docs.example.org/guide/\nsetup.html before the release", "setup.html"),
