@@ -858,6 +858,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
                   "diceware phrase|pre-shared-key|pre-shared key|preshared key")
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
+# ... as a variable's piece, but Spanish "clave" (a key) and Italian "parola" (a word).
+_VARIABLE_NAMES = "|".join(w for w in _NAMES_ONE_WORD.split("|") if w not in ("clave", "parola"))
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
 # A change's "to" in other languages, its verb before or after the password's word ("ho cambiato
@@ -918,6 +920,8 @@ PHRASE_OPENS = ("a|an|the|this|that|these|those|my|our|your|his|her|its|their|it
                 "eleven|twelve|\\d+")
 PHRASE_STOPS = (r"(?:and|but|so|because|since|when|if|which|while|unless|before|after|until|once|"
                 r"though|although)(?![\w'’])")  # a conjunction ends the words of a passphrase
+_COPULA_COLON = "|".join(f"(?<={word}):[ \t]*"  # a colon a copula opens ("Passwort lautet:")
+                         for word in ("lautet", "is", "ist", "est", "es", "was"))
 _PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
                   + r"(?:" + _STILL_JOIN + r"| +)|" + _STILL_JOIN
                   + r"| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
@@ -1014,13 +1018,13 @@ _KEY_REST = "(?:" + _KEY_PIECE + ")*"
 # a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A code that opens a door, a lock
 # or a safe is known by its place (CHOSEN PLACES).
 _PIN_NAME = (r"(?:(?:(?<![A-Za-z0-9])|(?<=[_+-]))(?:C?PIN|PUK)2?"
-             r"(?:[-_]?(?:[Cc]ode|CODE|код)|コード|码)?"
+             r"(?:-?(?:[Cc]ode|код)|コード|码)?"
              r"|暗証番号|핀번호"
              r"|(?<=[a-z])P(?:IN|in)"
-             r"|(?<![\w-])(?:my|your|our|their|his|her|the)(?: [a-z]+){0,2} pin(?![\w-])"
+             r"|(?<![\w-])(?:my|your|their|his|her)(?: [a-z]+){0,2} pin(?![\w-])"
              r"|(?<![\w-])--?(?:(?:new|old)-)?pin"
-             r"|(?<![\w-])(?:[a-z0-9]+_)*(?:pin|puk)" + _KEY_REST
-             + r"(?=[\"']?[ \t]*[=:][ \t]*[\"']\d|=\d))")
+             r"|(?<![\w-])(?:[a-z0-9]+_)*(?:pin|puk(?:_code)?)(?=[\"']?[ \t]*[=:][ \t]*[\"']\d)"
+             r"|(?<=[?&])(?:[a-z0-9]+_)*pin(?==\d))")
 # A lock's words: what a code or a combination opens (_OPENED).
 _LOCKS = ("safe|lock|locker|padlock|vault|cassaforte|lucchetto|armadietto|coffre|cadenas|casier|"
           "tresor|schloss|spind|caja fuerte|candado|taquilla|cofre|cadeado|armário|сейф|замок")
@@ -1056,9 +1060,13 @@ _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
 # A value made as passwords are, both cases and a digit, not a path, file, port or setting.
 _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
-# A colon glued to a value is a name's (`PIN:4829`, 密码：... once folded), not a time's, a port's
-# or a path's (`10:30`, `localhost:8080`, `C:1234`).
-_NAME_COLON = r"(?<![\W\d_]:)(?<!host:)(?<!(?<![^\W\d_])[A-Za-z]:)"
+# A colon glued to a value: a code's or a PIN's name's only (`PIN:4829`, `code:4718`, 门禁码：once
+# folded), not a time's, a port's, a line's or an id's (`10:30`, `vault:8200`, `lock.rs:1042`).
+_GLUED_NAMES = ("code", "pin", "puk", "otp", "passcode", "combo", "combination", "código", "код",
+                "kod")
+_NAME_COLON = ("(?:(?<!:)|" + "|".join(f"(?<={form}:)" for name in _GLUED_NAMES
+                                        for form in {name, name.title(), name.upper()})
+               + "|(?<=码:)|(?<=碼:)|(?<=コード:))")
 # What joins a number to the name of what it opens: a copula, "as" or a colon, right after the
 # name or after a clause saying whose it is ("the PIN for the lobby kiosk is", up to six words;
 # in another script any words, a genitive: "Код домофона:"), not after another noun in Latin
@@ -1110,7 +1118,7 @@ ACCESS_VALUE = Lazy(r"(?<![\w#$€£%.,/+(\[-])" + _NAME_COLON + r"(?:[\"'`「«
                     + _PIN_DIGITS + "|" + _COMBINATION + ")"
                     + _DIGITS_END + r"(?![ \t]*\d)")  # all of a run of numbers ("5 10 20 40 ms")
 _GIVING = (r"(?i)(?:[:：=]|'s|(?<![^\W\d_])(?:" + _COPULAS + r"|are|were|be|with|in|into|"
-           r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|keypad|"
+           r"enter|dial|punch|press|type|buzz|use|uses|using|code|combo|combination|pin|"
            r"passcode|digits|es|era|ist|sind|(?:" + _CODE_WORDS + "|" + PASSWORD_NAMES
            + r")[^\W\d_]{0,3}")
 ACCESS_GIVEN = Lazy(_GIVING + r")|[是为は는은가이야])[ \t]*[\"'`«„「]?\Z")
@@ -1458,16 +1466,18 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     *[("login_pair", hints, r"(?i)" + before
        + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d+\b))(?=[^\s/]*[\d!#$%&*+=?@^~])" + signed
        + r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
-       "prose")
-      for hints, before, signed, after in (
-          (_LOGIN_HINTS, r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])(?:[^\n.;!?]|\.(?=\w)){0,40}?",
-           "", ""),
+       check)
+      for hints, before, signed, after, check in (
+          (_LOGIN_HINTS, r"(?<![a-z])(?:" + _LOGIN + r")(?![a-z])[^\n.;!?]{0,40}?", "", "",
+           "prose"),
           (_LOGIN_HINTS, r"(?<![a-z])(?:" + _LOGIN_MORE + r")(?![a-z])[^\n.;!?]{0,40}?",
-           _SIGNED_VALUE, ""),
-          (_LOGIN_HINTS, "", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))"),
-          # ... or an administrator's account given as the pair ("the router is admin / X")
+           _SIGNED_VALUE, "", "prose"),
+          (_LOGIN_HINTS, "", _SIGNED_VALUE, r"(?=[^\n.;!?。]{0,12}?(?:" + _LOGIN_CJK + "))",
+           "prose"),
+          # ... or an administrator's account given as the pair ("the router is admin / X"), the
+          # password made as passwords are (not a menu's `Admin / Users2`)
           ("admin|root", r"(?<![a-z])(?:is|was|use|as|with) +(?=(?:admin|root|administrator) / )",
-           "", ""))],
+           "", "", "made"))],
     # ... or a user named and then "pass", a password's short name there ("user `editor`, pass X").
     ("login_pair", "pass",
      r"(?i)(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*[\"'`]?[\w.@+-]{2,40}[\"'`]?"
@@ -1520,11 +1530,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"[ \t]*)[\"']?[^\s:\"'@/]+:(?=" + _SIGNED_PAIR + r")([^\s\"'@]{3,})", "prose"),
     ("basic_auth", "basicauth|basic_auth|basic-auth",
      r"(?i)basic[_-]?auth[\w.-]*users\s*[=:]\s*[\"']?([^\s\"':@,]+:[^\s\"',]{6,})", "password"),
-    # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`), or
-    # a key opening with a password's word, its value judged (`"pass_smtp": "..."`, _KEY_PIECE).
+    # Generic rules: a secret's name assigned a value (`DB_PASS=...`, `"password": "a,b;c"`).
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
-     r"(?:password|passwd|passphrase|pwd|pass|secret)(?:" + _KEY_PIECE + r")+(?=[\"']?[ \t]*:)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
      + ")" + _NOT_ID_KEY + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
@@ -1560,13 +1568,19 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A passphrase unquoted after its word and a colon or a copula ("the passphrase is kettle on
-    # the windowsill at dawn"): three to ten words to the clause's end or its conjunction, the
-    # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
+    # A passphrase unquoted after its name and a colon or "is": four to ten words in small
+    # letters to the clause's end, as diceware makes them, none a word prose needs (_SEED_PLAIN),
+    # few of three letters ("ask the team").
     ("generic_secret", "passphrase|pass phrase|password|passwort",
-     r"(?i)(?<![a-z0-9_])(?:pass ?phrases?|passwor[dt])(?![a-z0-9_-])"
-     r"(?:[^\n:：.;!?]|\.(?=[\w/])){0,40}?"
-     r"(?:[:：]\s*|\s(?:is|was|ist|es|est|è|é)\s+)(?!(?:" + PHRASE_OPENS + r")(?![\w'’]))"
+     r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt])(?![a-z0-9])[^\n:：.;!?]{0,40}?"
+     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
+     r"((?-i:" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){3,9}))(?=\s*(?:[.,;!]|$))", "seed"),
+    # ... or any three to ten words right after "passphrase is" or "passphrase:" ("the SSH key
+    # passphrase is kettle on the windowsill at dawn"), to the clause's end or a conjunction, the
+    # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
+    ("generic_secret", "passphrase|pass phrase",
+     r"(?i)(?<![a-z0-9_])pass ?phrases?(?:[ \t]*[:：][ \t]*|[ \t]+(?:is|was)[ \t]+)"
+     r"(?!(?:" + PHRASE_OPENS + r")(?![\w'’]))"
      r"([^\W_][\w'’-]*(?: (?!" + PHRASE_STOPS + r")[\w'’-]+){2,9}?)"
      r"(?=\s*(?:[.,;!?)]|$)| +" + PHRASE_STOPS + ")",
      "words"),
@@ -1575,13 +1589,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # apostrophe in a word ("la passphrase dell'export"); guillemets may hold spaces.
     ("generic_secret", PASSWORD_HINTS,
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r"|secret)s?(?![a-z0-9])"
-     r"(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)|\.(?=[\w/])){1,40}?(?:[:：][ \t]*)?"
-     r"(?:\"(?!\s)([^\"\n]{6,100}?)\"|[“„](?!\s)([^“”\n]{6,100}?)[”“]"
+     r"(?:[ \t]*[:：][ \t]*|(?:[^\n\"'“”„«=(\[.,;:!?]|(?<=\w)'(?=\w)|\.(?=[\w/])){1,40}?"
+     r"(?:" + _COPULA_COLON + r")?)"
+     r"(?:\"(?!\s)([^\"\n]{6,100}?)[\"”]|[“„](?!\s)([^“”\"\n]{6,100}?)[”“\"]"
      r"|(?<!\w)'(?!\s)([^'\n]{6,100}?)'|« ?(?!\s)([^»\n]{6,100}?) ?»)", "phrase"),
     # ... or a code span right after the word, its copula or a colon ("the passphrase `...`").
     ("generic_secret", PASSWORD_HINTS,
      r"(?i)(?<![a-z0-9])(?:" + PASSWORD_NAMES + r")s?(?![a-z0-9])(?: +(?:" + _COPULAS + r"))?"
-     r"[ \t]*[:：]?[ \t]*`(?!\s)([^`\n]{6,100})`", "phrase"),
+     r"[ \t]*[:：]?[ \t]*`(?!\s)([^`\n]{6,100})`", "prose"),
     # Four to twelve digits as a password's, as a PIN's ("the Wi-Fi password is 9770", "a senha
     # do cartão é 9770"), not a port (`localhost:5432`, a host's).
     ("generic_secret", PASSWORD_HINTS,
@@ -1622,8 +1637,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
     ("password_variable", "pw|pass|secret|authtok|contrasena|mot_de_passe|" + PASSWORD_HINTS,
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|"
-     r"pw(?![a-z0-9_])|(?<=_)pw|pass|secret|authtok|mot_de_passe|contrasena|"
-     + _NAMES_ONE_WORD + r"))" + _KEY_REST
+     r"(?<=_)pw(?=[ \t]*=[ \t]*(?!\d+(?![^\s\"'`,;&])))"  # not a pulse width (`SERVO_PW=1500`)
+     r"|pass|secret|authtok|mot_de_passe|contrasena|"
+     + _VARIABLE_NAMES + r"))" + _KEY_REST
      + r"[ \t]*=[ \t]*"
      r"[\"']?((?<=[=\"'])(?![^\"'\n]*[%{])[^\s\"'`,;&]+(?: [^\s\"'`,;&]+)+(?=[\"'])|[^\s\"'`,;&]+)",
      "position"),
@@ -1830,7 +1846,7 @@ NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git (?:show|log|diff|cat-file)|"
-    r"blob|tree|parent|"
+    r"blob|tree|(?<![^\n])parent(?= )|"
     r"submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
     r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
@@ -2023,6 +2039,7 @@ NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
 COMMAND_OPTION = Lazy(r"(?<!\S)--?[A-Za-z]")  # a command line's option (`ssh-keygen -p -f ...`)
+NAMED_PASSWORD = Lazy(r"(?i)(?<![^\W\d_])(?:" + PASSWORD_NAMES + r")(?![^\W\d_])")  # as a word
 RESOURCE_NAME = Lazy(r"[a-z]+\d*(?:-(?:[a-z]+\d*|\d+))+")  # a resource's name (`db-credentials`)
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 # Where a service listens, a dotted host's or localhost's port (`db.internal:5432`): no password.
@@ -3582,7 +3599,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         # sentence of its own once split there).
         found += whole_runs(signed_runs, found)
         found += [hit for hit, harmless in wrapped if not harmless]
-        found += wrapped_urls(text) if "\n" in text and "://" in text else []
+        found += wrapped_urls(text, decode) if "\n" in text and "://" in text else []
         found += rejoined_keys(text)
     for match in SHORT_TOKEN.finditer(text):
         generated = alternating(match.group()) or mid_generated(match.group())
@@ -3613,15 +3630,18 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     return merged
 
 
-def wrapped_urls(text: str) -> list[SecretHit]:
+def wrapped_urls(text: str, decode: bool) -> list[SecretHit]:
     """Credentials in a link a line break split (`ftp://user:pw` / `@host/path`), found with its
     two lines read as one: a link holds no line break."""
     found = []
     for match in itertools.islice(WRAPPED_URL.finditer(text), WRAP_JOINS):
         brk = match.group().index("\n")
-        for hit in scan_secrets(match.group().replace("\n", "", 1)):
-            start, end = (match.start() + at + (at >= brk) for at in (hit.start, hit.end))
-            found.append(hit._replace(start=start, end=end))
+        if match.group()[brk + 1] == "@":
+            continue  # a mention or a host on the next line, not the link's own
+        for hit in scan_secrets(match.group().replace("\n", "", 1), decode):
+            if hit.kind != RANDOM_KIND:  # a token split so is WRAPPED's, read in its context
+                start, end = (match.start() + at + (at >= brk) for at in (hit.start, hit.end))
+                found.append(hit._replace(start=start, end=end))
     return found
 
 
@@ -3846,6 +3866,8 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check in ("prose", "given"):  # a digit, sign or inner capital; no adjective (`SHA-hashed`)
         if value.endswith(":") and value[:-1].replace("_", "").isalnum():
             return False  # a key's name before its value (`POSTGRES_PASSWORD: ${DB_PASSWORD}`)
+        if " " in value and command_line(value):
+            return False  # a command (`ssh-add --apple-use-keychain`), not its passphrase
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
             return True  # three words joined: a passphrase (`correct-horse-battery`)
         value = value.rstrip(".,;:!?)]}")
@@ -3871,9 +3893,11 @@ def credible(value: str, check: str, whole: str) -> bool:
         spaced = " " in value.strip()
         if spaced and not PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'`“„«")):
             return False  # words the clause does not give as its value ("must contain « ... »")
-        if about_a_password(value) and not PASSPHRASE.fullmatch(value.rstrip(".!")) \
-                or spaced and COMMAND_OPTION.search(value):
-            return False  # a message ("Must hold a digit and a capital."), a field, a command
+        words_only = all(c.isalpha() or c in " .,;:!?-" for c in value)
+        if spaced and words_only and value[:1].isupper() \
+                or NAMED_PASSWORD.search(value) or not spaced and about_a_password(value) \
+                or spaced and command_line(value):
+            return False  # a label, a message, words naming a password, a field, a command
         if PASSPHRASE.fullmatch(value.rstrip(".!")) and not PASSWORD_WORD.search(value):
             # words in small letters, as passphrases are made, that the word's clause gives as its
             # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
@@ -3894,12 +3918,17 @@ def credible(value: str, check: str, whole: str) -> bool:
     return True
 
 
+def command_line(value: str) -> bool:
+    """Whether words read as a command line: two options, or one and a path."""
+    options = COMMAND_OPTION.findall(value)
+    return len(options) >= 2 or bool(options) and "/" in value
+
+
 def about_a_password(value: str) -> bool:
     """Whether a value assigned to a password's name is text about one: a message (MESSAGE, or
     words naming a password: "Enter your password") or a field's name (`current-password`)."""
     parts = NAME_PARTS.split(value)
-    return bool(MESSAGE.fullmatch(value.strip()) or " " in value and (
-        PASSWORD_WORD.search(value) or PASSWORD_HEADER.search(folded_lower(value)))) \
+    return bool(MESSAGE.fullmatch(value.strip()) or " " in value and PASSWORD_WORD.search(value)) \
         or len(parts) > 1 and all(part.isalpha() for part in parts) \
         and any(part.lower() in PASSWORD_PARTS for part in parts)
 

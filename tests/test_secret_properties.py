@@ -1130,14 +1130,16 @@ def test_a_password_options_value_is_withheld_whatever_it_looks_like(case: tuple
 @st.composite
 def password_variables(draw: st.DrawFn) -> tuple[str, str]:
     """A variable whose name holds a password's word as any piece (`PASS_SMTP`, `db_pw_prod`,
-    `MOT_DE_PASSE_ADMIN`), no piece after it a setting's, given a chosen password. `pw` is never
-    the first piece: `PW_*` are Playwright's settings."""
+    `MOT_DE_PASSE_ADMIN`), no piece after it a setting's, given a chosen password; `pw` only as
+    the last piece."""
     pieces = st.lists(st.sampled_from(["db", "smtp", "admin", "prod", "relay", "ldap", "main", "backup", "jira"]),
                       max_size=2)
     before, after = draw(pieces), draw(pieces)
     word = draw(st.sampled_from(["password", "passwd", "pass", "pwd", "passphrase", "pw", "secret",
                                  "passwort", "kennwort", "mot_de_passe", "contrasena"]))
-    name = "_".join([*(before or (["db"] if word == "pw" else [])), word, *after])
+    if word == "pw":  # last only: `PW_*` are Playwright's, `E2E_PW_BROWSER` too
+        before, after = before or ["db"], []
+    name = "_".join([*before, word, *after])
     return draw(chosen_passwords()), name.upper() if draw(st.booleans()) else name
 
 
@@ -1263,6 +1265,15 @@ LOOKALIKES = [
          "{s}"),
     _row("admin-path-markup", '<.link navigate={~p"/admin"} class="text-slate-600 hover:text-slate-800">',
          "text-slate-800", "{s}"),
+    # Found by a review of this change: postal PIN codes, ports and ids glued to a colon, menus.
+    _row("indian-pin-code", '`{"city": "Bengaluru", "pin_code": "560034"}` in the fixture', "560034"),
+    _row("port-glued", "the door service runs on door-svc:9000 now", "9000", "{s}"),
+    _row("line-glued", "see lock.rs:1042 for the door check", "1042", "{s}"),
+    _row("menu-path", "The menu path is Admin / Users2 in the old UI.", "Users2", "{s}"),
+    _row("servo-pulse-width", "`SERVO_PW=1500` centres the servo", "1500"),
+    _row("password-label-quoted", 'Password strength: "Very strong" shows in green.', "Very strong", "{s}"),
+    _row("passphrase-prose", "The password is part of the connection string.", "part of the connection",
+         "{s}"),
     _row("colon-time", "the door code changes at 10:30 every night", "10:30"),
     _row("colon-port", "the door controller listens on localhost:8080 today", "localhost:8080"),
     _row("wrapped-link", "read https://docs.example.org/guide/\nsetup.html before the release", "setup.html"),
@@ -1762,15 +1773,11 @@ HEX_KEY_PLACES = ["the Azure Maps primary key is {v}", "APIM_PRIMARY_KEY={v}", '
 # printed: a header or a name whose credential's word is not its first, a cell that names its own
 # value, pipes in code, a second table, a secret's word after a preposition, a chosen password.
 VALUE_PLACES = [
-    # From a fresh blind list in 18 shapes (2026-12-06): a password's or a PIN's word as any piece
-    # of a key; a passphrase in a code span, in quotes holding an apostrophe, after a colon, or in
+    # From a fresh blind list in 18 shapes (2026-12-06): a password's word as any piece of a
+    # variable; a passphrase in a code span, in quotes holding an apostrophe, after a colon, or in
     # words after "is"; a code glued to its colon; a link's password split by a line break.
     pytest.param("`export KENNWORT_LDAP_BIND={v}`", "Quokka!7713", id="key-in-german"),
     pytest.param("`export MOT_DE_PASSE_SMTP={v}`", "renard-bleu-58", id="key-in-french"),
-    pytest.param('`{{"pass_relay": "{v}", "port": 587}}`', "Wombat_9920", id="json-key-opening-with-pass"),
-    pytest.param('`{{"pin_code": "{v}"}}`', "604215", id="json-pin-key-going-on"),
-    pytest.param("set locker_pin={v} in the kiosk's env file", "7731", id="pin-key-glued-equals"),
-    pytest.param("`SAFE_PIN_CODE={v}`", "90215", id="pin-code-capitals"),
     pytest.param("the backup passphrase `{v}` unlocks the archive", "lanterns drift over harbor", id="passphrase-code-span"),
     pytest.param('we set the passphrase to "{v}" last week', "auntie's garden smelled of rain", id="passphrase-apostrophe"),
     pytest.param('das Kennwort lautet: "{v}"', "Möwen über Kiel 88", id="passphrase-after-colon"),
@@ -1782,11 +1789,10 @@ VALUE_PLACES = [
     pytest.param("mount sftp://ops:{v}@files.example.net/drop for the logs", "Tern\n5-Gale-Rock",
                  id="link-password-wrapped"),
     # From a fresh blind list of 150 chat messages (2026-12-06): a file's dots between the word and
-    # its value, an admin's pair past a host, a PIN named after "my" or "the", a keypad's digits.
+    # its value, an administrator's pair, a PIN named after "my".
     pytest.param('the passphrase for ~/.ssh/deploy_key is "{v}" today', "amber fox under moss", id="passphrase-past-a-path"),
     pytest.param("the NAS admin at nas.local is admin / {v} for now", "Quill_2291", id="admin-pair-past-a-host"),
-    pytest.param("the bank pin is {v} since Monday", "7340", id="pin-after-a-determiner"),
-    pytest.param("the shed keypad {v}, then the side door", "61842", id="keypad-digits"),
+    pytest.param("my bank pin is {v} since Monday", "7340", id="pin-after-a-possessive"),
     # A short password wrapped after its word: both lines' pieces are the value's (no 12-character
     # window of it stands on one line, so the class table cannot see it).
     pytest.param("Never change the vault password is {v} in `deploy.sh`.", "tide9\nlamp4moss",
