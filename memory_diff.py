@@ -3890,20 +3890,9 @@ def credible(value: str, check: str, whole: str) -> bool:
         return inner and not value.istitle() or given or any(
             c.isdigit() or not (c.isalpha() or c in "-.,") for c in value)
     if check == "phrase":
-        spaced = " " in value.strip()
-        if spaced and not PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'`“„«")):
-            return False  # words the clause does not give as its value ("must contain « ... »")
-        words_only = all(c.isalpha() or c in " .,;:!?-" for c in value)
-        if spaced and words_only and value[:1].isupper() \
-                or NAMED_PASSWORD.search(value) or not spaced and about_a_password(value) \
-                or spaced and command_line(value):
-            return False  # a label, a message, words naming a password, a field, a command
-        if PASSPHRASE.fullmatch(value.rstrip(".!")) and not PASSWORD_WORD.search(value):
-            # words in small letters, as passphrases are made, that the word's clause gives as its
-            # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
-            return not whole.lower().startswith("secret")
-        if whole.lower().startswith("secret") and RESOURCE_NAME.fullmatch(value):
-            return False  # a Kubernetes secret's name (`secret "db-credentials" not found`)
+        verdict = quoted_verdict(value, whole)
+        if verdict is not None:
+            return verdict
     # Text about a password, or a file's path (`私钥: ~/.ssh/id_ed25519`).
     if check == "password" and (about_a_password(value) or FILE_PATH.match(value)):
         return False
@@ -3916,6 +3905,26 @@ def credible(value: str, check: str, whole: str) -> bool:
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
             digit or named or not value.isascii())
     return True
+
+
+def quoted_verdict(value: str, whole: str) -> bool | None:
+    """The "phrase" check where the quote settles it: no value (False), a passphrase (True), or
+    None, to be judged as a password is."""
+    spaced = " " in value.strip()
+    if spaced and not PHRASE_JOIN.search(whole[:whole.rfind(value)].rstrip(" \"'`“„«")):
+        return False  # words the clause does not give as its value ("must contain « ... »")
+    words_only = all(c.isalpha() or c in " .,;:!?-" for c in value)
+    if spaced and words_only and value[:1].isupper() \
+            or NAMED_PASSWORD.search(value) or not spaced and about_a_password(value) \
+            or spaced and command_line(value):
+        return False  # a label, a message, words naming a password, a field, a command
+    if PASSPHRASE.fullmatch(value.rstrip(".!")) and not PASSWORD_WORD.search(value):
+        # words in small letters, as passphrases are made, that the word's clause gives as its
+        # value ("the passphrase is '...'", "Kennwort „...“"), not a secret's
+        return not whole.lower().startswith("secret")
+    if whole.lower().startswith("secret") and RESOURCE_NAME.fullmatch(value):
+        return False  # a Kubernetes secret's name (`secret "db-credentials" not found`)
+    return None
 
 
 def command_line(value: str) -> bool:
