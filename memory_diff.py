@@ -1011,8 +1011,9 @@ _KEY_PIECE = (r"_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|
               r"rate|backend|iterations|digest|provider|store)(?![a-z0-9]))[a-z0-9]+")
 _KEY_REST = "(?:" + _KEY_PIECE + ")*"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
-# (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, a noun after "my" or "the" ("the bank
-# pin is"; alone, "pin" is a verb as often), or a key whose value is quoted or a
+# (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, a noun after "my" or "her" ("my bank
+# pin is"; alone or after "the", "pin" is a verb or a version's as often), or a key whose value is
+# quoted or a
 # URL query's (`"pin": "1234"`, `?account_pin=8812`; not `led_pin = 2300`, a GPIO's); then `=`, `:`,
 # a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to twelve digits, not a year or
 # a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A code that opens a door, a lock
@@ -1631,11 +1632,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
                                  (r"(?=[a-z]{9})", r" +as +(?:the +|a +)?(?:\w+ +)?",
                                   _PHRASE_ENDS))],
     # After the generic rules (they name the kind first): a variable holding a password's word as
-    # any piece of its name (`PASS_SMTP`, `MOT_DE_PASSE_ADMIN`; `pw` not first: `PW_*` are
-    # Playwright's settings), no piece after it an attribute
-    # (_KEY_PIECE); spaces may stand around `=` (`ldap_default_authtok = pw`); words
-    # to a closing quote are one value (`Environment="PASSPHRASE=four words of it"`).
-    ("password_variable", "pw|pass|secret|authtok|contrasena|mot_de_passe|" + PASSWORD_HINTS,
+    # any piece of its name (`PASS_SMTP`, `MOT_DE_PASSE_ADMIN`), no piece after it an attribute
+    # (_KEY_PIECE); `pw` only last (`PW_*` are Playwright's settings); spaces may stand around `=`
+    # (`ldap_default_authtok = pw`); words to a closing quote are one value
+    # (`Environment="PASSPHRASE=four words of it"`).
+    ("password_variable", "pass|secret|authtok|contrasena|mot_de_passe|" + PASSWORD_HINTS,
      r"(?i)(?<![a-z0-9_])(?:pgpassword|(?:[a-z0-9_]*_)?(?:password|passwd|passphrase|pwd|"
      r"(?<=_)pw(?=[ \t]*=[ \t]*(?!\d+(?![^\s\"'`,;&])))"  # not a pulse width (`SERVO_PW=1500`)
      r"|pass|secret|authtok|mot_de_passe|contrasena|"
@@ -2036,11 +2037,11 @@ SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
 MESSAGE = Lazy(r"\S+(?: \S+){3,}[.!?…]")
 # A field's name about one: a password's word as one of its parts (`current-password`).
 NAME_PARTS = Lazy(r"[-_ ]|(?<=[a-z])(?=[A-Z])")
-# Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
-# letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
 COMMAND_OPTION = Lazy(r"(?<!\S)--?[A-Za-z]")  # a command line's option (`ssh-keygen -p -f ...`)
 NAMED_PASSWORD = Lazy(r"(?i)(?<![^\W\d_])(?:" + PASSWORD_NAMES + r")(?![^\W\d_])")  # as a word
 RESOURCE_NAME = Lazy(r"[a-z]+\d*(?:-(?:[a-z]+\d*|\d+))+")  # a resource's name (`db-credentials`)
+# Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
+# letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
 # Where a service listens, a dotted host's or localhost's port (`db.internal:5432`): no password.
 HOST_PORT = Lazy(r"(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}")
@@ -3837,8 +3838,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         return False  # JSON in base64 that holds no credential
     if check == "random":
         return credential_shaped(value)
-    if check == "words":  # not a message, nor an adjective or a participle first ("stored")
-        return not about_a_password(value) and not DESCRIBING_END.search(value.split()[0])
+    if check == "words":  # not words naming a password, nor an adjective or a participle first
+        return not NAMED_PASSWORD.search(value) and not DESCRIBING_END.search(value.split()[0])
     if check == "seed":  # BIP39's and diceware's words of three letters are few: a run of them
         words = re.findall(r"[a-z]+", value.lower())  # is code's (`mov add sub mul div ...`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)
