@@ -1003,13 +1003,12 @@ NAMED_THING = Lazy(r"(?=[a-z0-9]*[a-z])[a-z0-9]{1,8}"
 # ... and a pair's password: a sign, or capitals and digits (`Tangerine31`; not `us-east-1`).
 _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-Z])"
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
-# The pieces of a key after a credential's word (`PASS_SMTP`, `pin_code`), none an attribute of it
-# (`PASSWORD_MIN_LENGTH`, `pin_timeout`): those keys hold a setting, not the credential.
-_KEY_PIECE = (r"_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|"
-              r"cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|"
-              r"status|state|arn|version|rotation|description|ttl|count|timeout|attempts|retries|"
-              r"rate|backend|iterations|digest|provider|store)(?![a-z0-9]))[a-z0-9]+")
-_KEY_REST = "(?:" + _KEY_PIECE + ")*"
+# The pieces of a variable's name after a password's word (`PASS_SMTP`), none an attribute of it
+# (`PASSWORD_MIN_LENGTH`, `PASS_TIMEOUT`): those variables hold a setting, not the password.
+_KEY_REST = (r"(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|"
+             r"cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|"
+             r"status|state|arn|version|rotation|description|ttl|count|timeout|attempts|retries|"
+             r"rate|backend|iterations|digest|provider|store)(?![a-z0-9]))[a-z0-9]+)*")
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
 # (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, a noun after "my" or "her" ("my bank
 # pin is"; alone or after "the", "pin" is a verb or a version's as often), or a key whose value is
@@ -1065,8 +1064,9 @@ _MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
 # folded), not a time's, a port's, a line's or an id's (`10:30`, `vault:8200`, `lock.rs:1042`).
 _GLUED_NAMES = ("code", "pin", "puk", "otp", "passcode", "combo", "combination", "código", "код",
                 "kod")
-_NAME_COLON = ("(?:(?<!:)|" + "|".join(f"(?<={form}:)" for name in _GLUED_NAMES
-                                        for form in {name, name.title(), name.upper()})
+_GLUED_FORMS = dict.fromkeys(form for name in _GLUED_NAMES  # in a fixed order: same bytes
+                             for form in (name, name.title(), name.upper()))
+_NAME_COLON = ("(?:(?<!:)|" + "|".join(f"(?<={form}:)" for form in _GLUED_FORMS)
                + "|(?<=码:)|(?<=碼:)|(?<=コード:))")
 # What joins a number to the name of what it opens: a copula, "as" or a colon, right after the
 # name or after a clause saying whose it is ("the PIN for the lobby kiosk is", up to six words;
@@ -1633,7 +1633,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
                                   _PHRASE_ENDS))],
     # After the generic rules (they name the kind first): a variable holding a password's word as
     # any piece of its name (`PASS_SMTP`, `MOT_DE_PASSE_ADMIN`), no piece after it an attribute
-    # (_KEY_PIECE); `pw` only last (`PW_*` are Playwright's settings); spaces may stand around `=`
+    # (_KEY_REST); `pw` only last (`PW_*` are Playwright's settings); spaces may stand around `=`
     # (`ldap_default_authtok = pw`); words to a closing quote are one value
     # (`Environment="PASSPHRASE=four words of it"`).
     ("password_variable", "pass|secret|authtok|contrasena|mot_de_passe|" + PASSWORD_HINTS,
