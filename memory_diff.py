@@ -1968,6 +1968,9 @@ WRAP_CONTEXT = 80  # characters read either side of the break: a name stands nea
 WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a value's
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 WRAPPED_URL = Lazy(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*\n\S+")  # a link a break split
+# ... whose line ends in a user and password (`smb://CORP;jdoe:pw`), not a host and port: the
+# `@host` opening the next line is then its own.
+OPEN_USERINFO = Lazy(r"://[^/\s@]*:(?![0-9]*$)[^/\s@]*$")
 # ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
 # not where a line ends as a statement or a group does (_CLOSER), as no token ends.
 WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_CHAR + r")" + _SIGNED_CHAR + r"+(?<!" + _CLOSER + r")\n"
@@ -3637,7 +3640,7 @@ def wrapped_urls(text: str, decode: bool) -> list[SecretHit]:
     found = []
     for match in itertools.islice(WRAPPED_URL.finditer(text), WRAP_JOINS):
         brk = match.group().index("\n")
-        if match.group()[brk + 1] == "@":
+        if match.group()[brk + 1] == "@" and not OPEN_USERINFO.search(match.group(), 0, brk):
             continue  # a mention or a host on the next line, not the link's own
         for hit in scan_secrets(match.group().replace("\n", "", 1), decode):
             if hit.kind != RANDOM_KIND:  # a token split so is WRAPPED's, read in its context
@@ -3903,8 +3906,15 @@ def credible(value: str, check: str, whole: str) -> bool:
         policy = cased_with_digit(value) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
+        # Letters alone, in groups of one length, as many as a name's rest, that no words make:
+        # an app password's (`mveg-pdij-dgxk-rkvm`), not a key's name (`sb-<id>-auth-token`).
+        groups = re.split(r"[ -]", value.rstrip(".,;:!?)]}"))
+        letters = "".join(groups)
+        drawn = len(letters) >= NAME_REST and letters.isalpha() \
+            and len({len(group) for group in groups}) == 1 \
+            and (random_letters(" ".join(groups)) or bool(CONSONANT_RUN.search(letters)))
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
-            digit or named or not value.isascii())
+            digit or named or drawn or not value.isascii())
     return True
 
 

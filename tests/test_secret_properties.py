@@ -1242,6 +1242,10 @@ JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}')
 LOOKALIKES = [
     # Settings under a key that opens with a password's word, text after the word that is no
     # password (a command, a label, a place), numbers glued to a colon that are no codes.
+    # A key's name that holds an id of consonants and words (`sb-<ref>-auth-token`), letters of an
+    # abbreviation in groups of several lengths.
+    _row("key-name-of-letters", '`"storageKey": "sb-qwhrtzkmplvnxcbdfgsj-auth-token"`', "qwhrtzkmplvnxcbdfgsj"),
+    _row("letters-of-two-lengths", "`token_type=brr-ghjkl-mnp-qrstv` is sent by the test server", "ghjkl-mnp"),
     _row("key-attribute-iterations", "`PBKDF2_PASSWORD_ITERATIONS=310000` is what the docs suggest", "310000"),
     _row("key-attribute-timeout", "`pin_timeout=30000` for the kiosk", "30000"),
     _row("key-playwright-setting", "`PW_TEST_HTML_REPORT_OPEN=never` in CI", "never"),
@@ -1788,6 +1792,12 @@ VALUE_PLACES = [
     pytest.param("the SIM PUK:{v} because it locked", "70219384", id="puk-then-because"),
     pytest.param("mount sftp://ops:{v}@files.example.net/drop for the logs", "Tern\n5-Gale-Rock",
                  id="link-password-wrapped"),
+    # ... and split right before its `@`: the line ends in a user and a password, no host.
+    pytest.param("mount smb://CORP;jdoe:{v}\n@fs01.example.net/finance on boot", "Kiefer-Moos-31",
+                 id="link-password-wrapped-before-its-at"),
+    # Letters alone, as app passwords and some issuers' keys are, after a credential's name.
+    pytest.param("`api_key={v}` in the mail relay's env", "qtvd-mwpk-hzrn-bxlf", id="letters-after-api-key"),
+    pytest.param("https://relay.example.net/hook?token={v}", "kwmzpdtrxqhvnbsy", id="letters-in-a-query"),
     # From a fresh blind list of 150 chat messages (2026-12-06): a file's dots between the word and
     # its value, an administrator's pair, a PIN named after "my".
     pytest.param('the passphrase for ~/.ssh/deploy_key is "{v}" today', "amber fox under moss", id="passphrase-past-a-path"),
