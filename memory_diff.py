@@ -2307,6 +2307,11 @@ BARE_PLACE = Lazy(r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|is
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
+# An edit of a part of a memory file ("update the sample code in AGENTS.md that uses X"): the
+# "that" after it names the part, and the request states no rule of its own.
+EDITED_PART = Lazy(r"\b(?:update|edit|fix|change|correct|revise|rewrite)\s+"
+                   r"(?!(?:in|into|inside|to|on)\s)(?:[^\s,;]+\s+){1,5}(?:in|of|inside)\s+"
+                   r"(?:the\s+)?[`\"']?" + _NAMED_FILE + r"[`\"']?$")
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
 MOMENT = Lazy(REQUEST_MOMENT)
@@ -4642,6 +4647,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
         kind = frame_kind(COURTESY.sub("", lowered[:separator.start()]), opening=True, strong=True)
+        if kind and that and EDITED_PART.search(lowered, 0, separator.start()):
+            continue
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before
             # is; "Remember the following:" is as often a reminder for today.
