@@ -613,9 +613,10 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
                                   r"\bshould\b|^(?!我(?!们))(?:(?!需要确保|确保|打算)[^？?\n]){1,40}?(?:必须|不要|总是|禁止|不得|永远|一律|务必|"
                                   r"不允许|只能|偏好)", 3),
     # A prohibition ("Do not reinit ...", "Never delete ..."), whoever says it: an imperative is a
-    # whole rule. The user's rule asks more of it (user-rule) and scores more.
+    # whole rule, kept as often on other teams as a user's rule. The user's rule asks more of it
+    # (user-rule) and scores more.
     ("prohibition", "", r"^(?:please )?(?:do not|don't|never|avoid)\b"
-                        r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 1),
+                        r"|^(?:请)?(?:不要|别|切勿|禁止|避免)", 2),
     # The user's words outrank the agent's summaries of them, where they say what kind of memory
     # they are: with a marker alone (FORM_RULES) a user's sentence is a task or a paste as often.
     ("from-user", "user", r"", 1),
@@ -629,11 +630,12 @@ SCORE_RULES: tuple[tuple[str, str, str, int], ...] = (
     # A question inside the sentence: it asks rather than states; one in quotes is quoted.
     ("asks", "", r"\?(?![\"'”’»」])\S*\s|？", -1),
     # Hedges: a reviewer cannot approve "might", nor "usually", a rule of thumb about tools in
-    # general ("Next.js projects usually ..."), not a fact of this project.
+    # general ("Next.js projects usually ..."), not a fact of this project: kept more rarely than
+    # the average candidate on every team.
     ("hedge", "", r"\b(?:might|may|probably|perhaps|maybe|i think|likely|seems?|could|"
                   r"i guess|possibly|potentially|presumably|usually|typically|generally|in general|"
                   r"traditionally|commonly|often)\b|可能|也许|或许|大概|估计|多半|通常|一般来说|"
-                  r"普遍|传统上|往往", -1),
+                  r"普遍|传统上|往往", -2),
     # First and second person (您 the polite "you"): conversation, not a fact about the project.
     ("conversation", "", r"\b(?:i|i'm|i've|my|me|you|your|let's|let me|we'll|we're|our)\b|"
                          r"我(?!们)|你|您|我们的", -2),

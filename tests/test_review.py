@@ -693,7 +693,7 @@ CONFIG_CASES = [
                  {"docs/SUB.md": bullets(B1)}, id="nearest-config-wins"),
     pytest.param({"repo/.memory-diff.toml": toml(memory="AGENTS.md", max_add=2),
                   "repo/sub/pyproject.toml": '[project]\nname = "sub"\n', "repo/AGENTS.md": "# Notes\n"},
-                 "repo/sub", [], {"AGENTS.md": b"# Notes\n" + bullets(B1, A1)},
+                 "repo/sub", [], {"AGENTS.md": b"# Notes\n" + bullets(B1, NOISY)},
                  id="pyproject-without-table-is-passed-over"),
     pytest.param({".memory-diff.toml": toml(memory="OUTER.md", max_add=1),
                   "pyproject.toml": pyproject(memory="OUTER.md", max_add=1),
