@@ -1711,6 +1711,8 @@ INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3  # ... or one fewer in a token holding a CONSONANT_RUN (`dwkblbas205irhk77...`)
 # Letters no word strings together: five consonants in a row (`y` a vowel: `rhythm`, `nightly`).
 CONSONANT_RUN = Lazy(r"[^\W\d_AEIOUYaeiouy]{5}")
+# ... or three (`y` not a vowel): once in a group (ODD_GROUP), twice in a run of letters (`qtvdmwpk`).
+CONSONANT_TRIPLE = Lazy(r"[^\W\d_AEIOUaeiou]{3}")
 # A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
 # A mixed-case token with no keyword, split where a name's words meet (`get|User|By|Id|V2|Async`),
@@ -1727,7 +1729,7 @@ RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
-ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|[^aeiouAEIOU\W\d_]{3}")  # a group of letters no word has
+ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|" + CONSONANT_TRIPLE.pattern)  # a group no word has
 ODD_PIECES = 4
 ODD_SHORT = 30
 DIGIT = Lazy(r"[0-9]")
@@ -3919,7 +3921,7 @@ def credible(value: str, check: str, whole: str) -> bool:
         letters = "".join(groups)
         drawn = len(letters) >= NAME_REST and letters.isalpha() \
             and len({len(group) for group in groups}) == 1 \
-            and (random_letters(" ".join(groups)) or bool(CONSONANT_RUN.search(letters)))
+            and (random_letters(" ".join(groups)) or len(CONSONANT_TRIPLE.findall(letters)) > 1)
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
             digit or named or drawn or not value.isascii())
     return True

@@ -1798,6 +1798,8 @@ VALUE_PLACES = [
     # Letters alone, as app passwords and some issuers' keys are, after a credential's name.
     pytest.param("`api_key={v}` in the mail relay's env", "qtvd-mwpk-hzrn-bxlf", id="letters-after-api-key"),
     pytest.param("https://relay.example.net/hook?token={v}", "kwmzpdtrxqhvnbsy", id="letters-in-a-query"),
+    pytest.param('`{{"api_key": "{v}"}}` in the relay config', "ubqtakmofresnwil",
+                 id="letters-with-vowels-two-triples"),
     # From a fresh blind list of 150 chat messages (2026-12-06): a file's dots between the word and
     # its value, an administrator's pair, a PIN named after "my".
     pytest.param('the passphrase for ~/.ssh/deploy_key is "{v}" today', "amber fox under moss", id="passphrase-past-a-path"),
