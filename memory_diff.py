@@ -1711,7 +1711,7 @@ INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3  # ... or one fewer in a token holding a CONSONANT_RUN (`dwkblbas205irhk77...`)
 # Letters no word strings together: five consonants in a row (`y` a vowel: `rhythm`, `nightly`).
 CONSONANT_RUN = Lazy(r"[^\W\d_AEIOUYaeiouy]{5}")
-# ... or three (`y` not a vowel): once in a group (ODD_GROUP), twice in a run of letters (`qtvdmwpk`).
+# ... or three (`y` not a vowel): once in a group (ODD_GROUP), twice in a run (`qtvdmwpk`).
 CONSONANT_TRIPLE = Lazy(r"[^\W\d_AEIOUaeiou]{3}")
 # A camelCase word: a capital, three lower-case letters, a vowel among them (not `Bhdd`); or `V2`.
 CAPITAL_WORD = Lazy(r"(?=[A-Z][a-z]{3})(?=.{0,3}[AEIOUYaeiouy])|[A-Z](?=[0-9])")
@@ -1973,8 +1973,9 @@ WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a val
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 WRAPPED_URL = Lazy(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*\n\S+")  # a link a break split
 # ... whose line ends in a user and password (`smb://CORP;jdoe:pw`), not a host and port: the
-# `@host` opening the next line is then its own.
-OPEN_USERINFO = Lazy(r"://[^/\s@]*:(?![0-9]*$)[^/\s@]*$")
+# `@host` opening the next line (a host's name, not a mention or a decorator) is then its own.
+OPEN_USERINFO = Lazy(r"://[^/\s@]*:(?![0-9]*[.,;:!?]*$)[^/\s@]*$")
+HOST_AFTER = Lazy(r"@(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)(?::[0-9]+)?(?![\w.(-])")
 # ... and a signed value (SIGNED_TOKEN) so split: `EMnY9tlicZ)L` at a line's end, `hC*~UJwn` next;
 # not where a line ends as a statement or a group does (_CLOSER), as no token ends.
 WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_CHAR + r")" + _SIGNED_CHAR + r"+(?<!" + _CLOSER + r")\n"
@@ -2311,11 +2312,15 @@ BARE_PLACE = Lazy(r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|is
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
-# An edit of a part of a memory file ("update the sample code in AGENTS.md that uses X"): the
-# "that" after it names the part, and the request states no rule of its own.
-EDITED_PART = Lazy(r"\b(?:update|edit|fix|change|correct|revise|rewrite)\s+"
+# An edit of a part of a memory file ("update the sample code in AGENTS.md that uses X"), the
+# verb opening the request: the "that" after it names the part when a verb or an adverb follows
+# it with no subject before (RELATIVE_OPENS), and the request states no rule of its own.
+EDITED_PART = Lazy(_LEAD + _ASK + r"(?:also )?(?:update|edit|fix|change|correct|revise|rewrite)\s+"
                    r"(?!(?:in|into|inside|to|on)\s)(?:[^\s,;]+\s+){1,5}(?:in|of|inside)\s+"
                    r"(?:the\s+)?[`\"']?" + _NAMED_FILE + r"[`\"']?$")
+RELATIVE_OPENS = Lazy(r"(?:still|now|currently|also|already|only|just|is|are|was|were|has|had)\b"
+                      r"|[a-z]+(?:s|ed)\b(?! (?:must|should|shall|can|could|will|would|may|might|"
+                      r"is|are|was|were|has|have|had|do|does|did|need|needs)\b)")
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
 MOMENT = Lazy(REQUEST_MOMENT)
@@ -3649,7 +3654,8 @@ def wrapped_urls(text: str, decode: bool) -> list[SecretHit]:
     found = []
     for match in itertools.islice(WRAPPED_URL.finditer(text), WRAP_JOINS):
         brk = match.group().index("\n")
-        if match.group()[brk + 1] == "@" and not OPEN_USERINFO.search(match.group(), 0, brk):
+        if match.group()[brk + 1] == "@" and not (OPEN_USERINFO.search(match.group(), 0, brk)
+                                                  and HOST_AFTER.match(match.group(), brk + 1)):
             continue  # a mention or a host on the next line, not the link's own
         for hit in scan_secrets(match.group().replace("\n", "", 1), decode):
             if hit.kind != RANDOM_KIND:  # a token split so is WRAPPED's, read in its context
@@ -3915,13 +3921,17 @@ def credible(value: str, check: str, whole: str) -> bool:
         policy = cased_with_digit(value) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
-        # Letters alone, in groups of one length, as many as a name's rest, that no words make:
-        # an app password's (`mveg-pdij-dgxk-rkvm`), not a key's name (`sb-<id>-auth-token`).
+        # Letters alone that no words make: four groups or more of one length, as an app password's
+        # (`mveg-pdij-dgxk-rkvm`; not a key's name, `sb-<id>-auth-token`, `prod-sync-http`), or one
+        # run in one case as long as a token, with few vowels (not `synchronization`).
         groups = re.split(r"[ -]", value.rstrip(".,;:!?)]}"))
         letters = "".join(groups)
-        drawn = len(letters) >= NAME_REST and letters.isalpha() \
-            and len({len(group) for group in groups}) == 1 \
-            and (random_letters(" ".join(groups)) or len(CONSONANT_TRIPLE.findall(letters)) > 1)
+        grouped = len(groups) >= 4 and len(groups[0]) >= 4 and len(set(map(len, groups))) == 1
+        run = len(groups) == 1 and len(letters) >= RANDOM_MIN and few_vowels(letters) \
+            and (letters.islower() or letters.isupper()) \
+            and len(CONSONANT_TRIPLE.findall(letters)) > 1 \
+            and letters.lower() not in ALPHABET + " " + ALPHABET[::-1]  # the alphabet: a stand-in
+        drawn = letters.isalpha() and (grouped and random_letters(" ".join(groups)) or run)
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
             digit or named or drawn or not value.isascii())
     return True
@@ -4651,7 +4661,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
         kind = frame_kind(COURTESY.sub("", lowered[:separator.start()]), opening=True, strong=True)
-        if kind and that and EDITED_PART.search(lowered, 0, separator.start()):
+        if kind and that and EDITED_PART.match(lowered, 0, separator.start()) \
+                and RELATIVE_OPENS.match(lowered, separator.end()):
             continue
         if kind and not lowered[separator.end():].strip():
             # "Put this in CLAUDE.md:" points at the lines after it, pulled in as the turn before

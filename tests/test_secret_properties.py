@@ -1246,6 +1246,10 @@ LOOKALIKES = [
     # abbreviation in groups of several lengths.
     _row("key-name-of-letters", '`"storageKey": "sb-qwhrtzkmplvnxcbdfgsj-auth-token"`', "qwhrtzkmplvnxcbdfgsj"),
     _row("letters-of-two-lengths", "`token_type=brr-ghjkl-mnp-qrstv` is sent by the test server", "ghjkl-mnp"),
+    # ... a word of many consonants (a React key, a run of three groups), the alphabet as a stand-in.
+    _row("react-key-word", '`<Panel key="synchronization" title="Sync" />`', "synchronization"),
+    _row("three-groups-of-four", "`key: prod-sync-http` routes the job", "prod-sync-http"),
+    _row("alphabet-stand-in", "`api_key=abcdefghijklmnopqrstuvwxyz` until the vendor sends one", "ghijklmnop"),
     _row("key-attribute-iterations", "`PBKDF2_PASSWORD_ITERATIONS=310000` is what the docs suggest", "310000"),
     _row("key-attribute-timeout", "`pin_timeout=30000` for the kiosk", "30000"),
     _row("key-playwright-setting", "`PW_TEST_HTML_REPORT_OPEN=never` in CI", "never"),
@@ -1721,6 +1725,9 @@ MULTILINE_LOOKALIKES = [
     pytest.param("go.sum line:\ngithub.com/acme/kit v0.4.47 h1:Qm9vZ2xlLXN1bS1oYXNoLW9mLWtpdC12MDQ0Nw=\nIt builds.",
                  id="base64-padding-then-a-word"),
     pytest.param("Masking works now: Authorization: Bearer [REDACTED].", id="redacted-before-a-stop"),
+    # A link ending a line at its port, a mention or a decorator opening the next: no `user:pw@`.
+    pytest.param("Staging: http://localhost:8080,\n@maria can you check the header?", id="port-then-a-mention"),
+    pytest.param("Served at http://127.0.0.1:8000.\n@app.get(\"/health\")", id="port-then-a-decorator"),
     pytest.param("A senha vem do ambiente: POSTGRES_PASSWORD: ${DB_PASSWORD}.", id="key-name-after-a-colon"),
     pytest.param("GOOGLE_CLIENT_SECRET=\nNEXTAUTH_URL=http://localhost:3000", id="empty-value-then-next-line"),
     pytest.param("| env | password |\n|---|---|\n| dev | in Vault |\n| qa | n/a |", id="table-without-passwords"),
@@ -1798,8 +1805,8 @@ VALUE_PLACES = [
     # Letters alone, as app passwords and some issuers' keys are, after a credential's name.
     pytest.param("`api_key={v}` in the mail relay's env", "qtvd-mwpk-hzrn-bxlf", id="letters-after-api-key"),
     pytest.param("https://relay.example.net/hook?token={v}", "kwmzpdtrxqhvnbsy", id="letters-in-a-query"),
-    pytest.param('`{{"api_key": "{v}"}}` in the relay config', "ubqtakmofresnwil",
-                 id="letters-with-vowels-two-triples"),
+    pytest.param('`{{"api_key": "{v}"}}` in the relay config', "bqtkamzfresnwiplx",
+                 id="letters-in-runs-of-four-at-most"),
     # From a fresh blind list of 150 chat messages (2026-12-06): a file's dots between the word and
     # its value, an administrator's pair, a PIN named after "my".
     pytest.param('the passphrase for ~/.ssh/deploy_key is "{v}" today', "amber fox under moss", id="passphrase-past-a-path"),

@@ -1148,12 +1148,17 @@ OWN_CONTENT = [
                  "the API base is https://api.example.com/v2 and never call v1", id="colon-of-a-url"),
     pytest.param("Remember the pinned checksum is h1:Qx3mPd8uXo2c= and never bump it by hand.",
                  "the pinned checksum is h1:Qx3mPd8uXo2c= and never bump it by hand", id="colon-of-a-label"),
-    # An edit of a part of the memory file: "that" names the part, the request holds no rule
-    # (nor with a typo in its words); with no part between, "that" opens the rule.
+    # An edit of a part of the memory file: "that" and a verb with no subject name the part, the
+    # request holds no rule (nor with a typo in its words); "that" and a subject open a rule, as
+    # does "that" right after the file.
     pytest.param("Please also update the setup snippet in `AGENTS.md` that still calls pip install -e.",
                  None, id="edited-part-that-names-it"),
-    pytest.param("can u update teh deploy steps in CLAUDE.md that mention heroku", "",
+    pytest.param("can u update teh deploy section in CLAUDE.md that mentions heroku", "",
                  id="edited-part-with-a-typo"),
+    pytest.param("Update your notes in CLAUDE.md that we never deploy on Fridays.",
+                 "we never deploy on Fridays.", id="edited-part-then-a-subject"),
+    pytest.param("After this fix please note in CLAUDE.md that tests must pass before a push.",
+                 "tests must pass before a push.", id="fix-as-a-noun-before-a-request"),
     pytest.param("Please update CLAUDE.md that builds run with --frozen-lockfile.",
                  "builds run with --frozen-lockfile.", id="update-the-file-that-states"),
     pytest.param("Add a note to CLAUDE.md that builds run with --frozen-lockfile.",
