@@ -1014,8 +1014,8 @@ _KEY_REST = (r"(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hin
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
 # (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, a noun after "my" or "her" ("my bank
 # pin is"; alone or after "the", "pin" is a verb or a version's as often), or a key whose value is
-# quoted or a
-# URL query's (`"pin": "1234"`, `?account_pin=8812`; not `led_pin = 2300`, a GPIO's); then `=`, `:`,
+# quoted or a URL query's (`"pin": "1234"`, `?account_pin=8812`; not `led_pin = 2300`, a GPIO's);
+# then `=`, `:`,
 # a space, or _DIGITS_JOIN ("the PIN for the kiosk is"); then four to twelve digits, not a year or
 # a date (`nightly_pin: 20240115`), ending as _DIGITS_END says. A code that opens a door, a lock
 # or a safe is known by its place (CHOSEN PLACES).
@@ -3656,7 +3656,7 @@ def wrapped_urls(text: str, decode: bool) -> list[SecretHit]:
         brk = match.group().index("\n")
         if match.group()[brk + 1] == "@" and not (OPEN_USERINFO.search(match.group(), 0, brk)
                                                   and HOST_AFTER.match(match.group(), brk + 1)):
-            continue  # a mention or a host on the next line, not the link's own
+            continue  # a mention or a decorator on the next line, or a link whole on its own
         for hit in scan_secrets(match.group().replace("\n", "", 1), decode):
             if hit.kind != RANDOM_KIND:  # a token split so is WRAPPED's, read in its context
                 start, end = (match.start() + at + (at >= brk) for at in (hit.start, hit.end))
@@ -3921,19 +3921,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         policy = cased_with_digit(value) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
-        # Letters alone that no words make: four groups or more of one length, as an app password's
-        # (`mveg-pdij-dgxk-rkvm`; not a key's name, `sb-<id>-auth-token`, `prod-sync-http`), or one
-        # run in one case as long as a token, with few vowels (not `synchronization`).
-        groups = re.split(r"[ -]", value.rstrip(".,;:!?)]}"))
-        letters = "".join(groups)
-        grouped = len(groups) >= 4 and len(groups[0]) >= 4 and len(set(map(len, groups))) == 1
-        run = len(groups) == 1 and len(letters) >= RANDOM_MIN and few_vowels(letters) \
-            and (letters.islower() or letters.isupper()) \
-            and len(CONSONANT_TRIPLE.findall(letters)) > 1 \
-            and letters.lower() not in ALPHABET + " " + ALPHABET[::-1]  # the alphabet: a stand-in
-        drawn = letters.isalpha() and (grouped and random_letters(" ".join(groups)) or run)
         return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
-            digit or named or drawn or not value.isascii())
+            digit or named or not value.isascii() or drawn_letters(value))
     return True
 
 
@@ -4018,6 +4007,23 @@ def key_groups(value: str) -> bool:
 def few_vowels(value: str) -> bool:
     """Random letters have fewer vowels than words: under VOWEL_SHARE of its letters."""
     return sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * sum(map(str.isalpha, value))
+
+
+def drawn_letters(value: str) -> bool:
+    """Letters alone that no words make, as a credential's after its key's name: four groups or
+    more of one length (an app password's `mveg-pdij-dgxk-rkvm`; not a key's name, `sb-<id>-auth-
+    token`, nor `prod-sync-http`), or one run in one case as long as a token, with few vowels and
+    two CONSONANT_TRIPLEs (not `synchronization`, nor the alphabet, a stand-in)."""
+    groups = re.split(r"[\s-]+", value.rstrip(".,;:!?)]}"))
+    letters = "".join(groups)
+    if not letters.isalpha():
+        return False
+    if len(groups) > 1:
+        return len(groups) >= 4 and len(groups[0]) >= 4 and len(set(map(len, groups))) == 1 \
+            and random_letters(" ".join(groups))
+    return len(letters) >= RANDOM_MIN and (letters.islower() or letters.isupper()) \
+        and few_vowels(letters) and len(CONSONANT_TRIPLE.findall(letters)) > 1 \
+        and letters.lower() not in ALPHABET + " " + ALPHABET[::-1]
 
 
 def random_letters(value: str) -> bool:
