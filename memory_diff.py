@@ -1572,12 +1572,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
     # A passphrase unquoted after its name and a colon or "is": four to ten words in small
-    # letters to the clause's end, as diceware makes them, none a word prose needs (_SEED_PLAIN),
-    # few of three letters ("ask the team").
+    # letters to the clause's end or a conjunction, as diceware makes them, none a word prose
+    # needs (_SEED_PLAIN), few of three letters ("ask the team"), the first none that describes
+    # one (PHRASE_OPENS: "is sent over TLS only").
     ("generic_secret", "passphrase|pass phrase|password|passwort",
      r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt])(?![a-z0-9])[^\n:：.;!?]{0,40}?"
-     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
-     r"((?-i:" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){3,9}))(?=\s*(?:[.,;!]|$))", "seed"),
+     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*(?!(?:" + PHRASE_OPENS + r")(?![\w'’]))"
+     r"((?-i:" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){3,9}))(?=\s*(?:[.,;!]|$)| +"
+     + PHRASE_STOPS + ")", "seed"),
     # ... or any three to ten words right after "passphrase is" or "passphrase:" ("the SSH key
     # passphrase is kettle on the windowsill at dawn"), to the clause's end or a conjunction, the
     # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
@@ -1968,7 +1970,7 @@ TOKEN_CHARS = string.ascii_letters + string.digits + "+/=_-"  # what a wrapped t
 WRAP_NAMED = Lazy(literal_trie((*SECRET_WORDS, *PASSWORD_HINTS.split("|"),
                                 *SECRET_WORDS_ZH.split("|"))))
 WRAP_PIECE = 4
-WRAP_CONTEXT = 80  # characters read either side of the break: a name stands near its value
+WRAP_CONTEXT = 80  # characters read either side of a wrapped value: a name stands near it
 WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a value's
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 WRAPPED_URL = Lazy(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*\n\S+")  # a link a break split
@@ -3704,20 +3706,29 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
         # `r00a61.tezv`) ends a line or opens the next, or a record ends (ASSIGNS), a line ended.
         whole_left = before[len(before.rstrip(TOKEN_CHARS + ".")):]
         ends = [side for side in (whole_left, right) if not TOKEN_PIECES.search(side)]
-        if ASSIGNS.match(text, match.end() - len(right)) or COLUMNS.search(text, first, last) \
+        padding = len(right) - len(right.rstrip("="))  # base64's, not a key's `=` (`...DA==`)
+        if ASSIGNS.match(text, match.end() - len(right), match.end() - padding if padding
+                         else len(text)) or COLUMNS.search(text, first, last) \
                 or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
                        and WORD_PIECE.fullmatch(piece) for piece in ends):
             continue
         joined = left + right
+        tail = text[brk + 1:last]  # ... and the next line's: the token's pieces with their dots
+        whole_right = tail[:len(tail) - len(tail.lstrip(TOKEN_CHARS + "."))].rstrip(".")
         if len(joined) >= RANDOM_MIN and DIGIT.search(joined) and judge(joined):
             harmless = harmless_context(text[:match.start()] + joined + text[match.end():],
                                         match.start(), match.start() + len(joined), joined)
-            yield SecretHit(RANDOM_KIND, match.start(), match.end(), False), harmless
+            # A credential is withheld whole: the dotted token the two pieces are part of (a
+            # JWT's header and signature), but a checksum only where it stands.
+            start, end = (match.start(), match.end()) if harmless \
+                else (brk - len(whole_left), brk + 1 + len(whole_right))
+            yield SecretHit(RANDOM_KIND, start, end, False), harmless
         elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
-                and joins < WRAP_JOINS and WRAP_NAMED.search(before[-WRAP_CONTEXT:].lower()):
-            joins += 1
-            start = max(first, brk - WRAP_CONTEXT)
-            after = text[brk + 1:min(last, brk + 1 + WRAP_CONTEXT)]
+                and joins < WRAP_JOINS \
+                and WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower()):
+            joins += 1  # (the context is counted from the value's ends: a JWT's line is long)
+            start = max(first, brk - len(whole_left) - WRAP_CONTEXT)
+            after = text[brk + 1:min(last, brk + 1 + len(whole_right) + WRAP_CONTEXT)]
             for hit in scan_secrets(text[start:brk] + after):
                 if hit.start < brk - start < hit.end and hit.kind != RANDOM_KIND:
                     yield hit._replace(start=start + hit.start, end=start + hit.end + 1), False

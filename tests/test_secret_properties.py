@@ -1229,6 +1229,10 @@ def test_a_security_answer_in_its_place_is_withheld(place: str, answer: str, rol
 
 
 SHA = _chars("sha", 40, "hex")
+_JWT = ".".join(base64.urlsafe_b64encode(part).decode().rstrip("=") for part in (
+    b'{"alg":"HS256","typ":"JWT"}', b'{"iss":"example","ref":"project","role":"service_role","iat":1700000000}',
+    base64.b64decode(_chars("jwt-signature", 43, "base64") + "=")))
+_B64 = _chars("cookie", 150, "base64url")  # a Fernet token's alphabet, padded
 _B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
 FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
@@ -1751,6 +1755,7 @@ MULTILINE_LOOKALIKES = [
     pytest.param("https://docs.example.com/webhooks/guides/release-2024-notes", id="hooks-docs-page"),
     pytest.param(f"https://github.com/adnanh/webhook/commit/{SHA}", id="commit-of-a-repository-named-webhook"),
     pytest.param("The password reset needs python3.11+ on the runner.", id="versions-in-password-prose"),
+    pytest.param("The password is sent over TLS only.", id="words-describing-a-password"),
     # A checksum wrapped over two lines: both are the checksum (wrapped_tokens).
     pytest.param("the tarball's sha256 checksum is 9f2c41e8b07d3a65c1e48f0b92d7a3c6\n"
                  "5e08b1f4a97c2d63e0b5f18a4c7d92e3 per SHA256SUMS", id="checksum-wrapped"),
@@ -1812,6 +1817,15 @@ VALUE_PLACES = [
     pytest.param('the passphrase for ~/.ssh/deploy_key is "{v}" today', "amber fox under moss", id="passphrase-past-a-path"),
     pytest.param("the NAS admin at nas.local is admin / {v} for now", "Quill_2291", id="admin-pair-past-a-host"),
     pytest.param("my bank pin is {v} since Monday", "7340", id="pin-after-a-possessive"),
+    # From fresh blind lists (2026-12-07): a passphrase of plain words after "is" that a
+    # conjunction ends; a JWT wrapped in its payload, its name more than a line's reach before
+    # the break; base64 wrapped before its padding (`==` names no key).
+    pytest.param("the archive password is {v} and nobody else may know it", "amber kettle hums softly",
+                 id="passphrase-words-then-a-conjunction"),
+    pytest.param("the service role key for the staging project is {v} for now",
+                 f"{_JWT[:110]}\n{_JWT[110:]}", id="jwt-wrapped-in-its-payload"),
+    pytest.param("the session cookie, copy it whole: {v}", f"{_B64[:12]}\nm{_B64[12:]}==",
+                 id="base64-wrapped-before-its-padding"),
     # A short password wrapped after its word: both lines' pieces are the value's (no 12-character
     # window of it stands on one line, so the class table cannot see it).
     pytest.param("Never change the vault password is {v} in `deploy.sh`.", "tide9\nlamp4moss",
