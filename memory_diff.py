@@ -922,6 +922,7 @@ PHRASE_OPENS = ("a|an|the|this|that|these|those|my|our|your|his|her|its|their|it
                 "eleven|twelve|\\d+")
 PHRASE_STOPS = (r"(?:and|but|so|because|since|when|if|which|while|unless|before|after|until|once|"
                 r"though|although)(?![\w'’])")  # a conjunction ends the words of a passphrase
+PROSE_WORD = Lazy(r"(?:" + PHRASE_OPENS + r"|" + PHRASE_STOPS + ")")  # (fullmatch a word)
 _COPULA_COLON = "|".join(f"(?<={word}):[ \t]*"  # a colon a copula opens ("Passwort lautet:")
                          for word in ("lautet", "is", "ist", "est", "es", "was"))
 _PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
@@ -1572,14 +1573,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
     # A passphrase unquoted after its name and a colon or "is": four to ten words in small
-    # letters to the clause's end or a conjunction, as diceware makes them, none a word prose
-    # needs (_SEED_PLAIN), few of three letters ("ask the team"), the first none that describes
-    # one (PHRASE_OPENS: "is sent over TLS only").
+    # letters to the clause's end or a conjunction, as diceware makes them (the "diceware" check).
     ("generic_secret", "passphrase|pass phrase|password|passwort",
      r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt])(?![a-z0-9])[^\n:：.;!?]{0,40}?"
-     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*(?!(?:" + PHRASE_OPENS + r")(?![\w'’]))"
+     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
      r"((?-i:" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){3,9}))(?=\s*(?:[.,;!]|$)| +"
-     + PHRASE_STOPS + ")", "seed"),
+     + PHRASE_STOPS + ")", "diceware"),
     # ... or any three to ten words right after "passphrase is" or "passphrase:" ("the SSH key
     # passphrase is kettle on the windowsill at dawn"), to the clause's end or a conjunction, the
     # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
@@ -3720,12 +3719,13 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
                                         match.start(), match.start() + len(joined), joined)
             # A credential is withheld whole: the dotted token the two pieces are part of (a
             # JWT's header and signature), but a checksum only where it stands.
-            start, end = (match.start(), match.end()) if harmless \
-                else (brk - len(whole_left), brk + 1 + len(whole_right))
+            start, end = (match.start(), match.end()) if harmless else \
+                (min(match.start(), brk - len(whole_left)), max(match.end(), brk + 1 + len(whole_right)))
             yield SecretHit(RANDOM_KIND, start, end, False), harmless
         elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
-                and joins < WRAP_JOINS \
-                and WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower()):
+                and joins < WRAP_JOINS and (
+                    WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower())
+                    or "." in whole_left + whole_right):  # a dotted token names itself (a JWT)
             joins += 1  # (the context is counted from the value's ends: a JWT's line is long)
             start = max(first, brk - len(whole_left) - WRAP_CONTEXT)
             after = text[brk + 1:min(last, brk + 1 + len(whole_right) + WRAP_CONTEXT)]
@@ -3869,6 +3869,11 @@ def credible(value: str, check: str, whole: str) -> bool:
         return credential_shaped(value)
     if check == "words":  # not words naming a password, nor an adjective or a participle first
         return not NAMED_PASSWORD.search(value) and not DESCRIBING_END.search(value.split()[0])
+    if check == "diceware":  # not words that tell of a password ("is rotated every ninety
+        # days"): the first, or two, a word prose needs (PROSE_WORD), a participle or an adverb
+        telling = [bool(PROSE_WORD.fullmatch(word)) or word.endswith(("ed", "ly"))
+                   for word in value.split()]
+        return credible(value, "seed", whole) and not telling[0] and sum(telling) < 2
     if check == "seed":  # BIP39's and diceware's words of three letters are few: a run of them
         words = re.findall(r"[a-z]+", value.lower())  # is code's (`mov add sub mul div ...`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)

@@ -1756,6 +1756,8 @@ MULTILINE_LOOKALIKES = [
     pytest.param(f"https://github.com/adnanh/webhook/commit/{SHA}", id="commit-of-a-repository-named-webhook"),
     pytest.param("The password reset needs python3.11+ on the runner.", id="versions-in-password-prose"),
     pytest.param("The password is sent over TLS only.", id="words-describing-a-password"),
+    pytest.param("The password is rotated every ninety days and the old one expires.", id="words-then-a-conjunction"),
+    pytest.param("The password is stored hashed inside postgres but the salt is per user.", id="participle-first"),
     # A checksum wrapped over two lines: both are the checksum (wrapped_tokens).
     pytest.param("the tarball's sha256 checksum is 9f2c41e8b07d3a65c1e48f0b92d7a3c6\n"
                  "5e08b1f4a97c2d63e0b5f18a4c7d92e3 per SHA256SUMS", id="checksum-wrapped"),
@@ -1826,6 +1828,9 @@ VALUE_PLACES = [
                  f"{_JWT[:110]}\n{_JWT[110:]}", id="jwt-wrapped-in-its-payload"),
     pytest.param("the session cookie, copy it whole: {v}", f"{_B64[:12]}\nm{_B64[12:]}==",
                  id="base64-wrapped-before-its-padding"),
+    # A review of that change: a generated password's signs on both lines, a JWT with no word.
+    pytest.param("ok, log in as deploy with {v} today", "Wq4%tz~Rb\n$k81mHvPxLe", id="signed-password-wrapped"),
+    pytest.param("got {v} back from /auth", f"{_JWT[:50]}\n{_JWT[50:]}", id="jwt-wrapped-with-no-word"),
     # A short password wrapped after its word: both lines' pieces are the value's (no 12-character
     # window of it stands on one line, so the class table cannot see it).
     pytest.param("Never change the vault password is {v} in `deploy.sh`.", "tide9\nlamp4moss",
