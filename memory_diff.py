@@ -3719,8 +3719,9 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
                                         match.start(), match.start() + len(joined), joined)
             # A credential is withheld whole: the dotted token the two pieces are part of (a
             # JWT's header and signature), but a checksum only where it stands.
-            start, end = (match.start(), match.end()) if harmless else \
-                (min(match.start(), brk - len(whole_left)), max(match.end(), brk + 1 + len(whole_right)))
+            start, end = match.span()
+            if not harmless:
+                start, end = min(start, brk - len(whole_left)), max(end, brk + 1 + len(whole_right))
             yield SecretHit(RANDOM_KIND, start, end, False), harmless
         elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
                 and joins < WRAP_JOINS and (
