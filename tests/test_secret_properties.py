@@ -77,6 +77,12 @@ def make_body(seed: int, alphabet: str, length: int) -> str:
     rng = random.Random(seed)
     if alphabet == "uuid":
         return "-".join("".join(rng.choice("0123456789abcdef") for _ in range(n)) for n in (8, 4, 4, 4, 12))
+    if alphabet == "jwt":  # base64url of a JSON header and payload, a random signature
+        claims = {"sub": make_body(seed, "base62", 12), "role": rng.choice(["service_role", "admin", "anon"]),
+                  "iat": rng.randint(1_600_000_000, 1_800_000_000)}
+        parts = [json.dumps({"alg": rng.choice(["HS256", "RS256", "ES256"]), "typ": "JWT"}).encode(),
+                 json.dumps(claims).encode(), rng.randbytes(length)]
+        return ".".join(base64.urlsafe_b64encode(part).decode().rstrip("=") for part in parts)
     chars = ALPHABETS[alphabet]
     need = [cls for cls in (str.isupper, str.islower, str.isdigit) if any(cls(c) for c in chars)]
     while True:
@@ -90,13 +96,13 @@ def make_body(seed: int, alphabet: str, length: int) -> str:
 def tokens(draw: st.DrawFn) -> tuple[str, str]:
     """(token as written, its random body)."""
     alphabet = draw(st.sampled_from(["hex", "HEX", "base62", "base64", "base64url", "lower36", "base32", "uuid",
-                                     "signed"]))
+                                     "signed", "jwt"]))
     # One-case bodies from 28 characters: shorter, a random one and a name run together
     # (`mistral7binstructv02`) are too alike; README's Security section gives that residual.
     low = 32 if alphabet in ("hex", "HEX") else 28 if alphabet in ("lower36", "base32") else 20
     body = make_body(draw(st.integers(0, 2**32)), alphabet, draw(st.integers(low, 64)))
     prefix = ""
-    if draw(st.booleans()):
+    if alphabet != "jwt" and draw(st.booleans()):  # (a JWT opens with its header)
         # Made up here: two to five letters and a separator, sometimes a second part.
         prefix = draw(st.text("bcdfghjklmnpqrstvwxz", min_size=2, max_size=5)) + draw(st.sampled_from("_-"))
         if draw(st.booleans()):
