@@ -3706,8 +3706,10 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
         whole_left = before[len(before.rstrip(TOKEN_CHARS + ".")):]
         ends = [side for side in (whole_left, right) if not TOKEN_PIECES.search(side)]
         padding = len(right) - len(right.rstrip("="))  # base64's, not a key's `=` (`...DA==`)
-        if ASSIGNS.match(text, match.end() - len(right), match.end() - padding if padding
-                         else len(text)) or COLUMNS.search(text, first, last) \
+        split = split_word(left, right)  # a key's name the break cut (`...passwo` / `rd=...`)
+        if not split and ASSIGNS.match(text, match.end() - len(right), match.end() - padding
+                                       if padding else len(text)) \
+                or COLUMNS.search(text, first, last) \
                 or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
                        and WORD_PIECE.fullmatch(piece) for piece in ends):
             continue
@@ -3725,7 +3727,7 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             yield SecretHit(RANDOM_KIND, start, end, False), harmless
         elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
                 and joins < WRAP_JOINS and (
-                    WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower())
+                    split or WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower())
                     or "." in whole_left + whole_right):  # a dotted token names itself (a JWT)
             joins += 1  # (the context is counted from the value's ends: a JWT's line is long)
             start = max(first, brk - len(whole_left) - WRAP_CONTEXT)
@@ -3733,6 +3735,14 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             for hit in scan_secrets(text[start:brk] + after):
                 if hit.start < brk - start < hit.end and hit.kind != RANDOM_KIND:
                     yield hit._replace(start=start + hit.start, end=start + hit.end + 1), False
+
+
+def split_word(left: str, right: str) -> bool:
+    """Whether a line break cut a credential's word (WRAP_NAMED) in two: the letters that end
+    the left piece and open the right one spell it, across the break."""
+    tail, head = re.search(r"[A-Za-z]*\Z", left).group(), re.match(r"[A-Za-z]*", right).group()
+    spelt = WRAP_NAMED.finditer((tail + head).lower())
+    return bool(tail and head) and any(word.start() < len(tail) < word.end() for word in spelt)
 
 
 def policy_passwords(text: str) -> Iterator[SecretHit]:

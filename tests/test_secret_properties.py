@@ -1764,6 +1764,10 @@ MULTILINE_LOOKALIKES = [
     pytest.param("The password is sent over TLS only.", id="words-describing-a-password"),
     pytest.param("The password is rotated every ninety days and the old one expires.", id="words-then-a-conjunction"),
     pytest.param("The password is stored hashed inside postgres but the salt is per user.", id="participle-first"),
+    # ... and the review of a looser first version: prose or a usage block, then a record.
+    pytest.param("Deployed commit 4f9c2a1b\nVERSION=1.4.2", id="prose-then-a-record"),
+    pytest.param("<usage>total_tokens: 71001\ntool_uses: 38\nduration_ms: 1880", id="usage-block"),
+    pytest.param("export PGPASSWORD=$POSTGRES_PASSWORD\n$PSQL -f schema.sql", id="variable-then-a-command"),
     # A checksum wrapped over two lines: both are the checksum (wrapped_tokens).
     pytest.param("the tarball's sha256 checksum is 9f2c41e8b07d3a65c1e48f0b92d7a3c6\n"
                  "5e08b1f4a97c2d63e0b5f18a4c7d92e3 per SHA256SUMS", id="checksum-wrapped"),
@@ -1837,6 +1841,10 @@ VALUE_PLACES = [
     # A review of that change: a generated password's signs on both lines, a JWT with no word.
     pytest.param("ok, log in as deploy with {v} today", "Wq4%tz~Rb\n$k81mHvPxLe", id="signed-password-wrapped"),
     pytest.param("got {v} back from /auth", f"{_JWT[:50]}\n{_JWT[50:]}", id="jwt-wrapped-with-no-word"),
+    # From a fresh probe of 80 credentials in their structures: a break inside the key's name
+    # (the next line then opens with `rd=`, no record of its own).
+    pytest.param("set spring.datasource.passwo\nrd={v} in the prod profile", "river5stone",
+                 id="break-inside-the-keys-name"),
     # A short password wrapped after its word: both lines' pieces are the value's (no 12-character
     # window of it stands on one line, so the class table cannot see it).
     pytest.param("Never change the vault password is {v} in `deploy.sh`.", "tide9\nlamp4moss",
