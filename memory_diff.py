@@ -3689,7 +3689,7 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
     whether its context makes it harmless (a checksum's two lines); else, after a credential's
     word (WRAP_NAMED), what another rule finds across the break once the two lines read as one
     (a passphrase, a short password). Not two lines of words."""
-    plain = ((match, credential_shaped) for match in WRAPPED.finditer(text))
+    plain = ((match, credential_shaped) for match in each_break(WRAPPED, text))
     signed = ((match, signed_password) for match in WRAPPED_SIGNED.finditer(text)
               if not WRAPPED.fullmatch(match.group()))
     joins = 0
@@ -3735,6 +3735,16 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             for hit in scan_secrets(text[start:brk] + after):
                 if hit.start < brk - start < hit.end and hit.kind != RANDOM_KIND:
                     yield hit._replace(start=start + hit.start, end=start + hit.end + 1), False
+
+
+def each_break(pattern: Lazy, text: str) -> Iterator[re.Match[str]]:
+    """The pattern's matches around each line break, the next searched from the break before
+    it: a line that ends one match may open the next (a value's first piece on a line that
+    closes another: `DB_PASSWORD=d28x` / `tddk...` after a line ending in a word)."""
+    at = 0
+    while match := pattern.search(text, at):
+        yield match
+        at = match.start() + match.group().index("\n") + 1
 
 
 def split_word(left: str, right: str) -> bool:

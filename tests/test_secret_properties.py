@@ -1845,6 +1845,9 @@ VALUE_PLACES = [
     # (the next line then opens with `rd=`, no record of its own).
     pytest.param("set spring.datasource.passwo\nrd={v} in the prod profile", "river5stone",
                  id="break-inside-the-keys-name"),
+    # ... and a value's first piece on a line that a command's wrap ends (each break is read).
+    pytest.param("$ openssl rand -base64 32\n{v} is the session secret", f"{_B64[:14]}\n{_B64[14:44]}",
+                 id="wrap-below-a-wrapped-line"),
     # A short password wrapped after its word: both lines' pieces are the value's (no 12-character
     # window of it stands on one line, so the class table cannot see it).
     pytest.param("Never change the vault password is {v} in `deploy.sh`.", "tide9\nlamp4moss",
