@@ -3702,7 +3702,8 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
         first, last = text.rfind("\n", 0, brk) + 1, (text + "\n").find("\n", brk + 1)
         before = text[first:brk]
         # Where a word alone (not base32's capitals; not `Heas` of `k+Heas`; not `tezv` of
-        # `r00a61.tezv`) ends a line or opens the next, or a record ends (ASSIGNS), a line ended.
+        # `r00a61.tezv`) ends a line or opens the next, or a record ends (ASSIGNS; not a key's
+        # name the break cut), a line ended.
         whole_left = before[len(before.rstrip(TOKEN_CHARS + ".")):]
         ends = [side for side in (whole_left, right) if not TOKEN_PIECES.search(side)]
         padding = len(right) - len(right.rstrip("="))  # base64's, not a key's `=` (`...DA==`)
@@ -3739,8 +3740,8 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
 
 def each_break(pattern: Lazy, text: str) -> Iterator[re.Match[str]]:
     """The pattern's matches around each line break, the next searched from the break before
-    it: a line that ends one match may open the next (a value's first piece on a line that
-    closes another: `DB_PASSWORD=d28x` / `tddk...` after a line ending in a word)."""
+    it: a line that ends one match may open the next (a value's first piece on the line after
+    a command's last word: `openssl rand -base64 32` / `<piece>` / `<piece>`)."""
     at = 0
     while match := pattern.search(text, at):
         yield match
