@@ -1758,6 +1758,11 @@ SVG_PATH = Lazy(r"[MmLlHhVvCcSsQqTtAaZz0-9-]+")  # a drawing's commands and numb
 # The parts base64's `+` joins in a token (`sxeNVAh+yKTHPWRP58Wh`), judged whole.
 BASE64_PLUS = Lazy(r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:\+[A-Za-z0-9]+)+")
 TOKEN_PIECES = Lazy(r"[-_/+=]+")
+# A value a dot joins (`jCEqxNQ.UBJ4iWb3`, a generated password's): judged by its pieces rejoined
+# (dotted_random) where words and numbers are a third of it or less, else it is code, a host or a
+# version (`np.float32`, `a1b2c3.cloudfront.net`, `v1.2.3-beta.4`).
+DOTTED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z0-9][\w-]*(?:\.[\w-]+)+(?![\w/\\-]|\.\w|@\w)", re.A)
+DOTTED_PIECES = Lazy(r"[._-]+|(?<=[a-z])(?=[A-Z])")
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 # A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
 RECORD_PATH = Lazy(r"/(?!(?:web)?hooks/|tokens/|keys/|secrets/|credentials/|passwords/|triggers/"
@@ -1779,21 +1784,23 @@ BRACKET_RUN = Lazy(_BRACKETS + "+")
 QUERY_KEY = Lazy(r"(?:^|&)[\w.-]+=")  # a query's name, before its value (signed runs)
 _CLOSER = r"[.;)>\]}|]"  # what ends a statement or a group: no token ends in one
 # A data centre's or region's suffix (Mailchimp's `-us21`) is judged apart from the value before it.
-REGION_SUFFIX = Lazy(r"-[A-Za-z]{1,4}\d{0,3}\Z")
+REGION_SUFFIX = Lazy(r"-(?:[a-z]{1,4}|[A-Z]{1,4})\d{0,3}\Z")  # one case: mixed ones are random
 SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
                     r"(?=[" + _SIGNED_JOINS + r"]*(?:[" + _SIGNED_SIGNS + r"]|" + _ONE_JOIN + r"|"
                     + _TWO_JOINS + r"))"
                     + _SIGNED_CHAR + r"{12,128}(?<!" + _CLOSER + r")"
                     r"(?!" + _CLOSER + r"*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
+FILE_END = Lazy(r"\w\.[a-z]{1,4}\Z")  # a file's name (`runtime~main.8e0b7c1f.js`), no password
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
 # a place-holder is named in words: `<td>`, `<worktreeHash`, and a generic type's `Vec2<TCtx`;
-# `<Zt7>` is a password's), a hex literal between joins (`(reg&0xFF00)>>8`).
+# `<Zt7>` is a password's), a hex literal between joins (`(reg&0xFF00)>>8`), a pattern's class of
+# ranges (`ghp_[A-Za-z0-9]{36}`).
 MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)"
               r"|</?(?:[A-Za-z][a-z]*(?:-[a-z]+)*|h[1-6])>"
               r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][A-Za-z_-]{3,}$"
-              r"|(?<![A-Za-z0-9])0x[0-9A-Fa-f]+(?![A-Za-z0-9])")
+              r"|(?<![A-Za-z0-9])0x[0-9A-Fa-f]+(?![A-Za-z0-9])|\[\^?(?:\w-\w)+[\w-]*\]")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
 # (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
@@ -1881,6 +1888,14 @@ NAMING_WORD = Lazy(
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
     r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
+# A token's own issuer prefix (`bkua_`, `lsv2_pt_`): a word before it names a sha in it only as a
+# field's name (`request_id: req_<hex>`, `x-request-id`), since git prints a commit bare and
+# "commit" or "for the record" before such a token is a verb or an idiom.
+ISSUER_PREFIX = Lazy(r"(?:[A-Za-z][A-Za-z0-9]{0,9}_)+")
+LABEL_MARK = Lazy(r"[^\w]*[:=]")
+# A word that names any form (public, opaque) inside a snake_case name names only as its head.
+SNAKE_BEFORE = Lazy(r"[a-z0-9_]*\Z")  # the snake_case name a naming word is part of (its start)
+SNAKE_AROUND = Lazy(r"[a-z0-9_]*")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret", "opaque",
                    "commit", "id", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
@@ -3607,6 +3622,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 # A documentation's example (AWS's `...bPxRfiCYEXAMPLEKEY`), as for a named kind.
                 example = bool(EXAMPLE_SECRET.search(match.group()))
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
+        for match in DOTTED_TOKEN.finditer(text) if "." in text else ():  # whole, past a finding
+            if dotted_random(match.group()) \
+                    and not harmless_context(text, match.start(), match.end(), match.group()):
+                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         signed_runs = list(SIGNED_TOKEN.finditer(text))
         for start, end in (span for signed in signed_runs for span in query_values(signed)):
             if signed_password(REGION_SUFFIX.sub("", text[start:end])) \
@@ -4113,6 +4132,21 @@ def mid_generated(token: str) -> bool:
         and base64_text(token) is None
 
 
+def dotted_random(token: str) -> bool:
+    """Whether a token a dot joins (DOTTED_TOKEN) is generated: its pieces rejoined judged as a
+    token written whole, where words of three letters or more and numbers are a third of it or
+    less; not a file's or host's name (a short lower-case last piece), not a drawing's path."""
+    core = "".join(TOKEN_PIECES.split(token.replace(".", "-")))
+    last = token.rsplit(".", 1)[-1]
+    if len(core) < MID_MIN or last.isalpha() and last.islower() and len(last) <= 5 \
+            or SVG_PATH.fullmatch(core):
+        return False
+    words = sum(len(word) for word in DOTTED_PIECES.split(token)
+                if len(word) >= 3 and WORD_PIECE.fullmatch(word) or word.isdigit())
+    return 3 * words <= len(core) and (credential_shaped(core) if len(core) >= RANDOM_MIN
+                                       else mid_generated(core))
+
+
 def alternating(token: str) -> bool:
     """Whether a short token (SHORT_TOKEN) is generated: its letters and digits alternate."""
     core = SIGNS.sub("", token)
@@ -4153,13 +4187,13 @@ def query_values(match: re.Match[str]) -> Iterator[tuple[int, int]]:
 
 def signed_password(token: str) -> bool:
     """Whether a token in SIGNED_TOKEN's shape is a generated password: no piece between its
-    signs a RANDOM_TOKEN, its letters and digits random, no escape, no format but beside a
-    generator's other signs (`8%d$2LG`), no filler; joined by
+    signs a RANDOM_TOKEN, its letters and digits random, no escape nor file name, no format
+    but beside a generator's other signs (`8%d$2LG`), no filler; joined by
     brackets alone (code's too), both cases and a digit, no markup and no name (named_pair)."""
     joins_only = not any(sign in token for sign in _SIGNED_SIGNS)
     return bool(SIGNED_TOKEN.fullmatch(token)) \
         and max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
-        and not PERCENT_ESCAPE.search(token) \
+        and not PERCENT_ESCAPE.search(token) and not FILE_END.search(token) \
         and not (PRINTF_SPEC.search(token) and not set(token) & set(_SIGNED_SIGNS) - {"%"}) \
         and not FILLER.search(token) \
         and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)
@@ -4336,6 +4370,7 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     # The token's own text is read in words only where it names the body (`correlationId=`) or is
     # words (`github.com/o/r/commit/`): a random piece may spell one (`...LN+TX/...`, no tx id).
     own = text[first:start]
+    prefixed = bool(ISSUER_PREFIX.fullmatch(own)) and not uuid
     if not ASSIGNS.fullmatch(own):
         wordy = all(WORD_PIECE.fullmatch(piece) or piece.isdigit() or piece.islower()
                     for piece in OWN_WORDS.split(own) if piece)
@@ -4353,6 +4388,15 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         if NEGATED.search(joined, max(0, match.start() - 12), match.start()):
             continue  # "a 40-char hex string, not a commit": a word denied names nothing
         named = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
+        compound = SNAKE_AROUND.match(joined, SNAKE_BEFORE.search(joined, 0, match.start()).start())
+        if named in ("public", "opaque") and "_" in compound.group():
+            named = name_family(compound.group())  # as its head names (`mosquitto_pub_h_p`)
+            if not named:
+                continue
+        if prefixed and match.end() <= len(before) - head and (
+                named == "commit" or named == "id" and not LABEL_MARK.match(joined, match.end())
+                and joined[match.start() - 1:match.start()] not in ("-", "_")):
+            continue
         if named == "id" and OWN_VALUE.match(joined, match.end(), len(before) - head
                                              if match.end() <= len(before) else len(joined)):
             continue  # the id's word names its own value ("project id 4411 is <token>")

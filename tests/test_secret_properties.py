@@ -1259,6 +1259,17 @@ LOOKALIKES = [
     # ... a word of many consonants (a React key, a run of three groups), the alphabet as a stand-in.
     _row("react-key-word", '`<Panel key="synchronization" title="Sync" />`', "synchronization"),
     _row("three-groups-of-four", "`key: prod-sync-http` routes the job", "prod-sync-http"),
+    # ... an id's label before a prefixed hex, a module's hash in pieces, a pattern, a file's name
+    # with a sign, a UUID under a snake_case name whose head is no naming word (the fifth stop's
+    # scan and blind lists).
+    _row("request-id-label", f"`request_id: req_{_HEX32}` in the client's debug log", _HEX32),
+    _row("request-id-header", f"`(b'x-request-id', b'req_{_HEX32}')` in the client's debug log", _HEX32),
+    _row("go-sum-hash", "`github.com/frankban/quicktest v1.14.6 h1:FZvbOBFD3B90Alb+jWrt6kSfIQuGtT3wHPgpQwwuM+4=`",
+         "FZvbOBFD3B90Alb"),
+    _row("token-pattern", "the scanner's pattern `ghp_[A-Za-z0-9]{36}` for GitHub's tokens", "[A-Za-z0-9]{36}"),
+    _row("webpack-runtime-file", "`runtime~main.8e0b7c1f.js` is inlined into the HTML", "runtime~main"),
+    _row("debian-package-file", "`libssl3_3.0.11-1~deb12u2_amd64.deb` is the patched one", "deb12u2"),
+    _row("uuid-in-a-snake-key", '`"transcript_uuid_at_start": "3e449b91-ddf2-4fd6-a3f6-c051142b7e90"`', "3e449b91"),
     _row("alphabet-stand-in", "`api_key=abcdefghijklmnopqrstuvwxyz` until the vendor sends one", "ghijklmnop"),
     _row("key-attribute-iterations", "`PBKDF2_PASSWORD_ITERATIONS=310000` is what the docs suggest", "310000"),
     _row("key-attribute-timeout", "`pin_timeout=30000` for the kiosk", "30000"),
@@ -1958,6 +1969,18 @@ VALUE_PLACES = [
     pytest.param("`[mail.relay.example]:2525 courier:{v}` in sasl_passwd", "tern5Quay", id="postfix-sasl-passwd"),
     pytest.param('env:\n- name: SMTP_PASSWORD\n  value: "{v}"', "Oxbow-Lane-12", id="kubernetes-env-pair"),
     pytest.param("| field | value |\n|---|---|\n| redis_password | {v} |", "Mire9Falcon", id="table-row-key"),
+    # From a fresh probe of 128 kinds in 18 shapes and a blind list of dotted values (the fifth stop
+    # of 2026-12-06): an issuer's prefix before hex after an idiom or a verb that names a record
+    # or a commit; a generated password a dot joins, whole past a finding before its dot; a mixed
+    # case tail after a dash; a word naming any form inside a snake_case name.
+    pytest.param("for the record {v}", "bkua_" + _chars("bkua", 40, "hex"), id="issuer-prefix-after-an-idiom"),
+    pytest.param("Never commit {v} to the repo", "bkua_" + _chars("bkua2", 40, "hex"), id="issuer-prefix-after-commit"),
+    pytest.param('`{{"curl_u": "deploy:{v}"}}` in the script', "tWq8Lzn.Rk3PmXv9", id="dotted-password-in-a-pair"),
+    pytest.param("Keep the value {v} out of the notes", "mPq7Rtz_3k.W8xK", id="dotted-password-bare"),
+    pytest.param("the refresh token I got back was `{v}`, it fails", "QwErT5yUiOp3AsDfGh.KjL9.ZxCvB7nM",
+                 id="token-whole-past-its-dot"),
+    pytest.param("Keep the value {v} out of the notes", "pLm4Wq9zT2#-RvKx", id="signed-password-mixed-case-tail"),
+    pytest.param('`{{"mosquitto_pub_h_P": "{v}"}}` on the sensor', "Zr8KfQ2mXwTnBpLc", id="public-word-inside-a-name"),
 ]
 
 
