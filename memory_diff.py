@@ -1791,16 +1791,20 @@ SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
                     + _SIGNED_CHAR + r"{12,128}(?<!" + _CLOSER + r")"
                     r"(?!" + _CLOSER + r"*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
-FILE_END = Lazy(r"\w\.[a-z]{1,4}\Z")  # a file's name (`runtime~main.8e0b7c1f.js`), no password
+# A file's name (`clip.mp4`, `MICROS~1.XLS`), no password; signed, only with `~` its one sign (a
+# bundle's chunk, a backup, a short name: `runtime~main.8e0b7c1f.js`), as a password may end so.
+FILE_END = Lazy(r"\w\.(?:(?=[a-z0-9]{0,4}[a-z])[a-z0-9]{1,5}|[A-Z]{2,4})\Z")
+TILDE_NAME = Lazy(r"\A[^!#%*^]*~[^!#%*^]*\Z")
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
 # a place-holder is named in words: `<td>`, `<worktreeHash`, and a generic type's `Vec2<TCtx`;
 # `<Zt7>` is a password's), a hex literal between joins (`(reg&0xFF00)>>8`), a pattern's class of
-# ranges (`ghp_[A-Za-z0-9]{36}`).
+# ranges in one kind (`ghp_[A-Za-z0-9]{36}`; `[S-i]` is a password's).
 MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)"
               r"|</?(?:[A-Za-z][a-z]*(?:-[a-z]+)*|h[1-6])>"
               r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][A-Za-z_-]{3,}$"
-              r"|(?<![A-Za-z0-9])0x[0-9A-Fa-f]+(?![A-Za-z0-9])|\[\^?(?:\w-\w)+[\w-]*\]")
+              r"|(?<![A-Za-z0-9])0x[0-9A-Fa-f]+(?![A-Za-z0-9])"
+              r"|\[\^?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9])+[\w-]*\]")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
 # (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
@@ -1888,14 +1892,12 @@ NAMING_WORD = Lazy(
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
     r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
-# A token's own issuer prefix (`bkua_`, `lsv2_pt_`): a word before it names a sha in it only as a
-# field's name (`request_id: req_<hex>`, `x-request-id`), since git prints a commit bare and
-# "commit" or "for the record" before such a token is a verb or an idiom.
+# A token's own issuer prefix (`bkua_`, `lsv2_pt_`): a word before it names a sha in it only as an
+# id's own word or a field's name (`job id job_<hex>`, `request_id: req_<hex>`, `x-request-id`),
+# since git prints a commit bare and "commit" or "for the record" there is a verb or an idiom.
 ISSUER_PREFIX = Lazy(r"(?:[A-Za-z][A-Za-z0-9]{0,9}_)+")
 LABEL_MARK = Lazy(r"[^\w]*[:=]")
-# A word that names any form (public, opaque) inside a snake_case name names only as its head.
-SNAKE_BEFORE = Lazy(r"[a-z0-9_]*\Z")  # the snake_case name a naming word is part of (its start)
-SNAKE_AROUND = Lazy(r"[a-z0-9_]*")
+ID_WORD = Lazy(r"(?:[a-z]*uu|u|gu|ul)?ids?|identifiers?")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret", "opaque",
                    "commit", "id", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
@@ -3624,7 +3626,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
         for match in DOTTED_TOKEN.finditer(text) if "." in text else ():  # whole, past a finding
             if dotted_random(match.group()) \
-                    and not harmless_context(text, match.start(), match.end(), match.group()):
+                    and not harmless_context(text, match.start(), match.end(), match.group(), True):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         signed_runs = list(SIGNED_TOKEN.finditer(text))
         for start, end in (span for signed in signed_runs for span in query_values(signed)):
@@ -4135,11 +4137,9 @@ def mid_generated(token: str) -> bool:
 def dotted_random(token: str) -> bool:
     """Whether a token a dot joins (DOTTED_TOKEN) is generated: its pieces rejoined judged as a
     token written whole, where words of three letters or more and numbers are a third of it or
-    less; not a file's or host's name (a short lower-case last piece), not a drawing's path."""
+    less; not a file's or host's name (FILE_END), not a drawing's path."""
     core = "".join(TOKEN_PIECES.split(token.replace(".", "-")))
-    last = token.rsplit(".", 1)[-1]
-    if len(core) < MID_MIN or last.isalpha() and last.islower() and len(last) <= 5 \
-            or SVG_PATH.fullmatch(core):
+    if len(core) < MID_MIN or FILE_END.search(token) or SVG_PATH.fullmatch(core):
         return False
     words = sum(len(word) for word in DOTTED_PIECES.split(token)
                 if len(word) >= 3 and WORD_PIECE.fullmatch(word) or word.isdigit())
@@ -4193,7 +4193,8 @@ def signed_password(token: str) -> bool:
     joins_only = not any(sign in token for sign in _SIGNED_SIGNS)
     return bool(SIGNED_TOKEN.fullmatch(token)) \
         and max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
-        and not PERCENT_ESCAPE.search(token) and not FILE_END.search(token) \
+        and not PERCENT_ESCAPE.search(token) \
+        and not (FILE_END.search(token) and TILDE_NAME.search(token)) \
         and not (PRINTF_SPEC.search(token) and not set(token) & set(_SIGNED_SIGNS) - {"%"}) \
         and not FILLER.search(token) \
         and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)
@@ -4344,14 +4345,16 @@ def der_element(der: bytes, at: int, tag: int) -> tuple[int, int] | None:
     return at + 2 + count, int.from_bytes(der[at + 2:at + 2 + count], "big")
 
 
-def harmless_context(text: str, start: int, end: int, token: str) -> bool:
-    """Whether the naming word nearest the token's body (a UUID, or its longest piece) names a
-    harmless kind in that form (a commit's hex sha); camelCase read too, beside the body only."""
+def harmless_context(text: str, start: int, end: int, token: str, dots: bool = False) -> bool:
+    """Whether the naming word nearest the token's body (a UUID, or its longest piece, between
+    dots too with `dots`) names a harmless kind in that form (a commit's hex sha); camelCase read
+    too, beside the body only."""
+    pieces = TOKEN_PIECES.split(token.replace(".", "-") if dots else token)
     uuid = UUID.search(token)
     if uuid:
         body, at = uuid.group(), uuid.start()
     else:
-        body = max(TOKEN_PIECES.split(token), key=len)
+        body = max(pieces, key=len)
         at = token.index(body)
     if LISTED_FILE.match(text, end) or "/" in token and FILE_EXTENSION.match(text, end):
         return True  # a file's path names it too (`dist/assets/index-0B3gZeCM.js`)
@@ -4388,13 +4391,9 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
         if NEGATED.search(joined, max(0, match.start() - 12), match.start()):
             continue  # "a 40-char hex string, not a commit": a word denied names nothing
         named = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
-        compound = SNAKE_AROUND.match(joined, SNAKE_BEFORE.search(joined, 0, match.start()).start())
-        if named in ("public", "opaque") and "_" in compound.group():
-            named = name_family(compound.group())  # as its head names (`mosquitto_pub_h_p`)
-            if not named:
-                continue
         if prefixed and match.end() <= len(before) - head and (
-                named == "commit" or named == "id" and not LABEL_MARK.match(joined, match.end())
+                named == "commit" or named == "id" and not ID_WORD.fullmatch(match.group())
+                and not LABEL_MARK.match(joined, match.end())
                 and joined[match.start() - 1:match.start()] not in ("-", "_")):
             continue
         if named == "id" and OWN_VALUE.match(joined, match.end(), len(before) - head
@@ -4416,7 +4415,7 @@ def harmless_context(text: str, start: int, end: int, token: str) -> bool:
     if not family and RECORD_PATH.search(text, first, start):
         family = "id"  # a path's collection names its record (`/api/projects/<uuid>`)
     # An id's name covers the random pieces in its form, not a cookie's base64 beside a hex.
-    odd = [piece for piece in TOKEN_PIECES.split(token) if piece not in body
+    odd = [piece for piece in pieces if piece not in body
            and len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece)
            and looks_random(piece, words=True)]
     body = body[2:] if body[:2] in ("0x", "0X") else body

@@ -1259,13 +1259,18 @@ LOOKALIKES = [
     # ... a word of many consonants (a React key, a run of three groups), the alphabet as a stand-in.
     _row("react-key-word", '`<Panel key="synchronization" title="Sync" />`', "synchronization"),
     _row("three-groups-of-four", "`key: prod-sync-http` routes the job", "prod-sync-http"),
-    # ... an id's label before a prefixed hex, a module's hash in pieces, a pattern, a file's name
-    # with a sign, a UUID under a snake_case name whose head is no naming word (the fifth stop's
-    # scan and blind lists).
+    # ... an id's label or word before a prefixed hex, a module's hash in pieces, a public key's
+    # name, a pattern, a file's name with a sign or a digit, hex after an event's dot, a UUID under
+    # a snake_case name (the fifth stop's scan, blind lists and review).
     _row("request-id-label", f"`request_id: req_{_HEX32}` in the client's debug log", _HEX32),
     _row("request-id-header", f"`(b'x-request-id', b'req_{_HEX32}')` in the client's debug log", _HEX32),
     _row("go-sum-hash", "`github.com/frankban/quicktest v1.14.6 h1:FZvbOBFD3B90Alb+jWrt6kSfIQuGtT3wHPgpQwwuM+4=`",
          "FZvbOBFD3B90Alb"),
+    _row("prefixed-id-after-its-word", f"`job id job_{_HEX32}` restarted twice", _HEX32),
+    _row("public-key-hex-name", f"`server_public_key_hex: {_HEX32}{_HEX32}`", _HEX32),
+    _row("media-file-digit-extension", "the clip `Sc2i_oMXJZ6.mp4` has no audio track", "oMXJZ6"),
+    _row("event-name-hex-after-a-dot", "`kubectl get events` shows web-d5e8dfd9d5-c1o08.e254f1e06645c019 as Warning",
+         "e254f1e06645c019"),
     _row("token-pattern", "the scanner's pattern `ghp_[A-Za-z0-9]{36}` for GitHub's tokens", "[A-Za-z0-9]{36}"),
     _row("webpack-runtime-file", "`runtime~main.8e0b7c1f.js` is inlined into the HTML", "runtime~main"),
     _row("debian-package-file", "`libssl3_3.0.11-1~deb12u2_amd64.deb` is the patched one", "deb12u2"),
@@ -1972,7 +1977,7 @@ VALUE_PLACES = [
     # From a fresh probe of 128 kinds in 18 shapes and a blind list of dotted values (the fifth stop
     # of 2026-12-06): an issuer's prefix before hex after an idiom or a verb that names a record
     # or a commit; a generated password a dot joins, whole past a finding before its dot; a mixed
-    # case tail after a dash; a word naming any form inside a snake_case name.
+    # case tail after a dash.
     pytest.param("for the record {v}", "bkua_" + _chars("bkua", 40, "hex"), id="issuer-prefix-after-an-idiom"),
     pytest.param("Never commit {v} to the repo", "bkua_" + _chars("bkua2", 40, "hex"), id="issuer-prefix-after-commit"),
     pytest.param('`{{"curl_u": "deploy:{v}"}}` in the script', "tWq8Lzn.Rk3PmXv9", id="dotted-password-in-a-pair"),
@@ -1980,7 +1985,8 @@ VALUE_PLACES = [
     pytest.param("the refresh token I got back was `{v}`, it fails", "QwErT5yUiOp3AsDfGh.KjL9.ZxCvB7nM",
                  id="token-whole-past-its-dot"),
     pytest.param("Keep the value {v} out of the notes", "pLm4Wq9zT2#-RvKx", id="signed-password-mixed-case-tail"),
-    pytest.param('`{{"mosquitto_pub_h_P": "{v}"}}` on the sensor', "Zr8KfQ2mXwTnBpLc", id="public-word-inside-a-name"),
+    # ... and a review's: a password holding a bracket's range of two kinds is no pattern.
+    pytest.param("use {v} to log in to the staging box", "TQZh[f-W]5CjXn6", id="bracket-range-in-a-password"),
 ]
 
 
