@@ -859,6 +859,9 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "գաղտնաբառը|парольная фраза|парольну фразу|"
                   "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
                   "diceware phrase|pre-shared-key|pre-shared key|preshared key")
+# A password's name whose head comes first, as a variable's (`password_for_wifi`, `senha_do_wifi`,
+# `mot_de_passe_smtp`): a preposition and one to three words after it.
+_OF_THING = r"(?:_(?:for|of|to|de|do|da|du|des|del|di|für|от|для|van|för|na|no)(?:_[^\W_]+){1,3})?"
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # ... as a variable's piece, but Spanish "clave" (a key) and Italian "parola" (a word).
 _VARIABLE_NAMES = "|".join(w for w in _NAMES_ONE_WORD.split("|") if w not in ("clave", "parola"))
@@ -1538,6 +1541,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
+     + "|(?:" + literal_trie(w.replace(" ", "_") for w in PASSWORD_NAMES.split("|")) + ")" + _OF_THING
      + ")" + _NOT_ID_KEY + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
     # (see issued); a reference's name (`existingSecret`, `adminPasswordKey`) holds no value.

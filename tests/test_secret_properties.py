@@ -1977,7 +1977,7 @@ VALUE_PLACES = [
     # From a fresh probe of 128 kinds in 18 shapes and a blind list of dotted values (the fifth stop
     # of 2026-12-06): an issuer's prefix before hex after an idiom or a verb that names a record
     # or a commit; a generated password a dot joins, whole past a finding before its dot; a mixed
-    # case tail after a dash.
+    # case tail after a dash; a password's name first in a variable's (`password_for_wifi`).
     pytest.param("for the record {v}", "bkua_" + _chars("bkua", 40, "hex"), id="issuer-prefix-after-an-idiom"),
     pytest.param("Never commit {v} to the repo", "bkua_" + _chars("bkua2", 40, "hex"), id="issuer-prefix-after-commit"),
     pytest.param('`{{"curl_u": "deploy:{v}"}}` in the script', "tWq8Lzn.Rk3PmXv9", id="dotted-password-in-a-pair"),
@@ -1985,6 +1985,8 @@ VALUE_PLACES = [
     pytest.param("the refresh token I got back was `{v}`, it fails", "QwErT5yUiOp3AsDfGh.KjL9.ZxCvB7nM",
                  id="token-whole-past-its-dot"),
     pytest.param("Keep the value {v} out of the notes", "pLm4Wq9zT2#-RvKx", id="signed-password-mixed-case-tail"),
+    pytest.param('`{{"password_for_wifi": "{v}"}}` in the kiosk config', "Kestrel_Mavu4471", id="key-password-for-a-thing"),
+    pytest.param('`{{"mot_de_passe": "{v}"}}` in the relay config', "Lierre-Gris-904", id="key-name-of-words-in-snake-case"),
     # ... and a review's: a password holding a bracket's range of two kinds is no pattern.
     pytest.param("use {v} to log in to the staging box", "TQZh[f-W]5CjXn6", id="bracket-range-in-a-password"),
 ]
