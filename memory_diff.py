@@ -1766,6 +1766,9 @@ TOKEN_PIECES = Lazy(r"[-_/+=]+")
 # (dotted_random) where words and numbers are a third of it or less, else it is code, a host or a
 # version (`np.float32`, `a1b2c3.cloudfront.net`, `v1.2.3-beta.4`).
 DOTTED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z0-9][\w-]*(?:\.[\w-]+)+(?![\w/\\-]|\.\w|@\w)", re.A)
+# ... not a selector by its tag (`div.BNeawe.s3v9rd`, scraped pages' classes) or mktemp's name.
+DOTTED_NAMED = Lazy(r"(?:div|span|a|p|h[1-6]|li|ul|ol|button|input|img|section|article|nav|header"
+                    r"|footer|main|table|tr|td|th|form|label|svg|i|b|em|strong|tmp)\.")
 DOTTED_PIECES = Lazy(r"[._-]+|(?<=[a-z])(?=[A-Z])")
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 # A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
@@ -1795,20 +1798,23 @@ SIGNED_TOKEN = Lazy(r"(?<!" + _SIGNED_CHAR + r")"
                     + _SIGNED_CHAR + r"{12,128}(?<!" + _CLOSER + r")"
                     r"(?!" + _CLOSER + r"*[\w!#$%*^~+=@(<&\[{-])", re.A)
 SIGNS = Lazy(r"[^A-Za-z0-9]+")
-# A file's name (`clip.mp4`, `MICROS~1.XLS`), no password; signed, only with `~` its one sign (a
-# bundle's chunk, a backup, a short name: `runtime~main.8e0b7c1f.js`), as a password may end so.
-FILE_END = Lazy(r"\w\.(?:(?=[a-z0-9]{0,4}[a-z])[a-z0-9]{1,5}|[A-Z]{2,4})\Z")
-TILDE_NAME = Lazy(r"\A[^!#%*^]*~[^!#%*^]*\Z")
+# A file's name (`clip.mp4`, `MICROS~1.XLS`), no password: any extension ends a dotted value; a
+# signed one, only a common type's after `~` (a bundle's chunk, a package: `runtime~main.<hex>.js`),
+# since a generated password may end in `.` and letters too.
+FILE_END = Lazy(r"\w\.(?:(?=[a-z0-9]{0,6}[a-z])[a-z0-9]{1,7}|[A-Z]{2,4})\Z")
+TILDE_FILE = Lazy(r"\A[^!#%*^]*~[^!#%*^]*\.(?:[cm]?js|css|map|json|html?|deb|rpm|whl|t?gz|xz|zip|jar"
+                  r"|woff2?|ttf|svg|png|jpe?g|gif|webp|ico|pdf|xlsx?|docx?|pptx?|csv|txt|log|tmp"
+                  r"|bak|swp|ipynb|py|ts|tsx|jsx|so|dll|exe)\Z", re.I)
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
 # a place-holder is named in words: `<td>`, `<worktreeHash`, and a generic type's `Vec2<TCtx`;
 # `<Zt7>` is a password's), a hex literal between joins (`(reg&0xFF00)>>8`), a pattern's class of
-# ranges in one kind (`ghp_[A-Za-z0-9]{36}`; `[S-i]` is a password's).
+# ranges in one kind and its count (`ghp_[A-Za-z0-9]{36}`; `[S-i]`, `[K-Vb]w` are a password's).
 MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)"
               r"|</?(?:[A-Za-z][a-z]*(?:-[a-z]+)*|h[1-6])>"
               r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][A-Za-z_-]{3,}$"
               r"|(?<![A-Za-z0-9])0x[0-9A-Fa-f]+(?![A-Za-z0-9])"
-              r"|\[\^?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9])+[\w-]*\]")
+              r"|\[\^?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9])+[\w-]*\](?:[{*+?]|\Z)")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts
 # (`P@ssw0rdSummer`, `Borshch#Smak9`); not a sigil's word (`^Prod1^Prod2`), nor in a path, scope,
 # setting, variable or place-holder (`/ :: = { < >` around it), nor in a link (scan_secrets).
@@ -1896,12 +1902,10 @@ NAMING_WORD = Lazy(
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
     r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
-# A token's own issuer prefix (`bkua_`, `lsv2_pt_`): a word before it names a sha in it only as an
-# id's own word or a field's name (`job id job_<hex>`, `request_id: req_<hex>`, `x-request-id`),
-# since git prints a commit bare and "commit" or "for the record" there is a verb or an idiom.
-ISSUER_PREFIX = Lazy(r"(?:[A-Za-z][A-Za-z0-9]{0,9}_)+")
-LABEL_MARK = Lazy(r"[^\w]*[:=]")
-ID_WORD = Lazy(r"(?:[a-z]*uu|u|gu|ul)?ids?|identifiers?")
+# A naming word that names nothing: "commit" as a verb, whose object is what is committed ("never
+# commit <token> to ..."), and the idiom "for the record".
+NAMES_NOTHING = Lazy(r"(?:\b(?:never|always|not|don't|please|to|must|should|we|i|you|just|then|and"
+                     r"|or) commit|\b(?:for|off|on) the record)\Z")
 NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret", "opaque",
                    "commit", "id", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
@@ -4141,9 +4145,10 @@ def mid_generated(token: str) -> bool:
 def dotted_random(token: str) -> bool:
     """Whether a token a dot joins (DOTTED_TOKEN) is generated: its pieces rejoined judged as a
     token written whole, where words of three letters or more and numbers are a third of it or
-    less; not a file's or host's name (FILE_END), not a drawing's path."""
+    less; not a file's or host's name (FILE_END), a selector (DOTTED_NAMED), a drawing's path."""
     core = "".join(TOKEN_PIECES.split(token.replace(".", "-")))
-    if len(core) < MID_MIN or FILE_END.search(token) or SVG_PATH.fullmatch(core):
+    if len(core) < MID_MIN or FILE_END.search(token) or SVG_PATH.fullmatch(core) \
+            or DOTTED_NAMED.match(token):
         return False
     words = sum(len(word) for word in DOTTED_PIECES.split(token)
                 if len(word) >= 3 and WORD_PIECE.fullmatch(word) or word.isdigit())
@@ -4198,7 +4203,7 @@ def signed_password(token: str) -> bool:
     return bool(SIGNED_TOKEN.fullmatch(token)) \
         and max(map(len, SIGNS.split(token))) < RANDOM_MIN and signed_random(token) \
         and not PERCENT_ESCAPE.search(token) \
-        and not (FILE_END.search(token) and TILDE_NAME.search(token)) \
+        and not TILDE_FILE.search(token) \
         and not (PRINTF_SPEC.search(token) and not set(token) & set(_SIGNED_SIGNS) - {"%"}) \
         and not FILLER.search(token) \
         and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)
@@ -4377,7 +4382,6 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     # The token's own text is read in words only where it names the body (`correlationId=`) or is
     # words (`github.com/o/r/commit/`): a random piece may spell one (`...LN+TX/...`, no tx id).
     own = text[first:start]
-    prefixed = bool(ISSUER_PREFIX.fullmatch(own)) and not uuid
     if not ASSIGNS.fullmatch(own):
         wordy = all(WORD_PIECE.fullmatch(piece) or piece.isdigit() or piece.islower()
                     for piece in OWN_WORDS.split(own) if piece)
@@ -4395,10 +4399,7 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         if NEGATED.search(joined, max(0, match.start() - 12), match.start()):
             continue  # "a 40-char hex string, not a commit": a word denied names nothing
         named = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
-        if prefixed and match.end() <= len(before) - head and (
-                named == "commit" or named == "id" and not ID_WORD.fullmatch(match.group())
-                and not LABEL_MARK.match(joined, match.end())
-                and joined[match.start() - 1:match.start()] not in ("-", "_")):
+        if NAMES_NOTHING.search(joined, max(0, match.start() - 12), match.end()):
             continue
         if named == "id" and OWN_VALUE.match(joined, match.end(), len(before) - head
                                              if match.end() <= len(before) else len(joined)):
