@@ -1271,6 +1271,9 @@ LOOKALIKES = [
     _row("media-file-digit-extension", "the clip `Sc2i_oMXJZ6.mp4` has no audio track", "oMXJZ6"),
     _row("event-name-hex-after-a-dot", "`kubectl get events` shows web-d5e8dfd9d5-c1o08.e254f1e06645c019 as Warning",
          "e254f1e06645c019"),
+    _row("css-selector-classes", "scrape `div.BNeawe.s3v9rd.AP7Wnd` for the snippet text", "BNeawe"),
+    _row("mktemp-name", "the here-document lands in `tmp.Xk9qL2mZ7p` under $TMPDIR", "Xk9qL2mZ7p"),
+    _row("minted-cache-file", "minted writes `5F2C9A1B8E7D6C5B4A39281706F5E4D3.pygtex` per listing", "5F2C9A1B"),
     _row("token-pattern", "the scanner's pattern `ghp_[A-Za-z0-9]{36}` for GitHub's tokens", "[A-Za-z0-9]{36}"),
     _row("webpack-runtime-file", "`runtime~main.8e0b7c1f.js` is inlined into the HTML", "runtime~main"),
     _row("debian-package-file", "`libssl3_3.0.11-1~deb12u2_amd64.deb` is the patched one", "deb12u2"),
@@ -1987,8 +1990,11 @@ VALUE_PLACES = [
     pytest.param("Keep the value {v} out of the notes", "pLm4Wq9zT2#-RvKx", id="signed-password-mixed-case-tail"),
     pytest.param('`{{"password_for_wifi": "{v}"}}` in the kiosk config', "Kestrel_Mavu4471", id="key-password-for-a-thing"),
     pytest.param('`{{"mot_de_passe": "{v}"}}` in the relay config', "Lierre-Gris-904", id="key-name-of-words-in-snake-case"),
-    # ... and a review's: a password holding a bracket's range of two kinds is no pattern.
+    # ... and the reviews': a password holding a bracket's range is no pattern, nor one with `~`
+    # ending in `.` and letters a file's name.
     pytest.param("use {v} to log in to the staging box", "TQZh[f-W]5CjXn6", id="bracket-range-in-a-password"),
+    pytest.param("DB_PASSWORD={v} on the replica", "Xu[K-VbUp]wC1N", id="bracket-range-with-a-name"),
+    pytest.param("the VPN is {v} since Monday", "nsUA1iyxO~oxZR.okjn", id="tilde-password-ending-like-a-file"),
 ]
 
 
