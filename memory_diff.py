@@ -1801,7 +1801,7 @@ SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # A file's name (`clip.mp4`, `MICROS~1.XLS`), no password: any extension ends a dotted value; a
 # signed one, only a common type's after `~` (a bundle's chunk, a package: `runtime~main.<hex>.js`),
 # since a generated password may end in `.` and letters too.
-FILE_END = Lazy(r"\w\.(?:(?=[a-z0-9]{0,6}[a-z])[a-z0-9]{1,7}|[A-Z]{2,4})\Z")
+FILE_END = Lazy(r"\w\.(?:[a-z]{1,7}|(?=[a-z0-9]{0,4}[a-z])[a-z0-9]{1,5}|[A-Z]{2,4})\Z")
 TILDE_FILE = Lazy(r"\A[^!#%*^]*~[^!#%*^]*\.(?:[cm]?js|css|map|json|html?|deb|rpm|whl|t?gz|xz|zip|jar"
                   r"|woff2?|ttf|svg|png|jpe?g|gif|webp|ico|pdf|xlsx?|docx?|pptx?|csv|txt|log|tmp"
                   r"|bak|swp|ipynb|py|ts|tsx|jsx|so|dll|exe)\Z", re.I)

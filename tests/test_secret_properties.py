@@ -1985,6 +1985,8 @@ VALUE_PLACES = [
     pytest.param("Never commit {v} to the repo", "bkua_" + _chars("bkua2", 40, "hex"), id="issuer-prefix-after-commit"),
     pytest.param('`{{"curl_u": "deploy:{v}"}}` in the script', "tWq8Lzn.Rk3PmXv9", id="dotted-password-in-a-pair"),
     pytest.param("Keep the value {v} out of the notes", "mPq7Rtz_3k.W8xK", id="dotted-password-bare"),
+    pytest.param("Please store {v} somewhere safer than this chat", "Qm7X.vz52kxtP.4hn81w",
+                 id="dotted-password-ending-like-an-extension"),
     pytest.param("the refresh token I got back was `{v}`, it fails", "QwErT5yUiOp3AsDfGh.KjL9.ZxCvB7nM",
                  id="token-whole-past-its-dot"),
     pytest.param("Keep the value {v} out of the notes", "pLm4Wq9zT2#-RvKx", id="signed-password-mixed-case-tail"),
