@@ -2001,7 +2001,7 @@ VALUE_PLACES = [
 
 
 # Inputs a review found exponential or quadratic in the option and auth rules: each is scanned in
-# well under a second (tens of seconds before).
+# well under a second (tens of seconds before), or in linear time where the machine is slower.
 LONG_INPUTS = [
     pytest.param("token -" + "-".join(["aB"] * 40), id="dashed-capitals"),
     pytest.param("the token spec covers -" + "-".join(["getUserByIdAndRole"] * 30) + " x", id="dashed-camel"),
@@ -2017,11 +2017,19 @@ LONG_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("text", LONG_INPUTS)
-def test_a_long_input_is_scanned_in_linear_time(text: str) -> None:
+def _scan_seconds(text: str) -> float:
     started = time.perf_counter()
     md.scan_secrets(text)
-    assert time.perf_counter() - started < 1.0
+    return time.perf_counter() - started
+
+
+@pytest.mark.parametrize("text", LONG_INPUTS)
+def test_a_long_input_is_scanned_in_linear_time(text: str) -> None:
+    """Under a second, or, on a slow or busy machine, under 25 times a tenth of it: linear reads
+    ten times as long, quadratic a hundred (the best of two runs each)."""
+    whole = min(_scan_seconds(text) for _ in range(2))
+    tenth = min(_scan_seconds(text[:len(text) // 10]) for _ in range(2))
+    assert whole < max(1.0, 25 * tenth), (whole, tenth)
 
 
 @pytest.mark.parametrize(("place", "value"), VALUE_PLACES)
