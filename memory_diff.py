@@ -859,8 +859,8 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "գաղտնաբառը|парольная фраза|парольну фразу|"
                   "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
                   "diceware phrase|pre-shared-key|pre-shared key|preshared key")
-# A password's name whose head comes first, as a variable's (`password_for_wifi`, `senha_do_wifi`,
-# `mot_de_passe_smtp`): a preposition and one to three words after it.
+# A password's name whose head comes first, as a variable's (`password_for_wifi`, `senha_do_wifi`):
+# a preposition and one to three words after it; a name of words in snake_case (`mot_de_passe`).
 _OF_THING = r"(?:_(?:for|of|to|de|do|da|du|des|del|di|für|от|для|van|för|na|no)(?:_[^\W_]+){1,3})?"
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # ... as a variable's piece, but Spanish "clave" (a key) and Italian "parola" (a word).
@@ -1769,7 +1769,6 @@ DOTTED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z0-9][\w-]*(?:\.[\w-]+)+(?![\w/\\-]|
 # ... not a selector by its tag (`div.BNeawe.s3v9rd`, scraped pages' classes) or mktemp's name.
 DOTTED_NAMED = Lazy(r"(?:div|span|a|p|h[1-6]|li|ul|ol|button|input|img|section|article|nav|header"
                     r"|footer|main|table|tr|td|th|form|label|svg|i|b|em|strong|tmp)\.")
-DOTTED_PIECES = Lazy(r"[._-]+|(?<=[a-z])(?=[A-Z])")
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 # A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
 RECORD_PATH = Lazy(r"/(?!(?:web)?hooks/|tokens/|keys/|secrets/|credentials/|passwords/|triggers/"
@@ -4146,11 +4145,11 @@ def dotted_random(token: str) -> bool:
     """Whether a token a dot joins (DOTTED_TOKEN) is generated: its pieces rejoined judged as a
     token written whole, where words of three letters or more and numbers are a third of it or
     less; not a file's or host's name (FILE_END), a selector (DOTTED_NAMED), a drawing's path."""
-    core = "".join(TOKEN_PIECES.split(token.replace(".", "-")))
+    core = SIGNS.sub("", token)
     if len(core) < MID_MIN or FILE_END.search(token) or SVG_PATH.fullmatch(core) \
             or DOTTED_NAMED.match(token):
         return False
-    words = sum(len(word) for word in DOTTED_PIECES.split(token)
+    words = sum(len(word) for word in OWN_WORDS.split(token)
                 if len(word) >= 3 and WORD_PIECE.fullmatch(word) or word.isdigit())
     return 3 * words <= len(core) and (credential_shaped(core) if len(core) >= RANDOM_MIN
                                        else mid_generated(core))
@@ -4396,11 +4395,10 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     head, tail = len(CAMEL_HUMP.sub(" ", own)), last - end
     joined = before + "\0" + after
     for match in () if query else NAMING_WORD.finditer(joined):
-        if NEGATED.search(joined, max(0, match.start() - 12), match.start()):
-            continue  # "a 40-char hex string, not a commit": a word denied names nothing
+        if NEGATED.search(joined, max(0, match.start() - 12), match.start()) \
+                or NAMES_NOTHING.search(joined, max(0, match.start() - 12), match.end()):
+            continue  # "a 40-char hex string, not a commit", "never commit": it names nothing
         named = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
-        if NAMES_NOTHING.search(joined, max(0, match.start() - 12), match.end()):
-            continue
         if named == "id" and OWN_VALUE.match(joined, match.end(), len(before) - head
                                              if match.end() <= len(before) else len(joined)):
             continue  # the id's word names its own value ("project id 4411 is <token>")
