@@ -1541,7 +1541,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("generic_secret", "pass|pwd|secret|token|key|credential|auth|" + _NAMES_ONE_WORD,
      r"(?i)(?<![a-z0-9{])(?<!public[ _-])(?<!publishable[ _-])(?:[a-z]+(?:password|passwd)|"
      + literal_trie(w for w in SECRET_WORDS + tuple(_NAMES_ONE_WORD.split("|")) if " " not in w)
-     + "|(?:" + literal_trie(w.replace(" ", "_") for w in PASSWORD_NAMES.split("|")) + ")" + _OF_THING
+     + "|(?:" + literal_trie(w.replace(" ", "_") for w in PASSWORD_NAMES.split("|")) + ")"
+     + _OF_THING
      + ")" + _NOT_ID_KEY + assigned(), "password"),
     # The same in camelCase (`clientSecret := "..."`), in the original case, each word found first
     # (see issued); a reference's name (`existingSecret`, `adminPasswordKey`) holds no value.
@@ -1801,9 +1802,9 @@ SIGNS = Lazy(r"[^A-Za-z0-9]+")
 # signed one, only a common type's after `~` (a bundle's chunk, a package: `runtime~main.<hex>.js`),
 # since a generated password may end in `.` and letters too.
 FILE_END = Lazy(r"\w\.(?:[a-z]{1,7}|(?=[a-z0-9]{0,4}[a-z])[a-z0-9]{1,5}|[A-Z]{2,4})\Z")
-TILDE_FILE = Lazy(r"\A[^!#%*^]*~[^!#%*^]*\.(?:[cm]?js|css|map|json|html?|deb|rpm|whl|t?gz|xz|zip|jar"
-                  r"|woff2?|ttf|svg|png|jpe?g|gif|webp|ico|pdf|xlsx?|docx?|pptx?|csv|txt|log|tmp"
-                  r"|bak|swp|ipynb|py|ts|tsx|jsx|so|dll|exe)\Z", re.I)
+TILDE_FILE = Lazy(r"\A[^!#%*^]*~[^!#%*^]*\.(?:[cm]?js|css|map|json|html?|deb|rpm|whl|t?gz|xz|zip"
+                  r"|jar|woff2?|ttf|svg|png|jpe?g|gif|webp|ico|pdf|xlsx?|docx?|pptx?|csv|txt|log"
+                  r"|tmp|bak|swp|ipynb|py|ts|tsx|jsx|so|dll|exe)\Z", re.I)
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
 # a place-holder is named in words: `<td>`, `<worktreeHash`, and a generic type's `Vec2<TCtx`;
