@@ -674,6 +674,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--show-teams", action="append", default=[],
                    choices=("unmatched", "drop", "maybe", "keep", "keep-missed"),
                    help="print sample proposals of the other teams' write half; repeatable")
+    p.add_argument("--show-heldout", action="append", default=[],
+                   choices=("unmatched", "drop", "maybe", "keep"),
+                   help="print sample proposals of the held-out teams' read half; repeatable")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     p.add_argument("--show", action="append", default=[], choices=SHOW_KINDS,
                    help="print sample proposals (unmatched / matched to drop / maybe / keep), "
@@ -1244,6 +1247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_pool = [r for rs in team_results.values() for r in rs if r.half == "write"]
             for kind in args.show_teams:
                 show_samples(kind, write_pool, args.limit, f"teams, write half: {kind}")
+        if args.show_heldout:
+            # The read half only, as for the teams.
+            read_pool = [r for rs in heldout_results.values() for r in rs if r.half == "read"]
+            for kind in args.show_heldout:
+                show_samples(kind, read_pool, args.limit, f"held-out teams, read half: {kind}")
         print(f"\nquality: {time.perf_counter() - started_all:.0f} s in all (reading the corpus "
               f"{read_s:.0f} s, per-session runs {elapsed:.0f} s, union runs {union_s:.0f} s, "
               f"edit runs {edits_s:.0f} s, team runs {teams_s:.0f} s, "
