@@ -1235,6 +1235,9 @@ _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?" + _SEED_PLAIN  # numbered too (`1) word`)
 SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8}){11})"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
                 r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-]| +[A-Za-z])")
+# A space a link's query encodes between two words (`animal%20atom`, `animal+atom`): read as one
+# only for a recovery phrase, as a search query's words are prose, not a password.
+LINK_SPACE = Lazy(r"(?<=[a-z])(?:%20|\+)(?=[a-z])")
 # ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
 WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
                    r"гаманц|"
@@ -1924,6 +1927,11 @@ RANGE_REACH = 67  # characters from one end of a range to the other: 64 of a SHA
 REVISION_RANGE = Lazy(r"(?<![\w.])[0-9a-fA-F]{7,64}\.{2,3}[0-9a-fA-F]{7,64}(?![\w.])")
 # A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
+# ... and so is a key's value by a compound key (`{"mosquitto_pub_..._P": "<token>"}`,
+# `build-id=`), however long (key_family): no other word before it names the value.
+KEY_NAME = Lazy(r"(?<![\w.-])([a-z0-9]+(?:[_.-][a-z0-9]+)+)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+KEY_REACH = 120  # characters of a compound key read before its value
+KEY_HEAD_WORDS = 3  # words after a naming word in a compound key that still qualify it
 # A Markdown table's header names its column (column_header), the line above this rule line.
 TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")
 # A webhook's path piece after which its secret stands (hook_secret), and where a piece turns
@@ -3613,10 +3621,12 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 return found
     lowered = folded_lower(text)
     found += named_secrets(text, lowered)
-    if text.count(" ") >= 11 and WALLET_WORD.search(lowered):
-        found += apart([SecretHit("seed_phrase", m.start(1), m.end(1), False)
-                        for m in SEED_RUN.finditer(text) if seed_run(m.group(1))
-                        and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))], found)
+    if WALLET_WORD.search(lowered):
+        if text.count(" ") >= 11:
+            found += apart(seed_phrases(text), found)
+        if LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
+            spaced, pieces = link_spaced(text)
+            found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced)], found)
     found += apart([SecretHit("grouped_code", m.start(1), m.end(1), False)
                     for m in CODE_NUMBER.finditer(text) if code_value(m.group(1))
                     and CODE_WORD_BEFORE.search(text, max(0, m.start(1) - 60), m.start(1))], found)
@@ -3676,6 +3686,31 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         else:
             merged.append(finding)
     return merged
+
+
+def seed_phrases(text: str) -> list[SecretHit]:
+    """Recovery phrases by their form (SEED_RUN) after a lead (SEED_LEAD)."""
+    return [SecretHit("seed_phrase", m.start(1), m.end(1), False) for m in SEED_RUN.finditer(text)
+            if seed_run(m.group(1)) and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))]
+
+
+def link_spaced(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
+    """TEXT with the spaces a link encodes between words (LINK_SPACE) as spaces and its own
+    spaces as line breaks (the prose after a link is no word of its phrase), and its pieces
+    as secret_view gives them."""
+    pieces: list[tuple[int, int, int, bool]] = []
+    view: list[str] = []
+    size = at = 0
+    for match in [*LINK_SPACE.finditer(text), None]:
+        start, end = (match.start(), match.end()) if match else (len(text), len(text))
+        for piece, first, last in ((text[at:start].replace(" ", "\n"), at, start),
+                                   (" " if match else "", start, end)):
+            if piece:
+                pieces.append((size, first, last, len(piece) == last - first))
+                view.append(piece)
+                size += len(piece)
+        at = end
+    return "".join(view), pieces
 
 
 def wrapped_urls(text: str, decode: bool) -> list[SecretHit]:
@@ -4379,6 +4414,10 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     query = QUERY_NAME.search(folded_lower(named_by))
     if query:
         family = name_family(query.group(1))
+    else:
+        keyed = CAMEL_HUMP.sub("_", text[max(0, start - KEY_REACH):start])
+        query = KEY_NAME.search(folded_lower(keyed))
+        family = key_family(query.group(1)) if query else family
     # The token's own text is read in words only where it names the body (`correlationId=`) or is
     # words (`github.com/o/r/commit/`): a random piece may spell one (`...LN+TX/...`, no tx id).
     own = text[first:start]
@@ -4443,6 +4482,20 @@ def name_family(name: str) -> str:
     if "secret" in families or not found or words[found[-1].end():].strip(" 0123456789|`*"):
         return "secret" if "secret" in families else ""
     return families[-1]
+
+
+def key_family(key: str) -> str:
+    """The family a compound key gives its value: its last naming word's, where a few words
+    at most follow it (`commit_sha_full`, `uuid_created_by_gateway`); further back it names
+    another part of the key (`mosquitto_pub_h_broker_local_p_8883_u_sensor01_P`, a
+    publisher's password). A credential's word anywhere withholds."""
+    words = key.replace("_", " ").replace("-", " ").replace(".", " ")
+    found = list(NAMING_WORD.finditer(words))
+    families = [NAMING_FAMILIES[match.lastindex - 1] for match in found]  # type: ignore[operator]
+    if "secret" in families or not found:
+        return "secret" if "secret" in families else ""
+    rest = words[found[-1].end():].split()
+    return families[-1] if len(rest) <= KEY_HEAD_WORDS else ""
 
 
 def column_header(text: str, at: int) -> str:
