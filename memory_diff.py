@@ -1236,8 +1236,10 @@ SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8})
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
                 r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-]| +[A-Za-z])")
 # A space a link's query encodes between two words (`animal%20atom`, `animal+atom`): read as one
-# only for a recovery phrase, as a search query's words are prose, not a password.
+# only for a recovery phrase under its own name (`seed=`, `mnemonic=`), as a search query's words
+# are prose, not a password.
 LINK_SPACE = Lazy(r"(?<=[a-z])(?:%20|\+)(?=[a-z])")
+SEED_KEY = Lazy(r"(?i)(?:seed|phrase|mnemonic|words|recovery|backup|srp)[\w.-]*(?:=|%3D)\Z")  # ... under a phrase's own name
 # ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
 WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
                    r"гаманц|"
@@ -1927,11 +1929,6 @@ RANGE_REACH = 67  # characters from one end of a range to the other: 64 of a SHA
 REVISION_RANGE = Lazy(r"(?<![\w.])[0-9a-fA-F]{7,64}\.{2,3}[0-9a-fA-F]{7,64}(?![\w.])")
 # A URL query's value is named by its parameter alone (`?session_id=` an id, `?t=` nothing).
 QUERY_NAME = Lazy(r"[?&;]([a-z0-9_.-]{0,40})=$")
-# ... and so is a key's value by a compound key (`{"mosquitto_pub_..._P": "<token>"}`,
-# `build-id=`), however long (key_family): no other word before it names the value.
-KEY_NAME = Lazy(r"(?<![\w.-])([a-z0-9]+(?:[_.-][a-z0-9]+)+)[\"']?[ \t]*[:=][ \t]*[\"']?$")
-KEY_REACH = 120  # characters of a compound key read before its value
-KEY_HEAD_WORDS = 3  # words after a naming word in a compound key that still qualify it
 # A Markdown table's header names its column (column_header), the line above this rule line.
 TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")
 # A webhook's path piece after which its secret stands (hook_secret), and where a piece turns
@@ -3626,7 +3623,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             found += apart(seed_phrases(text), found)
         if LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
             spaced, pieces = link_spaced(text)
-            found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced)], found)
+            found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced)
+                            if SEED_KEY.search(spaced, max(0, hit.start - 40), hit.start)], found)
     found += apart([SecretHit("grouped_code", m.start(1), m.end(1), False)
                     for m in CODE_NUMBER.finditer(text) if code_value(m.group(1))
                     and CODE_WORD_BEFORE.search(text, max(0, m.start(1) - 60), m.start(1))], found)
@@ -4414,10 +4412,6 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     query = QUERY_NAME.search(folded_lower(named_by))
     if query:
         family = name_family(query.group(1))
-    else:
-        keyed = CAMEL_HUMP.sub("_", text[max(0, start - KEY_REACH):start])
-        query = KEY_NAME.search(folded_lower(keyed))
-        family = key_family(query.group(1)) if query else family
     # The token's own text is read in words only where it names the body (`correlationId=`) or is
     # words (`github.com/o/r/commit/`): a random piece may spell one (`...LN+TX/...`, no tx id).
     own = text[first:start]
@@ -4482,20 +4476,6 @@ def name_family(name: str) -> str:
     if "secret" in families or not found or words[found[-1].end():].strip(" 0123456789|`*"):
         return "secret" if "secret" in families else ""
     return families[-1]
-
-
-def key_family(key: str) -> str:
-    """The family a compound key gives its value: its last naming word's, where a few words
-    at most follow it (`commit_sha_full`, `uuid_created_by_gateway`); further back it names
-    another part of the key (`mosquitto_pub_h_broker_local_p_8883_u_sensor01_P`, a
-    publisher's password). A credential's word anywhere withholds."""
-    words = key.replace("_", " ").replace("-", " ").replace(".", " ")
-    found = list(NAMING_WORD.finditer(words))
-    families = [NAMING_FAMILIES[match.lastindex - 1] for match in found]  # type: ignore[operator]
-    if "secret" in families or not found:
-        return "secret" if "secret" in families else ""
-    rest = words[found[-1].end():].split()
-    return families[-1] if len(rest) <= KEY_HEAD_WORDS else ""
 
 
 def column_header(text: str, at: int) -> str:

@@ -1742,10 +1742,12 @@ LOOKALIKES = [
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
         ("see commit a1b2c3d in the\nrelease notes of 2024", "release")])],
-    # A compound key's naming word with one word or a preposition's phrase after it names its
-    # value (key_family); words of a search link stay words beside a wallet's word.
+    # A compound key's naming word with words after it names its value; words of a search link
+    # stay words beside a wallet's word (a phrase's own name reads them as one: SEED_KEY).
     _row("key-uuid-at-start", f'`"transcript_uuid_at_start": "{_UUID}"`', _UUID),
     _row("key-commit-sha-full", f"`commit_sha_full = {SHA}`", SHA),
+    _row("search-words-joined-by-plus", "the ledger wallet guide is at /results?search_query=ledger+nano+"
+         "setup+guide+for+beginners+with+backup+steps+and+pin+reset+tips", "ledger+nano+setup+guide"),
     _row("search-link-beside-seed", "seed the test wallet table from /search?q=how%20to%20seed%20a%20"
          "postgres%20database%20with%20fake%20users%20from%20a%20csv%20file",
          "how%20to%20seed%20a%20postgres%20database%20with%20fake%20users"),
@@ -2004,12 +2006,7 @@ VALUE_PLACES = [
     pytest.param("use {v} to log in to the staging box", "TQZh[f-W]5CjXn6", id="bracket-range-in-a-password"),
     pytest.param("DB_PASSWORD={v} on the replica", "Xu[K-VbUp]wC1N", id="bracket-range-with-a-name"),
     pytest.param("the VPN is {v} since Monday", "nsUA1iyxO~oxZR.okjn", id="tilde-password-ending-like-a-file"),
-    # A compound key's words far from its end name another part (a publisher's password), and a
-    # recovery phrase a link's query joins with `%20` or `+`.
-    pytest.param('`{{"mqtt_pub_client_gw_west_P": "{v}"}}` in the broker config', "tdhG3K3ryrglDUhQ",
-                 id="compound-key-with-pub-far-from-its-end"),
-    pytest.param("the relay logs /cb?mqtt_pub_h_broker_local_p_8883_u_sensor01_P={v} on start", "ttiM5B3ghfurYHeU",
-                 id="long-query-name-with-pub"),
+    # A recovery phrase a link's query joins with `%20` or `+`, under the phrase's own name.
     pytest.param("never log https://wallet.example/restore?seed_phrase={v} in the proxy",
                  "%20".join("animal atom clump brief wrist bench category cushion bundle change creek broken".split()),
                  id="seed-phrase-in-a-query-with-percent-spaces"),
