@@ -829,12 +829,13 @@ _NAME_PIECES = r"(?:[A-Z]?[a-z]+(?:[-_]|(?=[A-Z]))|[A-Z]+(?:[-_]|(?=[A-Z][a-z]))
 
 
 def assigned(operators: str = _OPERATORS) -> str:
-    """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe
+    """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`, also
+    after a quote that is never closed: a line cut short), maybe
     as a subscript's key (`cfg['password'] = ...`), with a type between (`pass: str = "..."`), a
     string prefix (`b'...'`) or escaped quotes."""
     return (r"s?(?![a-z0-9])\\*[\"']?\]?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
             r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
-            r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
+            r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|[\"']?([^\s\"',;`]{6,}))")
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
                 "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
@@ -1239,7 +1240,7 @@ SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8})
 # only for a recovery phrase under its own name (`seed=`, `mnemonic=`), as a search query's words
 # are prose, not a password.
 LINK_SPACE = Lazy(r"(?<=[a-z])(?:%20|\+)(?=[a-z])")
-SEED_KEY = Lazy(r"(?i)(?:seed|phrase|mnemonic|words|recovery|backup|srp)[\w.-]*(?:=|%3D)\Z")  # ... under a phrase's own name
+SEED_KEY = Lazy(r"(?i)(?:seed|phrase|mnemonic|words|recovery|backup|srp)[\w.-]*(?:=|%3D)\Z")
 # ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
 WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
                    r"гаманц|"
@@ -1994,6 +1995,7 @@ CODE_WORD_BEFORE = Lazy(_CODE_WORD + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\
 # Each rejoined shape, and the characters that join its parts.
 REJOINED = ((GROUPED, str.maketrans("", "", " -.")), (PAIRED, str.maketrans("", "", ":.")))
 TOKEN_CHARS = string.ascii_letters + string.digits + "+/=_-"  # what a wrapped token is made of
+NEXT_RUN = Lazy(r"[^\s\"'`]+")  # the run that opens a line, a cut value's rest (cut_value)
 # A value wrapped after a credential's word, each side WRAP_PIECE characters or more, is read
 # with its two lines joined (a shorter side is a line's end: `len 9` / `min-passphrase-...`).
 WRAP_NAMED = Lazy(literal_trie((*SECRET_WORDS, *PASSWORD_HINTS.split("|"),
@@ -3671,6 +3673,8 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                              for f in scan_secrets(inner, False)) \
                     and not overlaps(found, run.start(), run.end()):
                 found.append(SecretHit("base64_secret", run.start(), run.end(), False))
+    if "\n" in text:  # a named value a line break cut: its rest on the next line too
+        found = [cut_value(text, f) for f in found]
     # A named kind's marker inside a longer token (`<14 chars>.atlasv1.<67 chars>`): all of it.
     found = [f if f.kind == RANDOM_KIND else f._replace(start=glued_start(text, f.start))
              for f in found]
@@ -3788,7 +3792,7 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             if not harmless:
                 start, end = min(start, brk - len(whole_left)), max(end, brk + 1 + len(whole_right))
             yield SecretHit(RANDOM_KIND, start, end, False), harmless
-        elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
+        elif judge is credential_shaped and min(len(whole_left), len(whole_right)) >= WRAP_PIECE \
                 and joins < WRAP_JOINS and (
                     split or WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower())
                     or "." in whole_left + whole_right):  # a dotted token names itself (a JWT)
@@ -3847,6 +3851,19 @@ def chosen_secrets(text: str, lowered: str) -> Iterator[SecretHit]:
             clause = text[opens:closes.start() if closes else len(text)]
             if names.search(clause) and not unless.search(clause):
                 yield SecretHit(kind, start, end, False)
+
+
+def cut_value(text: str, finding: SecretHit) -> SecretHit:
+    """A value a named rule found up to a line break (`mysql -pTr7u` / `x_Vq92Lm reports`) runs on
+    to the next line's first run, unless that is a word, a list's marker or a key (`USER=`):
+    then the line ended the value."""
+    if finding.kind == RANDOM_KIND or not text.startswith("\n", finding.end):
+        return finding
+    run = NEXT_RUN.match(text, finding.end + 1)
+    if not run or ASSIGNS.match(run.group()) or PLAN_LINE.match(run.group() + " ") \
+            or run.group().rstrip(".,;:!?").isalpha() or not any(c.isalnum() for c in run.group()):
+        return finding
+    return finding._replace(end=run.end())
 
 
 def glued_start(text: str, start: int) -> int:

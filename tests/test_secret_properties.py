@@ -1768,6 +1768,12 @@ MULTILINE_LOOKALIKES = [
     pytest.param("Served at http://127.0.0.1:8000.\n@app.get(\"/health\")", id="port-then-a-decorator"),
     pytest.param("A senha vem do ambiente: POSTGRES_PASSWORD: ${DB_PASSWORD}.", id="key-name-after-a-colon"),
     pytest.param("GOOGLE_CLIENT_SECRET=\nNEXTAUTH_URL=http://localhost:3000", id="empty-value-then-next-line"),
+    # A line break after an option or a credential's word whose next line is a word, a list's
+    # marker or a key: the line ended (cut_value).
+    pytest.param("set the password\nfile path in config.yaml", id="password-then-a-word"),
+    pytest.param("mysql -p\nmydb < dump.sql", id="option-then-a-database"),
+    pytest.param("the token\n- expires in 3600 seconds", id="token-then-a-list-item"),
+    pytest.param('the "pass": "<your password> placeholder', id="unclosed-quote-placeholder"),
     pytest.param("| env | password |\n|---|---|\n| dev | in Vault |\n| qa | n/a |", id="table-without-passwords"),
     pytest.param("org.gradle.jvmargs=-Xmx4g\nVERSION_NAME=1.17.15", id="assignment-after-a-line-break"),
     pytest.param("mysql_config_editor set --login-path=ci --user=ci --password\nEnter password:",
@@ -2010,6 +2016,13 @@ VALUE_PLACES = [
     pytest.param("never log https://wallet.example/restore?seed_phrase={v} in the proxy",
                  "%20".join("animal atom clump brief wrist bench category cushion bundle change creek broken".split()),
                  id="seed-phrase-in-a-query-with-percent-spaces"),
+    # A value a named rule finds up to a line break runs on to the next line's first run (a
+    # terminal's wrap), and a key's value whose quote is never closed (a line cut short).
+    pytest.param("Never rotate {v} by hand in `deploy.sh`", "curl -u deploy:sUQm\nnVX.LYZ7iSo1", id="curl-user-wrapped"),
+    pytest.param("the cron runs {v} reports < nightly.sql", "mysql -u rep -pTr7u\nx_Vq92Lm", id="glued-option-wrapped"),
+    pytest.param("it hangs at {v} admin@10.0.4.17", "sshpass -p Wq8z\nR!t5Kp3", id="sshpass-wrapped-after-four"),
+    pytest.param('Always pass **"pass": "{v}** to `release.py`', "hTWSABAe_7x.A17@", id="unclosed-quote-in-bold"),
+    pytest.param('the line was cut: {{"pass": "{v}', "Kestrel-Mavu-4471", id="unclosed-quote-at-the-end"),
     pytest.param("the metamask import link was /import?mnemonic={v}&net=1",
                  "+".join("gravity oyster ladder velvet mango tunnel prison frost kidney olive shrimp humble".split()),
                  id="seed-phrase-in-a-query-with-plus-spaces"),
