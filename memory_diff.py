@@ -829,13 +829,12 @@ _NAME_PIECES = r"(?:[A-Z]?[a-z]+(?:[-_]|(?=[A-Z]))|[A-Z]+(?:[-_]|(?=[A-Z][a-z]))
 
 
 def assigned(operators: str = _OPERATORS) -> str:
-    """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`, also
-    after a quote that is never closed: a line cut short), maybe
+    """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe
     as a subscript's key (`cfg['password'] = ...`), with a type between (`pass: str = "..."`), a
     string prefix (`b'...'`) or escaped quotes."""
     return (r"s?(?![a-z0-9])\\*[\"']?\]?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
             r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
-            r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|[\"']?([^\s\"',;`]{6,}))")
+            r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
                 "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
@@ -1996,6 +1995,9 @@ CODE_WORD_BEFORE = Lazy(_CODE_WORD + r"[^\n.!?0-9\"{}\[\];]{0,40}?[\"'`「«(]?\
 REJOINED = ((GROUPED, str.maketrans("", "", " -.")), (PAIRED, str.maketrans("", "", ":.")))
 TOKEN_CHARS = string.ascii_letters + string.digits + "+/=_-"  # what a wrapped token is made of
 NEXT_RUN = Lazy(r"[^\s\"'`]+")  # the run that opens a line, a cut value's rest (cut_value)
+# ... not where the line opens something of its own: a table's row, a mention, a bracket, a
+# comment, a variable, a number or version (`v1.2.3`, `main.go:42:`), a path or a call.
+NOT_VALUE_REST = Lazy(r"[|@(\[<{#>$\\]|v?\d+(?:[.:]\d+)*:?\Z|.*[/\\(]")
 # A value wrapped after a credential's word, each side WRAP_PIECE characters or more, is read
 # with its two lines joined (a shorter side is a line's end: `len 9` / `min-passphrase-...`).
 WRAP_NAMED = Lazy(literal_trie((*SECRET_WORDS, *PASSWORD_HINTS.split("|"),
@@ -3673,14 +3675,14 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                              for f in scan_secrets(inner, False)) \
                     and not overlaps(found, run.start(), run.end()):
                 found.append(SecretHit("base64_secret", run.start(), run.end(), False))
-    if "\n" in text:  # a named value a line break cut: its rest on the next line too
-        found = [cut_value(text, f) for f in found]
     # A named kind's marker inside a longer token (`<14 chars>.atlasv1.<67 chars>`): all of it.
     found = [f if f.kind == RANDOM_KIND else f._replace(start=glued_start(text, f.start))
              for f in found]
     if found:  # a finding whose value ends in a public span holds none
         spans = [match.span() for match in PUBLIC_SPAN.finditer(text)]
         found = [f for f in found if not any(a < f.end <= b for a, b in spans)]
+    if "\n" in text:  # a named value a line break cut: its rest on the next line too
+        found = [cut_value(text, f) for f in found]
     merged: list[SecretHit] = []
     for finding in sorted(found, key=lambda f: f.start):
         if merged and finding.start < merged[-1].end:
@@ -3792,7 +3794,7 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             if not harmless:
                 start, end = min(start, brk - len(whole_left)), max(end, brk + 1 + len(whole_right))
             yield SecretHit(RANDOM_KIND, start, end, False), harmless
-        elif judge is credential_shaped and min(len(whole_left), len(whole_right)) >= WRAP_PIECE \
+        elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
                 and joins < WRAP_JOINS and (
                     split or WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower())
                     or "." in whole_left + whole_right):  # a dotted token names itself (a JWT)
@@ -3861,7 +3863,8 @@ def cut_value(text: str, finding: SecretHit) -> SecretHit:
         return finding
     run = NEXT_RUN.match(text, finding.end + 1)
     if not run or ASSIGNS.match(run.group()) or PLAN_LINE.match(run.group() + " ") \
-            or run.group().rstrip(".,;:!?").isalpha() or not any(c.isalnum() for c in run.group()):
+            or NOT_VALUE_REST.match(run.group()) or run.group().rstrip(".,;:!?").isalpha() \
+            or not any(c.isalnum() for c in run.group()):
         return finding
     return finding._replace(end=run.end())
 

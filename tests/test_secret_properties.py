@@ -2017,12 +2017,16 @@ VALUE_PLACES = [
                  "%20".join("animal atom clump brief wrist bench category cushion bundle change creek broken".split()),
                  id="seed-phrase-in-a-query-with-percent-spaces"),
     # A value a named rule finds up to a line break runs on to the next line's first run (a
-    # terminal's wrap), and a key's value whose quote is never closed (a line cut short).
+    # terminal's wrap); a key's value in bold whose quote is never closed.
     pytest.param("Never rotate {v} by hand in `deploy.sh`", "curl -u deploy:sUQm\nnVX.LYZ7iSo1", id="curl-user-wrapped"),
     pytest.param("the cron runs {v} reports < nightly.sql", "mysql -u rep -pTr7u\nx_Vq92Lm", id="glued-option-wrapped"),
     pytest.param("it hangs at {v} admin@10.0.4.17", "sshpass -p Wq8z\nR!t5Kp3", id="sshpass-wrapped-after-four"),
     pytest.param('Always pass **"pass": "{v}** to `release.py`', "hTWSABAe_7x.A17@", id="unclosed-quote-in-bold"),
-    pytest.param('the line was cut: {{"pass": "{v}', "Kestrel-Mavu-4471", id="unclosed-quote-at-the-end"),
+    # ... and a public value opening the next line leaves the cut value withheld (a review's).
+    pytest.param("db_password: {v}\n$2b$12$KIXQJ8Rz0pT5rLq7VwY9UuE1nF3cH6gS2dA4bM8oZ0xW1yV3uT5sq", "Hunter2Pass9",
+                 id="password-then-a-hash-line"),
+    pytest.param("export AWS_SECRET_ACCESS_KEY={v}\narn:aws:iam::123456789012:role/deploy-role",
+                 "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8TvLkA3m", id="secret-then-an-arn-line"),
     pytest.param("the metamask import link was /import?mnemonic={v}&net=1",
                  "+".join("gravity oyster ladder velvet mango tunnel prison frost kidney olive shrimp humble".split()),
                  id="seed-phrase-in-a-query-with-plus-spaces"),
