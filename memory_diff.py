@@ -3685,8 +3685,9 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
         found = [cut_value(text, f) for f in found]
     merged: list[SecretHit] = []
     for finding in sorted(found, key=lambda f: f.start):
-        if merged and finding.start < merged[-1].end:
-            merged[-1] = merged[-1]._replace(end=max(merged[-1].end, finding.end))
+        if merged and finding.start < merged[-1].end:  # an example only if both are
+            merged[-1] = merged[-1]._replace(end=max(merged[-1].end, finding.end),
+                                             example=merged[-1].example and finding.example)
         else:
             merged.append(finding)
     return merged
@@ -3858,8 +3859,8 @@ def chosen_secrets(text: str, lowered: str) -> Iterator[SecretHit]:
 def cut_value(text: str, finding: SecretHit) -> SecretHit:
     """A value a named rule found up to a line break (`mysql -pTr7u` / `x_Vq92Lm reports`) runs on
     to the next line's first run, unless that is a word, a list's marker or a key (`USER=`):
-    then the line ended the value."""
-    if finding.kind == RANDOM_KIND or not text.startswith("\n", finding.end):
+    then the line ended the value. A documentation's example, shown, is not extended."""
+    if finding.kind == RANDOM_KIND or finding.example or not text.startswith("\n", finding.end):
         return finding
     run = NEXT_RUN.match(text, finding.end + 1)
     if not run or ASSIGNS.match(run.group()) or PLAN_LINE.match(run.group() + " ") \

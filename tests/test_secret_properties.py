@@ -2073,6 +2073,21 @@ def test_a_value_in_its_place_is_withheld(place: str, value: str) -> None:
     assert all(any(hit.start <= i < hit.end for hit in hits) for i in range(at, at + len(value))), text
 
 
+# A documentation's example is shown (EXAMPLE_SECRET), but not the credential on the next line:
+# it is not extended over it (cut_value), nor does it make the span it merges with an example.
+EXAMPLE_THEN_SECRET = [
+    pytest.param("the docs use AKIAIOSFODNN7EXAMPLE\n{v} in prod", "ghp_R8kQ2mLx7VtN3pWz9YbC4dFh6JsA1eGu5TiO",
+                 id="example-key-then-a-real-token"),
+    pytest.param("password: EXAMPLEpass123\nroot:{v}@db", "Tr7u!kQ9zLm2Xv", id="example-password-then-a-login"),
+    pytest.param("token: sk_test_EXAMPLE0000000000000000\nhunter2:{v}", "Tr7u!kQ9zLm2Xv", id="example-token-then-a-pair"),
+]
+
+
+@pytest.mark.parametrize(("place", "value"), EXAMPLE_THEN_SECRET)
+def test_an_example_does_not_show_the_credential_after_it(place: str, value: str) -> None:
+    assert value not in md.withhold(place.format(v=value))
+
+
 @pytest.mark.parametrize("place", HEX_KEY_PLACES)
 def test_a_hex_key_beside_an_id_word_is_withheld(place: str) -> None:
     value = SHA[:32]
