@@ -3858,8 +3858,9 @@ def chosen_secrets(text: str, lowered: str) -> Iterator[SecretHit]:
 
 def cut_value(text: str, finding: SecretHit) -> SecretHit:
     """A value a named rule found up to a line break (`mysql -pTr7u` / `x_Vq92Lm reports`) runs on
-    to the next line's first run, unless that is a word, a list's marker or a key (`USER=`):
-    then the line ended the value. A documentation's example, shown, is not extended."""
+    to the next line's first run, unless that is a word, a list's marker, a key (`USER=`) or
+    something of its own (NOT_VALUE_REST): then the line ended the value. A documentation's
+    example, shown, is not extended."""
     if finding.kind == RANDOM_KIND or finding.example or not text.startswith("\n", finding.end):
         return finding
     run = NEXT_RUN.match(text, finding.end + 1)
