@@ -2016,6 +2016,9 @@ VALUE_PLACES = [
     pytest.param("never log https://wallet.example/restore?seed_phrase={v} in the proxy",
                  "%20".join("animal atom clump brief wrist bench category cushion bundle change creek broken".split()),
                  id="seed-phrase-in-a-query-with-percent-spaces"),
+    pytest.param("the metamask import link was /import?mnemonic={v}&net=1",
+                 "+".join("gravity oyster ladder velvet mango tunnel prison frost kidney olive shrimp humble".split()),
+                 id="seed-phrase-in-a-query-with-plus-spaces"),
     # A value a named rule finds up to a line break runs on to the next line's first run (a
     # terminal's wrap); a key's value in bold whose quote is never closed.
     pytest.param("Never rotate {v} by hand in `deploy.sh`", "curl -u deploy:sUQm\nnVX.LYZ7iSo1", id="curl-user-wrapped"),
@@ -2027,9 +2030,6 @@ VALUE_PLACES = [
                  id="password-then-a-hash-line"),
     pytest.param("export AWS_SECRET_ACCESS_KEY={v}\narn:aws:iam::123456789012:role/deploy-role",
                  "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8TvLkA3m", id="secret-then-an-arn-line"),
-    pytest.param("the metamask import link was /import?mnemonic={v}&net=1",
-                 "+".join("gravity oyster ladder velvet mango tunnel prison frost kidney olive shrimp humble".split()),
-                 id="seed-phrase-in-a-query-with-plus-spaces"),
 ]
 
 
