@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 import memory_diff as md
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 
 SESSION = "3f1c2a9e-5b7d-4e21-9c0a-7d2e8f1b6a40"
@@ -40,7 +39,7 @@ def git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, timeout=120)
+    return subprocess.run([*MEMORY_DIFF, *args], cwd=cwd, capture_output=True, timeout=120)
 
 
 def claude_record(text: str) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 U, A = "user", "assistant"
 T = "t.jsonl"  # the transcript of a one-file case, as the preamble and --explain name it
 
@@ -106,7 +106,7 @@ def run(case: Case, mode: str) -> tuple[int, str, str]:
         if case.seen is not None:
             (folder / "seen.md").write_bytes(case.seen.encode())
             args += ["--seen", "seen.md"]
-        proc = subprocess.run([sys.executable, str(SCRIPT), "build", *args, *MODES[mode]],
+        proc = subprocess.run([*MEMORY_DIFF, "build", *args, *MODES[mode]],
                               cwd=folder, capture_output=True, timeout=60)
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 

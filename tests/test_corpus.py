@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 SESSIONS = CORPUS / "sessions"
@@ -67,7 +67,7 @@ def run(cmd: list[str], cwd: Path, stdin: bytes | None = None) -> subprocess.Com
 def tool(cwd: Path, *args: str, cache: bool = False) -> subprocess.CompletedProcess[bytes]:
     """The CLI, without the cache unless asked (runs here compare outputs of several runs)."""
     extra = [] if cache or args[:1] != ("build",) else ["--no-cache"]
-    return run([sys.executable, str(SCRIPT), *args, *extra], cwd)
+    return run([*MEMORY_DIFF, *args, *extra], cwd)
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -12,13 +12,12 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 
 
 def claude_code_dir(cwd: str) -> str:
@@ -51,7 +50,7 @@ def sources(tmp_path: Path, repo: Path) -> str:
     }) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")}
     env["HOME"] = str(home)
-    proc = subprocess.run([sys.executable, str(SCRIPT), "build", "--list-sources"],
+    proc = subprocess.run([*MEMORY_DIFF, "build", "--list-sources"],
                           cwd=repo, env=env, capture_output=True, text=True, check=True)
     return proc.stdout
 
@@ -82,7 +81,7 @@ RULE = "Never push directly to main because the release job deploys every commit
 def list_sources(repo: Path, home: Path, *args: str, **env: str) -> list[tuple[str, str]]:
     """`build --list-sources` run in `repo` with HOME=`home`: [(shown path, format)]."""
     clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
-    proc = subprocess.run([sys.executable, str(SCRIPT), "build", "--list-sources", *args],
+    proc = subprocess.run([*MEMORY_DIFF, "build", "--list-sources", *args],
                           cwd=repo, env={**clean, "HOME": str(home), **env}, capture_output=True, timeout=60)
     # Only discovery's own note (sessions passed over, or none found: tested below) may be on stderr.
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
@@ -246,7 +245,7 @@ def test_discovered_sessions_are_read_by_build(tmp_path: Path) -> None:
     codex_rollout(home / ".codex", repo, "rollout-2026-01-20T10-00-00-0001.jsonl")
     gemini_chat(home, repo, "session-2026-01-20T10-00-abcd.json")
     clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
-    proc = subprocess.run([sys.executable, str(SCRIPT), "build", "--json", "--memory", "AGENTS.md"],
+    proc = subprocess.run([*MEMORY_DIFF, "build", "--json", "--memory", "AGENTS.md"],
                           cwd=repo, env={**clean, "HOME": str(home)}, capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
     doc = json.loads(proc.stdout)
@@ -346,7 +345,7 @@ SESSION = "3f2a9c4e-8b1d-4e6f-a2c7-5d9e0b1f4a36"
 
 def build_json(repo: Path, home: Path, *args: str) -> dict[str, object]:
     clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
-    proc = subprocess.run([sys.executable, str(SCRIPT), "build", "--json", "--memory", "AGENTS.md", *args],
+    proc = subprocess.run([*MEMORY_DIFF, "build", "--json", "--memory", "AGENTS.md", *args],
                           cwd=repo, env={**clean, "HOME": str(home)}, capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
@@ -492,7 +491,7 @@ def test_discovery_says_when_it_finds_nothing_or_passes_sessions_over(tmp_path: 
     clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
 
     def build() -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([sys.executable, str(SCRIPT), "build", "--memory", "m.md"], cwd=repo,
+        return subprocess.run([*MEMORY_DIFF, "build", "--memory", "m.md"], cwd=repo,
                               env={**clean, "HOME": str(home)}, capture_output=True, timeout=60)
 
     done = build()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 RULES = [
     "Never push directly to main because the release job deploys every commit.",
     "Always keep the changelog in CHANGELOG.md because the release notes are generated from it.",
@@ -19,7 +18,7 @@ RULES = [
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(SCRIPT), "build", *args], cwd=cwd, capture_output=True, timeout=60)
+    return subprocess.run([*MEMORY_DIFF, "build", *args], cwd=cwd, capture_output=True, timeout=60)
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ import contextlib
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCRIPT = HERE / ".." / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 FIXTURES = HERE / "fixtures" / "formats"
 
 
@@ -45,7 +44,7 @@ CASES = _load_cases()
 def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
     # Run inside this repository: --no-cache, so its git directory never holds a cache.
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *args, *(["--no-cache"] if args[:1] == ("build",) else [])],
+        [*MEMORY_DIFF, *args, *(["--no-cache"] if args[:1] == ("build",) else [])],
         cwd=ROOT,
         capture_output=True,
         timeout=120,
@@ -354,7 +353,7 @@ def opencode_case(tmp_path: Path) -> tuple[Path, Path]:
 ])
 def test_opencode_database(tmp_path: Path, args: list[str], bullets: list[tuple[str, int, str]]) -> None:
     repo, db = opencode_case(tmp_path)
-    proc = subprocess.run([sys.executable, str(SCRIPT.resolve()), "build", str(db), "--memory", "AGENTS.md", "--json",
+    proc = subprocess.run([*MEMORY_DIFF, "build", str(db), "--memory", "AGENTS.md", "--json",
                            "--min-score", "0", "--max-add", "100", *args], cwd=repo, capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
     doc = json.loads(proc.stdout)

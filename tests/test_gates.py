@@ -27,6 +27,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import gate_cases as gc  # noqa: E402
+from command import MEMORY_DIFF  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not TOOL.is_file(), reason="memory_diff.py is not written yet")
 
@@ -60,7 +61,7 @@ class Result:
 def _run(args, env):
     # Run inside this repository: --no-cache, so its git directory never holds a cache.
     extra = ["--no-cache"] if list(args[:1]) == ["build"] else []
-    proc = subprocess.run([sys.executable, "memory_diff.py", *args, *extra], cwd=REPO, env=env,
+    proc = subprocess.run([*MEMORY_DIFF, *args, *extra], cwd=REPO, env=env,
                           capture_output=True, timeout=300)
     return Result(args, proc)
 

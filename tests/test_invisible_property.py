@@ -27,14 +27,13 @@ import os
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 
 MEMORY = b"# Agents\n\n- Use make for builds.\n"
 
@@ -251,7 +250,7 @@ def write_jsonl(path: Path, texts: list[str]) -> Path:
 
 
 def build(repo: Path, transcript_path: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(SCRIPT), "build", str(transcript_path),
+    return subprocess.run([*MEMORY_DIFF, "build", str(transcript_path),
                            "--memory", "AGENTS.md", "--max-add", "100", "--stats"],
                           cwd=repo, capture_output=True, timeout=60)
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 RULE = "Never push directly to main because the release job deploys every commit."
 
 
@@ -20,7 +19,7 @@ def native(*texts: str) -> bytes:
 
 
 def run(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, input=stdin,
+    return subprocess.run([*MEMORY_DIFF, *args], cwd=cwd, input=stdin,
                           capture_output=True, timeout=120)
 
 
@@ -53,7 +52,7 @@ def setup_inputs(tmp_path: Path) -> None:
 def test_full_disk_is_one_error_line(tmp_path: Path, args: list[str]) -> None:
     setup_inputs(tmp_path)
     with open("/dev/full", "wb") as full:
-        done = subprocess.run([sys.executable, str(SCRIPT), *args], cwd=tmp_path, stdout=full,
+        done = subprocess.run([*MEMORY_DIFF, *args], cwd=tmp_path, stdout=full,
                               stderr=subprocess.PIPE, timeout=120)
     err = one_error_line(done)
     assert "standard output: No space left on device" in err
@@ -62,7 +61,7 @@ def test_full_disk_is_one_error_line(tmp_path: Path, args: list[str]) -> None:
 @pytest.mark.parametrize("args", COMMANDS)
 def test_closed_stdout_is_one_error_line(tmp_path: Path, args: list[str]) -> None:
     setup_inputs(tmp_path)
-    done = subprocess.run(["bash", "-c", 'exec >&-; exec "$@"', "bash", sys.executable, str(SCRIPT), *args],
+    done = subprocess.run(["bash", "-c", 'exec >&-; exec "$@"', "bash", *MEMORY_DIFF, *args],
                           cwd=tmp_path, stderr=subprocess.PIPE, timeout=120)
     assert "standard output: closed" in one_error_line(done)
 
@@ -70,7 +69,7 @@ def test_closed_stdout_is_one_error_line(tmp_path: Path, args: list[str]) -> Non
 def test_broken_pipe_is_quiet_and_exit_0(tmp_path: Path) -> None:
     # Enough --explain output to fill the pipe, read by a reader that leaves at once.
     (tmp_path / "t.jsonl").write_bytes(native(*[f"Sentence {n} says nothing at all here." for n in range(20000)]))
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), "build", "t.jsonl", "--memory", "m.md", "--explain"],
+    proc = subprocess.Popen([*MEMORY_DIFF, "build", "t.jsonl", "--memory", "m.md", "--explain"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.read(10)
@@ -80,7 +79,7 @@ def test_broken_pipe_is_quiet_and_exit_0(tmp_path: Path) -> None:
 
 
 def test_closed_stdin_is_one_error_line(tmp_path: Path) -> None:
-    done = subprocess.run(["bash", "-c", 'exec <&-; exec "$@"', "bash", sys.executable, str(SCRIPT),
+    done = subprocess.run(["bash", "-c", 'exec <&-; exec "$@"', "bash", *MEMORY_DIFF,
                            "build", "-", "--memory", "m.md"], cwd=tmp_path, capture_output=True, timeout=120)
     assert "-: standard input is closed" in one_error_line(done)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,12 +14,12 @@ import pytest
 import memory_diff as md
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 RULE = "- Run `make test` before pushing because CI takes an hour."
 
 
 def lint(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), "lint", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([*MEMORY_DIFF, "lint", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=60)
 
 
@@ -439,14 +438,14 @@ def test_stale_bullets_are_named_and_do_not_fail(tmp_path: Path) -> None:
 def test_build_preamble_counts_stale_bullets(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {**STALE_REPO, "AGENTS.md": STALE_MEMORY})
     transcript = ROOT / "examples" / "basic-english" / "transcript.jsonl"
-    done = subprocess.run([sys.executable, str(SCRIPT), "build", str(transcript), "--memory", "AGENTS.md",
+    done = subprocess.run([*MEMORY_DIFF, "build", str(transcript), "--memory", "AGENTS.md",
                            "--no-cache"], cwd=repo,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "# 5 bullets of AGENTS.md look stale (they name files or code the repository no longer has): " \
            "memory-diff lint lists them\n" in done.stdout
     (repo / "AGENTS.md").write_text("# Project\n\n- Models live in `src/app/models.py`.\n")
-    done = subprocess.run([sys.executable, str(SCRIPT), "build", str(transcript), "--memory", "AGENTS.md",
+    done = subprocess.run([*MEMORY_DIFF, "build", str(transcript), "--memory", "AGENTS.md",
                            "--no-cache"], cwd=repo,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("# memory-diff:") and " stale " not in done.stdout
@@ -458,7 +457,7 @@ def test_stale_is_silenced_by_the_config(tmp_path: Path) -> None:
     lines = lint(repo, "AGENTS.md").stdout.splitlines()
     assert "AGENTS.md:6: note: silenced stale: `OldIndex`: in no file of the repository" in lines
     transcript = ROOT / "examples" / "basic-english" / "transcript.jsonl"
-    done = subprocess.run([sys.executable, str(SCRIPT), "build", str(transcript), "--memory", "AGENTS.md",
+    done = subprocess.run([*MEMORY_DIFF, "build", str(transcript), "--memory", "AGENTS.md",
                            "--no-cache"], cwd=repo, capture_output=True, text=True, timeout=60)
     assert "# 4 bullets of AGENTS.md look stale " in done.stdout, done.stdout + done.stderr
 
@@ -477,7 +476,7 @@ def test_stale_is_skipped_silently(tmp_path: Path, where: str) -> None:
     else:
         folder = make_repo(tmp_path / "repo", {**STALE_REPO, "AGENTS.md": STALE_MEMORY})
         env["PATH"] = str(tmp_path / "no-git-here")
-    done = subprocess.run([sys.executable, str(SCRIPT), "lint", "AGENTS.md"], cwd=folder, env=env,
+    done = subprocess.run([*MEMORY_DIFF, "lint", "AGENTS.md"], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 

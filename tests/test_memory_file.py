@@ -6,18 +6,17 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 RULE = "Never push directly to main because the release job deploys every commit."
 
 
 def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, timeout=30,
+    return subprocess.run([*MEMORY_DIFF, *args], cwd=cwd, capture_output=True, timeout=30,
                           env={**os.environ, **(env or {})})
 
 

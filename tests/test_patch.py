@@ -11,14 +11,13 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF, SCRIPT  # noqa: E402
 
 B1 = "Never run the migration script against production because it drops the audit table."
 B2 = "Always keep the cache in SQLite because it survives restarts and needs no server."
@@ -84,7 +83,7 @@ def write_transcript(path: Path, records: list[dict[str, Any]]) -> Path:
 
 
 def build(repo: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(SCRIPT), "build", *args], cwd=repo,
+    return subprocess.run([*MEMORY_DIFF, "build", *args], cwd=repo,
                           input=stdin, capture_output=True, timeout=60)
 
 
@@ -327,7 +326,7 @@ def test_symlink_target_header(tmp_path: Path) -> None:
 def test_memory_given_from_subdirectory_is_relative_to_root(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"docs/AGENTS.md": b"# Notes\n"})
     transcript = write_transcript(tmp_path / "s.jsonl", EN)
-    done = subprocess.run([sys.executable, str(SCRIPT), "build", str(transcript), "--memory", "AGENTS.md"],
+    done = subprocess.run([*MEMORY_DIFF, "build", str(transcript), "--memory", "AGENTS.md"],
                           cwd=repo / "docs", capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     assert b"--- a/docs/AGENTS.md\n+++ b/docs/AGENTS.md\n" in done.stdout
@@ -464,10 +463,10 @@ def test_source_never_opens_for_writing() -> None:
 def test_no_apply_flag() -> None:
     source = SCRIPT.read_text(encoding="utf-8")
     assert "--apply" not in source
-    done = subprocess.run([sys.executable, str(SCRIPT), "build", "--help"], capture_output=True, timeout=60)
+    done = subprocess.run([*MEMORY_DIFF, "build", "--help"], capture_output=True, timeout=60)
     assert done.returncode == 0
     assert b"--apply" not in done.stdout
-    bad = subprocess.run([sys.executable, str(SCRIPT), "build", "--apply"], capture_output=True, timeout=60)
+    bad = subprocess.run([*MEMORY_DIFF, "build", "--apply"], capture_output=True, timeout=60)
     assert bad.returncode == 2
 
 

@@ -25,7 +25,7 @@ if shutil.which("pre-commit") is None or shutil.which("git") is None:
     pytest.skip("pre-commit and git are needed", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF, SCRIPT  # noqa: E402
 sys.path.insert(0, str(ROOT))
 
 import memory_diff as md  # noqa: E402
@@ -137,7 +137,7 @@ def try_repo(repo: Path, hook_repo: Path, hook: str, *args: str) -> subprocess.C
 
 
 def memory_diff(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run([sys.executable, str(SCRIPT), *args], repo)
+    return run([*MEMORY_DIFF, *args], repo)
 
 
 def test_build_hook_stops_a_commit_only_while_proposals_are_unreviewed(project: Path, hook_repo: Path) -> None:

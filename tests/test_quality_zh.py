@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 sys.path.insert(0, str(ROOT))
 
 import memory_diff as md  # noqa: E402
@@ -190,7 +190,7 @@ def run_cli(tmp_path: Path, role: str, *extra: str) -> bytes:
     transcript = tmp_path / f"{role}.jsonl"
     transcript.write_bytes("".join(json.dumps({"role": role, "text": s}, ensure_ascii=False) + "\n"
                                    for s, _ in kept(role)).encode())
-    proc = subprocess.run([sys.executable, str(SCRIPT), "build", str(transcript),
+    proc = subprocess.run([*MEMORY_DIFF, "build", str(transcript),
                            "--memory", str(tmp_path / "memory.md"), "--max-add", "100", *extra],
                           cwd=tmp_path, capture_output=True, timeout=60)
     assert proc.returncode == 0 and not proc.stderr, proc.stderr.decode("utf-8", "replace")

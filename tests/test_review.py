@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 sys.path.insert(0, str(ROOT))
 import memory_diff as md  # noqa: E402
 
@@ -88,7 +88,7 @@ def to_jsonl(records: list[Any]) -> bytes:
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, timeout=120)
+    return subprocess.run([*MEMORY_DIFF, *args], cwd=cwd, capture_output=True, timeout=120)
 
 
 def parse_stats(stderr: bytes) -> dict[str, int]:

@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import memory_diff as md  # noqa: E402
+from command import MEMORY_DIFF  # noqa: E402
 
 EXAMPLES = int(os.environ.get("MEMORY_DIFF_EXAMPLES", "0")) or None
 WINDOW = 12
@@ -228,7 +229,7 @@ def all_outputs(messages: list[tuple[str, str]], runner=run) -> dict[str, str]:
 
 
 def run_cli(argv: list[str]) -> tuple[str, str]:
-    proc = subprocess.run([sys.executable, str(ROOT / "memory_diff.py"), *argv], capture_output=True, timeout=120)
+    proc = subprocess.run([*MEMORY_DIFF, *argv], capture_output=True, timeout=120)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.stdout.decode("utf-8", "surrogateescape"), proc.stderr.decode("utf-8", "surrogateescape")
 

@@ -44,6 +44,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import secret_kinds as sk  # noqa: E402
+from command import launcher  # noqa: E402
 from test_gates import MEMORY_HEADER, Result, _lint_findings, _parallel, all_strings, parse_build_json  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not TOOL.is_file(), reason="memory_diff.py is not written yet")
@@ -60,7 +61,7 @@ INSERTED = {sk.ZWSP: ("\\u200b",), sk.SHY: ("\\xad", "\\u00ad")}
 
 
 def _run(args, cwd, env):
-    proc = subprocess.run([sys.executable, str(TOOL), *args], cwd=cwd, env=env,
+    proc = subprocess.run([*launcher(TOOL), *args], cwd=cwd, env=env,
                           capture_output=True, timeout=300)
     return Result(args, proc)
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "memory_diff.py"
+from command import MEMORY_DIFF  # noqa: E402
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 sys.path.insert(0, str(ROOT))
 
@@ -30,7 +30,7 @@ WEAK = "I prefer small pull requests over large ones."
 
 
 def run(*args: str, cwd: Path, stdin: bytes | None = None, module: bool = False) -> subprocess.CompletedProcess[bytes]:
-    cmd = [sys.executable, "-m", "memory_diff"] if module else [sys.executable, str(SCRIPT)]
+    cmd = [sys.executable, "-m", "memory_diff"] if module else MEMORY_DIFF
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([*cmd, *args], cwd=cwd, input=stdin, capture_output=True, env=env, timeout=60)
 
@@ -2004,7 +2004,7 @@ def test_write_notes_tell_only_what_can_be_unreviewed(tmp_path: Path, ages: tupl
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if not git:
         env["PATH"] = str(tmp_path / "no-such-folder")
-    proc = subprocess.run([sys.executable, str(SCRIPT), "build", *names, "--memory", "CLAUDE.md"], cwd=tmp_path,
+    proc = subprocess.run([*MEMORY_DIFF, "build", *names, "--memory", "CLAUDE.md"], cwd=tmp_path,
                           capture_output=True, env=env, timeout=60)
     preamble = [line for line in proc.stdout.decode().split("\n") if line.startswith("# ")]
     assert sum("this session wrote" in line for line in preamble) == listed, preamble
