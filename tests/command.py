@@ -5,10 +5,14 @@ module's bytecode; both run the same `main`. test_examples and test_readme run
 `python memory_diff.py` as the README types it."""
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run_main's import
 SCRIPT = ROOT / "memory_diff.py"
 
 
@@ -22,3 +26,21 @@ def launcher(script: Path) -> list[str]:
 
 
 MEMORY_DIFF = launcher(SCRIPT)
+
+
+def run_main(argv: list[str], cwd: Path) -> tuple[int, bytes, str]:
+    """`main(argv)` in this process, in cwd: its exit status, stdout's bytes and stderr. For a
+    table of what is proposed, which hundreds of runs check, not how a process behaves (the
+    other tests run the command); one run at a time, as it changes the working directory."""
+    import memory_diff
+
+    stdout, stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
+    here = os.getcwd()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = memory_diff.main(argv)
+    finally:
+        os.chdir(here)
+    stdout.flush()
+    return status, stdout.buffer.getvalue(), stderr.getvalue()

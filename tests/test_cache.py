@@ -80,23 +80,35 @@ CASES = cases_to_keep()
 EXAMPLES = ("basic-english", "chinese")  # proposals in two languages
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A repository with transcripts of every format under sessions/, an hour old."""
-    repo = tmp_path / "repo"
+def make_repo(folder: Path, cases: list[Path], examples: tuple[str, ...]) -> Path:
+    """A repository with these transcripts under sessions/ and the rich session, an hour old."""
+    repo = folder / "repo"
     (repo / ".git").mkdir(parents=True)
     sessions = repo / "sessions"
     sessions.mkdir()
-    for case in CASES:
+    for case in cases:
         for source in sorted(case.iterdir()):
             if source.name.startswith("transcript") or source.suffix == ".md":
                 shutil.copyfile(source, sessions / f"{case.name}-{source.name}")
-    for example in EXAMPLES:
+    for example in examples:
         shutil.copyfile(ROOT / "examples" / example / "transcript.jsonl", sessions / f"example-{example}.jsonl")
     write_jsonl(sessions / "rich.jsonl", RICH)
     (sessions / "notes.json").write_text('{"not": "a transcript"}', encoding="utf-8")  # skipped_files
     age(*sessions.iterdir())
     return repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with transcripts of every format under sessions/."""
+    return make_repo(tmp_path, CASES, EXAMPLES)
+
+
+@pytest.fixture
+def rich_repo(tmp_path: Path) -> Path:
+    """The rich session beside one transcript in Markdown and one in JSONL: every field a kept
+    result has, in the fewest files (a corruption is read the same whatever the reader)."""
+    return make_repo(tmp_path, [FORMATS / "aider_chinese"], ("basic-english",))
 
 
 def build(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[bytes, list[str], int]:
@@ -487,25 +499,23 @@ CORRUPTIONS = [
 ]
 
 
-UNCACHED: list[tuple[bytes, list[str], int]] = []  # every repo fixture reads the same files
+UNCACHED: list[tuple[bytes, list[str], int]] = []  # every rich_repo fixture reads the same files
 # --explain keeps a run's whole verdict in the cache (reasons and order besides proposals),
 # so its entries hold every field a corruption can spoil; --stats shows every counter.
 EVERYTHING = ("sessions", "--memory", "AGENTS.md", "--explain", "--stats")
 
 
 @pytest.mark.parametrize("corrupt", CORRUPTIONS)
-def test_a_corrupt_cache_changes_nothing(repo: Path, corrupt: Any) -> None:
-    build(repo, *EVERYTHING)
-    corrupt(cache_folder(repo))
-    after = build(repo, *EVERYTHING)
+def test_a_corrupt_cache_changes_nothing(rich_repo: Path, corrupt: Any) -> None:
+    build(rich_repo, *EVERYTHING)
+    corrupt(cache_folder(rich_repo))
+    after = build(rich_repo, *EVERYTHING)
     if not UNCACHED:
-        UNCACHED.append(build(repo, *EVERYTHING, "--no-cache"))
+        UNCACHED.append(build(rich_repo, *EVERYTHING, "--no-cache"))
     assert after[0] == UNCACHED[0][0]
     assert without_cached(after[1]) == without_cached(UNCACHED[0][1])
-    # What can be rewritten is: the run after the next reuses it again.
-    corrupt(cache_folder(repo))
-    build(repo, *EVERYTHING)
-    again = build(repo, *EVERYTHING)
+    # What can be rewritten is: the next run reuses it again.
+    again = build(rich_repo, *EVERYTHING)
     if corrupt is not replace_with_folders:  # a folder where a file goes stays there
         assert cached(again[1]) > 0
 

@@ -20,9 +20,9 @@ Five classes, each in English and in Chinese, for both roles where it makes sens
    again: `already_rejected`.
 
 Each row is data: a case (transcript files, extra arguments, memory and seen file) and
-what must be observed of `build` run on it in a subprocess: `--json` for the proposals,
-`--explain` for the stage of a drop, the plain patch for its `# ` preamble. Each case is
-run once per output it needs, all of them up front in a thread pool.
+what must be observed of `build` run on it (its `main`, in this process: hundreds of runs):
+`--json` for the proposals, `--explain` for the stage of a drop, the plain patch for its `# `
+preamble. Each case is run once per output it needs, all of them up front.
 
 A request's stripped content is compared exactly except for a final "." or "。", which the
 tool may keep or drop.
@@ -30,13 +30,10 @@ tool may keep or drop.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +41,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from command import MEMORY_DIFF  # noqa: E402
+from command import run_main  # noqa: E402
 U, A = "user", "assistant"
 T = "t.jsonl"  # the transcript of a one-file case, as the preamble and --explain name it
 
@@ -106,9 +103,8 @@ def run(case: Case, mode: str) -> tuple[int, str, str]:
         if case.seen is not None:
             (folder / "seen.md").write_bytes(case.seen.encode())
             args += ["--seen", "seen.md"]
-        proc = subprocess.run([*MEMORY_DIFF, "build", *args, *MODES[mode]],
-                              cwd=folder, capture_output=True, timeout=60)
-    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+        status, stdout, stderr = run_main(["build", *args, *MODES[mode], "--jobs", "1"], folder)
+    return status, stdout.decode("utf-8", "replace"), stderr
 
 
 class Observed:
@@ -941,8 +937,7 @@ def observe(request: pytest.FixtureRequest) -> Callable[[Case, tuple[Expect, ...
             continue
         for mode in modes_of(callspec.params["expects"]):
             wanted[(callspec.params["case"], mode)] = None
-    with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 2)) as pool:
-        outputs = dict(zip(wanted, pool.map(lambda key: run(*key), wanted)))
+    outputs = {key: run(*key) for key in wanted}
 
     def get(case: Case, expects: tuple[Expect, ...]) -> Observed:
         for mode in modes_of(expects):
