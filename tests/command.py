@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,3 +45,9 @@ def run_main(argv: list[str], cwd: Path) -> tuple[int, bytes, str]:
         os.chdir(here)
     stdout.flush()
     return status, stdout.buffer.getvalue(), stderr.getvalue()
+
+
+def main_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """run_main's result as subprocess.run gives a command's (stderr encoded as Python's is)."""
+    status, stdout, stderr = run_main(argv, cwd)
+    return subprocess.CompletedProcess(argv, status, stdout, stderr.encode("utf-8", "backslashreplace"))

@@ -24,7 +24,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-from command import MEMORY_DIFF  # noqa: E402
+from command import MEMORY_DIFF, main_process  # noqa: E402
 FIXTURES = HERE / "fixtures" / "formats"
 
 
@@ -42,13 +42,10 @@ CASES = _load_cases()
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    # Run inside this repository: --no-cache, so its git directory never holds a cache.
-    return subprocess.run(
-        [*MEMORY_DIFF, *args, *(["--no-cache"] if args[:1] == ("build",) else [])],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
+    """`main` in this process (every reader on every fixture: hundreds of runs), inside this
+    repository: --no-cache, so its git directory never holds a cache; one job, no workers."""
+    build = ["--no-cache", "--jobs", "1"] if args[:1] == ("build",) else []
+    return main_process([*args, *build], ROOT)
 
 
 def build_json(transcript: Path, tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str]:

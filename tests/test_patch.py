@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from command import MEMORY_DIFF, SCRIPT  # noqa: E402
+from command import MEMORY_DIFF, SCRIPT, main_process  # noqa: E402
 
 B1 = "Never run the migration script against production because it drops the audit table."
 B2 = "Always keep the cache in SQLite because it survives restarts and needs no server."
@@ -282,7 +282,7 @@ def test_patch_applies(tmp_path: Path, files: dict[str, bytes], links: dict[str,
     repo = make_repo(tmp_path / "repo", files, links)
     transcript = write_transcript(tmp_path / "session.jsonl", records)
     before = snapshot(repo)
-    first = build(repo, str(transcript), *args)
+    first = main_process(["build", str(transcript), *args], repo)  # main in this process, a row each
     assert first.returncode == 0, first.stderr.decode()
     assert first.stderr == b""
     patch = first.stdout

@@ -2,8 +2,10 @@
 contradiction flags, `--seen`, team configuration (`[tool.memory-diff]` in pyproject.toml
 or `.memory-diff.toml`), `--explain`, and `--section` blank-line habits.
 
-Everything runs the CLI in a subprocess inside a real git repository; a patch is applied
-with both `git apply` and `patch -p1` and the result compared byte for byte."""
+Everything runs inside a real git repository, the CLI in a subprocess (the tables of budget
+warnings, flags and configuration errors run its `main` in the test's process: a hundred
+runs); a patch is applied with both `git apply` and `patch -p1` and the result compared byte
+for byte."""
 from __future__ import annotations
 
 import json
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from command import MEMORY_DIFF  # noqa: E402
+from command import MEMORY_DIFF, main_process  # noqa: E402
 sys.path.insert(0, str(ROOT))
 import memory_diff as md  # noqa: E402
 
@@ -418,7 +420,7 @@ def test_budget_warning(tmp_path: Path, memory: bytes, args: list[str], units: l
     if given != name:
         os.symlink(name, repo / given)
     (tmp_path / "t.jsonl").write_bytes(to_jsonl([user(B1), user(B2)]))
-    done = run(repo, "build", str(tmp_path / "t.jsonl"), "--memory", given, *args)
+    done = main_process(["build", str(tmp_path / "t.jsonl"), "--memory", given, *args], repo)
     assert done.returncode == 0, done.stderr.decode()
     lines = preamble(done.stdout)
     warnings = [WARNING.match(ln) for ln in lines if ln.startswith("# warning:")]
@@ -509,7 +511,7 @@ def test_review_flags(tmp_path: Path, memory: list[str], proposals: list[str],
     data = b"".join(ln.encode() + eol for ln in memory)
     repo = make_repo(tmp_path / "repo", {"AGENTS.md": data})
     (tmp_path / "t.jsonl").write_bytes(to_jsonl([user(p) for p in proposals]))
-    done = run(repo, "build", str(tmp_path / "t.jsonl"), "--memory", "AGENTS.md")
+    done = main_process(["build", str(tmp_path / "t.jsonl"), "--memory", "AGENTS.md"], repo)
     assert done.returncode == 0, done.stderr.decode()
     lines = preamble(done.stdout)
     found = [FLAG.match(ln) for ln in lines if ln.startswith("# bullet ")]
@@ -823,7 +825,7 @@ CONFIG_ERRORS = [
 def test_config_error(tmp_path: Path, name: str, content: str, key: str | None, where: str) -> None:
     repo = make_repo(tmp_path / "repo", {name: content, "AGENTS.md": "# Notes\n", "sub/x.md": ""})
     (tmp_path / "t.jsonl").write_bytes(to_jsonl(EN))
-    done = run(repo / where, "build", str(tmp_path / "t.jsonl"), "--memory", "AGENTS.md")
+    done = main_process(["build", str(tmp_path / "t.jsonl"), "--memory", "AGENTS.md"], repo / where)
     assert done.returncode == 2
     assert done.stdout == b""
     err = done.stderr.decode()
