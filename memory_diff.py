@@ -865,6 +865,10 @@ _OF_THING = r"(?:_(?:for|of|to|de|do|da|du|des|del|di|für|от|для|van|för|
 _NAMES_ONE_WORD = "|".join(w for w in PASSWORD_NAMES.split("|") if " " not in w and len(w) > 3)
 # ... as a variable's piece, but Spanish "clave" (a key) and Italian "parola" (a word).
 _VARIABLE_NAMES = "|".join(w for w in _NAMES_ONE_WORD.split("|") if w not in ("clave", "parola"))
+# ... as a value that stands in for one, in any script (`user:密码@host`); not `pwd` or `psk`,
+# which are values too.
+_NAMES_STANDING_IN = "|".join([_NAMES_ONE_WORD,
+                               *(w for w in PASSWORD_NAMES.split("|") if not w.isascii())])
 # What joins a password word to its value in prose, on one line: a verb or colon a few words on
 # ("... is", "lautet", "for the VM:"), `=`, a comma before a value with a digit, a particle (は).
 # A change's "to" in other languages, its verb before or after the password's word ("ho cambiato
@@ -1473,12 +1477,10 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)\bjwt\.(?:sign|encode|verify|decode)\(\s*[^,()\n]+,\s*[bru]?[\"']([^\"'\n]{6,})[\"']",
      "position"),
     # A login's user and password as a pair in prose ("creds for the VM: ubuntu / Vm-Pass-8",
-    # "entra con root / X"; each may be quoted), or with a Chinese, Japanese or Korean login's
-    # verb after it ("用 admin / X 登录"), or an administrator's account given so ("the router is
-    # admin / X").
+    # "entra con root / X"), or with a Chinese, Japanese or Korean login's verb after it ("用
+    # admin / X 登录"), or an administrator's account given so ("the router is admin / X").
     *[("login_pair", hints, r"(?i)" + before
-       + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?:[\"'`]? ?/ ?[\"'`]?|:(?!\d+\b))"
-       + r"(?=[^\s/]*[\d!#$%&*+=?@^~])" + signed
+       + r"(?<![^\s:(\"'`])[\w.@+-]{2,40}(?: ?/ ?|:(?!\d+\b))(?=[^\s/]*[\d!#$%&*+=?@^~])" + signed
        + r"(?=[^\s/\"'`]*[^\d\s.:,/\"'`-]|\d{8})([^\s/\"'`]{4,})(?=[\s,;)\"'`]|[.!?]?$)" + after,
        check)
       for hints, before, signed, after, check in (
@@ -2056,7 +2058,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
 PLACEHOLDER = Lazy("^(?:" + "|".join((
     r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
     r"|redacted|filtered|\([a-z]+"  # `(sensitive value)`: a tool's word in parentheses
-    r"|motdepasse|" + PASSWORD_NAMES + r"|\[[a-z][a-z0-9 _-]*\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
+    r"|motdepasse|" + _NAMES_STANDING_IN
+    + r"|\[[a-z][a-z0-9 _-]*\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
     r"(?:your|my|the|some|example|dummy|fake|test|sample)"
     r"(?:[-_.]\S*|(?:password|secret|token|key|here)\S*)?",
     r"#\d{1,6}\W*|[$#]\{.*|\$\$?\w+|\$\(.*|\$env:\w+|%[A-Za-z_]+%|\{\{.*|\{[a-z_0-9][\w.]*\}|:'?\w+'?;?|\?",
@@ -2088,16 +2091,20 @@ RESOURCE_NAME = Lazy(r"[a-z]+\d*(?:-(?:[a-z]+\d*|\d+))+")  # a resource's name (
 # Three words or more joined by dashes (`correct-horse-battery`) or, in quotes, by spaces, in small
 # letters, as passphrases are made (a title or a label has a capital: "Scheduled testing").
 PASSPHRASE = Lazy(r"[a-z]{3,}(?:-[a-z]{3,}){2,}|[a-z0-9]+(?: [a-z0-9]+){2,}")
-# A setting's number, with a unit of time at most (`1800`, `30s`): not what a password is set to.
+# A setting's number, with a unit of time at most (`1800`, `30s`), under a name in snake case of
+# two pieces or more (`PASSWORD_RESET_TIMEOUT`, `max_age`): not what a password is set to.
 SETTING_NUMBER = Lazy(r"\d+(?:ms|[smhd])?")
+SETTING_NAME = Lazy(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 # Where a service listens, a dotted host's or localhost's port (`db.internal:5432`): no password.
 HOST_PORT = Lazy(r"(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}")
 # A regular expression's syntax: a look-around, a range, `.*`, a class escape.
 REGEX_SYNTAX = Lazy(r"\(\?[=!<:]|\[\^?[A-Za-z0-9]-[A-Za-z0-9]|\.[*+]|\\[dwsb]")
-# ... and a class of characters with a range, counted (`[A-Za-z0-9]{36}`, `[a-f0-9]+`): what a
-# pattern says a token looks like, which a generated value does not spell.
-REGEX_CLASS = Lazy(r"\[\^?[^\]\s]*(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9])[^\]\s]*\]"
-                   r"(?:\{\d+(?:,\d*)?\}|[*+?])")
+# ... and a token that is a pattern whole: a prefix of letters, then classes of characters with a
+# range, each counted (`^npm_[A-Za-z0-9]{36}$`, `xoxb-[0-9]{11}-[a-z0-9]+`): what a token looks
+# like, which a generated value, with its signs and random runs between, does not spell.
+TOKEN_PATTERN = Lazy(r"\^?(?:[A-Za-z]+[_-]?)*"
+                     r"(?:\[\^?[^\]\s]*(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9])[^\]\s]*\]"
+                     r"(?:\{\d+(?:,\d*)?\}|[*+?])[_-]?)+\$?")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
 USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`User-agent: *`)
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
@@ -4006,7 +4013,7 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "position":  # the place says password: any value, but a word of prose after a space
         spaced = before.isspace()  # quoted, it is a value; glued to its flag (`-pX`), no setting
         word, setting = value.rstrip(".,;:!?)"), value.partition("=")[0]  # `id=npmrc,src=...`
-        return len(word) >= 3 and not (spaced and word.isalpha() and word.islower()
+        return len(value) >= 3 and not (spaced and word.isalpha() and word.islower()
                                         and not chosen_word(word)) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
@@ -4025,8 +4032,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         if HOST_PORT.fullmatch(value):
             return False  # where a service listens (`localhost:5432`), not a password
         setting, _, number = value.lstrip("([{").partition("=")
-        if number and SETTING_NUMBER.fullmatch(number) and setting.replace("_", "").isalnum():
-            return False  # a setting's number (`(PASSWORD_RESET_TIMEOUT=1800)`)
+        if number and SETTING_NUMBER.fullmatch(number) and SETTING_NAME.fullmatch(setting):
+            return False  # a setting's number (`(PASSWORD_RESET_TIMEOUT=1800)`), not `Admin=1234`
         name = value.partition("=")[0].replace("_", "") if "=" in value else ""
         if set(value) & set("!#$%&*^~(;") and signed_random(value):
             return True  # generated, with a sign no path holds (`XaAF/TM-X4BTd(RE&;dy`)
@@ -4272,7 +4279,7 @@ def signed_password(token: str) -> bool:
         and not TILDE_FILE.search(token) \
         and not (PRINTF_SPEC.search(token) and not set(token) & set(_SIGNED_SIGNS) - {"%"}) \
         and not FILLER.search(token) \
-        and not REGEX_CLASS.search(token) \
+        and not TOKEN_PATTERN.fullmatch(token) \
         and not (joins_only and (MARKUP.search(token) or not cased_with_digit(token)
                                  or named_pair(token)))
 

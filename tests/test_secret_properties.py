@@ -1005,8 +1005,7 @@ PASSWORD_PLACES = [
     "`echo '{pw}' | gpg --batch --pinentry-mode loopback --passphrase-fd 0 -d backup.gpg`",
     "`conn.login('ops', '{pw}')`", "`auth=('deploy', '{pw}')`",
     "the root password is {pw}", "Kennwort: {pw}", "a senha é {pw}", "wachtwoord = {pw}",
-    "the login for the test VM is ops / {pw}", "the kiosk's login: `ops` / `{pw}`",
-    '`mysqli_connect("db", "app", "{pw}", "shop")`',
+    "the login for the test VM is ops / {pw}", '`mysqli_connect("db", "app", "{pw}", "shop")`',
     "`net use S: \\\\nas\\share /user:corp\\ops {pw}`", "the signing secret is {pw}",
     *KEY_PLACES, *GIVEN_PLACES,
 ]
@@ -1753,15 +1752,12 @@ LOOKALIKES = [
     _row("search-link-beside-seed", "seed the test wallet table from /search?q=how%20to%20seed%20a%20"
          "postgres%20database%20with%20fake%20users%20from%20a%20csv%20file",
          "how%20to%20seed%20a%20postgres%20database%20with%20fake%20users"),
-    # A pattern's counted class says what a token looks like (REGEX_CLASS); a setting's number
-    # after a password's word (SETTING_NUMBER), two digits in a closing bracket after a password's
-    # variable (a value of three characters at least); a password's own word as a link's password.
+    # A token that is a pattern whole (TOKEN_PATTERN); a setting's number after a password's word
+    # (SETTING_NUMBER); a password's own word, in a script with no short forms, as a link's password.
     _row("pattern-of-a-token", "the hook rejects keys matching ^npm_[A-Za-z0-9]{36}$ in diffs",
          "^npm_[A-Za-z0-9]{36}$"),
     _row("setting-number-after-password", "Password prompts time out after a while (PROMPT_TIMEOUT_MS=4500).",
          "PROMPT_TIMEOUT_MS=4500"),
-    _row("password-setting-of-two-digits", "the password form locks for a while (PASSWORD_LOCKOUT_MINUTES=15)",
-         "PASSWORD_LOCKOUT_MINUTES=15"),
     _row("password-word-in-a-link-zh", "连接串写成 mysql://账号:密码@服务器:3306/库 的样子", "账号:密码"),
 ]
 
