@@ -1,8 +1,8 @@
-"""How the tests run memory-diff: `main` in a fresh interpreter, the module imported from
-its file rather than run as a script. Python compiles a script anew on every run (a
-quarter of a second for this module, most of a small run's time) but keeps an imported
-module's bytecode; both run the same `main`. test_examples and test_readme run
-`python memory_diff.py` as the README types it."""
+"""How the tests run memory-diff. MEMORY_DIFF: `main` in a fresh interpreter, the module
+imported from its file rather than run as a script: Python compiles a script anew on every
+run (a quarter of a second for this module, most of a small run's time) but keeps an
+imported module's bytecode. main_process: `main` in the test's own process, for tables of
+many rows. test_examples and test_readme run `python memory_diff.py` as the README types it."""
 from __future__ import annotations
 
 import contextlib
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run_main's import
+sys.path.insert(0, str(ROOT))  # main_process's import
 SCRIPT = ROOT / "memory_diff.py"
 
 
@@ -29,10 +29,10 @@ def launcher(script: Path) -> list[str]:
 MEMORY_DIFF = launcher(SCRIPT)
 
 
-def run_main(argv: list[str], cwd: Path) -> tuple[int, bytes, str]:
-    """`main(argv)` in this process, in cwd: its exit status, stdout's bytes and stderr. For a
-    table of what is proposed, which hundreds of runs check, not how a process behaves (the
-    other tests run the command); one run at a time, as it changes the working directory."""
+def main_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """`main(argv)` in this process, in cwd, as subprocess.run gives a command's result (stderr
+    encoded as Python's is). For tables of what is proposed or printed, which hundreds of runs
+    check, not how a process behaves; one run at a time, as it changes the working directory."""
     import memory_diff
 
     stdout, stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
@@ -44,10 +44,5 @@ def run_main(argv: list[str], cwd: Path) -> tuple[int, bytes, str]:
     finally:
         os.chdir(here)
     stdout.flush()
-    return status, stdout.buffer.getvalue(), stderr.getvalue()
-
-
-def main_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """run_main's result as subprocess.run gives a command's (stderr encoded as Python's is)."""
-    status, stdout, stderr = run_main(argv, cwd)
-    return subprocess.CompletedProcess(argv, status, stdout, stderr.encode("utf-8", "backslashreplace"))
+    return subprocess.CompletedProcess(argv, status, stdout.buffer.getvalue(),
+                                       stderr.getvalue().encode("utf-8", "backslashreplace"))

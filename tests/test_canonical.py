@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from command import run_main  # noqa: E402
+from command import main_process  # noqa: E402
 U, A = "user", "assistant"
 T = "t.jsonl"  # the transcript of a one-file case, as the preamble and --explain name it
 
@@ -103,8 +103,8 @@ def run(case: Case, mode: str) -> tuple[int, str, str]:
         if case.seen is not None:
             (folder / "seen.md").write_bytes(case.seen.encode())
             args += ["--seen", "seen.md"]
-        status, stdout, stderr = run_main(["build", *args, *MODES[mode], "--jobs", "1"], folder)
-    return status, stdout.decode("utf-8", "replace"), stderr
+        done = main_process(["build", *args, *MODES[mode], "--jobs", "1"], folder)
+    return done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
 
 
 class Observed:
