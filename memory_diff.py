@@ -2102,7 +2102,7 @@ REGEX_SYNTAX = Lazy(r"\(\?[=!<:]|\[\^?[A-Za-z0-9]-[A-Za-z0-9]|\.[*+]|\\[dwsb]")
 # ... and a token that is a pattern whole: a prefix of letters, then classes of characters with a
 # range, each counted (`^npm_[A-Za-z0-9]{36}$`, `xoxb-[0-9]{11}-[a-z0-9]+`): what a token looks
 # like, which a generated value, with its signs and random runs between, does not spell.
-TOKEN_PATTERN = Lazy(r"\^?(?:[A-Za-z]+[_-]?)*"
+TOKEN_PATTERN = Lazy(r"\^?(?:[A-Za-z]+[_-])*[A-Za-z]*"
                      r"(?:\[\^?[^\]\s]*(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9])[^\]\s]*\]"
                      r"(?:\{\d+(?:,\d*)?\}|[*+?])[_-]?)+\$?")
 TYPED_ID = Lazy(r"[A-Za-z]+:\d+")  # a GraphQL node id in base64 (`User:56634`), not `user:pw`
