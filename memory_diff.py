@@ -1779,6 +1779,10 @@ DOTTED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z0-9][\w-]*(?:\.[\w-]+)+(?![\w/\\-]|
 # ... not a selector by its tag (`div.BNeawe.s3v9rd`, scraped pages' classes) or mktemp's name.
 DOTTED_NAMED = Lazy(r"(?:div|span|a|p|h[1-6]|li|ul|ol|button|input|img|section|article|nav|header"
                     r"|footer|main|table|tr|td|th|form|label|svg|i|b|em|strong|tmp)\.")
+# ... or words and a number a dot joins, as a password manager makes a memorable password
+# (`Maple.harbor.4821`, memorable): a module's path holds no number, a host no capital's word.
+MEMORABLE_WORD = Lazy(r"[A-Za-z]{3,10}")
+MEMORABLE_NUMBER = Lazy(r"(?!" + _YEAR + r"$)\d{3,4}")  # not a year (`Report.Final.2023`)
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 # A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
 RECORD_PATH = Lazy(r"/(?!(?:web)?hooks/|tokens/|keys/|secrets/|credentials/|passwords/|triggers/"
@@ -3660,7 +3664,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
                 example = bool(EXAMPLE_SECRET.search(match.group()))
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))
         for match in DOTTED_TOKEN.finditer(text) if "." in text else ():  # whole, past a finding
-            if dotted_random(match.group()) \
+            if (dotted_random(match.group()) or memorable(match.group())) \
                     and not harmless_context(text, match.start(), match.end(), match.group(), True):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         signed_runs = list(SIGNED_TOKEN.finditer(text))
@@ -4227,6 +4231,19 @@ def dotted_random(token: str) -> bool:
                 if len(word) >= 3 and WORD_PIECE.fullmatch(word) or word.isdigit())
     return 3 * words <= len(core) and (credential_shaped(core) if len(core) >= RANDOM_MIN
                                        else mid_generated(core))
+
+
+def memorable(token: str) -> bool:
+    """Whether a token a dot joins (DOTTED_TOKEN) is words and a number made as a password: two
+    words (MEMORABLE_WORD) or more, one with a capital opening it, and a number
+    (MEMORABLE_NUMBER), nothing else; not a file's name, its extension three small letters at
+    most as most are (`Screen.Shot.1234.png`; a word of four ends `Maple.4821.Harbor.dune`)."""
+    pieces = token.split(".")
+    words = sum(1 for piece in pieces if MEMORABLE_WORD.fullmatch(piece))
+    numbers = sum(1 for piece in pieces if MEMORABLE_NUMBER.fullmatch(piece))
+    extension = len(pieces[-1]) <= 3 and pieces[-1].islower()
+    return words >= 2 and numbers >= 1 and words + numbers == len(pieces) \
+        and any(piece.istitle() for piece in pieces) and not extension
 
 
 def alternating(token: str) -> bool:
