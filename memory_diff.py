@@ -1779,8 +1779,9 @@ DOTTED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z0-9][\w-]*(?:\.[\w-]+)+(?![\w/\\-]|
 # ... not a selector by its tag (`div.BNeawe.s3v9rd`, scraped pages' classes) or mktemp's name.
 DOTTED_NAMED = Lazy(r"(?:div|span|a|p|h[1-6]|li|ul|ol|button|input|img|section|article|nav|header"
                     r"|footer|main|table|tr|td|th|form|label|svg|i|b|em|strong|tmp)\.")
-# ... or words and a number a dot joins, as a password manager makes a memorable password
-# (`Maple.harbor.4821`, memorable): a module's path holds no number, a host no capital's word.
+# ... or three words or more and a number a dot joins, as a password manager makes a memorable
+# password (`Maple.harbor.Dune.4821`, memorable): a module's path holds no number, a host no
+# capital's word; two words and a number are as often a model's name (`Dell.Latitude.7420`).
 MEMORABLE_WORD = Lazy(r"[A-Za-z]{3,10}")
 MEMORABLE_NUMBER = Lazy(r"(?!" + _YEAR + r"$)\d{3,4}")  # not a year (`Report.Final.2023`)
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
@@ -4234,15 +4235,15 @@ def dotted_random(token: str) -> bool:
 
 
 def memorable(token: str) -> bool:
-    """Whether a token a dot joins (DOTTED_TOKEN) is words and a number made as a password: two
+    """Whether a token a dot joins (DOTTED_TOKEN) is words and a number made as a password: three
     words (MEMORABLE_WORD) or more, one with a capital opening it, and a number
-    (MEMORABLE_NUMBER), nothing else; not a file's name, its extension three small letters at
-    most as most are (`Screen.Shot.1234.png`; a word of four ends `Maple.4821.Harbor.dune`)."""
+    (MEMORABLE_NUMBER), nothing else; not a file's name, its extension four letters of one case
+    at most (`Invoice.March.1042.docx`, `Scan.Front.0042.PDF`)."""
     pieces = token.split(".")
     words = sum(1 for piece in pieces if MEMORABLE_WORD.fullmatch(piece))
     numbers = sum(1 for piece in pieces if MEMORABLE_NUMBER.fullmatch(piece))
-    extension = len(pieces[-1]) <= 3 and pieces[-1].islower()
-    return words >= 2 and numbers >= 1 and words + numbers == len(pieces) \
+    extension = len(pieces[-1]) <= 4 and (pieces[-1].islower() or pieces[-1].isupper())
+    return words >= 3 and numbers >= 1 and words + numbers == len(pieces) \
         and any(piece.istitle() for piece in pieces) and not extension
 
 

@@ -1076,20 +1076,19 @@ def test_a_password_made_to_a_policy_is_withheld_anywhere(place: str, password: 
 
 @st.composite
 def memorable_passwords(draw: st.DrawFn) -> str:
-    """Two to four words of 3 to 10 letters, one opening with a capital, and a number of 3 or 4
+    """Three to five words of 3 to 10 letters, one opening with a capital, and a number of 3 or 4
     digits that is no year, joined by dots in any order, a sign after them or not; the last piece
-    no file's extension (three small letters) and a window's length in all."""
+    no file's extension (four letters of one case)."""
     word = st.text(string.ascii_lowercase, min_size=3, max_size=10)
-    words = draw(st.lists(word, min_size=2, max_size=4))
+    words = draw(st.lists(word, min_size=3, max_size=5))
     capital = draw(st.integers(0, len(words) - 1))
     words[capital] = words[capital].title()
     number = str(draw(st.integers(100, 9999).filter(lambda n: not 1950 <= n <= 2049)))
     pieces = draw(st.permutations([*words, number]))
-    if pieces[-1].islower() and len(pieces[-1]) <= 3:  # the number ends it instead
+    if len(pieces[-1]) <= 4 and pieces[-1].isalpha() and not pieces[-1].istitle():  # the number ends it
         at = pieces.index(number)
         pieces[at], pieces[-1] = pieces[-1], number
-    made = ".".join(pieces) + draw(st.sampled_from(["", "!", "?", "#"]))
-    return made if len(made) >= 12 else made.replace(".", ".Quartz.", 1)
+    return ".".join(pieces) + draw(st.sampled_from(["", "!", "?", "#"]))
 
 
 @SETTINGS
@@ -1676,10 +1675,11 @@ LOOKALIKES = [
         "credential: managed-identity:system-assigned"])],
     _row("exclamation-after-a-name", "Finally green on Python3!, pushing now", "Python3!"),
     *[_row(f"dotted-{name}", f"`{name}` is the format", name) for name in ["cv2.CV_8UC3", "Wan2.1-T2V-14B"]],
-    # Words and a number a dot joins that no memorable password is: a file, a year, a host's or a
-    # release's in small letters, a version's numbers.
+    # Words and a number a dot joins that no memorable password is: two words (a model's, an
+    # event's, an index in a path), a file, a year, a release's in small letters, a version.
     *[_row(f"dotted-words-{name}", f"`{name}` is the name", name) for name in [
-        "Screen.Shot.1234.png", "Annual.Report.2023.Final", "ubuntu.jammy.2204.amd64", "Newtonsoft.Json.13.0.3"]],
+        "Dell.Latitude.7420", "Security.Audit.4625", "Items.1024.Name", "Invoice.March.Draft.1042.docx",
+        "Scan.Front.Page.0042.PDF", "Annual.Report.Final.2023", "ubuntu.jammy.2204.amd64", "Newtonsoft.Json.13.0.3"]],
     # A UUID named as an id in more languages (a number's 号, Polish, Korean, Arabic).
     *[_row(f"uuid-named-{n}", text, _UUID) for n, text in enumerate([
         f"工单号 {_UUID} 还没有处理", f"Identyfikator płatności {_UUID} nie istnieje",
