@@ -1494,6 +1494,13 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           # password made as passwords are (not a menu's `Admin / Users2`)
           ("admin|root", r"(?<![a-z])(?:is|was|use|as|with) +(?=(?:admin|root|administrator) / )",
            "", "", "made"))],
+    # ... or the pair quoted, each in its code span or quotes ("Grafana login: `admin` / `X`"),
+    # the password no thing's name, as code's pairs are (`LoginForm` / `LoginView2`, a dotted
+    # path: `auth.login.fail2`).
+    ("login_pair", _LOGIN_HINTS, r"(?i)(?<![a-z])(?:" + _LOGIN + "|" + _LOGIN_MORE + r")(?![a-z])"
+     r"[^\n.;!?]{0,40}?[\"'`“‘][\w.@+-]{2,40}[\"'`”’] ?/ ?[\"'`“‘]"
+     r"(?=[^\s/\"'`”’]*[\d!#$%&*+=?@^~])(?![a-z_]\w*(?:\.[a-z_]\w*)+[\"'`”’])"
+     r"([^\s/\"'`”’]{4,})[\"'`”’]", "given"),
     # ... or a user named and then "pass", a password's short name there ("user `editor`, pass X").
     ("login_pair", "pass",
      r"(?i)(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*[\"'`]?[\w.@+-]{2,40}[\"'`]?"
@@ -4022,7 +4029,10 @@ def credible(value: str, check: str, whole: str) -> bool:
                                         and not chosen_word(word)) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
-    if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:!?)")):
+    # ... a thing's name the "given" check lets through: in quotes as written, in prose but for
+    # the stop after it (`with Node20.`; `'Bonjour2024!'` is no name)
+    quoted = before != "" and before in "\"'`“‘"
+    if check == "given" and NAMED_THING.fullmatch(value if quoted else value.rstrip(".,;:!?)")):
         return False
     if check in ("prose", "given"):  # a digit, sign or inner capital; no adjective (`SHA-hashed`)
         if value.endswith(":") and value[:-1].replace("_", "").isalnum():

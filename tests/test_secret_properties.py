@@ -682,6 +682,12 @@ CLASSES = [
         ("french-changed-before", "j'ai changé le mot de passe de la base en {pw}"),
         ("ukrainian-changed-before", "змінив пароль до бази на {pw}"),
         ("chinese-changed-le", "我把 VPN 密码改成了 {pw}"),
+        # A login's pair in code spans or quotes, a review's leaks of the seventh stop of
+        # 2026-12-06 (the user is no password's word; the password no thing's name).
+        ("login-pair-in-code-spans", "Grafana admin login: `admin` / `{pw}` on both dashboards"),
+        ("login-pair-in-quotes", 'credentials: "sa" / "{pw}" for the test database'),
+        ("login-pair-in-curly-quotes", "login: “admin” / “{pw}”"),
+        ("login-pair-quoted-french", "connecte-toi avec 'admin' / '{pw}'"),
     ]],
     _row("signs-and-slash-after-colon", f"le mot de passe de la base :\n{_SLASHED}", _SLASHED, frame="{s}"),
     _row("signed-generated-password", f"I reset it to {_SIGNED} this morning, it works now", _SIGNED),
@@ -1737,6 +1743,10 @@ LOOKALIKES = [
          "3c9e51a07bd24f6e8a1d90c2f4b7e63a5d08c1f29e7b4a6d3f05c81e92ab47d6"),
         ("the messaging service SID MG7d2e91c04fa3b68e15d09a7c3b2f4e8d sends the alerts",
          "MG7d2e91c04fa3b68e15d09a7c3b2f4e8d"),
+        # A login's pair of code names in code spans (`LoginForm` / `LoginView2`, a metric's path).
+        ("the login flow calls `LoginForm` / `LoginView2` in that order", "LoginView2"),
+        ("login metrics go to `auth.login.ok` / `auth.login.fail2`", "auth.login.fail2"),
+        ("creds for the tests come from `TEST_USER` / `TEST_PASS_V2` env vars", "TEST_PASS_V2"),
         # Words a lock or a login is given "with" are as often a screen's text or a tool's name.
         ("the badge reader unlocks with 'present your card now' on its screen", "present your card now"),
         ("the cluster's backups are encrypted with velero-restic-helper", "velero-restic-helper"),
