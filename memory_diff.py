@@ -1889,7 +1889,8 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # opaque value's (a content id, cursor, nonce, OAuth state) any form, "public key" and an OAuth
 # "client id" (the public half of a client's pair) anything; a signature is a secret's.
 # The residual risk: a credential right after such a word, in the form it names, is printed.
-# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential), opaque.
+# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential, a PIN's word
+# one nearer than a public thing's: `public_door_admin_pin`), opaque.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
@@ -1909,7 +1910,7 @@ NAMING_WORD = Lazy(
     r"(public(?:[ _-]?keys?)?|pub|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|client[ _-]?ids?|"
     r"ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
-    r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac)|"
+    r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac|pin|passcode)|"
     r"(btih|etags?|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge))"
     r"s?(?![a-z0-9])"
     r"|(提交|коммит\w*|коміт\w*|커밋|コミット|कमिट)"
@@ -3654,7 +3655,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
             found += apart(seed_phrases(text), found)
         if LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
             spaced, pieces = link_spaced(text)
-            found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced)
+            found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced, named=True)
                             if SEED_KEY.search(spaced, max(0, hit.start - 40), hit.start)], found)
     found += apart([SecretHit("grouped_code", m.start(1), m.end(1), False)
                     for m in CODE_NUMBER.finditer(text) if code_value(m.group(1))
@@ -3720,10 +3721,12 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     return merged
 
 
-def seed_phrases(text: str) -> list[SecretHit]:
-    """Recovery phrases by their form (SEED_RUN) after a lead (SEED_LEAD)."""
+def seed_phrases(text: str, named: bool = False) -> list[SecretHit]:
+    """Recovery phrases by their form (SEED_RUN) after a lead (SEED_LEAD); `named` (under a
+    phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`)."""
     return [SecretHit("seed_phrase", m.start(1), m.end(1), False) for m in SEED_RUN.finditer(text)
-            if seed_run(m.group(1)) and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))]
+            if (credible(m.group(1), "seed", m.group(1)) if named else seed_run(m.group(1)))
+            and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))]
 
 
 def link_spaced(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:

@@ -2069,6 +2069,13 @@ VALUE_PLACES = [
     pytest.param("the metamask import link was /import?mnemonic={v}&net=1",
                  "+".join("gravity oyster ladder velvet mango tunnel prison frost kidney olive shrimp humble".split()),
                  id="seed-phrase-in-a-query-with-plus-spaces"),
+    # ... whose words may end in `s` as plurals do (`cactus`, `canvas`); and a PIN's key whose
+    # first piece names a public thing (from a blind list a helper wrote without reading the code).
+    pytest.param("the wallet backup tool saved /save?seed={v} in its log",
+                 "%20".join("eternal cactus advance garlic board emerge naive canvas antenna reef garment unicorn".split()),
+                 id="seed-phrase-in-a-query-with-words-ending-in-s"),
+    pytest.param('`{{"public_door_controller_admin_pin": "{v}"}}` in the device profile', "FjHAGLH93vJ-IE_U_%",
+                 id="pin-key-opening-with-public"),
     # A value a named rule finds up to a line break runs on to the next line's first run (a
     # terminal's wrap); a key's value in bold whose quote is never closed.
     pytest.param("Never rotate {v} by hand in `deploy.sh`", "curl -u deploy:sUQm\nnVX.LYZ7iSo1", id="curl-user-wrapped"),
