@@ -1495,12 +1495,15 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
           ("admin|root", r"(?<![a-z])(?:is|was|use|as|with) +(?=(?:admin|root|administrator) / )",
            "", "", "made"))],
     # ... or the pair quoted, each in its code span or quotes ("Grafana login: `admin` / `X`"),
-    # the password no thing's name, as code's pairs are (`LoginForm` / `LoginView2`, a dotted
-    # path: `auth.login.fail2`).
-    ("login_pair", _LOGIN_HINTS, r"(?i)(?<![a-z])(?:" + _LOGIN + "|" + _LOGIN_MORE + r")(?![a-z])"
-     r"[^\n.;!?]{0,40}?[\"'`“‘][\w.@+-]{2,40}[\"'`”’] ?/ ?[\"'`“‘]"
-     r"(?=[^\s/\"'`”’]*[\d!#$%&*+=?@^~])(?![a-z_]\w*(?:\.[a-z_]\w*)+[\"'`”’])"
-     r"([^\s/\"'`”’]{4,})[\"'`”’]", "given"),
+    # the password made as passwords are (code's pairs are names, numbers, snake case: `user_1` /
+    # `user_2`, `8080` / `8443`), no thing's name (`LoginForm` / `LoginView2`), package's spec
+    # (`react-router@7`), file (`Login2.tsx`) nor dotted path (`auth.login.fail2`); a host's dots
+    # may stand between.
+    ("login_pair", _LOGIN_HINTS,
+     r"(?<![A-Za-z])(?i:" + _LOGIN + "|" + _LOGIN_MORE + r")(?![A-Za-z])"
+     r"(?:[^\n.;!?]|\.(?=\w)){0,40}?[\"'`“‘][\w.@+-]{2,40}[\"'`”’] ?/ ?[\"'`“‘]"
+     r"(?!(?:" + NAMED_THING.pattern + r"|[a-z][\w.-]*@\d[\w.]*|[\w.-]*\.[a-z]{1,5}"
+     r"|[a-z_]\w*(?:\.[a-z_]\w*)+)[\"'`”’])([^\s/\"'`”’]{4,})[\"'`”’]", "made"),
     # ... or a user named and then "pass", a password's short name there ("user `editor`, pass X").
     ("login_pair", "pass",
      r"(?i)(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*[\"'`]?[\w.@+-]{2,40}[\"'`]?"
@@ -4032,10 +4035,10 @@ def credible(value: str, check: str, whole: str) -> bool:
                                         and not chosen_word(word)) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
-    # ... a thing's name the "given" check lets through: in quotes as written, in prose but for
-    # the stop after it (`with Node20.`; `'Bonjour2024!'` is no name)
+    # ... a thing's name the "given" check lets through, but for the stop after it (`with Node20.`),
+    # in quotes a full stop's or a comma's only (`'Okta2024.'`; `'Bonjour2024!'` is no name)
     quoted = before != "" and before in "\"'`“‘"
-    if check == "given" and NAMED_THING.fullmatch(value if quoted else value.rstrip(".,;:!?)")):
+    if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:)" if quoted else ".,;:!?)")):
         return False
     if check in ("prose", "given"):  # a digit, sign or inner capital; no adjective (`SHA-hashed`)
         if value.endswith(":") and value[:-1].replace("_", "").isalnum():

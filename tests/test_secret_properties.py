@@ -1747,6 +1747,13 @@ LOOKALIKES = [
         ("the login flow calls `LoginForm` / `LoginView2` in that order", "LoginView2"),
         ("login metrics go to `auth.login.ok` / `auth.login.fail2`", "auth.login.fail2"),
         ("creds for the tests come from `TEST_USER` / `TEST_PASS_V2` env vars", "TEST_PASS_V2"),
+        # ... and a second review's: fixtures, ports, event ids, packages, files, a stop in quotes.
+        ("login fixtures `user_1` / `user_2` are shared between the e2e tests", "user_2"),
+        ("the login service listens on `8080` / `8443`", "8443"),
+        ("Windows logon event IDs `4624` / `4625` are what we alert on", "4625"),
+        ("Login: upgrade `react-router@6` / `react-router@7` breaks the redirect", "react-router@7"),
+        ("Login components `Login.tsx` / `Login2.tsx` will be merged", "Login2.tsx"),
+        ("Log in with 'Okta2024.' on the first screen", "Okta2024"),
         # Words a lock or a login is given "with" are as often a screen's text or a tool's name.
         ("the badge reader unlocks with 'present your card now' on its screen", "present your card now"),
         ("the cluster's backups are encrypted with velero-restic-helper", "velero-restic-helper"),
