@@ -979,16 +979,17 @@ _LINKED = (r" +(?:" + _AS + r")(?: +[^\s,;.!?]+){0,2}?" + _GLUED
 # ... what ends a phrase after a password's word ("as the password."; not "password manager").
 _PHRASE_ENDS = r"(?=\s*(?:[,.;:!?)]|$)| +(?:for|of|on|in|to|and|then|when|so)\b)"
 # A login's words, by which a `user / password` pair is one ("log in as", "entra con", 登录).
-_LOGIN_CJK = "ログイン|登录|登入|로그인"
+_LOGIN_CJK = "ログイン|サインイン|登录|登入|로그인"
 _LOGIN_HINTS = ("login|log in|logged in|logging in|logon|credential|creds|account|sign in|"
-                "signed in|connecte|connexion|entra|inicia sesión|accedi|anmelden|einloggen|"
-                "zaloguj|заход|войди|đăng nhập|masuk|giriş|inloggen|" + _LOGIN_CJK)
-_LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed)? ?in|"
+                "signed in|signing in|connecte|connexion|entra|inicia sesión|iniciar sesión|accedi|"
+                "anmelde|einloggen|zaloguj|заход|войди|логин|вход|đăng nhập|masuk|giriş|inloggen|"
+                + _LOGIN_CJK)
+_LOGIN = (r"log(?:ged|ging)? ?in(?:to|s)?|logon|credentials?|creds|accounts?|sign(?:ed|ing)? ?in|"
           + _LOGIN_CJK)
 # ... in more languages, where "entra" or "masuk" as often opens a task: the value then needs a sign
 # or a digit inside it (`Chocolat#42`, `p3rr0v3rd3`), not a version (`node20`, `v1.3`).
-_LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|inicia sesión|accedi|anmelden|einloggen"
-               r"|zaloguj(?: się)?|заходи|войди|đăng nhập|masuk|giriş yap|inloggen")
+_LOGIN_MORE = (r"connecte(?:-toi|z)?|connexion|entra|iniciar? sesión|accedi|anmelde\w*|einloggen"
+               r"|zaloguj(?: się)?|заходи|войди|логин|вход|đăng nhập|masuk|giriş yap|inloggen")
 # ... and what a login is given "with": after an account (`as app_ro with`, `user pi using`) or a
 # verb of logging in or unlocking, a few words before (see login_pair).
 _LOGIN_WITH_HINTS = "with |using |mit |avec |con |com "
@@ -1831,12 +1832,13 @@ TILDE_FILE = Lazy(r"\A[^!#%*^]*~[^!#%*^]*\.(?:[cm]?js|css|map|json|html?|deb|rpm
                   r"|tmp|bak|swp|ipynb|py|ts|tsx|jsx|so|dll|exe)\Z", re.I)
 # Code and markup that brackets and joins make look signed: a call (`vld1q_f32(src)`), a tag, an
 # entity, a query's next name, an address-of (`&hw_uart0_rx`), a place-holder's opening (a tag or
-# a place-holder is named in words: `<td>`, `<worktreeHash`, and a generic type's `Vec2<TCtx`;
-# `<Zt7>` is a password's), a hex literal between joins (`(reg&0xFF00)>>8`), a pattern's class of
-# ranges in one kind and its count (`ghp_[A-Za-z0-9]{36}`; `[S-i]`, `[K-Vb]w` are a password's).
+# a place-holder is named in words: `<td>`, `<worktreeHash`, and a generic type's `Vec2<TCtx`, one
+# name before it; `<Zt7>` is a password's, as `K)JX;bFc4&hpe3<cpms` is), a hex literal between
+# joins (`(reg&0xFF00)>>8`), a pattern's class of ranges in one kind and its count
+# (`ghp_[A-Za-z0-9]{36}`; `[S-i]`, `[K-Vb]w` are a password's).
 MARKUP = Lazy(r"(?<![A-Za-z0-9])[a-z_][a-z0-9_]+\([^()]*\)"
               r"|</?(?:[A-Za-z][a-z]*(?:-[a-z]+)*|h[1-6])>"
-              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|<[A-Za-z][A-Za-z_-]{3,}$"
+              r"|&(?:#\w+|[A-Za-z]{2,});|&\w+=|^&|^[\w.]*<[A-Za-z][A-Za-z_-]{3,}$"
               r"|(?<![A-Za-z0-9])0x[0-9A-Fa-f]+(?![A-Za-z0-9])"
               r"|\[\^?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9])+[\w-]*\](?:[{*+?]|\Z)")
 # A password made to a policy, wherever it stands: both cases, a digit, signs between its parts

@@ -688,6 +688,9 @@ CLASSES = [
         ("login-pair-in-quotes", 'credentials: "sa" / "{pw}" for the test database'),
         ("login-pair-in-curly-quotes", "login: “admin” / “{pw}”"),
         ("login-pair-quoted-french", "connecte-toi avec 'admin' / '{pw}'"),
+        ("login-pair-quoted-german", "Anmeldedaten für den Testserver: `tester` / `{pw}`"),
+        ("login-pair-quoted-russian", 'Логин в Grafana: "grafana" / "{pw}"'),
+        ("login-pair-quoted-signing-in", "I tried signing in with 'postgres' / '{pw}' but it says no"),
     ]],
     _row("signs-and-slash-after-colon", f"le mot de passe de la base :\n{_SLASHED}", _SLASHED, frame="{s}"),
     _row("signed-generated-password", f"I reset it to {_SIGNED} this morning, it works now", _SIGNED),
@@ -2083,6 +2086,10 @@ VALUE_PLACES = [
                  id="seed-phrase-in-a-query-with-words-ending-in-s"),
     pytest.param('`{{"public_door_controller_admin_pin": "{v}"}}` in the device profile', "FjHAGLH93vJ-IE_U_%",
                  id="pin-key-opening-with-public"),
+    # Generated parts joined by brackets and `;&<`, the last like a tag's opening (property 1 at 200
+    # examples, unseeded): a place-holder's `<name` follows one name, not a run of joins.
+    pytest.param("Never rotate [the hook](https://ci.example.com/hooks/{v}) by hand", "WQDvX;K)JX;bFc4ttOvG&hpe3KBjU8q<cpms",
+                 id="joins-ending-like-a-tag"),
     # A value a named rule finds up to a line break runs on to the next line's first run (a
     # terminal's wrap); a key's value in bold whose quote is never closed.
     pytest.param("Never rotate {v} by hand in `deploy.sh`", "curl -u deploy:sUQm\nnVX.LYZ7iSo1", id="curl-user-wrapped"),
