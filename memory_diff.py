@@ -2041,7 +2041,8 @@ WRAPPED_SIGNED = Lazy(r"(?<!" + _SIGNED_CHAR + r")" + _SIGNED_CHAR + r"+(?<!" + 
 BASE64_RUN = Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=])")
 # Text that holds no credential whatever it looks like: PEM public keys, certificates, signatures
 # (also in XML), Mapbox tokens, ARNs, sops and ansible-vault values, DKIM, password hashes (bcrypt,
-# argon2, SCRAM), braced GUIDs, hashed `known_hosts` hosts, OpenPGP key ids ("RSA key <hex>").
+# argon2 also as Jupyter writes it, crypt's MD5, Apache's `$apr1$`, SCRAM), braced GUIDs, hashed
+# `known_hosts` hosts, OpenPGP key ids ("RSA key <hex>").
 PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE|SIGNATURE)"
                    r"[A-Z ]*-----.*?(?:-----END[^\n]*|(?=-----BEGIN)|\Z)"
                    r"|X509Certificate>[^<]*|(?<![\w.])pk\.eyJ[\w.-]+"
@@ -2049,7 +2050,8 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|\$ANSIBLE_VAULT;[^\n]*(?:\n *[0-9a-f]+)+|v=DKIM1;[^\"\n]*(?:\"\s+\"[^\"\n]*)*"
                    r"|\|1\|[A-Za-z0-9+/]+=*\|[A-Za-z0-9+/]+=*"
                    r"|(?<![\w!#%&*@^~$])"  # a password hash, not glued to a password
-                   r"\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*)"
+                   r"(?:argon2:)?\$(?:2[abxy]?|argon2(?:id|i|d)|[1567y]|gy|scrypt|pbkdf2[\w-]*"
+                   r"|apr1|md5|sha1)"
                    r"(?:\$[\w./+=,-]+){2,}"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}"
                    r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
@@ -3711,9 +3713,10 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     # A named kind's marker inside a longer token (`<14 chars>.atlasv1.<67 chars>`): all of it.
     found = [f if f.kind == RANDOM_KIND else f._replace(start=glued_start(text, f.start))
              for f in found]
-    if found:  # a finding whose value ends in a public span holds none
+    if found:  # a finding whose value ends in a public span holds none (a quote may close it)
         spans = [match.span() for match in PUBLIC_SPAN.finditer(text)]
-        found = [f for f in found if not any(a < f.end <= b for a, b in spans)]
+        found = [f for f in found
+                 if not any(a < f.end - (text[f.end - 1] in "\"'`") <= b for a, b in spans)]
     if "\n" in text:  # a named value a line break cut: its rest on the next line too
         found = [cut_value(text, f) for f in found]
     merged: list[SecretHit] = []
@@ -4048,7 +4051,9 @@ def credible(value: str, check: str, whole: str) -> bool:
         if " " in value and command_line(value):
             return False  # a command (`ssh-add --apple-use-keychain`), not its passphrase
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
-            return True  # three words joined: a passphrase (`correct-horse-battery`)
+            # three words joined: a passphrase (`correct-horse-battery`), not the name of what
+            # holds one (a Kubernetes secret's: `existingSecret: app-postgresql-credentials`)
+            return not any(word.rstrip("s") in SECRET_WORDS for word in value.lower().split("-"))
         value = value.rstrip(".,;:!?)]}")
         if REGEX_SYNTAX.search(value):
             return False  # a pattern a password's rule is written in (`^(?=.*[A-Z])...`)

@@ -1795,6 +1795,16 @@ LOOKALIKES = [
     *[_row(f"word-by-hex-{n}", text, value) for n, (text, value) in enumerate([
         ("the cafe\nbeef stew recipe 1234 is in docs", "beef"),
         ("see commit a1b2c3d in the\nrelease notes of 2024", "release")])],
+    # Pasted files a blind list showed withheld: a password's hash in quotes (bcrypt, argon2 as
+    # Jupyter writes it, Apache's `$apr1$`) and a Kubernetes secret's name under its key.
+    *[_row(f"pasted-{name}", text, value) for name, text, value in [
+        ("bcrypt-in-quotes", 'c.hashed_password = "$2y$10$abcdefghijklmnopqrstuuOq7Jm9kYxW1ZQ6o1b7Gd0N9c0Hn4Ex"',
+         "uuOq7Jm9kYxW1ZQ6o1b7Gd0N9c0Hn4Ex"),
+        ("jupyter-argon2", 'c.PasswordIdentityProvider.hashed_password = "argon2:$argon2id$v=19$m=65536,t=3,p=4$'
+         'nyKWr7vOIja6MFCKNl11lQ$Mer3DHZvAcYkAOQfXk1pDq3bqfB9o1b7Gd0N9c0Hn4E"', "Mer3DHZvAcYkAOQfXk1pDq3b"),
+        ("htpasswd-apr1", "admin:$apr1$soeqJA4P$QBRb2M6j.Ase4RuCEbM38a", "QBRb2M6j.Ase4RuCEbM38a"),
+        ("existing-secret-name", "auth:\n  username: app\n  existingSecret: app-postgresql-credentials\n",
+         "app-postgresql-credentials")]],
     # A compound key's naming word with words after it names its value; words of a search link
     # stay words beside a wallet's word (a phrase's own name reads them as one: SEED_KEY).
     _row("key-uuid-at-start", f'`"transcript_uuid_at_start": "{_UUID}"`', _UUID),
