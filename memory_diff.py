@@ -4040,8 +4040,8 @@ def credible(value: str, check: str, whole: str) -> bool:
                                         and not chosen_word(word)) \
             and not ("=" in value and len(setting) > 1 and setting.isalpha() and setting.islower()
                      and not before.isalnum())
-    # ... a thing's name the "given" check lets through, but for the stop after it (`with Node20.`),
-    # in quotes a full stop's or a comma's only (`'Okta2024.'`; `'Bonjour2024!'` is no name)
+    # ... a thing's name the "given" check lets through, but for the stop after it (`with Node20.`);
+    # in quotes a `!` or `?` is the value's own (`'Okta2024.'` is a name, `'Bonjour2024!'` none)
     quoted = before != "" and before in "\"'`“‘"
     if check == "given" and NAMED_THING.fullmatch(value.rstrip(".,;:)" if quoted else ".,;:!?)")):
         return False
@@ -4053,7 +4053,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         if PASSPHRASE.fullmatch(value.lower().rstrip(".,;:!?)")):
             # three words joined: a passphrase (`correct-horse-battery`), not the name of what
             # holds one (a Kubernetes secret's: `existingSecret: app-postgresql-credentials`)
-            return not any(word.rstrip("s") in SECRET_WORDS for word in value.lower().split("-"))
+            words = value.lower().split("-")
+            return not any(word.removesuffix("s") in SECRET_WORDS for word in words)
         value = value.rstrip(".,;:!?)]}")
         if REGEX_SYNTAX.search(value):
             return False  # a pattern a password's rule is written in (`^(?=.*[A-Z])...`)
