@@ -1050,7 +1050,7 @@ def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, r
     assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
 
 
-# -- property 5: a password made to a policy, wherever it stands -----------------------------
+# -- property 5: a password made to a policy or as a memorable one, wherever it stands --------
 
 # Places with no word for a password near: a verb, an apposition, a code span, another language.
 POLICY_PLACES = ["type {pw} at the vault prompt", "it works again with {pw} since Monday",
@@ -1073,15 +1073,7 @@ def policy_passwords(draw: st.DrawFn) -> str:
     return made + "Qz7xQz7xQz7x"[:max(0, 12 - len(made))]
 
 
-@SETTINGS
-@given(st.sampled_from(POLICY_PLACES), policy_passwords(), st.sampled_from(["user", "assistant"]))
-def test_a_password_made_to_a_policy_is_withheld_anywhere(place: str, password: str, role: str) -> None:
-    message = RULE.replace("{s}", place.replace("{pw}", password))
-    outputs = all_outputs([(role, message)])
-    assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
-
-
-# -- property 5b: a memorable password (words and a number a dot joins), wherever it stands ----
+# ... or a memorable password: words and a number a dot joins.
 
 @st.composite
 def memorable_passwords(draw: st.DrawFn) -> str:
@@ -1101,8 +1093,9 @@ def memorable_passwords(draw: st.DrawFn) -> str:
 
 
 @SETTINGS
-@given(st.sampled_from(POLICY_PLACES), memorable_passwords(), st.sampled_from(["user", "assistant"]))
-def test_a_memorable_password_is_withheld_anywhere(place: str, password: str, role: str) -> None:
+@given(st.sampled_from(POLICY_PLACES), st.one_of(policy_passwords(), memorable_passwords()),
+       st.sampled_from(["user", "assistant"]))
+def test_a_made_password_is_withheld_anywhere(place: str, password: str, role: str) -> None:
     message = RULE.replace("{s}", place.replace("{pw}", password))
     outputs = all_outputs([(role, message)])
     assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
