@@ -46,6 +46,7 @@ import datetime
 import functools
 import hashlib
 import heapq
+import html
 import itertools
 import json
 import marshal
@@ -1731,6 +1732,7 @@ RANDOM_MIX = 3.5
 HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
 DIGEST_HEX = {"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}  # a digest's hex, by its prefix
 ALGORITHM_NAMED = Lazy(r"(?i)\b(md5|sha1|sha256|sha512)[:=]\Z")
+SID = Lazy(r"[A-Z]{2}[0-9a-f]{32}")  # a typed SID (Twilio's `AC<hex>`), an account's id
 HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals: `AC<hex>`
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
@@ -1894,8 +1896,9 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # opaque value's (a content id, cursor, nonce, OAuth state) any form, "public key" and an OAuth
 # "client id" (the public half of a client's pair) anything; a signature is a secret's.
 # The residual risk: a credential right after such a word, in the form it names, is printed.
-# Groups: commit, id, digest, public, secret (Vault's `secret_id` is a credential, a PIN's word
-# one nearer than a public thing's: `public_door_admin_pin`), opaque.
+# Groups: commit, id, session (a UUID or ULID: a cookie's session id is its login), digest,
+# public, secret (Vault's `secret_id` is a credential, a PIN's word one nearer than a public
+# thing's: `public_door_admin_pin`), opaque.
 NAMING_WORD = Lazy(
     r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
@@ -1903,11 +1906,14 @@ NAMING_WORD = Lazy(
     r"blob|tree|(?<![^\n])parent(?= )|"
     r"submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
-    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|tenants?|sessions?|"
+    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|"
+    r"tenants?|"
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
-    r"requests?|traces?|traceparent|checkpoints?|conversations?|subscriptions?|uids?|events?|"
-    r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|sids?|serials?|snapshots?|"
+    r"requests?|req|rid|reqid|traces?|traceparent|checkpoints?|conversations?|subscriptions?|"
+    r"uids?|events?|"
+    r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|serials?|snapshots?|"
     r"deployments?|artifacts?|layers?|pods?|pvcs?)|"
+    r"((?:sessions?|sess)(?:[ _-]?ids?)?|sids?)|"
     r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
     r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
@@ -1919,10 +1925,12 @@ NAMING_WORD = Lazy(
     r"(btih|etags?|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge))"
     r"s?(?![a-z0-9])"
     r"|(提交|коммит\w*|коміт\w*|커밋|コミット|कमिट)"
-    r"|(编号|标识|号|識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
+    r"|(编号|标识|号|请求|リクエスト|запрос\w*|solicitud|anfrage|requête|"
+    r"識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
     r"identificador|identyfikator\w*|identifikátor\w*|azonosító\w*|tunniste\w*|định danh|kennung|"
     r"kimli[kğg]\w*|شناسه|"
     r"מזהה|معرّ?ف|mã|trazas?)"
+    r"|((?:会话|セッション|сесси[яиюей]|sesión|sitzung)(?:\s*id)?)"
     r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|empreintes?|huellas?|fingerabdruck|"
     r"контрольн\w* сумм\w*|х[еэ]ш\w*|"
     r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
@@ -1933,8 +1941,8 @@ NAMING_WORD = Lazy(
 # commit <token> to ..."), and the idiom "for the record".
 NAMES_NOTHING = Lazy(r"(?:\b(?:never|always|not|don't|please|to|must|should|we|i|you|just|then|and"
                      r"|or) commit|\b(?:for|off|on) the record)\Z")
-NAMING_FAMILIES = ("commit", "id", "digest", "public", "secret", "opaque",
-                   "commit", "id", "digest", "public", "secret")
+NAMING_FAMILIES = ("commit", "id", "session", "digest", "public", "secret", "opaque",
+                   "commit", "id", "session", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 NEGATED = Lazy(r"(?:\bnot|n't|\bno)\s+(?:an?\s+|the\s+)?\Z")  # a naming word denied before it
 # An id's word followed by its own value names that value, not a token after it ("project id 4411
@@ -1964,9 +1972,12 @@ CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`); but a
 # credential's word there still withholds ("paste <hex> into the API key").
 NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]")
-# secret_view reads a text NFKC-folded, without format characters, percent-escapes and
-# JSON's `\u00XX` decoded, so a disguised token is still found; only such texts need it.
-VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-9A-Fa-f]")
+# secret_view reads a text NFKC-folded, without format characters, percent-escapes, JSON's
+# `\u00XX` and HTML's character references (SpecStory's `&#96;`) decoded, so a disguised token
+# is still found and an escape glued to a word is no token; only such texts need it.
+CHAR_REFERENCE = r"&#(?:\d{2,3}|x[0-9A-Fa-f]{2});|&(?:quot|amp|lt|gt|apos);"
+VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-9A-Fa-f]|"
+                   + CHAR_REFERENCE)
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
@@ -2076,7 +2087,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
 # Values that are no secret wherever they stand, a class a line: stand-ins and their words, an
 # issue's number, variables and templates, files, secret stores and tags, names, code.
 PLACEHOLDER = Lazy("^(?:" + "|".join((
-    r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|changeme|pass|password|secret"
+    r"(?:\S*:|basic |bearer )?<.*|x{3,}|\*{2,}.*|\S*(?:\.{3}|…)\S{0,4}|pass|password|secret"
+    r"|change[-_]?(?:me|it)(?-i:[-_][a-z]+)*"
     r"|redacted|filtered|\([a-z]+"  # `(sensitive value)`: a tool's word in parentheses
     r"|motdepasse|" + _NAMES_STANDING_IN
     + r"|\[[a-z][a-z0-9 _-]*\]?|none|null|true|false|n/a|tbd|todo|empty|unknown",
@@ -3616,8 +3628,8 @@ def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
     for match in VIEW_CHANGE.finditer(text):
         start, run = match.start(), match.group()
         changed.append((text[at:start], at, start))
-        if run[0] in "%\\":  # `%3D`, or a JSON escape (`\u0022`)
-            code = int(run[-2:], 16)
+        if run[0] in "%\\&":  # `%3D`, a JSON escape (`\u0022`), a character reference
+            code = ord(html.unescape(run)) if run[0] == "&" else int(run[-2:], 16)
             changed.append((chr(code) if 0x20 < code < 0x7f else run, start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed.append((run, start, match.end()))
@@ -3649,7 +3661,7 @@ def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
     """Credentials in text, in order: the one decision of what every output withholds. Read
     in its normalised view (secret_view), and as written too where a `%` may be its own."""
     found: list[SecretHit] = []
-    if not text.isascii() or "%" in text or "\\u00" in text:
+    if not text.isascii() or "%" in text or "\\u00" in text or "&" in text:
         view, pieces = secret_view(text)
         if view != text:
             found = [in_original(f, pieces) for f in scan_secrets(view, decode)]
@@ -4544,6 +4556,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     if family == "id":
         hexed = HEX_ID.fullmatch(body)
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
+    if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
+        return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":
         value = token.rstrip("=").rsplit("=", 1)[-1]  # after its own `name=`
         return bool(HEX.fullmatch(body)) and not odd or len(value) in DIGEST_BASE64_LENGTHS

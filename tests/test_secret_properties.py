@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import html
 import io
 import json
 import os
@@ -130,7 +131,8 @@ LEADS = ["", "the key ", "the token ", "the build agent secret ", "api key: ", "
          "the password ", "auth: ", "the value for project id 4411 is "]
 LEADS_ZH = ["", "密钥", "授权码", "密匙", "令牌是", "SMTP 授权码：", "密钥在部署时要用到："]
 INVISIBLES = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\ufff9", "\ufffa", "\ufffb", "\u180e"]
-SHAPES = ["plain", "code", "link", "query", "quotes", "assign", "json", "table", "wrap", "invisible", "percent", "fullwidth"]
+SHAPES = ["plain", "code", "link", "query", "quotes", "assign", "json", "table", "wrap", "invisible", "percent", "fullwidth",
+          "reference"]
 
 
 def full_width(text: str) -> str:
@@ -173,6 +175,11 @@ def placed(draw: st.DrawFn) -> tuple[str, str, str, str]:
         cut = draw(st.integers(0, len(token)))
         escaped = "".join(f"%{ord(c):02X}" if i % 3 == 0 else c for i, c in enumerate(token[cut:]))
         slot = f"{lead.replace('=', '%3D')}{token[:cut]}{escaped}"
+    elif shape == "reference":  # HTML's character references (`&quot;`, `&#61;`, `&#x41;`) in it
+        cut = draw(st.integers(0, len(token)))
+        escaped = "".join(draw(st.sampled_from([f"&#{ord(c)};", f"&#x{ord(c):x};"])) if i % 4 == 0 else c
+                          for i, c in enumerate(token[cut:]))
+        slot = f"{lead.replace('=', '&#61;')}&quot;{token[:cut]}{escaped}&quot;"
     elif shape == "fullwidth":
         slot = full_width(lead + token) if draw(st.booleans()) else lead + full_width(token)
     else:
@@ -251,6 +258,7 @@ def views(text: str, as_json: bool = False) -> list[str]:
     found += [ESCAPE.sub("", "".join(c for c in v if not invisible(c))) for v in found]
     found += [unicodedata.normalize("NFKC", v) for v in found]
     found += [urllib.parse.unquote(v) for v in found]
+    found += [html.unescape(v) for v in found]
     decoded = []
     for v in found:
         for run_ in BASE64_RUN.findall(v):
@@ -557,6 +565,12 @@ CLASSES = [
     _row("zh-smtp-code", f"SMTP 授权码：{_SMTP}", _SMTP, RULE_ZH),
     _row("zh-misspelling", f"密匙是{_B62}", _B62, RULE_ZH),
     _row("zh-key-words-before", f"密钥在部署时要用到：{_B62}", _B62, RULE_ZH),
+    # A session's id that is not a UUID or a ULID is a login's cookie (a blind list of the ninth
+    # stop of 2026-12-06), in any language; an HTML character reference is no separator.
+    _row("session-cookie-sid", f"the scraper sends acme_sid={_HEX32}{_HEX32[:16]} from my browser", _HEX32),
+    _row("session-id-variable", f"`export SESSION_ID={_HEX32}` so the tests reuse my login", _HEX32),
+    _row("session-id-japanese", f"セッションIDは {_HEX32} です", _HEX32, RULE_ZH),
+    _row("character-reference-separator", f"api_key&#61;&quot;{_B62}&quot;", _B62),
     # Places a probe found printing a chosen password (made up here): a header, a cookie, a
     # login's `-p`, `.netrc`, an XML element, long options of other names, a suffixed variable,
     # a value opening with a placeholder's word.
@@ -1297,6 +1311,15 @@ LOOKALIKES = [
     _row("go-sum-hash", "`github.com/frankban/quicktest v1.14.6 h1:FZvbOBFD3B90Alb+jWrt6kSfIQuGtT3wHPgpQwwuM+4=`",
          "FZvbOBFD3B90Alb"),
     _row("prefixed-id-after-its-word", f"`job id job_{_HEX32}` restarted twice", _HEX32),
+    # A request's id under its abbreviation or its word in another language; an AI tool's session
+    # as a UUID; a path between HTML character references (SpecStory's); a stand-in's words.
+    _row("request-id-abbreviated", f"`[req:{_HEX32[:16]}] token validation failed: expired`", _HEX32[:16]),
+    _row("request-id-rid", f"`rid={_HEX32}` in the access log", _HEX32),
+    _row("request-id-chinese", f"请求 {_UUID} 的签名校验失败", _UUID, RULE_ZH),
+    _row("session-uuid", f"`claude --resume` picks up session {_UUID} where it stopped", _UUID),
+    _row("path-between-character-references", "&#96;inc/extras.php&#96; - Fixed return type", "inc/extras.php"),
+    _row("stand-in-changeme-words", "`DB_PASSWORD=changeme-in-prod` in .env.example is a placeholder",
+         "changeme-in-prod"),
     _row("public-key-hex-name", f"`server_public_key_hex: {_HEX32}{_HEX32}`", _HEX32),
     _row("media-file-digit-extension", "the clip `Sc2i_oMXJZ6.mp4` has no audio track", "oMXJZ6"),
     _row("event-name-hex-after-a-dot", "`kubectl get events` shows web-d5e8dfd9d5-c1o08.e254f1e06645c019 as Warning",
