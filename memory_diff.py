@@ -841,6 +841,10 @@ SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "to
                 "access-key", "accesskey", "access key", "private_key", "private-key", "privatekey",
                 "private key", "key")
 SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭据|授权码"
+# ... and in other languages, as naming words; not a key's word alone, which a fingerprint's
+# or a hash's names before it ("l'empreinte de la clé est <sha>").
+SECRET_WORDS_ABROAD = ("シークレット|トークン|秘密鍵|アクセスキー|api ?キー|시크릿|토큰|비밀 ?키|액세스 ?키|api ?키|"
+                       r"токен\w*|секрет\w*|geheimnis\w*|jeton|segredo")
 # A key that names a record or an entry, not a credential ("Idempotency-Key: <ULID>", "the
 # partition key: tenant_<hex>", `cacheKey = ...`): its value is an id, whatever it looks like.
 # Not "primary" or "object": Azure names its API keys so.
@@ -1883,7 +1887,7 @@ ULID = Lazy(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 UUID7 = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}"
              r"-[0-9a-fA-F]{12}")
 # A ULID or a UUIDv7 names its own time: one of these years is an id, whatever word stands
-# before it (a generated credential has no clock in it).
+# nearest it but a credential's ("issued <ULID> as its API key": a service may make its keys so).
 ULID_YEARS = (2016, 2040)
 PUBLIC_KEY_HEAD = 64  # base64 characters read of a DER key: its headers sit in the first 48 bytes
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
@@ -1923,7 +1927,7 @@ NAMING_WORD = Lazy(
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac|pin|passcode)|"
     r"(btih|etags?|cids?|cidv[01]|cursors?|nonces?|state|(?:code[ _])?challenge))"
-    r"s?(?![a-z0-9])"
+    r"s?(?![a-z0-9]|-[a-z]+(?![a-z0-9]))"  # no part of a name (`checkout-web`)
     r"|(提交|коммит\w*|коміт\w*|커밋|コミット|कमिट)"
     r"|(编号|标识|号|请求|リクエスト|запрос\w*|solicitud|anfrage|requête|"
     r"識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
@@ -1936,7 +1940,7 @@ NAMING_WORD = Lazy(
     r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
-    r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + ")")
+    r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + "|" + SECRET_WORDS_ABROAD + ")")
 # A naming word that names nothing: "commit" as a verb, whose object is what is committed ("never
 # commit <token> to ..."), and the idiom "for the record".
 NAMES_NOTHING = Lazy(r"(?:\b(?:never|always|not|don't|please|to|must|should|we|i|you|just|then|and"
@@ -1973,11 +1977,13 @@ CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # credential's word there still withholds ("paste <hex> into the API key").
 NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes, JSON's
-# `\u00XX` and HTML's character references (SpecStory's `&#96;`) decoded, so a disguised token
-# is still found and an escape glued to a word is no token; only such texts need it.
+# `\u00XX`, HTML's character references (SpecStory's `&#96;`) and Markdown's escapes inside a
+# word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token is still found and an
+# escape glued to a word is no token; only such texts need it.
 CHAR_REFERENCE = r"&#(?:\d{2,3}|x[0-9A-Fa-f]{2});|&(?:quot|amp|lt|gt|apos);"
+MARKDOWN_ESCAPE = r"(?<=[A-Za-z0-9])\\[_|*~](?=[A-Za-z0-9])"
 VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-9A-Fa-f]|"
-                   + CHAR_REFERENCE)
+                   + CHAR_REFERENCE + "|" + MARKDOWN_ESCAPE)
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
@@ -3620,16 +3626,18 @@ def folded_lower(text: str) -> str:
     return (text.translate(FOLD_LIKE_IGNORECASE) if LIKE_IGNORECASE.search(text) else text).lower()
 
 
-def secret_view(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
-    """What the scan reads (see VIEW_CHANGE), and its pieces (view start, original start,
-    original end, same length) to tell where a view's span stands in the original."""
+def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, int, int, bool]]]:
+    """What the scan reads (see VIEW_CHANGE; `%` escapes as written unless `percent`), and its
+    pieces (view start, original start, original end, same length) to tell where a view's span
+    stands in the original."""
     changed: list[tuple[str, int, int]] = []  # (view text, original start, original end)
     at = 0
     for match in VIEW_CHANGE.finditer(text):
         start, run = match.start(), match.group()
         changed.append((text[at:start], at, start))
-        if run[0] in "%\\&":  # `%3D`, a JSON escape (`\u0022`), a character reference
-            code = ord(html.unescape(run)) if run[0] == "&" else int(run[-2:], 16)
+        if run[0] in "%\\&":  # `%3D`, a JSON or Markdown escape (`\u0022`, `\_`), a reference
+            code = ord(html.unescape(run)) if run[0] == "&" else ord(run[1]) if len(run) == 2 \
+                else int(run[-2:], 16) if percent or run[0] == "\\" else 0
             changed.append((chr(code) if 0x20 < code < 0x7f else run, start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed.append((run, start, match.end()))
@@ -3657,16 +3665,21 @@ def in_original(finding: SecretHit, pieces: list[tuple[int, int, int, bool]]) ->
     return finding._replace(start=start, end=end)
 
 
-def scan_secrets(text: str, decode: bool = True) -> list[SecretHit]:
+def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[SecretHit]:
     """Credentials in text, in order: the one decision of what every output withholds. Read
-    in its normalised view (secret_view), and as written too where a `%` may be its own."""
+    in its normalised view (secret_view), and as written too where a `%` may be its own
+    (`viewed`: the view is read)."""
     found: list[SecretHit] = []
-    if not text.isascii() or "%" in text or "\\u00" in text or "&" in text:
+    if not viewed and (not text.isascii() or "%" in text or "\\" in text or "&" in text):
         view, pieces = secret_view(text)
         if view != text:
             found = [in_original(f, pieces) for f in scan_secrets(view, decode)]
             if "%" not in text:
                 return found
+            written, pieces = secret_view(text, percent=False)  # all but its `%` decoded
+            if written != text:
+                return found + apart([in_original(f, pieces)
+                                      for f in scan_secrets(written, decode, True)], found)
     lowered = folded_lower(text)
     found += named_secrets(text, lowered)
     if WALLET_WORD.search(lowered):
@@ -4416,10 +4429,8 @@ def apart(hits: list[SecretHit], found: list[SecretHit]) -> list[SecretHit]:
 
 def credential_shaped(token: str) -> bool:
     """Whether one RANDOM_TOKEN token looks generated (see TOKEN_PIECES)."""
-    if PUBLIC_VALUE.match(token.lstrip("/")) \
-            or DIGEST_LABEL.match(token) \
-            or ULID_YEARS[0] <= stamped_year(token) <= ULID_YEARS[1] or public_key(token):
-        return False  # public by its form, a digest named by its label, an id of this era
+    if PUBLIC_VALUE.match(token.lstrip("/")) or DIGEST_LABEL.match(token) or public_key(token):
+        return False  # public by its form, a digest named by its label
     if not UUID.search(token):
         pieces = TOKEN_PIECES.split(token)
         if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
@@ -4502,6 +4513,7 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return True  # `A..B` names two commits
     first, last = start, end  # the token's edges
     start, end, best = start + at, start + at + len(body), NAMING_REACH + 1  # its body's
+    word = ""  # the nearest naming word
     family = "id" if end == last and FILE_EXTENSION.match(text, last) else ""
     named_by = CAMEL_HUMP.sub("_", text[max(0, start - NAMING_REACH - 2):start])
     query = QUERY_NAME.search(folded_lower(named_by))
@@ -4541,7 +4553,7 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         else:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
-            best, family = gap, named
+            best, family, word = gap, named, match.group()
     if not family and not query:  # where its cell names nothing, a table's header does (`| run_id |`)
         family = name_family(column_header(text, first))
     if not family and RECORD_PATH.search(text, first, start):
@@ -4551,6 +4563,9 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
            and len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece)
            and looks_random(piece, words=True)]
     body = body[2:] if body[:2] in ("0x", "0X") else body
+    if (family != "secret" or word in ("key", "keys")) \
+            and ULID_YEARS[0] <= stamped_year(token) <= ULID_YEARS[1]:
+        return True  # an id of this era (a row's key too), but where a credential's word names it
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":

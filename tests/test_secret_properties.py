@@ -132,7 +132,7 @@ LEADS = ["", "the key ", "the token ", "the build agent secret ", "api key: ", "
 LEADS_ZH = ["", "密钥", "授权码", "密匙", "令牌是", "SMTP 授权码：", "密钥在部署时要用到："]
 INVISIBLES = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\ufff9", "\ufffa", "\ufffb", "\u180e"]
 SHAPES = ["plain", "code", "link", "query", "quotes", "assign", "json", "table", "wrap", "invisible", "percent", "fullwidth",
-          "reference"]
+          "reference", "markdown"]
 
 
 def full_width(text: str) -> str:
@@ -180,6 +180,8 @@ def placed(draw: st.DrawFn) -> tuple[str, str, str, str]:
         escaped = "".join(draw(st.sampled_from([f"&#{ord(c)};", f"&#x{ord(c):x};"])) if i % 4 == 0 else c
                           for i, c in enumerate(token[cut:]))
         slot = f"{lead.replace('=', '&#61;')}&quot;{token[:cut]}{escaped}&quot;"
+    elif shape == "markdown":  # Markdown's escapes inside words (`zq\_live\_...`, `a\|b`)
+        slot = lead + re.sub(r"(?<=[A-Za-z0-9])([_|*~])(?=[A-Za-z0-9])", r"\\\1", token)
     elif shape == "fullwidth":
         slot = full_width(lead + token) if draw(st.booleans()) else lead + full_width(token)
     else:
@@ -244,6 +246,7 @@ def run_cli(argv: list[str]) -> tuple[str, str]:
 # -- views of an output --------------------------------------------------------------------
 
 ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|n|r|t)")
+MARKDOWN_ESCAPE = re.compile(r"\\([_|*~])")
 BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
 
@@ -258,7 +261,7 @@ def views(text: str, as_json: bool = False) -> list[str]:
     found += [ESCAPE.sub("", "".join(c for c in v if not invisible(c))) for v in found]
     found += [unicodedata.normalize("NFKC", v) for v in found]
     found += [urllib.parse.unquote(v) for v in found]
-    found += [html.unescape(v) for v in found]
+    found += [html.unescape(v) for v in found] + [MARKDOWN_ESCAPE.sub(r"\1", v) for v in found]
     decoded = []
     for v in found:
         for run_ in BASE64_RUN.findall(v):
@@ -507,6 +510,7 @@ _UUID7 = f"{1_740_000_000_000:012x}"[:8] + "-" + f"{1_740_000_000_000:012x}"[8:]
 _UUID7_LATE = f"{4_102_444_800_000:012x}"[:8] + "-" + f"{4_102_444_800_000:012x}"[8:] + "-7" + _UUID[15:]
 
 
+_ULID_NOW = "01K" + "".join(_rng("ulid-now").choices(CROCKFORD, k=23))  # a ULID of 2025
 _FULL_WIDTH_SIGNED_ASCII = "xk29%Ra*FbWeqLmT4zPs#KdNfoq;Rb$vnH27dSQ!cG*PbfwgW5sC%)MXFHE"
 _FULL_WIDTH_SIGNED = "".join(chr(ord(c) + 0xFEE0) for c in _FULL_WIDTH_SIGNED_ASCII)
 CLASSES = [
@@ -571,6 +575,19 @@ CLASSES = [
     _row("session-id-variable", f"`export SESSION_ID={_HEX32}` so the tests reuse my login", _HEX32),
     _row("session-id-japanese", f"セッションIDは {_HEX32} です", _HEX32, RULE_ZH),
     _row("character-reference-separator", f"api_key&#61;&quot;{_B62}&quot;", _B62),
+    # A ULID of this era is an id but where a credential's word names it, before or after, in
+    # any language (a blind list's of the ninth stop of 2026-12-06); a naming word inside a
+    # kebab-case name names nothing (`checkout-web`: no commit's checkout).
+    _row("ulid-issued-as-an-api-key", f"the partner account was issued {_ULID_NOW} as its API key",
+         _ULID_NOW),
+    _row("ulid-before-a-japanese-secret-word", f"{_ULID_NOW} は決済ゲートウェイの署名シークレットです",
+         _ULID_NOW, RULE_ZH),
+    _row("naming-word-in-a-kebab-name", f"the access token for project checkout-web = {_HEX32}",
+         _HEX32),
+    _row("markdown-escaped-underscores", f"the token zq\\_live\\_{_B62[:10]}\\_{_B62[10:20]}",
+         f"{_B62[:10]}_{_B62[10:20]}"),
+    _row("markdown-escaped-pipe-in-a-table", f"| zq | {_B62[:12]}\\|{_B62[12:23]} |",
+         f"{_B62[:12]}|{_B62[12:23]}"),
     # Places a probe found printing a chosen password (made up here): a header, a cookie, a
     # login's `-p`, `.netrc`, an XML element, long options of other names, a suffixed variable,
     # a value opening with a placeholder's word.
