@@ -1764,6 +1764,23 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|" + CONSONANT_TRIPLE.pattern)  # a group no word has
 ODD_PIECES = 4
 ODD_SHORT = 30
+# Letter pairs words are made of: the 250 commonest inside the words of CPython 3.11's `Lib/`,
+# its tests left out (bench/letter_pairs.py prints them); 96% of that source's pairs, 37% of
+# random letters'. A token with a digit is random where RARE_SHARE of its pairs, RARE_LEAST or
+# more, are none of these (rare_pairs: `56xevamgddrog7irpnd1`, not `pkcs11ProviderConfig`).
+COMMON_PAIRS = frozenset("""
+ab ac ad ag ai ak al am an ap ar as at au av aw ay ba be bi bj bl bo br bu by ca cc ce ch ci ck
+cl co cr cs ct cu da dd de di dl do dr ds du ea eb ec ed ee ef eg el em en ep eq er es et ev ew
+ex ey fa fe ff fi fl fo fr ft fu ge gh gi gl gn gr gs gu ha he hi ho hr ht ia ib ic id ie if ig
+il im in io ip ir is it iv ix iz je ke ki la ld le lf li ll lo ls lt lu ly ma mb me mi mm mo mp
+ms mu na nc nd ne nf ng ni nk nl nn no ns nt nu nv oa ob oc od of og oi ok ol om on oo op or os
+ot ou ov ow ox pa pe pi pl po pp pr pt pu py qu ra rc rd re rg ri rk rl rm rn ro rr rs rt ru ry
+sa sc se sh si sl sm so sp ss st su sy ta tc td te th ti tl to tp tr ts tt tu ty ua ub uc ue uf
+ui ul um un up ur us ut va ve vi wa we wh wi wn wo wr xc xe xp xt yp ys yt ze""".split())
+RARE_SHARE = 0.3
+RARE_LEAST = 3
+RARE_PAIRS = 8  # pairs judged at least: fewer are a short name's (`debug.go#L185`)
+LETTER_PIECE = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # a name's words, by case
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
@@ -4179,7 +4196,7 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
     letters = sum(map(str.isalpha, value))  # in one case and mostly letters: judged by its vowels
     one_case = value.islower() or value.isupper()
     return one_case and 2 * letters >= len(value) and few_vowels(value) \
-        or odd_pieces(value) >= ODD_PIECES \
+        or odd_pieces(value) >= ODD_PIECES or not joined and rare_pairs(value) \
         or not joined and len(value) <= ODD_SHORT and odd_pieces(value, True) >= ODD_PIECES - 1
 
 
@@ -4196,6 +4213,16 @@ def key_groups(value: str) -> bool:
         and bool(DIGIT.search(value))
     spaced = "-" not in value and "." not in value
     return spaced or uniform or wordy <= 1 + (len(groups) >= 5)  # five: a vendor's prefix
+
+
+def rare_pairs(value: str) -> bool:
+    """Whether the letters of a name's words pair as words do not (COMMON_PAIRS): RARE_SHARE of
+    the pairs inside its pieces, RARE_LEAST or more, of RARE_PAIRS or more; not for a run joined
+    from pieces (looks_random's `joined`), whose short names glue into rare pairs."""
+    pairs = [piece[i:i + 2].lower() for piece in LETTER_PIECE.findall(value)
+             for i in range(len(piece) - 1)]
+    rare = sum(pair not in COMMON_PAIRS for pair in pairs)
+    return len(pairs) >= RARE_PAIRS and rare >= max(RARE_LEAST, RARE_SHARE * len(pairs))
 
 
 def few_vowels(value: str) -> bool:

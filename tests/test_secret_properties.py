@@ -584,6 +584,11 @@ CLASSES = [
          _ULID_NOW, RULE_ZH),
     _row("naming-word-in-a-kebab-name", f"the access token for project checkout-web = {_HEX32}",
          _HEX32),
+    # Letters in one case with a digit or few, paired as no words pair them (rare_pairs).
+    _row("rare-letter-pairs", f"the build agent uses {_chars('pairs5', 20, 'lower36')}",
+         _chars("pairs5", 20, "lower36")),
+    _row("rare-letter-pairs-2", f"the build agent uses {_chars('pairs14', 20, 'lower36')}",
+         _chars("pairs14", 20, "lower36")),
     _row("markdown-escaped-underscores", f"the token zq\\_live\\_{_B62[:10]}\\_{_B62[10:20]}",
          f"{_B62[:10]}_{_B62[10:20]}"),
     _row("markdown-escaped-pipe-in-a-table", f"| zq | {_B62[:12]}\\|{_B62[12:23]} |",
@@ -1328,6 +1333,12 @@ LOOKALIKES = [
     _row("go-sum-hash", "`github.com/frankban/quicktest v1.14.6 h1:FZvbOBFD3B90Alb+jWrt6kSfIQuGtT3wHPgpQwwuM+4=`",
          "FZvbOBFD3B90Alb"),
     _row("prefixed-id-after-its-word", f"`job id job_{_HEX32}` restarted twice", _HEX32),
+    # Names of words and numbers: their letters pair as words do (rare_pairs).
+    _row("name-with-numbers-aarch64", "the image targets `aarch64UnknownLinuxGnu` only",
+         "aarch64UnknownLinuxGnu"),
+    _row("name-with-numbers-utf8mb4", "the table collation is `utf8mb4UnicodeCi` everywhere", "utf8mb4UnicodeCi"),
+    _row("name-with-numbers-sha256", "sign with `sha256WithRSAEncryption` as the spec asks",
+         "sha256WithRSAEncryption"),
     # A request's id under its abbreviation or its word in another language; an AI tool's session
     # as a UUID; a path between HTML character references (SpecStory's); a stand-in's words.
     _row("request-id-abbreviated", f"`[req:{_HEX32[:16]}] token validation failed: expired`", _HEX32[:16]),
