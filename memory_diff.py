@@ -2090,8 +2090,9 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}"
                    r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
 # Public by design or harmless by form: publishable keys, age, SSH, IPFS, Ethereum (a private key
-# is 64 hex), Bitcoin and nostr addresses, 64-bit hex, AWS ids, Stripe object ids in both cases
-# (its secrets are `sk_`, `rk_`, `whsec_`; `ch_<hex>` is no Stripe id), UPS tracking, a Nix store
+# is 64 hex), Bitcoin and nostr addresses, 64-bit hex, AWS ids, Stripe's and Anthropic's object
+# ids in both cases (Stripe's secrets are `sk_`, `rk_`, `whsec_`; `ch_<hex>` is no Stripe id;
+# a transcript's `msg_01...`, `toolu_01...`), UPS tracking, a Nix store
 # path (a hash of the build's inputs), a Kubernetes pod's name (no vowels), base64 images, PDFs.
 PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
@@ -2102,7 +2103,7 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:
                     r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}"
                     r"(?:[0-9a-f]{9})?$"
                     r"|A(?:IDA|ROA|NPA|NVA|GPA|IPA)[A-Z0-9]{16,17}$"
-                    r"|(?:cus|evt|pi|req|ch|in|sub|price|prod|txn|acct|pm|seti|po|tr|py)"
+                    r"|(?:cus|evt|pi|req|ch|in|sub|price|prod|txn|acct|pm|seti|po|tr|py|msg|toolu)"
                     r"_(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{8,}$"
                     r"|1Z[0-9A-Z]{16}$|nix/store/[0-9a-df-np-sv-z]{32}-"
                     r"|[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[b-df-hj-np-tv-z2-9]{8,10}"

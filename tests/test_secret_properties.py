@@ -1333,6 +1333,9 @@ LOOKALIKES = [
     _row("go-sum-hash", "`github.com/frankban/quicktest v1.14.6 h1:FZvbOBFD3B90Alb+jWrt6kSfIQuGtT3wHPgpQwwuM+4=`",
          "FZvbOBFD3B90Alb"),
     _row("prefixed-id-after-its-word", f"`job id job_{_HEX32}` restarted twice", _HEX32),
+    # A transcript's own ids (Anthropic's messages and tool calls), public as Stripe's objects are.
+    _row("anthropic-tool-use-id", f"the tool call toolu_01{_chars('toolu', 22)} errored twice",
+         f"toolu_01{_chars('toolu', 22)}"),
     # Names of words and numbers: their letters pair as words do (rare_pairs).
     _row("name-with-numbers-aarch64", "the image targets `aarch64UnknownLinuxGnu` only",
          "aarch64UnknownLinuxGnu"),
