@@ -1766,8 +1766,9 @@ ODD_PIECES = 4
 ODD_SHORT = 30
 # Letter pairs words are made of: the 250 commonest inside the words of CPython 3.11's `Lib/`,
 # its tests left out (bench/letter_pairs.py prints them); 96% of that source's pairs, 37% of
-# random letters'. A token with a digit is random where RARE_SHARE of its pairs, RARE_LEAST or
-# more, are none of these (rare_pairs: `56xevamgddrog7irpnd1`, not `pkcs11ProviderConfig`).
+# random letters'. A token in one case with a digit is random where RARE_SHARE of its pairs,
+# RARE_LEAST or more, are none of these (rare_pairs: `56xevamgddrog7irpnd1`, not
+# `aarch64unknownlinux`); not a run joined from pieces, whose short names glue into rare pairs.
 COMMON_PAIRS = frozenset("""
 ab ac ad ag ai ak al am an ap ar as at au av aw ay ba be bi bj bl bo br bu by ca cc ce ch ci ck
 cl co cr cs ct cu da dd de di dl do dr ds du ea eb ec ed ee ef eg el em en ep eq er es et ev ew
@@ -1780,6 +1781,7 @@ ui ul um un up ur us ut va ve vi wa we wh wi wn wo wr xc xe xp xt yp ys yt ze"""
 RARE_SHARE = 0.3
 RARE_LEAST = 3
 RARE_PAIRS = 8  # pairs judged at least: fewer are a short name's (`debug.go#L185`)
+RARE_VOWELS = 0.36  # words' and pinyin's letters are 40% vowels or more, random ones' 19%
 LETTER_PIECE = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # a name's words, by case
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
@@ -4197,7 +4199,7 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
     letters = sum(map(str.isalpha, value))  # in one case and mostly letters: judged by its vowels
     one_case = value.islower() or value.isupper()
     return one_case and 2 * letters >= len(value) and few_vowels(value) \
-        or odd_pieces(value) >= ODD_PIECES or not joined and rare_pairs(value) \
+        or odd_pieces(value) >= ODD_PIECES or one_case and not joined and rare_pairs(value) \
         or not joined and len(value) <= ODD_SHORT and odd_pieces(value, True) >= ODD_PIECES - 1
 
 
@@ -4218,17 +4220,18 @@ def key_groups(value: str) -> bool:
 
 def rare_pairs(value: str) -> bool:
     """Whether the letters of a name's words pair as words do not (COMMON_PAIRS): RARE_SHARE of
-    the pairs inside its pieces, RARE_LEAST or more, of RARE_PAIRS or more; not for a run joined
-    from pieces (looks_random's `joined`), whose short names glue into rare pairs."""
+    the pairs inside its pieces, RARE_LEAST or more, of RARE_PAIRS or more, with under RARE_VOWELS
+    of its letters vowels (pinyin pairs rarely too, but is rich in vowels)."""
     pairs = [piece[i:i + 2].lower() for piece in LETTER_PIECE.findall(value)
              for i in range(len(piece) - 1)]
     rare = sum(pair not in COMMON_PAIRS for pair in pairs)
-    return len(pairs) >= RARE_PAIRS and rare >= max(RARE_LEAST, RARE_SHARE * len(pairs))
+    return len(pairs) >= RARE_PAIRS and rare >= max(RARE_LEAST, RARE_SHARE * len(pairs)) \
+        and few_vowels(value, RARE_VOWELS)
 
 
-def few_vowels(value: str) -> bool:
-    """Random letters have fewer vowels than words: under VOWEL_SHARE of its letters."""
-    return sum(c in "aeiouAEIOU" for c in value) < VOWEL_SHARE * sum(map(str.isalpha, value))
+def few_vowels(value: str, share: float = VOWEL_SHARE) -> bool:
+    """Random letters have fewer vowels than words: under `share` of its letters."""
+    return sum(c in "aeiouAEIOU" for c in value) < share * sum(map(str.isalpha, value))
 
 
 def drawn_letters(value: str) -> bool:

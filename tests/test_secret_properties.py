@@ -1340,6 +1340,8 @@ LOOKALIKES = [
     _row("name-with-numbers-aarch64", "the image targets `aarch64UnknownLinuxGnu` only",
          "aarch64UnknownLinuxGnu"),
     _row("name-with-numbers-utf8mb4", "the table collation is `utf8mb4UnicodeCi` everywhere", "utf8mb4UnicodeCi"),
+    _row("pinyin-name-with-a-number", "the helper `yonghuXinxi3Biao` reads the third user table",
+         "yonghuXinxi3Biao"),
     _row("name-with-numbers-sha256", "sign with `sha256WithRSAEncryption` as the spec asks",
          "sha256WithRSAEncryption"),
     # A request's id under its abbreviation or its word in another language; an AI tool's session
