@@ -844,7 +844,9 @@ SECRET_WORDS_ZH = "密码|密钥|秘钥|密匙|私钥|令牌|口令|凭证|凭�
 # ... and in other languages, as naming words; not a key's word alone, which a fingerprint's
 # or a hash's names before it ("l'empreinte de la clé est <sha>").
 SECRET_WORDS_ABROAD = ("シークレット|トークン|秘密鍵|アクセスキー|api ?キー|시크릿|토큰|비밀 ?키|액세스 ?키|api ?키|"
-                       r"токен\w*|секрет\w*|geheimnis\w*|jeton|segredo")
+                       r"токен\w*|секрет\w*|geheimnis\w*|geheime\w* schlüssel\w*|jeton|segredo|segreto|"
+                       r"clé secrète|clave secreta|chave secreta|chiave segreta|gizli anahtar\w*|"
+                       r"mã bí mật|khóa bí mật")
 # A key that names a record or an entry, not a credential ("Idempotency-Key: <ULID>", "the
 # partition key: tenant_<hex>", `cacheKey = ...`): its value is an id, whatever it looks like.
 # Not "primary" or "object": Azure names its API keys so.
@@ -1952,7 +1954,7 @@ NAMING_WORD = Lazy(
     r"識別子|식별자|아이디|идентификатор\w*|ідентифікатор\w*|identifiant|"
     r"identificador|identyfikator\w*|identifikátor\w*|azonosító\w*|tunniste\w*|định danh|kennung|"
     r"kimli[kğg]\w*|شناسه|"
-    r"מזהה|معرّ?ف|mã|trazas?)"
+    r"מזהה|معرّ?ف|mã(?! bí mật)|trazas?|numbers?|nummer\w*|número|numéro|numero|n°|номер\w*|번호|numaras[ıi])"
     r"|((?:会话|セッション|сесси[яиюей]|sesión|sitzung)(?:\s*id)?)"
     r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|empreintes?|huellas?|fingerabdruck|"
     r"контрольн\w* сумм\w*|х[еэ]ш\w*|"
@@ -1992,9 +1994,11 @@ CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`A
 CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
 # "<sha> (commit)"); across a preposition or a conjunction it names another thing ("<token> for
-# the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`); but a
+# the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`) or a clause's
+# comma or dash ("<hex>, ne la committe pas"; not an aside's: "<hex>, which is the hash"); but a
 # credential's word there still withholds ("paste <hex> into the API key").
-NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]")
+NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=—–]|"
+                     r",(?!\s*(?:which|that|i\.e\.|aka|the|a|an|its)\b)")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes, JSON's
 # `\u00XX`, HTML's character references (SpecStory's `&#96;`) and Markdown's escapes inside a
 # word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token is still found and an

@@ -584,6 +584,12 @@ CLASSES = [
          _ULID_NOW, RULE_ZH),
     _row("naming-word-in-a-kebab-name", f"the access token for project checkout-web = {_HEX32}",
          _HEX32),
+    # A commit's verb after a clause's comma names nothing (French, Turkish); a secret key's and a
+    # secret code's words abroad (a blind list of the ninth stop of 2026-12-06).
+    _row("commit-verb-after-a-comma",
+         f"la clé secrète de production est {_HEX32}, ne la committe surtout pas", _HEX32, "{s}"),
+    _row("turkish-secret-key", f"Gizli anahtar {_HEX32}, lütfen bunu commit etme.", _HEX32, "{s}"),
+    _row("vietnamese-secret-code", f"Mã bí mật của API là {_HEX32}.", _HEX32, "{s}"),
     # Letters in one case with a digit or few, paired as no words pair them (rare_pairs).
     _row("rare-letter-pairs", f"the build agent uses {_chars('pairs5', 20, 'lower36')}",
          _chars("pairs5", 20, "lower36")),
@@ -1333,6 +1339,10 @@ LOOKALIKES = [
     _row("go-sum-hash", "`github.com/frankban/quicktest v1.14.6 h1:FZvbOBFD3B90Alb+jWrt6kSfIQuGtT3wHPgpQwwuM+4=`",
          "FZvbOBFD3B90Alb"),
     _row("prefixed-id-after-its-word", f"`job id job_{_HEX32}` restarted twice", _HEX32),
+    # An order's number in another language; a hash named by an aside after a comma.
+    _row("order-number-german", f"Bestellnummer {_UUID} wurde doppelt verbucht.", _UUID),
+    _row("hash-named-by-an-aside",
+         f"the cache entry ends in {_HEX32}, which is just the hash of package-lock.json", _HEX32),
     # A transcript's own ids (Anthropic's messages and tool calls), public as Stripe's objects are.
     _row("anthropic-tool-use-id", f"the tool call toolu_01{_chars('toolu', 22)} errored twice",
          f"toolu_01{_chars('toolu', 22)}"),
