@@ -1995,10 +1995,12 @@ CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
 # "<sha> (commit)"); across a preposition or a conjunction it names another thing ("<token> for
 # the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`) or a clause's
-# comma ("<hex>, ne la committe pas"; not an aside's: "<hex>, which is the hash"); but a
-# credential's word there still withholds ("paste <hex> into the API key").
+# comma ("<hex>, ne la committe pas"; not an aside's, right before its word: "<hex>, which is the
+# hash", "<sha>, the commit"); but a credential's word there still withholds ("paste <hex> into
+# the API key").
 NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]|"
-                     r",(?!\s*(?:which|that|i\.e\.|aka|the|a|an|its)\b)")
+                     r",(?!\s*(?:(?:which|that) (?:is|was) (?:just |only )?(?:(?:the|a|an|its) )?|"
+                     r"i\.e\.,? (?:the )?|aka |(?:the|a|an|its) )(?:[\w-]+ )?\Z)")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes, JSON's
 # `\u00XX`, HTML's character references (SpecStory's `&#96;`) and Markdown's escapes inside a
 # word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token is still found and an

@@ -588,6 +588,8 @@ CLASSES = [
     # secret code's words abroad (a blind list of the ninth stop of 2026-12-06).
     _row("commit-verb-after-a-comma",
          f"la clé secrète de production est {_HEX32}, ne la committe surtout pas", _HEX32, "{s}"),
+    _row("new-clause-after-a-comma",
+         f"for the Sentry project {_HEX32}, the ingest endpoint rejects events without it", _HEX32),
     _row("turkish-secret-key", f"Gizli anahtar {_HEX32}, lütfen bunu commit etme.", _HEX32, "{s}"),
     _row("vietnamese-secret-code", f"Mã bí mật của API là {_HEX32}.", _HEX32, "{s}"),
     # Letters in one case with a digit or few, paired as no words pair them (rare_pairs).
@@ -1341,6 +1343,7 @@ LOOKALIKES = [
     _row("prefixed-id-after-its-word", f"`job id job_{_HEX32}` restarted twice", _HEX32),
     # An order's number in another language; a hash named by an aside after a comma.
     _row("order-number-german", f"Bestellnummer {_UUID} wurde doppelt verbucht.", _UUID),
+    _row("commit-named-by-an-apposition", f"fixed in {SHA}, the commit that added the retry", SHA),
     _row("hash-named-by-an-aside",
          f"the cache entry ends in {_HEX32}, which is just the hash of package-lock.json", _HEX32),
     # A transcript's own ids (Anthropic's messages and tool calls), public as Stripe's objects are.
