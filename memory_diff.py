@@ -1998,9 +1998,10 @@ CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 # comma ("<hex>, ne la committe pas"; not an aside's, right before its word: "<hex>, which is the
 # hash", "<sha>, the commit"); but a credential's word there still withholds ("paste <hex> into
 # the API key").
-NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]|"
-                     r",(?!\s*(?:(?:which|that) (?:is|was) (?:just |only )?(?:(?:the|a|an|its) )?|"
-                     r"i\.e\.,? (?:the )?|aka |(?:the|a|an|its) )(?:[\w-]+ )?\Z)")
+NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]")
+# ... and a clause's comma, but an aside's, its words right before the naming word.
+ASIDE = Lazy(r",\s*(?:(?:which|that) (?:is|was) (?:just |only )?(?:(?:the|a|an|its) )?|"
+             r"i\.e\.,? (?:the )?|aka |(?:the|a|an|its) )(?:[\w-]+ )?\Z")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes, JSON's
 # `\u00XX`, HTML's character references (SpecStory's `&#96;`) and Markdown's escapes inside a
 # word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token is still found and an
@@ -3662,9 +3663,7 @@ def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, i
         start, run = match.start(), match.group()
         changed.append((text[at:start], at, start))
         if run[0] in "%\\&":  # `%3D`, a JSON or Markdown escape (`\u0022`, `\_`), a reference
-            code = ord(html.unescape(run)) if run[0] == "&" else ord(run[1]) if len(run) == 2 \
-                else int(run[-2:], 16) if percent or run[0] == "\\" else 0
-            changed.append((chr(code) if 0x20 < code < 0x7f else run, start, match.end()))
+            changed.append((unescaped(run, percent), start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed.append((run, start, match.end()))
         else:
@@ -3679,6 +3678,18 @@ def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, i
             pieces.append((size, first, last, len(piece) == last - first))
             size += len(piece)
     return "".join(piece for piece, _, _ in changed), pieces
+
+
+def unescaped(run: str, percent: bool) -> str:
+    """The printable ASCII character an escape stands for (VIEW_CHANGE), or the escape as written
+    (a `%` one unless `percent`)."""
+    if run[0] == "&":
+        code = ord(html.unescape(run))
+    elif run[0] == "\\":
+        code = ord(run[1]) if len(run) == 2 else int(run[-2:], 16)
+    else:
+        code = int(run[-2:], 16) if percent else 0
+    return chr(code) if 0x20 < code < 0x7f else run
 
 
 def in_original(finding: SecretHit, pieces: list[tuple[int, int, int, bool]]) -> SecretHit:
@@ -4585,7 +4596,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         elif match.start() > len(before):
             gap = max(0, match.start() - len(before) - 1 - tail)
             between = after[:match.start() - len(before) - 1]
-            if NAMES_ANOTHER.search(between) and named != "secret":
+            if (NAMES_ANOTHER.search(between) or "," in between and not ASIDE.search(between)) \
+                    and named != "secret":
                 continue
         else:
             continue
