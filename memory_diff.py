@@ -1784,7 +1784,6 @@ RARE_SHARE = 0.3
 RARE_LEAST = 3
 RARE_PAIRS = 8  # pairs judged at least: fewer are a short name's (`debug.go#L185`)
 RARE_VOWELS = 0.36  # words' and pinyin's letters are 40% vowels or more, random ones' 19%
-LETTER_PIECE = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # a name's words, by case
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
@@ -4239,7 +4238,7 @@ def rare_pairs(value: str) -> bool:
     """Whether the letters of a name's words pair as words do not (COMMON_PAIRS): RARE_SHARE of
     the pairs inside its pieces, RARE_LEAST or more, of RARE_PAIRS or more, with under RARE_VOWELS
     of its letters vowels (pinyin pairs rarely too, but is rich in vowels)."""
-    pairs = [piece[i:i + 2].lower() for piece in LETTER_PIECE.findall(value)
+    pairs = [piece[i:i + 2].lower() for piece in (m[0] for m in NAME_PIECE.finditer(value))
              for i in range(len(piece) - 1)]
     rare = sum(pair not in COMMON_PAIRS for pair in pairs)
     return len(pairs) >= RARE_PAIRS and rare >= max(RARE_LEAST, RARE_SHARE * len(pairs)) \

@@ -15,7 +15,7 @@ import sysconfig
 
 PAIRS = 250
 SKIPPED = {"site-packages", "dist-packages", "test", "tests", "idle_test"}  # the library's own code
-PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # memory_diff.LETTER_PIECE
+PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # memory_diff.NAME_PIECE, on letters alone
 
 
 def main(argv: list[str]) -> int:
