@@ -1740,6 +1740,7 @@ DIGEST_HEX = {"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}  # a digest's 
 ALGORITHM_NAMED = Lazy(r"(?i)\b(md5|sha1|sha256|sha512)[:=]\Z")
 SID = Lazy(r"[A-Z]{2}[0-9a-f]{32}")  # a typed SID (Twilio's `AC<hex>`), an account's id
 HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals: `AC<hex>`
+EXTENSION_ID = Lazy(r"[a-p]{32}")  # a browser extension's id: a hash's hex written in a to p
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3  # ... or one fewer in a token holding a CONSONANT_RUN (`dwkblbas205irhk77...`)
@@ -1763,14 +1764,20 @@ RARE_LETTER = Lazy(r"[jzJZ]|[qQ](?![uU])")
 # A token in one case (`a-z0-9`, base32) is random with under VOWEL_SHARE of its letters vowels.
 VOWEL_SHARE = 0.25
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"  # the rows of letters, left to right, top to bottom
+LETTER_RUNS = (ALPHABET, ALPHABET[::-1], KEYBOARD, KEYBOARD[::-1])  # what a stand-in types
 ODD_GROUP = Lazy(r"^[^aeiouyAEIOUY]+$|" + CONSONANT_TRIPLE.pattern)  # a group no word has
 ODD_PIECES = 4
 ODD_SHORT = 30
 # Letter pairs words are made of: the 250 commonest inside the words of CPython 3.11's `Lib/`,
 # its tests left out (bench/letter_pairs.py prints them); 96% of that source's pairs, 37% of
-# random letters'. A token in one case with a digit is random where RARE_SHARE of its pairs,
-# RARE_LEAST or more, are none of these (rare_pairs: `56xevamgddrog7irpnd1`, not
-# `aarch64unknownlinux`); not a run joined from pieces, whose short names glue into rare pairs.
+# random letters'. A token in one case with a digit, or of letters alone, is random where
+# RARE_SHARE of its pairs, RARE_LEAST or more, are none of these (rare_pairs:
+# `56xevqmgdwrtg7irpnd1`; not `aarch64unknownlinux`). Letters alone, with no digit to mark them
+# made, also need two CONSONANT_TRIPLEs (`kwtzbxqvmhdrlpfj`; not `frontendbuildcache`, a word of
+# Dutch or Czech as a rule), in mixed case ODD_PIECES - 1 pieces no word is besides (not
+# `KraftfahrzeugHaftpflicht`); not a run joined from pieces, whose short names glue into rare
+# pairs, nor a stand-in typed along LETTER_RUNS.
 COMMON_PAIRS = frozenset("""
 ab ac ad ag ai ak al am an ap ar as at au av aw ay ba be bi bj bl bo br bu by ca cc ce ch ci ck
 cl co cr cs ct cu da dd de di dl do dr ds du ea eb ec ed ee ef eg el em en ep eq er es et ev ew
@@ -4200,8 +4207,13 @@ def looks_random(value: str, words: bool = False, least: int = RANDOM_MIN,
         return False
     if not any(c.isalpha() for c in value):
         return False
-    if not any(c.isdigit() for c in value):  # letters only: mixed case in pieces that are no words
-        return words and value.lower() != value != value.upper() and odd_pieces(value) > ODD_PIECES
+    if not any(c.isdigit() for c in value):  # letters only: pieces no word is, pairs words lack
+        if not words:
+            return False
+        mixed, odd = value.lower() != value != value.upper(), odd_pieces(value)
+        paired = not joined and rare_pairs(value) and len(CONSONANT_TRIPLE.findall(value)) > 1 \
+            and not alphabet(value)
+        return mixed and odd > ODD_PIECES or paired and (not mixed or odd >= ODD_PIECES - 1)
     if hexed:
         return True  # a run of 16 hex characters or more is a hash, an id or a key, not a word
     if not any(c.isupper() for c in value):  # one case: digits between letters, or odd letters
@@ -4264,7 +4276,12 @@ def drawn_letters(value: str) -> bool:
             and random_letters(" ".join(groups))
     return len(letters) >= RANDOM_MIN and (letters.islower() or letters.isupper()) \
         and few_vowels(letters) and len(CONSONANT_TRIPLE.findall(letters)) > 1 \
-        and letters.lower() not in ALPHABET + " " + ALPHABET[::-1]
+        and not alphabet(letters)
+
+
+def alphabet(letters: str) -> bool:
+    """Whether letters run along the alphabet or a keyboard's rows, either way: a stand-in."""
+    return any(letters.lower() in run for run in LETTER_RUNS)
 
 
 def random_letters(value: str) -> bool:
@@ -4272,7 +4289,7 @@ def random_letters(value: str) -> bool:
     consonants in a row (`y` one too) but for a plural's `s` (`cpfu yaxv lsnn upim`, `akay jwni rycs
     euih`; not `sent over http from`, 1 in 35 runs of four words of four letters)."""
     groups = re.split(r"[\s-]+", value)
-    if all(group.lower() in ALPHABET for group in groups):
+    if all(alphabet(group) for group in groups):
         return False  # the alphabet in order is a place-holder (`abcd efgh ijkl mnop`)
     odd = sum(bool(ODD_GROUP.search(group.rstrip("sS"))) for group in groups)
     return few_vowels(value) or odd >= 2
@@ -4618,7 +4635,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
         hexed = HEX_ID.fullmatch(body)
-        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
+        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)
+                    or EXTENSION_ID.fullmatch(body)) and not odd
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":

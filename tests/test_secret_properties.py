@@ -68,6 +68,7 @@ ALPHABETS = {
     "base64": string.ascii_letters + string.digits + "+/",
     "base64url": string.ascii_letters + string.digits + "-_",
     "lower36": string.ascii_lowercase + string.digits,  # one case: no capitals to split at
+    "letters": string.ascii_letters,  # no digit: judged by its pieces and its letters' pairs
     "base32": string.ascii_uppercase + "234567",  # TOTP seeds and the like
     "signed": string.ascii_letters + string.digits + "!#$%*^~()<>;&",  # a generator's password
 }
@@ -98,10 +99,11 @@ def make_body(seed: int, alphabet: str, length: int) -> str:
 def tokens(draw: st.DrawFn) -> tuple[str, str]:
     """(token as written, its random body)."""
     alphabet = draw(st.sampled_from(["hex", "HEX", "base62", "base64", "base64url", "lower36", "base32", "uuid",
-                                     "signed", "jwt"]))
-    # One-case bodies from 28 characters: shorter, a random one and a name run together
-    # (`mistral7binstructv02`) are too alike; README's Security section gives that residual.
-    low = 32 if alphabet in ("hex", "HEX") else 28 if alphabet in ("lower36", "base32") else 20
+                                     "signed", "jwt", "letters"]))
+    # One-case bodies and letters alone from 28 characters: shorter, a random one and a name run
+    # together (`mistral7binstructv02`, `TxnMgrCkptWrtr`) are too alike; README's Security
+    # section gives that residual.
+    low = 32 if alphabet in ("hex", "HEX") else 28 if alphabet in ("lower36", "base32", "letters") else 20
     body = make_body(draw(st.integers(0, 2**32)), alphabet, draw(st.integers(low, 64)))
     prefix = ""
     if alphabet != "jwt" and draw(st.booleans()):  # (a JWT opens with its header)
@@ -393,9 +395,13 @@ WORDS = ["cache", "build", "release", "worker", "session", "manager", "retry", "
 @st.composite
 def harmless(draw: st.DrawFn) -> str:
     parts = draw(st.lists(st.sampled_from(WORDS), min_size=2, max_size=5))
-    kind = draw(st.sampled_from(["snake", "camel", "pascal", "upper", "kebab", "path", "version", "number", "dotted"]))
+    kind = draw(st.sampled_from(["snake", "camel", "pascal", "upper", "kebab", "path", "version", "number", "dotted",
+                                 "glued"]))
     if kind == "snake":
         return "_".join(parts)
+    if kind == "glued":  # words run together in one case, as config keys are (`logallrefupdates`)
+        glued = "".join(part for part in parts if part.isalpha())
+        return glued.upper() if draw(st.booleans()) else glued
     if kind == "camel":
         return parts[0] + "".join(p.capitalize() for p in parts[1:])
     if kind == "pascal":
@@ -487,6 +493,7 @@ _DOTTED = ".".join(_chars(f"dot{n}", 8) for n in range(3))
 _CUT = f"We decided to keep {_HEX32} for staging, the deploy job has a stateful cache that needs it."
 _CUT_SID = f"We decided to keep {_HEX32} for staging; it is read by a deploy sidecar that cannot reach the vault."
 _LETTERS = "".join(_rng("letters").choices(string.ascii_letters, k=32))  # a key with no digit
+_LOWER26 = "".join(_rng("lower26").choices(string.ascii_lowercase, k=24))
 _RECOVERY = "-".join(_chars("recovery", 16, "base32")[i:i + 4] for i in range(0, 16, 4))
 _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("0123456789", "bcdfghjklm"))[i:i + 4]
                    for i in range(0, 16, 4))
@@ -772,6 +779,11 @@ CLASSES = [
     _row("signed-longer-than-64", f"the relay key {_LONG_SIGNED}", _LONG_SIGNED),
     _row("app-password-with-vowels", "the SMTP relay sends with qzvk mtrw pldx hsoe", "qzvk mtrw pldx hsoe"),
     _row("letters-only-key", f'`API_KEY = "{_LETTERS}"` in the notebook', _LETTERS),
+    # Letters alone that no word names: mixed case by pieces and pairs, one case by pairs
+    # (rare_pairs), as a mail provider's 16-letter code is written.
+    _row("letters-alone-unnamed", f"here it is: {_chars('alone8', 20, 'letters')}", _chars("alone8", 20, "letters")),
+    _row("letters-alone-small", f"paste {_LOWER26} into the settings", _LOWER26),
+    _row("letters-alone-capitals", f"the staging value changed to {_LOWER26.upper()}.", _LOWER26.upper(), "{s}"),
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
     _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),
     _row("word-cut-at-the-window-sid", _CUT_SID, _HEX32, frame="{s}"),
@@ -1322,17 +1334,19 @@ ETH_ADDRESS = "0x" + _chars("eth", 40, "hex")
 NODE_ID = base64.b64encode(b"Order:437900").decode()
 CURSOR = base64.b64encode(b'{"pk": "tenant-17", "rk": "9d2549100bdb"}').decode()
 AGE_RECIPIENT = "age1" + "".join(_rng("age").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
+_EXTENSION = "".join(_rng("extension").choices("abcdefghijklmnop", k=32))
 JWT_HEADER = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
 LOOKALIKES = [
     # Settings under a key that opens with a password's word, text after the word that is no
     # password (a command, a label, a place), numbers glued to a colon that are no codes.
-    # A key's name that holds an id of consonants and words (`sb-<ref>-auth-token`), letters of an
-    # abbreviation in groups of several lengths.
-    _row("key-name-of-letters", '`"storageKey": "sb-qwhrtzkmplvnxcbdfgsj-auth-token"`', "qwhrtzkmplvnxcbdfgsj"),
+    # Letters of an abbreviation in groups of several lengths.
     _row("letters-of-two-lengths", "`token_type=brr-ghjkl-mnp-qrstv` is sent by the test server", "ghjkl-mnp"),
     # ... a word of many consonants (a React key, a run of three groups), the alphabet as a stand-in.
     _row("react-key-word", '`<Panel key="synchronization" title="Sync" />`', "synchronization"),
     _row("three-groups-of-four", "`key: prod-sync-http` routes the job", "prod-sync-http"),
+    # ... a keyboard's row typed as a stand-in; a browser extension's id, its hex in a to p.
+    _row("keyboard-row-stand-in", "the form's placeholder is qwertyuiopasdfghjkl for now", "qwertyuiopasdfghjkl"),
+    _row("extension-id", f"the Chrome extension id is {_EXTENSION}, allow it", _EXTENSION),
     # ... an id's label or word before a prefixed hex, a module's hash in pieces, a public key's
     # name, a pattern, a file's name with a sign or a digit, hex after an event's dot, a UUID under
     # a snake_case name (the fifth stop's scan, blind lists and review).
