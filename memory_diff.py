@@ -4499,11 +4499,13 @@ def credential_shaped(token: str) -> bool:
         pieces = TOKEN_PIECES.split(token)
         if not any(len(piece) >= RANDOM_MIN and looks_random(piece, words=True) for piece in pieces):
             # Pieces next to each other that are neither a word nor a number, joined; and all
-            # pieces when one mixes cases (base64 breaks anywhere, a name between its words).
-            runs = "".join(" " if piece.isdigit() or WORD_PIECE.fullmatch(piece) else piece
-                           for piece in pieces).split()
-            whole = "".join(pieces)
-            if len(whole) >= RANDOM_MIN and any(run.lower() != run != run.upper() for run in runs):
+            # pieces when one mixes cases (base64 breaks anywhere, a name between its words), from
+            # NAME_REST where one piece at most is a word or a number: a token of 16 may hold fewer
+            # letters and digits (`Y7Kp_E_YhZxdkkVq`; not `all-MiniLM-L6-v2`).
+            worded = [piece.isdigit() or bool(WORD_PIECE.fullmatch(piece)) for piece in pieces]
+            runs = "".join(" " if word else piece for piece, word in zip(pieces, worded)).split()
+            whole, least = "".join(pieces), NAME_REST if sum(worded) < 2 else RANDOM_MIN
+            if len(whole) >= least and any(run.lower() != run != run.upper() for run in runs):
                 runs.append(whole)
             judged = [looks_random(run, True, RANDOM_MIN if HEX.fullmatch(run) else NAME_REST,
                                    joined=True) for run in runs]

@@ -783,6 +783,9 @@ CLASSES = [
     # (rare_pairs), as a mail provider's 16-letter code is written.
     _row("letters-alone-unnamed", f"here it is: {_chars('alone8', 20, 'letters')}", _chars("alone8", 20, "letters")),
     _row("letters-alone-small", f"paste {_LOWER26} into the settings", _LOWER26),
+    # A token of 16 whose separators leave under 16 letters and digits, judged whole from 12.
+    _row("base64url-short-joined", f"the relay uses {_chars('b64u21', 16, 'base64url')}",
+         _chars("b64u21", 16, "base64url")),
     _row("letters-alone-capitals", f"the staging value changed to {_LOWER26.upper()}.", _LOWER26.upper(), "{s}"),
     _row("approle-secret-id", f'`secret_id: "{_UUID}"` in the approle login', _UUID),
     _row("word-cut-at-the-window", _CUT, _HEX32, frame="{s}"),
