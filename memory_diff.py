@@ -1284,6 +1284,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("altool|notarytool", r"-p\s*|--password\s+"),
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
     ("add-user", r"-p\s*"), ("schtasks", r"(?i:/RP)\s+"), ("wpa_passphrase", r"\S+\s+"),
+    ("bundle config", r"(?:--(?:global|local)\s+)?[\w-]+(?:\.[\w-]+)+\s+[^\s:]+:"),  # a gem host's
     ("security add-generic-password|security add-internet-password", r"-w\s*"),  # macOS keychains
     ("security create-keychain|security unlock-keychain", r"-p\s*"),
 )
@@ -1794,6 +1795,12 @@ RARE_VOWELS = 0.36  # words' and pinyin's letters are 40% vowels or more, random
 DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
+# A list of 32 bytes or more written as numbers (`[202, 51, ...]`) is key material where they
+# look drawn: under 256, in no order, BYTES_DISTINCT of them different (a table repeats or rises).
+BYTE_LIST = Lazy(r"\[\s*(\d{1,3}(?:\s*,\s*\d{1,3}){31,})\s*,?\s*\]")
+BYTES_DISTINCT = 0.75
+BYTES_KIND = "key_bytes"
+NAMED_DIGITS = 20  # digits a credential's word names: a snowflake id has 19, a card's number 16
 RANDOM_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}")
 # A shorter one (alternating) is generated where letters, two or more of each case, and digits
 # alternate: the kind of character changes at every other one or more often, in runs of at most
@@ -1937,7 +1944,7 @@ NAMING_WORD = Lazy(
     r"blob|tree|(?<![^\n])parent(?= )|"
     r"submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
-    r"(ids?|[a-z]*uuids?|ulids?|guids?|identifiers?|clsids?|class|interface|rows?|records?|"
+    r"(ids?|[a-z]*[gu]uids?|ulids?|identifiers?|clsids?|class|interface|rows?|records?|"
     r"tenants?|"
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
     r"requests?|req|rid|reqid|traces?|traceparent|checkpoints?|conversations?|subscriptions?|"
@@ -1976,6 +1983,7 @@ NAMING_FAMILIES = ("commit", "id", "session", "digest", "public", "secret", "opa
                    "commit", "id", "session", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 NEGATED = Lazy(r"(?:\bnot|n't|\bno)\s+(?:an?\s+|the\s+)?\Z")  # a naming word denied before it
+DENIAL_REACH = 12  # characters before a naming word read for its denial or an idiom (NAMES_NOTHING)
 # An id's word followed by its own value names that value, not a token after it ("project id 4411
 # is <token>", "<token> (org id org-123)").
 OWN_VALUE = Lazy(r"[\s:=#(]*[\w.-]*\d")
@@ -2104,12 +2112,14 @@ PUBLIC_SPAN = Lazy(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]*(?:PUBLIC KEY|CERTIF
                    r"(?:\$[\w./+=,-]+){2,}"
                    r"|SCRAM-SHA-256\$[^\s'\"|]+|\{" + UUID.pattern + r"\}"
                    r"|(?i:\b(?:rsa|dsa|ecdsa|eddsa|ed25519|cv25519) key )(?:0x)?[0-9A-Fa-f]{8,40}\b", re.S)
-# Public by design or harmless by form: publishable keys, age, SSH, IPFS, Ethereum (a private key
-# is 64 hex), Bitcoin and nostr addresses, 64-bit hex, AWS ids, Stripe's and Anthropic's object
-# ids in both cases (Stripe's secrets are `sk_`, `rk_`, `whsec_`; `ch_<hex>` is no Stripe id;
-# a transcript's `msg_01...`, `toolu_01...`), UPS tracking, a Nix store
-# path (a hash of the build's inputs), a Kubernetes pod's name (no vowels), base64 images, PDFs.
-PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|age1[02-9ac-hj-np-z]{58}|ssh-(?:rsa|ed25519|dss)"
+# Public by design or harmless by form: publishable keys (PostHog's a page embeds), age, SSH,
+# IPFS, Ethereum (a private key is 64 hex), Bitcoin and nostr addresses, 64-bit hex, AWS ids,
+# Stripe's and Anthropic's object ids in both cases (Stripe's secrets are `sk_`, `rk_`,
+# `whsec_`; `ch_<hex>` is no Stripe id; a transcript's `msg_01...`, `toolu_01...`), UPS
+# tracking, a Nix store path (a hash of the build's inputs), a Kubernetes pod's name (no
+# vowels), base64 images, PDFs.
+PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|phc_[A-Za-z0-9]{32,}$|age1[02-9ac-hj-np-z]{58}"
+                    r"|ssh-(?:rsa|ed25519|dss)"
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
                     r"|ecdsa-sha2-"
@@ -3737,6 +3747,9 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
                     and CODE_WORD_BEFORE.search(text, max(0, m.start(1) - 60), m.start(1))], found)
     if "|" in text and PASSWORD_HEADER.search(lowered):
         found += table_passwords(text)
+    if "[" in text:  # key material written as its bytes (a Solana keypair's `id.json`)
+        found += apart([SecretHit(BYTES_KIND, m.start(), m.end(), False)
+                        for m in BYTE_LIST.finditer(text) if random_bytes(m.group(1))], found)
     if len(text) >= RANDOM_MIN:
         wrapped = list(wrapped_tokens(text)) if "\n" in text else []
         excused = [hit for hit, harmless in wrapped if harmless]  # a wrapped checksum's lines
@@ -4077,8 +4090,9 @@ def credible(value: str, check: str, whole: str) -> bool:
     decoded = base64_text(value) if len(value) >= RANDOM_MIN else None
     if decoded and decoded[:1] in "{[" and not scan_secrets(decoded, False):
         return False  # JSON in base64 that holds no credential
-    if check == "random":
-        return credential_shaped(value)
+    if check == "random":  # ... or digits longer than an id's or a card's (`API_KEY=<24 digits>`)
+        return credential_shaped(value) or value.isdigit() and len(value) >= NAMED_DIGITS \
+            and shannon(value) >= HEX_ENTROPY
     if check == "words":  # not words naming a password, nor an adjective or a participle first
         return not NAMED_PASSWORD.search(value) and not DESCRIBING_END.search(value.split()[0])
     if check == "diceware":  # not words that tell of a password ("is rotated every ninety
@@ -4158,7 +4172,10 @@ def credible(value: str, check: str, whole: str) -> bool:
         policy = cased_with_digit(value) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
-        return (shannon(value) >= MIN_ENTROPY or named and digit and value.isascii()) and (
+        # Ten digits hold 3.3 bits a character at most: a long number's is judged as hex's is,
+        # a short one's as a word's (`tokens=5976238` is a count).
+        least = HEX_ENTROPY if value.isdigit() and len(value) >= NAMED_DIGITS else MIN_ENTROPY
+        return (shannon(value) >= least or named and digit and value.isascii()) and (
             digit or named or not value.isascii() or drawn_letters(value))
     return True
 
@@ -4255,6 +4272,14 @@ def rare_pairs(value: str) -> bool:
     rare = sum(pair not in COMMON_PAIRS for pair in pairs)
     return len(pairs) >= RARE_PAIRS and rare >= max(RARE_LEAST, RARE_SHARE * len(pairs)) \
         and few_vowels(value, RARE_VOWELS)
+
+
+def random_bytes(listed: str) -> bool:
+    """Whether numbers a BYTE_LIST holds read as drawn bytes: each under 256, BYTES_DISTINCT of
+    them different, neither rising nor falling throughout."""
+    numbers = [int(number) for number in listed.split(",")]
+    ordered = numbers == sorted(numbers) or numbers == sorted(numbers, reverse=True)
+    return max(numbers) < 256 and len(set(numbers)) >= BYTES_DISTINCT * len(numbers) and not ordered
 
 
 def few_vowels(value: str, share: float = VOWEL_SHARE) -> bool:
@@ -4592,7 +4617,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         wordy = all(WORD_PIECE.fullmatch(piece) or piece.isdigit() or piece.islower()
                     for piece in OWN_WORDS.split(own) if piece)
         own = own.lower() if wordy else "\1" * len(own)
-    reach, out = max(0, first - NAMING_REACH), last + NAMING_REACH  # no word cut ("sid|ecar")
+    # No word cut ("sid|ecar"), and a naming word's own denial read ("never commit", 40 back).
+    reach, out = max(0, first - NAMING_REACH - DENIAL_REACH), last + NAMING_REACH
     while 0 < reach and text[reach - 1].isalnum():
         reach -= 1
     while out < len(text) and text[out].isalnum():
@@ -4602,8 +4628,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     head, tail = len(CAMEL_HUMP.sub(" ", own)), last - end
     joined = before + "\0" + after
     for match in () if query else NAMING_WORD.finditer(joined):
-        if NEGATED.search(joined, max(0, match.start() - 12), match.start()) \
-                or NAMES_NOTHING.search(joined, max(0, match.start() - 12), match.end()):
+        if NEGATED.search(joined, max(0, match.start() - DENIAL_REACH), match.start()) \
+                or NAMES_NOTHING.search(joined, max(0, match.start() - DENIAL_REACH), match.end()):
             continue  # "a 40-char hex string, not a commit", "never commit": it names nothing
         named = NAMING_FAMILIES[match.lastindex - 1]  # type: ignore[operator]
         if named == "id" and OWN_VALUE.match(joined, match.end(), len(before) - head

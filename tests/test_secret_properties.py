@@ -494,6 +494,8 @@ _CUT = f"We decided to keep {_HEX32} for staging, the deploy job has a stateful 
 _CUT_SID = f"We decided to keep {_HEX32} for staging; it is read by a deploy sidecar that cannot reach the vault."
 _LETTERS = "".join(_rng("letters").choices(string.ascii_letters, k=32))  # a key with no digit
 _LOWER26 = "".join(_rng("lower26").choices(string.ascii_lowercase, k=24))
+_KEY_BYTES = "[" + ",".join(str(b) for b in _rng("key-bytes").randbytes(64)) + "]"
+_DIGITS24 = "".join(_rng("digits24").choices(string.digits, k=24))
 _RECOVERY = "-".join(_chars("recovery", 16, "base32")[i:i + 4] for i in range(0, 16, 4))
 _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("0123456789", "bcdfghjklm"))[i:i + 4]
                    for i in range(0, 16, 4))
@@ -783,6 +785,14 @@ CLASSES = [
     # (rare_pairs), as a mail provider's 16-letter code is written.
     _row("letters-alone-unnamed", f"here it is: {_chars('alone8', 20, 'letters')}", _chars("alone8", 20, "letters")),
     _row("letters-alone-small", f"paste {_LOWER26} into the settings", _LOWER26),
+    # Key material as its bytes; a long number a key's name or word names; a commit's verb denied
+    # beyond the naming window; a gem host's login.
+    _row("key-bytes", f"cat ~/.config/solana/id.json prints {_KEY_BYTES}", _KEY_BYTES[1:40]),
+    _row("digits-after-key-name", f"`SMS_GATEWAY_API_KEY={_DIGITS24}` in the worker", _DIGITS24),
+    _row("digits-after-key-word", f"the api key for the SMS gateway is {_DIGITS24}", _DIGITS24),
+    _row("commit-denied-far-before", f"Never commit Khóa API môi trường production là {_HEX32.upper()} to git",
+         _HEX32.upper(), "{s}"),
+    _row("bundle-config-login", f"`bundle config --global gems.example.com ops:{_PW}`", _PW),
     # A token of 16 whose separators leave under 16 letters and digits, judged whole from 12.
     _row("base64url-short-joined", f"the relay uses {_chars('b64u21', 16, 'base64url')}",
          _chars("b64u21", 16, "base64url")),
@@ -1350,6 +1360,12 @@ LOOKALIKES = [
     # ... a keyboard's row typed as a stand-in; a browser extension's id, its hex in a to p.
     _row("keyboard-row-stand-in", "the form's placeholder is qwertyuiopasdfghjkl for now", "qwertyuiopasdfghjkl"),
     _row("extension-id", f"the Chrome extension id is {_EXTENSION}, allow it", _EXTENSION),
+    # ... an authenticator's GUID (AAGUID), PostHog's key a page embeds, bytes in order (a table),
+    # a count of tokens.
+    _row("aaguid", f"YubiKey authenticators report AAGUID {_UUID}; the allowlist matches on it", _UUID),
+    _row("posthog-project-key", f"the web app embeds phc_{_chars('phc', 43)} for analytics", _chars("phc", 43)),
+    _row("byte-table-in-order", f"the lookup table is [{', '.join(map(str, range(0, 256, 8)))}]", "0, 8, 16, 24"),
+    _row("token-count", "worker_tokens=5976238, reviewer_tokens=606532 in the last run", "5976238"),
     # ... an id's label or word before a prefixed hex, a module's hash in pieces, a public key's
     # name, a pattern, a file's name with a sign or a digit, hex after an event's dot, a UUID under
     # a snake_case name (the fifth stop's scan, blind lists and review).
