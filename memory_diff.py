@@ -4305,8 +4305,10 @@ def drawn_letters(value: str) -> bool:
 
 
 def alphabet(letters: str) -> bool:
-    """Whether letters run along the alphabet or a keyboard's rows, either way: a stand-in."""
-    return any(letters.lower() in run for run in LETTER_RUNS)
+    """Whether letters step along the alphabet or a keyboard's rows (LETTER_RUNS), either way,
+    half of their pairs or more: a stand-in (`abcd`, `TRAIN-ABCD-EFGH-IJKL`, `qwertyuiop`)."""
+    pairs = [letters[at:at + 2].lower() for at in range(len(letters) - 1)]
+    return 2 * sum(any(pair in run for run in LETTER_RUNS) for pair in pairs) >= len(pairs)
 
 
 def random_letters(value: str) -> bool:
