@@ -1284,7 +1284,7 @@ PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
     ("altool|notarytool", r"-p\s*|--password\s+"),
     ("snmp", r"-[cAX]\s*"), ("cache_peer", r"login=[^\s:]+:"), ("stats", r"auth\s+[^\s:]+:"),
     ("add-user", r"-p\s*"), ("schtasks", r"(?i:/RP)\s+"), ("wpa_passphrase", r"\S+\s+"),
-    ("bundle config", r"(?:--(?:global|local)\s+)?[\w-]+(?:\.[\w-]+)+\s+[^\s:]+:"),  # a gem host's
+    ("bundle config", r"(?:--(?:global|local)\s+)?[\w-]+(?:\.[\w-]+)+\s+[^\s:]+:"),  # host user:pw
     ("security add-generic-password|security add-internet-password", r"-w\s*"),  # macOS keychains
     ("security create-keychain|security unlock-keychain", r"-p\s*"),
 )
@@ -4090,9 +4090,8 @@ def credible(value: str, check: str, whole: str) -> bool:
     decoded = base64_text(value) if len(value) >= RANDOM_MIN else None
     if decoded and decoded[:1] in "{[" and not scan_secrets(decoded, False):
         return False  # JSON in base64 that holds no credential
-    if check == "random":  # ... or digits longer than an id's or a card's (`API_KEY=<24 digits>`)
-        return credential_shaped(value) or value.isdigit() and len(value) >= NAMED_DIGITS \
-            and shannon(value) >= HEX_ENTROPY
+    if check == "random":
+        return credential_shaped(value) or long_number(value)
     if check == "words":  # not words naming a password, nor an adjective or a participle first
         return not NAMED_PASSWORD.search(value) and not DESCRIBING_END.search(value.split()[0])
     if check == "diceware":  # not words that tell of a password ("is rotated every ninety
@@ -4172,10 +4171,8 @@ def credible(value: str, check: str, whole: str) -> bool:
         policy = cased_with_digit(value) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
-        # Ten digits hold 3.3 bits a character at most: a long number's is judged as hex's is,
-        # a short one's as a word's (`tokens=5976238` is a count).
-        least = HEX_ENTROPY if value.isdigit() and len(value) >= NAMED_DIGITS else MIN_ENTROPY
-        return (shannon(value) >= least or named and digit and value.isascii()) and (
+        return (shannon(value) >= MIN_ENTROPY or long_number(value)
+                or named and digit and value.isascii()) and (
             digit or named or not value.isascii() or drawn_letters(value))
     return True
 
@@ -4272,6 +4269,13 @@ def rare_pairs(value: str) -> bool:
     rare = sum(pair not in COMMON_PAIRS for pair in pairs)
     return len(pairs) >= RARE_PAIRS and rare >= max(RARE_LEAST, RARE_SHARE * len(pairs)) \
         and few_vowels(value, RARE_VOWELS)
+
+
+def long_number(value: str) -> bool:
+    """Digits a credential's word names, longer than an id's or a card's (NAMED_DIGITS), their
+    entropy judged as hex's (ten digits hold 3.3 bits a character at most; `tokens=5976238`, a
+    count, is short)."""
+    return value.isdigit() and len(value) >= NAMED_DIGITS and shannon(value) >= HEX_ENTROPY
 
 
 def random_bytes(listed: str) -> bool:
