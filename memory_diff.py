@@ -1740,8 +1740,8 @@ HEX = Lazy(r"[0-9a-f]+|[0-9A-F]+")
 DIGEST_HEX = {"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}  # a digest's hex, by its prefix
 ALGORITHM_NAMED = Lazy(r"(?i)\b(md5|sha1|sha256|sha512)[:=]\Z")
 SID = Lazy(r"[A-Z]{2}[0-9a-f]{32}")  # a typed SID (Twilio's `AC<hex>`), an account's id
-HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+")  # an id's hex, after its type's capitals: `AC<hex>`
-EXTENSION_ID = Lazy(r"[a-p]{32}")  # a browser extension's id: a hash's hex written in a to p
+# An id's hex, after its type's capitals (`AC<hex>`), or written in a to p (a browser extension's).
+HEX_ID = Lazy(r"[A-Z]{0,3}[0-9a-f]+|[0-9A-F]+|[a-p]{32}")
 # Digits between letters (`k8s`, `v2beta1`): a name has a run or two, a random token more.
 INNER_DIGITS = Lazy(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 INNER_DIGIT_RUNS = 3  # ... or one fewer in a token holding a CONSONANT_RUN (`dwkblbas205irhk77...`)
@@ -4669,8 +4669,7 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
         hexed = HEX_ID.fullmatch(body)
-        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)
-                    or EXTENSION_ID.fullmatch(body)) and not odd
+        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":
