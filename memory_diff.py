@@ -205,6 +205,7 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
                r"now|good|nice|right|please|pls|hey|hi|oh|btw|by the way|fyi|for the record|\+1|"
+               r"lessons? learned|quick one|one more thing|another thing|one thing|"
                r"bitte|alors|"
                r"au fait|d'ailleurs|übrigens|por cierto|aliás|кстати|a proposito|trouwens|"
                r"bueno|então|итак|ну|ок|окей|ладно|"
@@ -269,24 +270,32 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                       r"|(?:the )?next (?:time|sessions?)))?"
                       r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "I want future sessions to know that X": what every later session is to be told.
-    ("future-should-know", _LEAD + r"(?:i want|i'd like|i would like)\s+"
-                           r"(?:future (?:sessions|you|agents)|the next sessions?|"
+    ("future-should-know", _LEAD + r"(?:(?P<want>i want|i'd like|i would like)|make sure|ensure)"
+                           r"\s+(?:that\s+)?"
+                           r"(?:future (?:sessions|you|me|agents)|the next (?:sessions?|agent)|"
                            r"every (?:future |later )?session)"
-                           r"\s+to\s+(?:know|remember)(?: that\b|\s*:)\s*(?P<content>.+)$"),
+                           r"\s+(?(want)to\s+(?:know|remember)|(?:knows?|remembers?))"
+                           r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
     # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
-    ("memory-should-say", _LEAD + r"(?:(?P<sure>(?:make sure|ensure)(?: that)?\s+))?(?:the )?(?:"
+    ("memory-should-say", _LEAD + r"(?:(?P<sure>(?:make sure|ensure)(?: that)?\s+)"
+                          r"|(?P<can>(?:can|could)\s+))?"
+                          r"(?:the )?(?:"
                           + _NAMED_FILE + r"|memory file|" + PROJECT_RULES + r")"
                           r"(?: file)?\s+(?:(?:(?:should|must|needs to)\s+"
                           r"(?:say|mention|state|include|note)"
-                          r"|(?(sure)(?:says|mentions|states)|(?!)))"
+                          r"|(?(sure)(?:says|mentions|states)|(?!))"
+                          r"|(?(can)(?:say|mention|state|include|note)|(?!)))"
                           r"(?: that\b)?|"
                           r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
                           r"\s*[:：—–-])"
                           r"\s*(?P<content>.+)$"),
     # "Make sure that's in CLAUDE.md", "This belongs in AGENTS.md: X": where what was said goes.
     ("belongs-in-memory", _LEAD + r"(?:(?:make sure|ensure)\s+(?:this|that|it)"
-                          r"(?:'s| is| gets| goes)|(?:this|that|it)"
-                          r"(?: belongs| goes| should (?:be|go)| needs to (?:be|go)))"
+                          r"(?:'s| is| gets| goes)"
+                          r"|(?:i|we) (?:want|need|'d like|would like) (?:this|that|it)"
+                          r"|(?:this|that|it)"
+                          r"(?: belongs| goes| lives| should (?:be|go|live)"
+                          r"| needs to (?:be|go|live)))"
                           r"\s+(?:in|into)\s+" + _MEMORY + _AFTER +
                           r"(?:[:：—–-]\s*)?(?P<content>.*)$"),
     # "Make that a rule.", "Please store this as a rule.": a standing rule, pointing back at what
@@ -318,9 +327,13 @@ _PURPOSE = (r"(?:so (?:that )?|чтобы|damit|pour (?:ne|que|qu'|ne pas)|para 
 # Where in the memory a rule goes: "under 'Conventions'", "in the testing section", "at the top".
 _PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`]?|\S+) "
           r"(?:section|heading|header|part)\b|under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
+# What a user may call a rule saved as one ("save this as a convention: X", "esto como regla: X").
+RULE_KINDS = ("preference|preferences|rule|rules|convention|conventions|guideline|guidelines|"
+              "policy|policies|gotcha|gotchas|regla|regra|règle|regel|regola|zasadę|regułę|правило")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
-    r"(?i)^(?:(?:this|that|it|these|those|the above|above|all of (?:this|that)|this too|it too|"
+    r"(?i)^(?:(?:with )?(?:this|that|it|these|those|the above|above|all of (?:this|that)|"
+    r"this too|it too|"
     r"as well|" + _FOR_GOOD + r")\b\s*|"
     # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
     # where from ("based on this session"), or "that" in another language.
@@ -328,6 +341,8 @@ REQUEST_POINTER = Lazy(
     r"(?:the|that|this) (?:\S+ ){0,3}(?:bit|part|thing|one|point|stuff|trick|decision|rule|fix|"
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
+    # ... or names what it is ("remember that as a general preference").
+    r"as (?:an? )?(?:\w+ )?(?:" + RULE_KINDS + r"|note|reminder)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
     # ... or says where it goes ("under \"Deploy\"", "in the testing section", "at the top").
     + _PLACE + r"[^:：]*|(?:after|before|below|above|under) (?:the )?[\w-]+(?: [\w-]+)?"
@@ -395,6 +410,10 @@ REMEMBER_PHRASES = (
     "make a note|take a note|leave a note|merk dir|merke dir|merken|retiens|"
     "souviens-toi|rappelle-toi|mémorise|"
     "mémoriser|recuerda|acuérdate|memoriza|lembre|lembra|lembre-se|lembra-te|запомни|ricorda|"
+    "θυμήσου|να θυμάσαι|תזכור|זכור|"
+    # ... or write it down for later ("lesson learned, write it down: X", "Schreib dir auf: X")
+    "write it down|write this down|write that down|note it down|note this down|jot it down|"
+    "jot this down|schreib dir auf|schreib dir das auf|notier dir|"
     "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
     "zapamatuj|kom ihåg|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
     "onthouden|zapamatuj si|ingatlah")
@@ -423,14 +442,21 @@ RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
               r"|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?"
               r"(?:set|setting|introduce|introducing|here'?s|here is|one more|another)"
               r"\s+(?:an?\s+)?)?"
-              r"(?:new|standing|permanent|house|team|golden|general) (?:rule|convention)"
+              r"(?:(?:new|standing|permanent|house|team|golden|general) )+(?:rule|convention)"
+              r"|(?:standing|permanent) instructions?"
               r"|" + NEW_RULE_ABROAD +
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
               r"(?: (?:in|for|to|für|pour|para|per|voor|dla|для|için) " + _RULE_PLACE + r")?"
               r"|rules? for " + _RULE_PLACE)
 # ... these only before a colon ("In the future: X", not "In the future we might add OAuth").
 FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à l'avenir|"
-                 "en el futuro|na przyszłość")
+                 "lesson learned|lessons learned|"
+                 "en el futuro|na przyszłość|"
+                 # "for next time", "for later" ("Note pour la suite : X")
+                 "pour la suite|pour la prochaine fois|para la próxima vez|para la próxima|"
+                 "para a próxima vez|per la prossima volta|für das nächste mal|fürs nächste mal|"
+                 "na następny raz|на будущее|на следующий раз|voor de volgende keer|"
+                 "bir dahaki sefere|lần sau")
 RECORD_PHRASES = (
     "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|"
     "update|codify|memorialize|memorialise|enshrine|"
@@ -440,13 +466,15 @@ RECORD_PHRASES = (
     "agregue|apunte|escriba|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
-    "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|занотуй|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
+    "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|πρόσθεσε|γράψε|σημείωσε|הוסף|תוסיף|תרשום|כתוב|"
+    "занотуй|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
     "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|记在|記在|记到|記到|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
+    "schreiben|"
     "dodać|zapisać|добавить|записать|сохранить")
 # What a line of a memory is called, in the languages of REQUEST FRAMES ("new rule for CLAUDE.md:").
 LINE_NOUNS = ("rule|entry|guideline|convention|regel|eintrag|règle|entrée|regla|entrada|regra|"
@@ -460,7 +488,10 @@ MEMORY_SAID = (
     "ta mémoire|votre mémoire|tu memoria|su memoria|la tua memoria|deinem gedächtnis|"
     "dein gedächtnis|je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|"
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
-    "memory bank|instructions file|agent instructions|" + PROJECT_RULES +
+    "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
+    "standing instructions|file delle istruzioni|file di istruzioni|fichier d'instructions|"
+    "archivo de instrucciones|arquivo de instruções|файл правил|файлу правил|файл инструкций|"
+    + PROJECT_RULES +
     "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
     "memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
@@ -469,7 +500,11 @@ MEMORY_SAID = (
 # thing between ("Guarda los resultados en memoria: ..."), or without them, it is as often RAM's.
 MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memória|gedächtnis|"
                "pamięci|pamięć|память|памяти|geheugen|hafıza|hafızaya|bộ nhớ|memori|记忆|記憶|"
-               "メモリ|메모리")
+               "メモリ|메모리|"
+               # ... and "the rules", as "add to the rules: X" is in English
+               "reglas|las reglas|règles|les règles|regeln|den regeln|regras|as regras|regole|"
+               "le regole|regels|de regels|zasad|правила|правил|pravidel|pravidla|kurallara|"
+               "kurallar")
 # What divides a frame from its rule: a colon (before a space: `https:` or `h1:` is a token's),
 # a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?::(?!\S)|[：—–←→]|\s-\s|\s<?-+>?\s|"
@@ -493,7 +528,10 @@ REQUEST_MOMENT = (_TODAY_TASK + r"|"
                   r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|"
                   r"não (?:se )?esqueça de|vergiss nicht|non dimenticare di|today(?!'s)|tonight|"
                   r"tomorrow(?!'s)|yesterday(?!'s)|for now|right now|at the moment|"
-                  r"for the next (?:few )?steps?|for this (?:task|session|pr)|"
+                  r"for the next (?:few )?steps?|"
+                  r"for this (?:task|session|pr|conversation|chat|thread)|"
+                  r"für den nächsten schritt|pour la prochaine étape|para el siguiente paso|"
+                  r"para o próximo passo|per il prossimo passo|на следующий шаг|na następny krok|"
                   r"this (?:morning|afternoon|evening|week)|heute|im moment|en ce moment|"
                   r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
                   r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|"
@@ -521,6 +559,7 @@ CLOSE_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "Can you ...?", "I wonder if we should ...?" ask for a deed, in any language: a question that
 # is a request.
 POLITE_ASK = Lazy(r"\b(?:" + _CAN_YOU + r")\b|\bi wonder\b|"
+                  r"\b(?:can|could) the (?:\S+ ){1,2}(?:say|mention|state|include|note)\b|"
                   r"\b(?:" + _MODALS + r")\b|"
                   r"能不能|可以|能否|ください|(?:もらえ|くれ)(?:ます|る)|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer; "..., right?" asks whether a fact holds.
@@ -2409,13 +2448,25 @@ LINE_NOUN = Lazy(phrase_pattern(LINE_NOUNS))
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
+RULE_ADDED = Lazy(r"\ban? (?:new |standing |general |hard )?(?:" + RULE_KINDS + ")$")
+PARENTHESIS = Lazy(r"\s[(（]([^()（）]*\s[^()（）]*)[)）]")  # of words; the text's length kept
 LEADS_ONLY = Lazy(r"(?i)(?:" + _LEAD_WORDS + r"[\s,，.!—–-]*)+")  # "Au fait, add it to CLAUDE.md"
 # ... or what is recorded named as a memory's line ("save this preference: X").
 # ... or "a rule", "a note": what a memory holds, not a thing kept in RAM.
 LINE_NAMED = Lazy(r"(?i)(?:an?|the|this|that|one)\s+(?:\w+\s+)?"
                   r"(?:rule|note|line|convention|entry|reminder|bullet)s?")
-KIND_NAMED = Lazy(r"\b(?:this|these|the following|my|our)\s+(?:\w+\s+)?"
-                  r"(?:preferences?|rules?|conventions?|guidelines?|policy|policies)$")
+# ... or what follows named a thing to remember ("Important thing to remember: X").
+TO_REMEMBER = Lazy(unmarked(r"(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:(?:[\w'-]+\s+){0,3}?"
+                   r"(?:thing|things|something|point|points|lesson|lessons|fact|facts|one|gotcha|"
+                   r"gotchas|tip|tips|trick|note)\s+)?"
+                   r"(?:to (?:remember|keep in mind)"
+                   r"|worth (?:remembering|saving|recording|keeping))"
+                   r"(?:\s+(?:for|in|across|going)\b.*)?")
+KIND_NAMED = Lazy(r"\b(?:this|these|that|it|the following|my|our|esto|eso|esta|ceci|cela|ça|"
+                  r"das|dies|"
+                  r"isso|isto|questo|это|dit|dat|bunu)\s+"
+                  r"(?:(?:as|como|comme|als|come|jako)\s+(?:(?:an?|une?|una?|eine?)\s+)?)?"
+                  r"(?:\w+\s+)?(?:" + RULE_KINDS + ")$")
 NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file or the rules, named
 MEMORY_OR_BARE = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID + "|" + MEMORY_BARE))
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
@@ -2431,8 +2482,12 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
 # A memory file by its file name as the place a rule goes, after a word of direction in the
 # languages of REQUEST FRAMES ("Занотуй у AGENTS.md, що X", "new rule for .cursorrules: X"),
 # framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
-_PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|zu|zur|ins|für|a|al|en|no|na|em|nel|"
-                r"nella|в|во|у|до|do|vào|vao|naar|aan|için|ke|di|till|i|w|we)\s+"
+_PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|pour|zu|zur|ins|für|a|al|en|para|"
+                r"no|na|em|"
+                r"per|nel|"
+                r"nella|alla|allo|в|во|у|до|для|dla|do|vào|vao|naar|aan|voor|için|ke|di|till|"
+                r"i|w|we|"
+                r"στο|στα|στη|στην|σε)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
 PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
@@ -2468,7 +2523,9 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
                   *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
                   *PROJECT_RULES.split("|"), *MEMORY_BARE.split("|"),
-                  "codify", "preference", "future session", "next session", "every session")
+                  *RULE_KINDS.split("|"), "codify", "future session", "next session",
+                  "every session",
+                  "future you", "future me", "future agent", "next agent")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
@@ -4882,7 +4939,10 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     """(rule, content) of a user's memory request; content is "" when it points back."""
     if asks(sentence):
         return None  # "Remember that error you showed me?" asks
-    found = next(((name, match.group("content"), name in TOPICAL) for name, pattern in REQUESTS
+    # After a colon the content is a clause, never a topic ("Add to GEMINI.md: for the C code, X").
+    found = next(((name, match.group("content"), name in TOPICAL
+                   and not sentence[:match.start("content")].rstrip().endswith((":", "：")))
+                  for name, pattern in REQUESTS
                   for match in [pattern.match(sentence)]
                   if match and not NEGATED.search(sentence, 0, match.start("content"))
                   and not ram_named(match)), None)
@@ -4986,16 +5046,23 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if len(lowered) != len(sentence):
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in sentence)
     lowered = TAG_QUESTION.sub("", lowered).rstrip()
+    # A parenthesis is a clause of its own ("X (please add that to CLAUDE.md)").
+    lowered = PARENTHESIS.sub(lambda m: ", " + m[1] + " ", lowered)
     opens = FUTURE_OPENS.match(lowered)
     if opens:
         return "from-now-on", sentence[opens.start("content"):], False
+    label = 0  # where a frame after a label opens ("Rust stuff: remember going forward that X")
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
         colon = separator.group().strip() in (":", "：")
         # After "that" or a colon the content is a clause, never a topic (French "on": "we"). Before
         # any of these a bare memory is the agent's ("Guarda na memória que X", "add to the
         # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
-        kind = frame_kind(COURTESY.sub("", lowered[:separator.start()]), opening=True, strong=True)
+        stated = that and not RELATIVE_OPENS.match(lowered, separator.end())
+        kinds = (frame_kind(COURTESY.sub("", lowered[start:separator.start()]), opening=True,
+                            strong=True, stated=stated) for start in dict.fromkeys((0, label)))
+        kind = next(filter(None, kinds), None)
+        label = separator.end() if colon else label
         if kind and that and EDITED_PART.match(lowered, 0, separator.start()) \
                 and RELATIVE_OPENS.match(lowered, separator.end()):
             continue
@@ -5025,6 +5092,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             # "When deploying, add to CLAUDE.md that X": X after the frame, under its condition;
             # what else stands before it ("Thanks for fixing it, remember that X") goes.
             kind = kind if framed else inner[0]
+            if MOMENT.search(plain, 0, cut.start()):
+                return None  # ... but not this session's scope ("Just for this chat, remember X")
             if inner and inner[1]:
                 head = sentence[:cut.end()] if CONDITION_OPENS.match(sentence) else ""
                 return inner[0], head + inner[1], False
@@ -5049,13 +5118,16 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     return (alone, "", True) if alone else None
 
 
-def frame_kind(part: str, opening: bool = False, strong: bool = False) -> str | None:
+def frame_kind(part: str, opening: bool = False, strong: bool = False,
+               stated: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
     a phrase for later sessions frames only when it is all of a part opening the sentence, a
-    bare memory (MEMORY_BARE) only before a `strong` separator (FRAME_STRONG: ":", "—", "that")."""
+    bare memory (MEMORY_BARE) only before a `strong` separator (FRAME_STRONG: ":", "—", "that"),
+    a rule added ("add a rule") only before a "that" opening a clause with its own subject
+    (`stated`: "add a rule that you ask first", not "add a rule that blocks port 22")."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
-    if REMEMBER.search(part):
+    if REMEMBER.search(part) or opening and strong and TO_REMEMBER.fullmatch(part):
         return "remember-that"
     if opening and FUTURE_LABEL.fullmatch(part):  # "For next time: X", not "Plans for the future:"
         return "from-now-on"
@@ -5082,7 +5154,8 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False) -> str | 
             or any(RECORD.match(clause) for clause in LAST_CLAUSE.split(part))):
         return "memory-file"  # ... the verb opening its clause: "I want to write" is no request
     # "Persist this preference: X": what is recorded is named a memory's kind of line.
-    if opening and RECORD.search(part) and KIND_NAMED.search(part):
+    if opening and RECORD.search(part) and (KIND_NAMED.search(part)
+                                            or stated and RULE_ADDED.search(part)):
         return "memory-file"
     # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
     into = INTO_MEMORY.search(part) if opening else None

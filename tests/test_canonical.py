@@ -452,6 +452,14 @@ REQUESTS = [
     row("req-de-merk-dir",
         native((U, "Merk dir: die Integrationstests brauchen einen laufenden Docker-Daemon.")),
         Only("die Integrationstests brauchen einen laufenden Docker-Daemon.")),
+    # ... where the message holds no other word of a request: later sessions as its reader, a
+    # rule's kind in another language.
+    row("req-en-future-you-knows",
+        native((U, "Make sure future you knows: the nightly export runs at 02:00 UTC.")),
+        Only("the nightly export runs at 02:00 UTC.")),
+    row("req-es-as-a-rule",
+        native((U, "Guarda esto como regla: los importes se guardan en céntimos enteros.")),
+        Only("los importes se guardan en céntimos enteros.")),
     row("req-ja-claude-md-colon",
         native((U, "CLAUDE.mdに追加して：マイグレーションは `make migrate` で実行する")),
         Only("マイグレーションは `make migrate` で実行する")),

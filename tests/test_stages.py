@@ -1163,6 +1163,63 @@ OWN_CONTENT = [
                  "builds run with --frozen-lockfile.", id="update-the-file-that-states"),
     pytest.param("Add a note to CLAUDE.md that builds run with --frozen-lockfile.",
                  "builds run with --frozen-lockfile.", id="add-a-note-that-states"),
+    # What is recorded named as a kind ("as a rule", "como regra"), not a linter's rule; a
+    # parenthesis as a clause of its own; a label of a thing to remember.
+    pytest.param("Record this as a team convention: API errors always carry a `code` field.",
+                 "API errors always carry a `code` field.", id="recorded-as-a-convention"),
+    pytest.param("Salva isso como regra: os testes nunca acessam a rede.",
+                 "os testes nunca acessam a rede.", id="as-a-rule-pt"),
+    pytest.param("Add it as a rule in .eslintrc.", None, id="a-linters-rule-still"),
+    pytest.param("For the record (and please put it in memory): the queue is at-least-once.",
+                 "the queue is at-least-once.", id="frame-in-parentheses"),
+    pytest.param("The queue is at-least-once (add that to CLAUDE.md please).",
+                 "The queue is at-least-once", id="closing-frame-in-parentheses"),
+    pytest.param("One thing to remember for future sessions: staging shares its Redis with QA.",
+                 "staging shares its Redis with QA.", id="a-thing-to-remember"),
+    pytest.param("Worth saving: the importer skips rows without an id.",
+                 "the importer skips rows without an id.", id="worth-saving"),
+    # Content that names what was said ("as a preference", "with that") points back.
+    pytest.param("Remember that as a team preference.", "", id="as-a-preference-points-back"),
+    # Later sessions as the reader; a rule added whose "that" opens a clause with its subject.
+    pytest.param("Make sure future you knows: the cron runs in UTC.",
+                 "the cron runs in UTC.", id="future-you-knows"),
+    pytest.param("Could we add a rule that every migration gets a down step?",
+                 "every migration gets a down step", id="a-rule-that-states"),
+    pytest.param("Add a rule that rejects empty passwords.", None, id="a-rule-that-does"),
+    # Labels for later in other languages, a lesson, writing down; the agent's own notes.
+    pytest.param("Note pour la prochaine fois : les images passent par le CDN.",
+                 "les images passent par le CDN.", id="next-time-fr"),
+    pytest.param("Lesson learned: the mock server must start before the app.",
+                 "the mock server must start before the app.", id="lesson-learned"),
+    pytest.param("Write this down: the linter config lives in `tools/`.",
+                 "the linter config lives in `tools/`.", id="write-this-down"),
+    pytest.param("Put that in your notes for later.", "", id="your-notes-points-back"),
+    pytest.param("Add this to your instructions: reply in English.",
+                 "reply in English.", id="your-instructions"),
+    # The rules or the memory bare in other languages, as "add to the rules: X" is in English.
+    pytest.param("Aggiungi alla memoria: i test girano in parallelo.",
+                 "i test girano in parallelo.", id="alla-memoria-it"),
+    pytest.param("Добавь в правила: миграции пишем вручную.", "миграции пишем вручную.", id="the-rules-ru"),
+    pytest.param("Update AGENTS.md with that.", "", id="with-that-points-back"),
+    # More forms of where a rule goes; after a colon a clause, never a topic.
+    pytest.param("This should live in GEMINI.md: images are served from the CDN.",
+                 "images are served from the CDN.", id="should-live-in"),
+    pytest.param("Can the memory file say that releases are cut on Mondays?",
+                 "releases are cut on Mondays", id="can-the-file-say"),
+    pytest.param("Add to CLAUDE.md: for the mobile app, strings come from `i18n/`.",
+                 "for the mobile app, strings come from `i18n/`.", id="after-a-colon-no-topic"),
+    # A standing rule with two words; a frame after a label or a filler; not this chat's scope.
+    pytest.param("ok, new permanent rule: no print statements in library code.",
+                 "no print statements in library code.", id="new-permanent-rule"),
+    pytest.param("Backend stuff: remember that the API is versioned by a header.",
+                 "the API is versioned by a header.", id="label-then-frame"),
+    pytest.param("hey quick one, remember that the API is versioned by a header.",
+                 "the API is versioned by a header.", id="quick-one-lead"),
+    pytest.param("Just for this chat, remember that I'm on a Mac.", None, id="for-this-chat"),
+    pytest.param("Merk dir für den nächsten Schritt: die Datei heißt tmp.csv.", None, id="next-step-de"),
+    pytest.param("Kannst du in die CLAUDE.md schreiben, dass wir pnpm nutzen?",
+                 "wir pnpm nutzen", id="schreiben-de"),
+    pytest.param("Standing instructions: answer in German.", "answer in German.", id="standing-instructions"),
 ]
 
 
