@@ -225,7 +225,8 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
-          r"(?:(?:long-term|persistent|permanent) )?(?P<bare>memory|memories|rules)(?: file)?" \
+          r"(?:(?:long-term|persistent|permanent) )?" \
+          r"(?P<bare>memory|memories|rules|instructions)(?: file)?" \
           r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|always|never)\b|with\b|" \
           r"as well\b|too\b|" \
           r"for (?:this|the|future|later|next)\b|" \
@@ -365,12 +366,14 @@ REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # 
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
-REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?(?:(?:this|these|the following)"
+REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?the fact that\s|"
+                       r"(?:with )?(?:(?:this|these|the following)"
                        r"(?: (?:rule|note|line)s?)?|"
                        r"an?(?: new)? (?:rule|note|line|entry|bullet))\s*[:：]|"
                        r"(?:please|pls)\s*[:：]|"
                        + _SO_IT_SAYS + r"\s|"
-                       r"so (?:that )?[^:：]{1,60}[:：]|" + _PLACE + r"[^:：]{0,40}[:：])\s*")
+                       r"so (?:that )?[^:：—–]{1,60}(?:[:：]|\s[—–-]\s)|"  # "so we don't forget — X"
+                       + _PLACE + r"[^:：]{0,40}[:：])\s*")
 # Content naming a topic ("how the cache works"), not a rule, points back as "this" does.
 REQUEST_TOPIC = Lazy(
     r"(?i)^(?:to (?!(?:say|mention|note|state|remember|always|never)\b)[a-z]+\b|(?:for|about|regarding|re:|on)\s|"
@@ -415,7 +418,7 @@ REMEMBER_PHRASES = (
     "write it down|write this down|write that down|note it down|note this down|jot it down|"
     "jot this down|schreib dir auf|schreib dir das auf|notier dir|"
     "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
-    "zapamatuj|kom ihåg|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
+    "zapamatuj|kom ihåg|husk|huske|muista|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
     "onthouden|zapamatuj si|ingatlah")
 FUTURE_PHRASES = (
     "from now on|going forward|from here on|henceforth|ab jetzt|"
@@ -466,7 +469,8 @@ RECORD_PHRASES = (
     "agregue|apunte|escriba|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
-    "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|πρόσθεσε|γράψε|σημείωσε|הוסף|תוסיף|תרשום|כתוב|"
+    "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|πρόσθεσε|γράψε|σημείωσε|הוסף|תוסיף|תרשום|כתוב|lisää|"
+    "احفظ|أضف|اكتب|"
     "занотуй|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
@@ -490,6 +494,8 @@ MEMORY_SAID = (
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
     "standing instructions|file delle istruzioni|file di istruzioni|fichier d'instructions|"
+    "conventions doc|fichier de règles|pliku z regułami|plik z regułami|קובץ ההנחיות|לקובץ ההנחיות|"
+    "ذاكرتك|"
     "archivo de instrucciones|arquivo de instruções|файл правил|файлу правил|файл инструкций|"
     + PROJECT_RULES +
     "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
@@ -504,7 +510,10 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
                # ... and "the rules", as "add to the rules: X" is in English
                "reglas|las reglas|règles|les règles|regeln|den regeln|regras|as regras|regole|"
                "le regole|regels|de regels|zasad|правила|правил|pravidel|pravidla|kurallara|"
-               "kurallar")
+               "kurallar|sääntöihin|"
+               # ... and "the instructions"
+               "instrucciones|las instrucciones|istruzioni|instruções|anweisungen|инструкции|"
+               "instrukcí|instrukce|instrukcje")
 # What divides a frame from its rule: a colon (before a space: `https:` or `h1:` is a token's),
 # a dash, "that" in its languages, "so it says".
 REQUEST_SEPARATOR = (r"\s*(?::(?!\S)|[：—–←→]|\s-\s|\s<?-+>?\s|"
@@ -522,7 +531,7 @@ REQUEST_NEGATION = (r"\b(?:(?:don't|do not)(?! forget\b)|(?<!do )not|"
 # for today closing it ("..., update the tests", "— поправь тесты").
 _TODAY_TASK = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?"
                r"(?:update|fix|adjust|adapt|change|modify|rewrite|поправь|исправь|обнови|измени|"
-               r"adapte|corrige|modifie|actualiza|ajusta|aktualisiere|passe|korrigiere|aggiorna|"
+               r"adapte|corrige|modifie|actualiza|ajusta|aktualisiere|korrigiere|aggiorna|"
                r"correggi)\s+\w")
 REQUEST_MOMENT = (_TODAY_TASK + r"|"
                   r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|"
@@ -536,6 +545,10 @@ REQUEST_MOMENT = (_TODAY_TASK + r"|"
                   r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
                   r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|"
                   r"(?:の|こと)を忘れないで")
+# A place that is no memory ("make a note in the ticket that X"): the frame records elsewhere.
+_OTHER_PLACE = (r"\b(?:in|to|into|on)\s+(?:the|a|this|that|our|my|your)\s+(?:\w+\s+)?"
+                r"(?:ticket|issue|pr|pull request|description|changelog|readme|commit message|"
+                r"comment|docs|documentation|jira|wiki|calendar|spreadsheet)\b")
 REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|believe|know|added|"
                   r"wrote|saved|put|did|have|had|was|am|removed|deleted|moved|noted|never)\b|"
                   r"^(?:we|you(?! (?:can|could|should)\b)|he|she|they|did|do(?! not forget)|does|have|has|had|was|"
@@ -544,7 +557,7 @@ REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|belie
                   # like CLAUDE.md to say").
                   r"(?:" + _NAMED_FILE + r"|memory file)\s+"
                   r"(?:(?:into|onto)\s|to\s+(?:(?:the|a|an|your|our|my)\s|\S*[./]))|"
-                  + REQUEST_NEGATION + "|" + REQUEST_MOMENT)
+                  + _OTHER_PLACE + "|" + REQUEST_NEGATION + "|" + REQUEST_MOMENT)
 # Politeness after a rule is not the rule ("..., bitte", "... nhé", "thanks").
 REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|danke|merci|stp|"
                     r"s'il te plaît|por favor|gracias|obrigad[oa]|valeu|спасибо|пожалуйста|grazie|"
@@ -2462,9 +2475,9 @@ TO_REMEMBER = Lazy(unmarked(r"(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:(?:[\w'-]+\
                    r"(?:to (?:remember|keep in mind)"
                    r"|worth (?:remembering|saving|recording|keeping))"
                    r"(?:\s+(?:for|in|across|going)\b.*)?")
-KIND_NAMED = Lazy(r"\b(?:this|these|that|it|the following|my|our|esto|eso|esta|ceci|cela|ça|"
+KIND_NAMED = Lazy(r"(?:\b(?:this|these|that|it|the following|my|our|esto|eso|esta|ceci|cela|ça|"
                   r"das|dies|"
-                  r"isso|isto|questo|это|dit|dat|bunu)\s+"
+                  r"isso|isto|questo|это|dit|dat|bunu)\s+|^\w+\s+(?=as\s))"
                   r"(?:(?:as|como|comme|als|come|jako)\s+(?:(?:an?|une?|una?|eine?)\s+)?)?"
                   r"(?:\w+\s+)?(?:" + RULE_KINDS + ")$")
 NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file or the rules, named
@@ -2483,11 +2496,8 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
 # languages of REQUEST FRAMES ("Занотуй у AGENTS.md, що X", "new rule for .cursorrules: X"),
 # framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
 _PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|pour|zu|zur|ins|für|a|al|en|para|"
-                r"no|na|em|"
-                r"per|nel|"
-                r"nella|alla|allo|в|во|у|до|для|dla|do|vào|vao|naar|aan|voor|için|ke|di|till|"
-                r"i|w|we|"
-                r"στο|στα|στη|στην|σε)\s+"
+                r"no|na|em|per|nel|nella|alla|alle|allo|в|во|у|до|для|dla|do|vào|vao|naar|aan|"
+                r"voor|için|ke|di|till|i|w|we|στο|στα|στη|στην|σε|في)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
 PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
@@ -2510,6 +2520,7 @@ RELATIVE_OPENS = Lazy(r"(?:still|now|currently|also|already|only|just|is|are|was
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
 MOMENT = Lazy(REQUEST_MOMENT)
+OTHER_PLACE = Lazy(_OTHER_PLACE)
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
 # A message can hold a request only where one of these words occurs (see judge_message), as
@@ -5102,7 +5113,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     frame = REMEMBER.match(plain)
     rest = plain[frame.end():].strip() if frame else ""
     if frame and not own and not CLOSE_SCRIPT.search(plain) and not REQUEST_POINTER.match(rest) \
-            and frame_kind(frame.group()) == "remember-that" and not MOMENT.search(plain):
+            and frame_kind(frame.group()) == "remember-that" and not MOMENT.search(plain) \
+            and not OTHER_PLACE.match(rest):
         at = lowered.find(rest)  # "remember logs use X" states; "remember the 3pm meeting" reminds
         stated = rest[:1] not in ",，" and CLAUSE_VERB.search(CLAUSE_END.split(rest, 1)[0])
         if stated:

@@ -1220,6 +1220,34 @@ OWN_CONTENT = [
     pytest.param("Kannst du in die CLAUDE.md schreiben, dass wir pnpm nutzen?",
                  "wir pnpm nutzen", id="schreiben-de"),
     pytest.param("Standing instructions: answer in German.", "answer in German.", id="standing-instructions"),
+    # The rules and the instructions bare or by a file's name in more languages; recorded "as" a kind
+    # with no pointer; "the fact that" and a purpose before a dash point forward; a note in another
+    # place (a ticket, a PR) records nothing; a task for today before the frame denies it.
+    pytest.param("Add to the instructions: the worker retries three times.",
+                 "the worker retries three times.", id="the-instructions-bare"),
+    pytest.param("Añade a las instrucciones del proyecto: los logs van a stdout.",
+                 "los logs van a stdout.", id="the-instructions-es"),
+    pytest.param("Aggiungi alle regole: i commit sono in inglese.",
+                 "i commit sono in inglese.", id="alle-regole-it"),
+    pytest.param("Lisää sääntöihin: testit ajetaan aina CI:ssä.",
+                 "testit ajetaan aina CI:ssä.", id="the-rules-fi"),
+    pytest.param("Dopisz do pliku z regułami: nie używamy lodasha.",
+                 "nie używamy lodasha.", id="rules-file-pl"),
+    pytest.param("Husk dette: vi deployer kun på tirsdager.",
+                 "vi deployer kun på tirsdager.", id="remember-no"),
+    pytest.param("احفظ هذا في ذاكرتك: استخدم UTC دائماً.", "استخدم UTC دائماً.", id="your-memory-ar"),
+    pytest.param("Store as a preference: keep answers short.",
+                 "keep answers short.", id="store-as-a-preference"),
+    pytest.param("Please update CLAUDE.md with the fact that the cache is per user.",
+                 "the cache is per user.", id="with-the-fact-that"),
+    pytest.param("Write it down in AGENTS.md so we stop tripping on it — the importer expects UTF-8.",
+                 "the importer expects UTF-8.", id="purpose-then-dash"),
+    pytest.param("Make a note in the PR description that the flag defaults to off.",
+                 None, id="a-note-elsewhere"),
+    pytest.param("Ajoute dans AGENTS.md : on passe par le proxy pour tout appel externe.",
+                 "on passe par le proxy pour tout appel externe.", id="passe-is-no-task-fr"),
+    pytest.param("Looks good, please fix the login next, remember the token lives in the session.",
+                 None, id="a-task-before-remember"),
 ]
 
 
