@@ -205,7 +205,7 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 # Words before a request that change nothing ("ok, from now on ...").
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
                r"now|good|nice|right|please|pls|hey|hi|oh|btw|by the way|fyi|for the record|\+1|"
-               r"lessons? learned|quick one|one more thing|another thing|one thing|"
+               r"lessons? learned|quick one|one more thing|another thing|one thing|oye|hej|hei|"
                r"bitte|alors|"
                r"au fait|d'ailleurs|übrigens|por cierto|aliás|кстати|a proposito|trouwens|"
                r"bueno|então|итак|ну|ок|окей|ладно|"
@@ -470,7 +470,7 @@ RECORD_PHRASES = (
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
     "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|πρόσθεσε|γράψε|σημείωσε|הוסף|תוסיף|תרשום|כתוב|lisää|"
-    "احفظ|أضف|اكتب|"
+    "احفظ|أضف|اكتب|adaugă|notează|اضافه کن|"
     "занотуй|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
@@ -493,6 +493,7 @@ MEMORY_SAID = (
     "dein gedächtnis|je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|"
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
+    "rules file|rule file|fișierul de reguli|קובץ הכללים|לקובץ הכללים|فایل قوانین|الذاكرة|"
     "standing instructions|file delle istruzioni|file di istruzioni|fichier d'instructions|"
     "conventions doc|fichier de règles|pliku z regułami|plik z regułami|קובץ ההנחיות|לקובץ ההנחיות|"
     "ذاكرتك|"
@@ -510,7 +511,7 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
                # ... and "the rules", as "add to the rules: X" is in English
                "reglas|las reglas|règles|les règles|regeln|den regeln|regras|as regras|regole|"
                "le regole|regels|de regels|zasad|правила|правил|pravidel|pravidla|kurallara|"
-               "kurallar|sääntöihin|"
+               "kurallar|sääntöihin|paměti|paměť|"
                # ... and "the instructions"
                "instrucciones|las instrucciones|istruzioni|instruções|anweisungen|инструкции|"
                "instrukcí|instrukce|instrukcje")
@@ -2497,7 +2498,7 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
 # framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
 _PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|pour|zu|zur|ins|für|a|al|en|para|"
                 r"no|na|em|per|nel|nella|alla|alle|allo|в|во|у|до|для|dla|do|vào|vao|naar|aan|"
-                r"voor|için|ke|di|till|i|w|we|στο|στα|στη|στην|σε|في)\s+"
+                r"voor|için|ke|di|till|i|w|we|στο|στα|στη|στην|σε|în|في|به)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
 PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
@@ -2521,6 +2522,10 @@ FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
 MOMENT = Lazy(REQUEST_MOMENT)
 OTHER_PLACE = Lazy(_OTHER_PLACE)
+FOR_GOOD = Lazy(r"\b" + _FOR_GOOD + r"\b")
+# What was said, kept for a purpose that names the memory ("save that so you don't forget").
+FORGETTING = Lazy(r"\b(?:this|that|it)(?: down)? so (?:that )?(?:you|we)(?:'ll)? "
+                  r"(?:(?:don't|do not|won't|never|stop) forget(?:ting)?|remember)\b")
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
 # A message can hold a request only where one of these words occurs (see judge_message), as
@@ -2534,7 +2539,7 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
                   *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
                   *PROJECT_RULES.split("|"), *MEMORY_BARE.split("|"),
-                  *RULE_KINDS.split("|"), "codify", "future session", "next session",
+                  *RULE_KINDS.split("|"), "instruction", "codify", "future session", "next session",
                   "every session",
                   "future you", "future me", "future agent", "next agent")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
@@ -5122,7 +5127,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         if not MEMORY_NAMED.search(rest):
             return None  # ... but "merk dir das in der agents.md" names where: a frame alone
     # A purpose clause denies nothing ("..., чтобы не искать").
-    alone = frame_kind(PURPOSE.sub("", plain)) if not own else None
+    alone = (frame_kind(PURPOSE.sub("", plain)) or frame_kind(plain)) if not own else None
     # A label naming a memory file, a sentence of its own, points at the rule beside it ("New
     # rule for CLAUDE.md. Don't use default exports.").
     if not alone and FUTURE_LABEL.fullmatch(plain) and ENDS_IN_MEMORY.search(plain):
@@ -5166,8 +5171,10 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
             or any(RECORD.match(clause) for clause in LAST_CLAUSE.split(part))):
         return "memory-file"  # ... the verb opening its clause: "I want to write" is no request
     # "Persist this preference: X": what is recorded is named a memory's kind of line.
-    if opening and RECORD.search(part) and (KIND_NAMED.search(part)
+    if opening and RECORD.search(part) and (KIND_NAMED.search(part) or FOR_GOOD.search(part)
                                             or stated and RULE_ADDED.search(part)):
+        return "memory-file"  # ... or kept for good ("store this permanently: X")
+    if RECORD.search(part) and FORGETTING.search(part):  # "Save that so you don't forget."
         return "memory-file"
     # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
     into = INTO_MEMORY.search(part) if opening else None

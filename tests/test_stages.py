@@ -1248,6 +1248,17 @@ OWN_CONTENT = [
                  "on passe par le proxy pour tout appel externe.", id="passe-is-no-task-fr"),
     pytest.param("Looks good, please fix the login next, remember the token lives in the session.",
                  None, id="a-task-before-remember"),
+    # Kept for good; a pointer kept so as not to forget (not a thing saved); more leads and places.
+    pytest.param("Keep this forever: the seed script wipes the local database.",
+                 "the seed script wipes the local database.", id="kept-for-good"),
+    pytest.param("Save that so you don't forget.", "", id="saved-so-you-dont-forget-points-back"),
+    pytest.param("Save the report so you don't forget it.", None, id="a-thing-saved-is-no-memory"),
+    pytest.param("Oye, recuerda esto para siempre: los precios van en céntimos.",
+                 "los precios van en céntimos.", id="oye-lead-es"),
+    pytest.param("Adaugă în fișierul de reguli: fiecare job are un timeout.",
+                 "fiecare job are un timeout.", id="rules-file-ro"),
+    pytest.param("Add to the rules file: every job has a timeout.",
+                 "every job has a timeout.", id="rules-file-en"),
 ]
 
 
