@@ -206,6 +206,7 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
                r"now|good|nice|right|please|pls|hey|hi|oh|btw|by the way|fyi|for the record|\+1|"
                r"lessons? learned|quick one|one more thing|another thing|one thing|oye|hej|hei|"
+               r"te rog|"
                r"bitte|alors|"
                r"au fait|d'ailleurs|übrigens|por cierto|aliás|кстати|a proposito|trouwens|"
                r"bueno|então|итак|ну|ок|окей|ладно|"
@@ -370,7 +371,7 @@ REQUEST_FORWARD = Lazy(r"(?i)^(?:(?:with )?the fact that\s|"
                        r"(?:with )?(?:(?:this|these|the following)"
                        r"(?: (?:rule|note|line)s?)?|"
                        r"an?(?: new)? (?:rule|note|line|entry|bullet))\s*[:：]|"
-                       r"(?:please|pls)\s*[:：]|"
+                       r"(?:please|pls)\s*[:：]|to (?=(?:always|never)\b)|"  # "remember to always X"
                        + _SO_IT_SAYS + r"\s|"
                        r"so (?:that )?[^:：—–]{1,60}(?:[:：]|\s[—–-]\s)|"  # "so we don't forget — X"
                        + _PLACE + r"[^:：]{0,40}[:：])\s*")
@@ -419,7 +420,7 @@ REMEMBER_PHRASES = (
     "jot this down|schreib dir auf|schreib dir das auf|notier dir|"
     "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
     "zapamatuj|kom ihåg|husk|huske|muista|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
-    "onthouden|zapamatuj si|ingatlah")
+    "onthouden|zapamatuj si|ingatlah|মনে রাখো|মনে রেখো")
 FUTURE_PHRASES = (
     "from now on|going forward|from here on|henceforth|ab jetzt|"
     "von nun an|von jetzt an|désormais|dorénavant|à partir de maintenant|a partir de ahora|"
@@ -470,7 +471,8 @@ RECORD_PHRASES = (
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
     "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|πρόσθεσε|γράψε|σημείωσε|הוסף|תוסיף|תרשום|כתוב|lisää|"
-    "احفظ|أضف|اكتب|adaugă|notează|اضافه کن|"
+    "احفظ|أضف|اكتب|adaugă|notează|اضافه کن|segna|segnalo|segnala|legg inn|legg til|legg det inn|"
+    "jegyezd fel|írd be|πρόσθεσέ|जोड़ दो|लिख दो|worth adding|worth saving|worth recording|"
     "занотуй|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
@@ -511,7 +513,7 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
                # ... and "the rules", as "add to the rules: X" is in English
                "reglas|las reglas|règles|les règles|regeln|den regeln|regras|as regras|regole|"
                "le regole|regels|de regels|zasad|правила|правил|pravidel|pravidla|kurallara|"
-               "kurallar|sääntöihin|paměti|paměť|"
+               "kurallar|sääntöihin|paměti|paměť|muistiin|"
                # ... and "the instructions"
                "instrucciones|las instrucciones|istruzioni|instruções|anweisungen|инструкции|"
                "instrukcí|instrukce|instrukcje")
@@ -520,7 +522,7 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
 REQUEST_SEPARATOR = (r"\s*(?::(?!\S)|[：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": _PURPOSE
                      r"(?<!avant)(?<!parce)(?<!bien)(?<!sans)(?<!afin)(?<!alors)"  # "avant qu'on"
-                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att)(?=\s)"
+                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att|că)(?=\s)"
                      r"|qu'(?=\w))|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
@@ -535,7 +537,9 @@ _TODAY_TASK = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?"
                r"adapte|corrige|modifie|actualiza|ajusta|aktualisiere|korrigiere|aggiorna|"
                r"correggi)\s+\w")
 REQUEST_MOMENT = (_TODAY_TASK + r"|"
-                  r"\b(?:remember to|don't forget to|n'oublie pas de|no olvides|"
+                  # ... "remember to always X" is a rule
+                  r"\b(?:(?:remember to|don't forget to)(?! (?:always|never|alwasy|allways)\b)|"
+                  r"n'oublie pas de|no olvides|"
                   r"não (?:se )?esqueça de|vergiss nicht|non dimenticare di|today(?!'s)|tonight|"
                   r"tomorrow(?!'s)|yesterday(?!'s)|for now|right now|at the moment|"
                   r"for the next (?:few )?steps?|"
@@ -563,6 +567,7 @@ REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|belie
 REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|danke|merci|stp|"
                     r"s'il te plaît|por favor|gracias|obrigad[oa]|valeu|спасибо|пожалуйста|grazie|"
                     r"per favore|dzięki|proszę|bedankt|alsjeblieft|lütfen|teşekkürler|cảm ơn|nhé|"
+                    r"plz|porfa|плз|плиз|takk|tack|"
                     r"nha|धन्यवाद|谢谢|ありがとう|감사합니다)[\s.。!！]*$")
 FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
 # Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md"), ASCII's before a

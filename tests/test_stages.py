@@ -1259,6 +1259,18 @@ OWN_CONTENT = [
                  "fiecare job are un timeout.", id="rules-file-ro"),
     pytest.param("Add to the rules file: every job has a timeout.",
                  "every job has a timeout.", id="rules-file-en"),
+    # Worth adding; courtesy in slang; more verbs, leads and "that"; "remember to always X" is a rule.
+    pytest.param("Worth adding to the memory file.", "", id="worth-adding-points-back"),
+    pytest.param("запомни это плз", "", id="courtesy-slang-ru"),
+    pytest.param("Te rog notează în memoria proiectului că testele rulează în paralel.",
+                 "testele rulează în paralel.", id="te-rog-ca-ro"),
+    pytest.param("Jegyezd fel a CLAUDE.md-be: a build Node 20-at igényel.",
+                 "a build Node 20-at igényel.", id="note-down-hu"),
+    pytest.param("Legg det inn i AGENTS.md, takk.", "", id="put-it-in-no"),
+    pytest.param("মনে রাখো: সব তারিখ UTC তে রাখা হয়।", "সব তারিখ UTC তে রাখা হয়।", id="remember-bn"),
+    pytest.param("Remember to always pin the base image.",
+                 "always pin the base image", id="remember-to-always"),
+    pytest.param("Remember to delete the temp branch afterwards.", None, id="remember-to-is-today"),
 ]
 
 
