@@ -495,11 +495,12 @@ MEMORY_SAID = (
     "dein gedächtnis|je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|"
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
-    "rules file|rule file|fișierul de reguli|קובץ הכללים|לקובץ הכללים|فایل قوانین|الذاكرة|"
-    "standing instructions|file delle istruzioni|file di istruzioni|fichier d'instructions|"
-    "conventions doc|fichier de règles|pliku z regułami|plik z regułami|קובץ ההנחיות|לקובץ ההנחיות|"
-    "ذاكرتك|"
-    "archivo de instrucciones|arquivo de instruções|файл правил|файлу правил|файл инструкций|"
+    "rules file|rule file|standing instructions|conventions doc|"
+    # ... and the rules or instructions file in other languages
+    "fichier de règles|fichier d'instructions|archivo de instrucciones|arquivo de instruções|"
+    "file delle istruzioni|file di istruzioni|pliku z regułami|plik z regułami|fișierul de reguli|"
+    "файл правил|файлу правил|файл инструкций|קובץ הכללים|לקובץ הכללים|קובץ ההנחיות|"
+    "לקובץ ההנחיות|فایل قوانین|الذاكرة|ذاكرتك|"
     + PROJECT_RULES +
     "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
     "memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
@@ -5132,7 +5133,10 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         if not MEMORY_NAMED.search(rest):
             return None  # ... but "merk dir das in der agents.md" names where: a frame alone
     # A purpose clause denies nothing ("..., чтобы не искать").
-    alone = (frame_kind(PURPOSE.sub("", plain)) or frame_kind(plain)) if not own else None
+    alone = frame_kind(PURPOSE.sub("", plain)) if not own else None
+    # ... but one of not forgetting names the memory ("Save that so you don't forget.").
+    if not own and RECORD.match(plain) and FORGETTING.search(plain):
+        alone = alone or "memory-file"
     # A label naming a memory file, a sentence of its own, points at the rule beside it ("New
     # rule for CLAUDE.md. Don't use default exports.").
     if not alone and FUTURE_LABEL.fullmatch(plain) and ENDS_IN_MEMORY.search(plain):
@@ -5179,8 +5183,6 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
     if opening and RECORD.search(part) and (KIND_NAMED.search(part) or FOR_GOOD.search(part)
                                             or stated and RULE_ADDED.search(part)):
         return "memory-file"  # ... or kept for good ("store this permanently: X")
-    if RECORD.search(part) and FORGETTING.search(part):  # "Save that so you don't forget."
-        return "memory-file"
     # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
     into = INTO_MEMORY.search(part) if opening else None
     if into and (RECORDED.search(part) or into[1] == "for"):  # "A note for the memory file: X"
