@@ -439,6 +439,8 @@ NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova rego
                    "nowa zasada|новое правило|yeni kural|quy tắc mới|新规则|新規則|新しいルール|"
                    "새 규칙|새로운 규칙")
 _RULE_PLACE = r"(?:(?:the |your )?(?:memory file|" + _NAMED_FILE + r")|(?:the |your )memory)"
+# Words that make a rule a standing one ("a new rule", "a standing convention").
+_STANDING = r"(?:new|standing|permanent|house|team|golden|general|hard)"
 RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
               r"(?:make (?:it|this|that) an? (?:\w+ )?(?:rule|convention)"
               r"|codify(?: (?:it|this|that))?)"
@@ -446,7 +448,7 @@ RULE_LABEL = (r"(?:(?:(?:let'?s|let us|please|we should)\s+)?"
               r"|(?:(?:(?:let'?s|let us|we(?:'ll| will)?|i(?:'ll| will)?)\s+)?"
               r"(?:set|setting|introduce|introducing|here'?s|here is|one more|another)"
               r"\s+(?:an?\s+)?)?"
-              r"(?:(?:new|standing|permanent|house|team|golden|general) )+(?:rule|convention)"
+              r"(?:" + _STANDING + r" )+(?:rule|convention)"
               r"|(?:standing|permanent) instructions?"
               r"|" + NEW_RULE_ABROAD +
               r"|rules? for (?:this|the|our) (?:project|repo|repository|codebase|team))"
@@ -2468,7 +2470,7 @@ LINE_NOUN = Lazy(phrase_pattern(LINE_NOUNS))
 # "Remember that going forward": a phrase for later sessions alone points back.
 FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
-RULE_ADDED = Lazy(r"\ban? (?:new |standing |general |hard )?(?:" + RULE_KINDS + ")$")
+RULE_ADDED = Lazy(r"\ban? (?:" + _STANDING + r" )*(?:" + RULE_KINDS + ")$")
 PARENTHESIS = Lazy(r"\s[(（]([^()（）]*\s[^()（）]*)[)）]")  # of words; the text's length kept
 LEADS_ONLY = Lazy(r"(?i)(?:" + _LEAD_WORDS + r"[\s,，.!—–-]*)+")  # "Au fait, add it to CLAUDE.md"
 # ... or what is recorded named as a memory's line ("save this preference: X").
