@@ -7715,9 +7715,11 @@ def check_flags(args: argparse.Namespace) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    """build, with the memo of judged messages (_JUDGED) for this run only."""
+    """build, with the memo of judged messages (_JUDGED) and of folders' names for this run
+    only (a second run in one process reads the folders again)."""
     global _JUDGED
     _JUDGED = {}
+    _folder_names.cache_clear()
     try:
         return _run_build(args)
     finally:

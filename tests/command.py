@@ -29,20 +29,28 @@ def launcher(script: Path) -> list[str]:
 MEMORY_DIFF = launcher(SCRIPT)
 
 
-def main_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """`main(argv)` in this process, in cwd, as subprocess.run gives a command's result (stderr
-    encoded as Python's is). For tables of what is proposed or printed, which hundreds of runs
-    check, not how a process behaves; one run at a time, as it changes the working directory."""
+def main_process(argv: list[str], cwd: Path,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`main(argv)` in this process, in cwd (and env, when given, as os.environ), as
+    subprocess.run gives a command's result (stderr encoded as Python's is). For tables of what
+    is proposed or printed, which hundreds of runs check, not how a process behaves; one run at
+    a time, as it changes the working directory."""
     import memory_diff
 
     stdout, stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
-    here = os.getcwd()
+    here, environ = os.getcwd(), dict(os.environ)
     try:
         os.chdir(cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             status = memory_diff.main(argv)
     finally:
         os.chdir(here)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(environ)
     stdout.flush()
     return subprocess.CompletedProcess(argv, status, stdout.buffer.getvalue(),
                                        stderr.getvalue().encode("utf-8", "backslashreplace"))

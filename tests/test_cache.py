@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from command import MEMORY_DIFF, SCRIPT  # noqa: E402
+from command import MEMORY_DIFF, SCRIPT, main_process  # noqa: E402
 FORMATS = ROOT / "tests" / "fixtures" / "formats"
 HOUR_NS = 3600 * 10**9
 
@@ -112,9 +112,11 @@ def rich_repo(tmp_path: Path) -> Path:
 
 
 def build(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[bytes, list[str], int]:
-    """stdout, the --stats lines (if any), and the exit status of one `build`."""
-    proc = subprocess.run([*MEMORY_DIFF, "build", *args], cwd=cwd, capture_output=True,
-                          timeout=120, env=env)
+    """stdout, the --stats lines (if any), and the exit status of one `build`, run in this
+    process: the cache is what a run finds on disk, and a run in a fresh interpreter would
+    spend most of its time starting (the tests of runs at once and of another build of the
+    module start their own)."""
+    proc = main_process(["build", *args], cwd, env)
     assert b"Traceback" not in proc.stderr, proc.stderr.decode("utf-8", "replace")
     assert proc.returncode in (0, 1), proc.stderr.decode("utf-8", "replace")
     return proc.stdout, proc.stderr.decode("utf-8", "replace").splitlines(), proc.returncode

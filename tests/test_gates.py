@@ -6,16 +6,14 @@ the gate counters can be attributed to it). `--explain`, the plain patch and `li
 file line per case) run once over all positives together; leak and finding checks are still
 per case. Documentation example keys are linted alone, to see that a lone `note` exits 0. All
 negatives run together in one transcript; each is checked separately by its own param id.
-Subprocess results are cached per session and computed in parallel.
+The runs are `main` in this process (tests/command.py), their results kept for the session.
 """
 
 import difflib
 import json
 import os
 import re
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -27,7 +25,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import gate_cases as gc  # noqa: E402
-from command import MEMORY_DIFF  # noqa: E402
+from command import main_process  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not TOOL.is_file(), reason="memory_diff.py is not written yet")
 
@@ -61,9 +59,7 @@ class Result:
 def _run(args, env):
     # Run inside this repository: --no-cache, so its git directory never holds a cache.
     extra = ["--no-cache"] if list(args[:1]) == ["build"] else []
-    proc = subprocess.run([*MEMORY_DIFF, *args, *extra], cwd=REPO, env=env,
-                          capture_output=True, timeout=300)
-    return Result(args, proc)
+    return Result(args, main_process([*args, *extra], REPO, env))
 
 
 def _write_transcript(path, texts):
@@ -74,12 +70,6 @@ def _write_transcript(path, texts):
 
 def _write_memory(path, header=MEMORY_HEADER):
     path.write_text(header, encoding="utf-8", newline="\n")
-
-
-def _parallel(fn, items):
-    workers = max(2, min(16, (os.cpu_count() or 2) * 2))
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(fn, items))
 
 
 @pytest.fixture(scope="session")
@@ -202,7 +192,7 @@ def positive_runs(tmp_path_factory, tool_env):
             out["lint_lines"] = (3, 3 + case["text"].count("\n"))
         return out
 
-    return dict(zip([c["id"] for c in gc.POSITIVES], _parallel(work, gc.POSITIVES)))
+    return dict(zip([c["id"] for c in gc.POSITIVES], map(work, gc.POSITIVES)))
 
 
 @pytest.fixture(scope="session")
@@ -228,7 +218,7 @@ def positive_batch(tmp_path_factory, tool_env):
     t, mem = d / "transcript.jsonl", d / "memory.md"
     _write_transcript(t, [c["text"] for c in gc.POSITIVES])
     _write_memory(mem)
-    explain, plain = _parallel(lambda a: _run(a, tool_env), [
+    explain, plain = (_run(a, tool_env) for a in [
         ["build", str(t), "--memory", str(mem), "--explain"],
         ["build", str(t), "--memory", str(mem), "--max-add", "1000"],
     ])
@@ -252,7 +242,7 @@ def negative_runs(tmp_path_factory, tool_env):
     _write_memory(mem)
     lm.write_text(MEMORY_HEADER + "".join(f"- {text}\n" for _, text in gc.NEGATIVES),
                   encoding="utf-8", newline="\n")
-    build, plain, explain, lint = _parallel(lambda a: _run(a, tool_env), [
+    build, plain, explain, lint = (_run(a, tool_env) for a in [
         ["build", str(t), "--memory", str(mem), "--json", "--stats", "--max-add", "100"],
         ["build", str(t), "--memory", str(mem), "--max-add", "100"],
         ["build", str(t), "--memory", str(mem), "--explain"],

@@ -15,8 +15,8 @@ transcript whose file name holds a token, --explain on SSH2 and PuTTY key blocks
 --explain on a sentence with a random-looking token and no keyword.
 
 Kinds run a few to a transcript (each row's value is its own, so a leak is still told row by
-row): all ten shapes as separate messages, each mode once per transcript, in parallel, cached
-for the session. The CLI runs in a subprocess in a temporary directory holding an empty
+row): all ten shapes as separate messages, each mode once per transcript, kept for the session.
+`main` runs in this process (tests/command.py) in a temporary directory holding an empty
 memory file. MEMORY_DIFF_UNDER_TEST=/path/to/memory_diff.py checks another copy of the tool
 against the same table; MEMORY_DIFF_TABLE_SEED changes the generated values.
 """
@@ -44,8 +44,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import secret_kinds as sk  # noqa: E402
-from command import launcher  # noqa: E402
-from test_gates import MEMORY_HEADER, Result, _lint_findings, _parallel, all_strings, parse_build_json  # noqa: E402
+from command import launcher, main_process  # noqa: E402
+from test_gates import MEMORY_HEADER, Result, _lint_findings, all_strings, parse_build_json  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not TOOL.is_file(), reason="memory_diff.py is not written yet")
 
@@ -61,9 +61,10 @@ INSERTED = {sk.ZWSP: ("\\u200b",), sk.SHY: ("\\xad", "\\u00ad")}
 
 
 def _run(args, cwd, env):
-    proc = subprocess.run([*launcher(TOOL), *args], cwd=cwd, env=env,
-                          capture_output=True, timeout=300)
-    return Result(args, proc)
+    """`main` in this process; another copy of the tool (MEMORY_DIFF_UNDER_TEST) in its own."""
+    if TOOL == REPO / "memory_diff.py":
+        return Result(args, main_process(args, cwd, env))
+    return Result(args, subprocess.run([*launcher(TOOL), *args], cwd=cwd, env=env, capture_output=True, timeout=300))
 
 
 def _write_transcript(path, messages):
@@ -198,7 +199,7 @@ def table_runs(tmp_path_factory, table_env):
         for mode in MODES:
             args = ["lint", "lint.md"] if mode == "lint" else _build_args(mode, "transcript.jsonl")
             jobs.append((n, mode, args, d))
-    for (n, mode, _, _), res in zip(jobs, _parallel(lambda j: _run(j[2], j[3], table_env), jobs)):
+    for (n, mode, _, _), res in zip(jobs, (_run(j[2], j[3], table_env) for j in jobs)):
         groups[n][mode] = _output(mode, res)
     return groups
 
@@ -388,7 +389,7 @@ def lookalike_runs(tmp_path_factory, table_env):
         if la.example:  # alone, to see that a lone note exits 0
             _write_lint_file(base / f"lint-{la.id}.md", [la.text])
             jobs.append((f"lint-{la.id}", ["lint", f"lint-{la.id}.md"], base))
-    out = dict(zip([j[0] for j in jobs], _parallel(lambda j: _run(j[1], j[2], table_env), jobs)))
+    out = dict(zip([j[0] for j in jobs], (_run(j[1], j[2], table_env) for j in jobs)))
     out["lint_lines"] = {la.id: span for la, span in zip(plain, lines)}
     return out
 
@@ -542,7 +543,7 @@ def channel_runs(tmp_path_factory, table_env):
         (d / "memory.md").write_text("", encoding="utf-8")
         add(f"explain-random-{name}", d, _build_args("explain", "transcript.jsonl"), [tok])
 
-    for case, res in zip([j[0] for j in jobs], _parallel(lambda j: _run(j[1], j[2], table_env), jobs)):
+    for case, res in zip([j[0] for j in jobs], (_run(j[1], j[2], table_env) for j in jobs)):
         cases[case]["out"] = _output("json" if case.endswith("-json") else "other", res)
     return cases
 
