@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import memory_diff as md  # noqa: E402
 
-from command import MEMORY_DIFF  # noqa: E402
+from command import main_process  # noqa: E402
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "auto-memory"
 TOOL_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME", "XDG_DATA_HOME",
             "CLAUDE_CODE_DISABLE_AUTO_MEMORY")
@@ -113,7 +113,7 @@ def run(cwd: Path, *args: str, home: Path | None = None, **env: str) -> subproce
     environ = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
     environ["HOME"] = str(home or cwd / "no-home")
     environ.update(env)
-    return subprocess.run([*MEMORY_DIFF, *args], cwd=cwd, env=environ, capture_output=True)
+    return main_process(list(args), cwd, environ)
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from command import MEMORY_DIFF  # noqa: E402
+from command import MEMORY_DIFF, main_process  # noqa: E402
 
 
 def claude_code_dir(cwd: str) -> str:
@@ -81,8 +81,7 @@ RULE = "Never push directly to main because the release job deploys every commit
 def list_sources(repo: Path, home: Path, *args: str, **env: str) -> list[tuple[str, str]]:
     """`build --list-sources` run in `repo` with HOME=`home`: [(shown path, format)]."""
     clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
-    proc = subprocess.run([*MEMORY_DIFF, "build", "--list-sources", *args],
-                          cwd=repo, env={**clean, "HOME": str(home), **env}, capture_output=True, timeout=60)
+    proc = main_process(["build", "--list-sources", *args], repo, {**clean, "HOME": str(home), **env})
     # Only discovery's own note (sessions passed over, or none found: tested below) may be on stderr.
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
     assert all(b"passed over: their cwd is outside" in ln or b": no sessions " in ln
@@ -345,8 +344,7 @@ SESSION = "3f2a9c4e-8b1d-4e6f-a2c7-5d9e0b1f4a36"
 
 def build_json(repo: Path, home: Path, *args: str) -> dict[str, object]:
     clean = {k: v for k, v in os.environ.items() if k not in TOOL_ENV}
-    proc = subprocess.run([*MEMORY_DIFF, "build", "--json", "--memory", "AGENTS.md", *args],
-                          cwd=repo, env={**clean, "HOME": str(home)}, capture_output=True, timeout=60)
+    proc = main_process(["build", "--json", "--memory", "AGENTS.md", *args], repo, {**clean, "HOME": str(home)})
     assert proc.returncode == 0, proc.stderr.decode()
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 

@@ -14,13 +14,13 @@ import pytest
 import memory_diff as md
 
 ROOT = Path(__file__).resolve().parent.parent
-from command import MEMORY_DIFF  # noqa: E402
+from command import MEMORY_DIFF, main_process  # noqa: E402
 RULE = "- Run `make test` before pushing because CI takes an hour."
 
 
 def lint(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MEMORY_DIFF, "lint", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=60)
+    done = main_process(["lint", *args], cwd)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
 @pytest.mark.parametrize(("text", "expected"), [

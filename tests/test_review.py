@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from command import MEMORY_DIFF, main_process  # noqa: E402
+from command import main_process  # noqa: E402
 sys.path.insert(0, str(ROOT))
 import memory_diff as md  # noqa: E402
 
@@ -90,7 +90,7 @@ def to_jsonl(records: list[Any]) -> bytes:
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*MEMORY_DIFF, *args], cwd=cwd, capture_output=True, timeout=120)
+    return main_process(list(args), cwd)
 
 
 def parse_stats(stderr: bytes) -> dict[str, int]:
