@@ -206,6 +206,7 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
                r"now|good|nice|right|please|pls|hey|hi|oh|btw|by the way|fyi|for the record|\+1|"
                r"lessons? learned|quick one|one more thing|another thing|one thing|oye|hej|hei|"
+               r"first(?:ly)?|second(?:ly)?|third(?:ly)?|finally|lastly|"
                r"te rog|"
                r"bitte|alors|"
                r"au fait|d'ailleurs|übrigens|por cierto|aliás|кстати|a proposito|trouwens|"
@@ -247,7 +248,9 @@ _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": eve
 PROJECT_RULES = ("project rules|project rule|project instructions|agents file|conventions file|"
                  "proje kuralları|proje kurallarına|projektregeln|"
                  "projekt-regeln|reglas del proyecto|règles du projet|fichier de conventions|"
-                 "regras do projeto|regole del progetto|правила проекта|项目规则|"
+                 "regras do projeto|regole del progetto|правила проекта|项目规则|projektanweisungen|"
+                 "projectinstructies|projectregels|instructions du projet|"
+                 "instrucciones del proyecto|instruções do projeto|istruzioni del progetto|"
                  "プロジェクトルール|프로젝트 규칙")
 # MEMORY REQUESTS, the strongest evidence. Each pattern (re.I, from the start) ends in a `content`
 # group, never reworded; empty or pointing back, the turn before is the candidates.
@@ -430,6 +433,7 @@ FUTURE_PHRASES = (
     "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터|"
     # A note for later sessions or for reference, which no sentence of today's work opens with.
     "in future sessions|for future sessions|for all future sessions|for later sessions|"
+    "for next sessions|for the next sessions|for upcoming sessions|for future chats|"
     "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
     "para referência futura|para referencia futura|pour les prochaines sessions|"
     "para futuras sesiones|para as próximas sessões|in het vervolg|次回以降|다음부터")
@@ -465,6 +469,7 @@ FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à
                  "bir dahaki sefere|lần sau")
 RECORD_PHRASES = (
     "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|"
+    "adding|putting|noting|writing|saving|recording|jotting|"
     "update|codify|memorialize|memorialise|enshrine|"
     "trag|trage|füg|füge|schreib|notier|vermerk|vermerke|vermerken|nimm|aufnehmen|speicher|"
     "ajoute|mets|écris|note-le|"
@@ -497,6 +502,7 @@ MEMORY_SAID = (
     "dein gedächtnis|je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|"
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
+    "tuas notas|suas notas|tus notas|tes notes|vos notes|deine notizen|le tue note|твои заметки|"
     "rules file|rule file|standing instructions|conventions doc|"
     # ... and the rules or instructions file in other languages
     "fichier de règles|fichier d'instructions|archivo de instrucciones|arquivo de instruções|"
@@ -573,6 +579,7 @@ REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|dank
                     r"plz|porfa|плз|плиз|takk|tack|"
                     r"nha|धन्यवाद|谢谢|ありがとう|감사합니다)[\s.。!！]*$")
 FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
+VERB_ENDING = 6  # characters after a verb in a script without spaces: "してください", "해 줘"
 # Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md"), ASCII's before a
 # space (`1,000`, `h1:` are a token's).
 FRAME_CLOSE = Lazy(r"\s*(?:[:,;](?!\S)|[：—–←→，、；]|\s-\s|\s<?-+>?\s)\s*")
@@ -2495,7 +2502,7 @@ MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)"
                  r"|any ?thing(?: of (?:this|that))?")
-REFUSAL = Lazy(r"(?i)(?:please\s+)?(?:don't|do not|no need to|never)\s+")  # refused
+REFUSAL = Lazy(r"(?i)(?:please\s+)?(?:don't|do not|no need to|never)\s+|(?:请)?(?:不要|别|不用|不必|无需)把?")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
 INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
@@ -2504,14 +2511,15 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
 # A memory file by its file name as the place a rule goes, after a word of direction in the
 # languages of REQUEST FRAMES ("Занотуй у AGENTS.md, що X", "new rule for .cursorrules: X"),
 # framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
-_PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|pour|zu|zur|ins|für|a|al|en|para|"
+_PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|pour|zu|zur|ins|im|für|a|al|en|para|"
                 r"no|na|em|per|nel|nella|alla|alle|allo|в|во|у|до|для|dla|do|vào|vao|naar|aan|"
                 r"voor|için|ke|di|till|i|w|we|στο|στα|στη|στην|σε|în|في|به)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
 PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
 # ... and the words between a verb of recording and a bare memory: a pointer, then a place's.
-BARE_PLACE = Lazy(r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|isto|это|questo)\s+)?"
+BARE_PLACE = Lazy(r"(?:down\s+)?"  # "jot down in memory"
+                  r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|isto|это|questo)\s+)?"
                   r"(?:" + _PLACE_WORDS + r")?")
 # ... or the memory's name alone ending the frame, in any language ("Adiciona no CLAUDE.md:").
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
@@ -5014,6 +5022,9 @@ def refused(sentence: str) -> bool:
     verb = RECORD.match(clause)
     named = MEMORY_OR_BARE.search(clause, verb.end()) if verb else None
     said = PLACE_WORD.sub("", clause[verb.end():named.start()]).strip() if named and verb else ""
+    if opened and CLOSE_SCRIPT.match(clause):  # ... what was said before the verb ("不要把这个记到记忆里")
+        verb = RECORD.search(clause)
+        said = clause[:verb.start()] if verb and MEMORY_OR_BARE.search(clause, verb.end()) else said
     return bool(said and (REQUEST_POINTER.match(said) or ANY_OF_IT.fullmatch(said)))
 
 
@@ -5077,6 +5088,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         return "from-now-on", sentence[opens.start("content"):], False
     label = 0  # where a frame after a label opens ("Rust stuff: remember going forward that X")
     for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
+        # ... or after a clause of context ("that took an hour; remember that X")
+        semicolon = lowered.rfind("; ", 0, separator.start())
         colon = separator.group().strip() in (":", "：")
         # After "that" or a colon the content is a clause, never a topic (French "on": "we"). Before
         # any of these a bare memory is the agent's ("Guarda na memória que X", "add to the
@@ -5084,7 +5097,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         that = separator.group().strip(" ,")[:1].isalpha()
         stated = that and not RELATIVE_OPENS.match(lowered, separator.end())
         kinds = (frame_kind(COURTESY.sub("", lowered[start:separator.start()]), opening=True,
-                            strong=True, stated=stated) for start in dict.fromkeys((0, label)))
+                            strong=True, stated=stated)
+                 for start in dict.fromkeys((0, label, semicolon + 2 if semicolon >= 0 else 0)))
         kind = next(filter(None, kinds), None)
         label = separator.end() if colon else label
         if kind and that and EDITED_PART.match(lowered, 0, separator.start()) \
@@ -5139,11 +5153,29 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     # ... but one of not forgetting names the memory ("Save that so you don't forget.").
     if not own and RECORD.match(plain) and FORGETTING.search(plain):
         alone = alone or "memory-file"
+    # ... and so does a bare memory beside its verb that holds only what was said ("Guárdalo en
+    # memoria", "メモリに保存して"), as "save it in memory" does in English (REQUESTS).
+    if not (own or alone) and said_only(plain) and frame_kind(plain, strong=True) == "memory-file":
+        alone = "memory-file"
     # A label naming a memory file, a sentence of its own, points at the rule beside it ("New
     # rule for CLAUDE.md. Don't use default exports.").
     if not alone and FUTURE_LABEL.fullmatch(plain) and ENDS_IN_MEMORY.search(plain):
         alone = "from-now-on"
     return (alone, "", True) if alone else None
+
+
+def said_only(frame: str) -> bool:
+    """Whether a frame's verb and bare memory hold only what was said: a pointer at most before
+    them ("これをメモリに保存して", "por favor, guárdalo en memoria") and nothing after but a verb's
+    ending ("保存してください"). A thing named ("キャッシュをメモリに保存して") or a next step ("...
+    からディスクに書き出して", "... pra não recalcular") keeps a thing in RAM."""
+    verb, bare = RECORD.search(frame), MEMORY_OR_BARE.search(frame)
+    if not verb or not bare:
+        return False
+    before = frame[:min(verb.start(), bare.start())].rstrip(" ,，をにへ을를에")
+    after = frame[max(verb.end(), bare.end()):].strip()
+    return (not before or bool(LEADS_ONLY.fullmatch(before) or REQUEST_POINTER.match(before))) \
+        and (not after or bool(CLOSE_SCRIPT.search(after)) and len(after) <= VERB_ENDING)
 
 
 def frame_kind(part: str, opening: bool = False, strong: bool = False,

@@ -706,6 +706,10 @@ def test_a_requested_limit_on_edits_stands() -> None:
                  id="a-thing-named-is-no-pointer"),
     pytest.param("Don't save any of this to memory, we are only trying things out.", "dropped_noise",
                  id="refused-any-of-it-bare-memory"),
+    # ... in Chinese, what was said stands before the verb ("把这个").
+    pytest.param("不要把这个记到记忆里，只是这次临时用一下测试账号。", "dropped_noise", id="refused-this-zh"),
+    pytest.param("请别把这条写进CLAUDE.md", "dropped_noise", id="refused-this-one-zh"),
+    pytest.param("不要把密码写进CLAUDE.md，它会被提交。", "candidate", id="a-rule-about-the-memory-file-zh"),
 ])
 def test_a_refused_recording_is_no_rule(message: str, stage: str) -> None:
     """Refusing to record what was said is about this session's words; a rule about what the
@@ -1095,6 +1099,32 @@ OWN_CONTENT = [
     # A memory by a bare word in another language is as often a process's.
     pytest.param("salva isso na memória pra não recalcular toda vez", None, id="ram-with-a-pointer-pt"),
     pytest.param("これをメモリに保存してからディスクに書き出して", None, id="ram-with-a-pointer-ja"),
+    # ... but all of a sentence, a pointer at most before it and a verb's ending after, it points
+    # back, as "save it in memory" does.
+    pytest.param("Guárdalo en memoria.", "", id="bare-memory-alone-es"),
+    pytest.param("Speicher das im Gedächtnis.", "", id="bare-memory-alone-de"),
+    pytest.param("メモリに保存してください", "", id="bare-memory-alone-ja"),
+    pytest.param("메모리에 저장해 줘.", "", id="bare-memory-alone-ko"),
+    pytest.param("Сохрани это в памяти.", "", id="bare-memory-alone-ru"),
+    pytest.param("キャッシュをメモリに保存して", None, id="a-thing-before-a-bare-memory-is-ram-ja"),
+    pytest.param("Mantén el índice en memoria.", None, id="a-thing-in-a-bare-memory-is-ram-es"),
+    # A frame after a clause of context, an ordinal, a gerund after "would you mind", "down"
+    # before a bare memory, later sessions and the project's instructions or your notes named.
+    pytest.param("we just burned two hours on this; remember that the billing DB uses port 6543, not 5432.",
+                 "the billing DB uses port 6543, not 5432.", id="after-a-clause-of-context"),
+    pytest.param("Second, please update CLAUDE.md so it says the worker queue is Celery with Redis.",
+                 "the worker queue is Celery with Redis.", id="an-ordinal-leads"),
+    pytest.param("Would you mind adding to the .cursorrules that components use named exports?",
+                 "components use named exports", id="would-you-mind-adding"),
+    pytest.param("could u jot down in memory that the CDN caches for ten minutes",
+                 "the CDN caches for ten minutes", id="jot-down-in-a-bare-memory"),
+    pytest.param("Keep this for the next sessions: seeds run with `make seed`.", "seeds run with `make seed`.",
+                 id="for-the-next-sessions"),
+    pytest.param("Zet in de projectinstructies: migraties draaien nooit automatisch.",
+                 "migraties draaien nooit automatisch.", id="project-instructions-nl"),
+    pytest.param("Anota nas tuas notas: o deploy é sempre às quintas.", "o deploy é sempre às quintas.",
+                 id="your-notes-pt"),
+    pytest.param("we tried that; I think we should note that in the ticket", None, id="a-ticket-after-context"),
     # A nod alone before a closing frame is no rule; a four-character rule is one.
     pytest.param("Да, занеси это в правила проекта.", "", id="nod-then-frame-ru"),
     pytest.param("对，把这条加到项目规则里", "", id="nod-then-frame-zh"),
