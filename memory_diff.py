@@ -1010,7 +1010,8 @@ _COPULA_COLON = "|".join(f"(?<={word}):[ \t]*"  # a colon a copula opens ("Passw
 _PASSWORD_JOIN = (r"(?:[`\"]|['’]s)?(?:" + _WORDS_ON + r"(?: +(?:" + _COPULAS + r")"
                   + r"(?:" + _STILL_JOIN + r"| +)|" + _STILL_JOIN
                   + r"| *[:：] *| *(?=[(（]))| *= *|, +(?=[^\s,]*\d)|" + _ASIDE
-                  + r"| *(?:[是为為]|คือ) *|[はがを는은를을가이] *)")  # "passphrase 是 X", "password是X"
+                  + r"| *[是为為] *|[\u0e00-\u0e7f]*?คือ *|[はがを는은를을가이] *)")  # "password是X"
+# ... Thai's copula glued to the words after the password's (รหัสผ่านเราเตอร์คือ X: no spaces)
 _SUFFIX = r"(?:-[a-z]{1,4}(?![a-z]))?"  # a word's suffix after a hyphen (`password-nya`)
 # A password's word in prose; a Latin letter before it matters to a Latin word only.
 PASSWORD_HINTS = PASSWORD_NAMES + "|secret|_pass"  # the pre-filter of rules reading _PASSWORD_WORD
@@ -1091,10 +1092,11 @@ _SIGNED_PAIR = r"[^\s\"'@=/]*(?:[!#$%&*+?^_~.]|[A-Z][^\s\"'@]*\d|\d[^\s\"'@]*[A-
 _SIGNED_VALUE = r"(?=[^\s/\"'`]*(?:[!#$%&*+=?@^~_]|\d[a-z]))"
 # The pieces of a variable's name after a password's word (`PASS_SMTP`), none an attribute of it
 # (`PASSWORD_MIN_LENGTH`, `PASS_TIMEOUT`): those variables hold a setting, not the password.
-_KEY_REST = (r"(?:_(?!(?:file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|"
-             r"cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|"
-             r"status|state|arn|version|rotation|description|ttl|count|timeout|attempts|retries|"
-             r"rate|backend|iterations|digest|provider|store)(?![a-z0-9]))[a-z0-9]+)*")
+KEY_ATTRIBUTES = ("file|path|env|name|policy|hash|length|min|max|reset|hint|url|id|command|"
+                  "cmd|encryption|algorithm|type|mode|method|format|manager|prompt|expiry|rounds|"
+                  "status|state|arn|version|rotation|description|ttl|count|timeout|attempts|"
+                  "retries|rate|backend|iterations|digest|provider|store")
+_KEY_REST = r"(?:_(?!(?:" + KEY_ATTRIBUTES + r")(?![a-z0-9]))[a-z0-9]+)*"
 # A PIN's name (the "pin" rule): capitals (`ADMIN_PIN`, `AT+CPIN`, a SIM's `PUK2`), a camel hump
 # (`adminPin`), an option (`--new-pin`), Japanese 暗証番号, a noun after "my" or "her" ("my bank
 # pin is"; alone or after "the", "pin" is a verb or a version's as often), or a key whose value is
@@ -1319,6 +1321,13 @@ SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8})
 # only for a recovery phrase under its own name (`seed=`, `mnemonic=`), as a search query's words
 # are prose, not a password.
 LINK_SPACE = Lazy(r"(?<=[a-z])(?:%20|\+)(?=[a-z])")
+# A key of three words or more joined by `_` before its value (`"mật_khẩu_cơ_sở_dữ_liệu": "..."`,
+# `?wps_pin_on_the_label=...`): the phrase and colon a sentence would write (the same length).
+KEY_PHRASE = Lazy(r"(?<![\w-])([^\W\d_]+(?:_[^\W_]+){2,})[\"']?\s*[:=]")
+# ... but a setting of one (`user_password_hash`, `ACCESS_CODE_TTL_MS`): an attribute or a unit
+KEY_ATTRIBUTE = frozenset(KEY_ATTRIBUTES.split("|")) | {"ms", "sec", "secs", "seconds", "minutes",
+                                                        "hours", "days", "bytes", "size", "limit"}
+AS_COLON = str.maketrans({"=": ":", "\"": " ", "'": " "})  # ... its sign, a colon, as prose's
 SEED_KEY = Lazy(r"(?i)(?:seed|phrase|mnemonic|words|recovery|backup|srp)[\w.-]*(?:=|%3D)\Z")
 # ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
 WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
@@ -1753,7 +1762,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # eight characters or more, a digit in it; a group in small letters holds one (not "path").
     ("recovery_code", "recovery |recovery-code|recovery_|backup |backup-code|backup_|backupcode|"
                       "access code|accesscode|access_code|erişim kodu|yedek kod|zugangscode|"
-                      "wiederherstellungscode|recuperaci|recupera|récupération|secours|respaldo|"
+                      "wiederherstellungscode|recuperaci|recuper|récupération|secours|respaldo|"
                       "codice di backup|codici di backup|herstelcode|zapasow|odzyskiwania|резервн|"
                       "восстановления|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|"
                       "リカバリーコード|復旧コード|백업 코드|복구 코드|scratch|emergency|notfall|"
@@ -2012,7 +2021,8 @@ NAMING_WORD = Lazy(
     r"blob|tree|(?<![^\n])parent(?= )|"
     r"submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
-    r"(ids?|[a-z]*[gu]uids?|ulids?|identifiers?|clsids?|class|interface|rows?|records?|"
+    r"(ids?|[a-z]*[gu]uids?|ulids?|identifiers?|clsids?|class|interface|"
+    r"rows?|records?|transactions?|"
     r"tenants?|"
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
     r"requests?|req|rid|reqid|traces?|traceparent|checkpoints?|conversations?|subscriptions?|"
@@ -3824,6 +3834,11 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
                                       for f in scan_secrets(written, decode, True)], found)
     lowered = folded_lower(text)
     found += named_secrets(text, lowered)
+    if "_" in text:  # a naming phrase joined into a key (`{"wps_pin_on_the_label": "X"}`), as prose
+        spaced = KEY_PHRASE.sub(lambda m: m.group() if KEY_ATTRIBUTE & {*m[1].lower().split("_")}
+                                else m.group().replace("_", " ").translate(AS_COLON), text)
+        if spaced != text:
+            found += apart(scan_secrets(spaced, decode, True), found)
     if WALLET_WORD.search(lowered):
         if text.count(" ") >= 11:
             found += apart(seed_phrases(text), found)
@@ -4260,7 +4275,7 @@ def credible(value: str, check: str, whole: str) -> bool:
         policy = cased_with_digit(value) and not value.isalnum()
         named = bool(PASSWORD_WORD.search(whole) or CHOSEN_PASSWORD.fullmatch(value) or policy)
         digit = any(c.isdigit() for c in value)
-        return (shannon(value) >= MIN_ENTROPY or long_number(value)
+        return (drawn_entropy(value) or long_number(value)
                 or named and digit and value.isascii()) and (
             digit or named or not value.isascii() or drawn_letters(value))
     return True
@@ -4853,6 +4868,23 @@ def base64_text(run: str) -> str | None:
 
 def shannon(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in Counter(value).values())
+
+
+def drawn_entropy(value: str) -> bool:
+    """Whether a value is as varied as a drawn one: MIN_ENTROPY a character, or, letters and
+    digits in one word shorter than 16 characters (few reach it: a draw of 8 from 36 characters
+    repeats one as often as not) whose letters read as no word's (few vowels, RARE_SHARE of their
+    pairs rare: not `v1beta2`, `node18lts`), all but two pairs different (`NFADYNC7`, `FCNPRRC2`).
+    A number is a count and words are prose as often."""
+    n = len(value)
+    if shannon(value) >= MIN_ENTROPY:
+        return True
+    pairs = [run[i:i + 2].lower() for run in re.findall(r"[A-Za-z]+", value)
+             for i in range(len(run) - 1)]
+    rare = sum(pair not in COMMON_PAIRS for pair in pairs)
+    unworded = few_vowels(value) and rare >= RARE_SHARE * len(pairs)
+    drawn = value.isalnum() and not value.isalpha() and not value.isdigit() and n > 4 and unworded
+    return drawn and shannon(value) >= ((n - 4) * math.log2(n) + 4 * math.log2(n / 2)) / n
 
 
 def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) -> str:

@@ -1053,6 +1053,20 @@ CLASSES = [
     _row("long-word-as-the-password", "Log in with admin and rivermeadow as the password, then change it",
          "rivermeadow", frame="{s}"),
     _row("one-time-code-desu", "認証コードは 264018 です、すぐ入力してください", "264018", frame="{s}"),
+    # From the blind probe of the first stop of 2026-12-07's second half (values made up here):
+    # Thai's copula glued to the words after the password's word; a short key of one case with a
+    # character twice, after its name.
+    _row("thai-glued-copula", "รหัสผ่านเราเตอร์ห้องประชุมคือ k47wrtmn2q ห้ามเปลี่ยน", "k47wrtmn2q", frame="{s}"),
+    _row("short-key-one-repeat", "export MAPS_API_KEY=QXRTBWQ4 before the smoke test", "QXRTBWQ4", frame="{s}"),
+    _row("recovery-codes-it", "Codici di recupero del conto: 51730862 94418027 30675194", "51730862 94418027",
+         frame="{s}"),
+    # A naming phrase joined into a key by `_`, in JSON or a form's field, read as its prose.
+    _row("key-phrase-json-vi", 'Keep `{"mật_khẩu_máy_chủ_thử_nghiệm": "bluefin42x"}` out of the repo',
+         "bluefin42x", frame="{s}"),
+    _row("key-phrase-json-es", 'set `"contraseña_de_la_base_de_datos": "pulpo77rojo"` only in the vault',
+         "pulpo77rojo", frame="{s}"),
+    _row("key-phrase-field-es", "the form posts `clave_del_wifi_de_la_oficina=marea2024sol`", "marea2024sol",
+         frame="{s}"),
 ]
 
 
@@ -1193,6 +1207,38 @@ def test_a_short_generated_value_is_withheld_anywhere(place: str, value: str, ro
     assume(sum(map(str.isupper, value)) > 1 < sum(map(str.islower, value)))
     assume(not md.SVG_PATH.fullmatch(value))  # an SVG path's letters and numbers pass (README)
     message = RULE.replace("{s}", place.replace("{pw}", value))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
+
+
+# -- property 6b: a short key of one case, by its name ----------------------------------------
+
+KEY_PLACES = ["export {name}={v}", "{name}: {v}", "`{{\"{name}\": \"{v}\"}}`", "{name} = \"{v}\""]
+KEY_NAMES = ["W3W_API_KEY", "MAPS_API_KEY", "apiKey", "ACCESS_TOKEN", "client_secret", "SERVICE_TOKEN"]
+
+
+@st.composite
+def short_keys(draw: st.DrawFn) -> str:
+    """8 to 15 capitals (or small letters) and digits, at least one of each, all but one
+    character different (`NFADYNC7`): a short generated key; the entropy of its length is less
+    than MIN_ENTROPY, which a longer one reaches."""
+    letters = draw(st.sampled_from([string.ascii_uppercase, string.ascii_lowercase]))
+    size = draw(st.integers(8, 15))
+    chars = draw(st.lists(st.sampled_from(letters + string.digits), min_size=size - 1, max_size=size - 1,
+                          unique=True))
+    chars.insert(draw(st.integers(0, len(chars))), draw(st.sampled_from(chars)))
+    return "".join(chars)
+
+
+@SETTINGS
+@given(st.sampled_from(KEY_PLACES), st.sampled_from(KEY_NAMES), short_keys(), st.sampled_from(["user", "assistant"]))
+def test_a_short_key_after_its_name_is_withheld(place: str, name: str, value: str, role: str) -> None:
+    assume(not value.isalpha() and not value.isdigit())
+    # ... whose letters read as no word's: few vowels, a third of their pairs rare (README: a
+    # quarter of drawn keys of 8 are not, a fifth of 10)
+    pairs = [run[i:i + 2].lower() for run in re.findall("[A-Za-z]+", value) for i in range(len(run) - 1)]
+    assume(md.few_vowels(value) and sum(p not in md.COMMON_PAIRS for p in pairs) >= md.RARE_SHARE * len(pairs))
+    message = RULE.replace("{s}", place.format(name=name, v=value))
     outputs = all_outputs([(role, message)])
     assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
 
@@ -1344,6 +1390,7 @@ FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rs
 IPFS_CID = "Qm" + "".join(_rng("cid").choice("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz") for _ in range(44))
 BTC_ADDRESS = "bc1q" + "".join(_rng("btc").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(38))
 ETH_ADDRESS = "0x" + _chars("eth", 40, "hex")
+ETH_TX = "0x" + _chars("eth-tx", 64, "hex")
 NODE_ID = base64.b64encode(b"Order:437900").decode()
 CURSOR = base64.b64encode(b'{"pk": "tenant-17", "rk": "9d2549100bdb"}').decode()
 AGE_RECIPIENT = "age1" + "".join(_rng("age").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
@@ -1365,6 +1412,9 @@ LOOKALIKES = [
     _row("aaguid", f"YubiKey authenticators report AAGUID {_UUID}; the allowlist matches on it", _UUID),
     _row("posthog-project-key", f"the web app embeds phc_{_chars('phc', 43)} for analytics", _chars("phc", 43)),
     _row("byte-table-in-order", f"the lookup table is [{', '.join(map(str, range(0, 256, 8)))}]", "0, 8, 16, 24"),
+    _row("key-phrase-of-a-hash", "`user_password_hash: 5f4dcc3b5aa765d61d8327deb882cf99` in the fixture",
+         "5f4dcc3b5aa765d61d8327deb882cf99"),
+    _row("key-phrase-of-a-setting", "`session_cookie_max_age_days: 30000000` for the kiosk", "30000000"),
     _row("token-count", "worker_tokens=5976238, reviewer_tokens=606532 in the last run", "5976238"),
     # ... an id's label or word before a prefixed hex, a module's hash in pieces, a public key's
     # name, a pattern, a file's name with a sign or a digit, hex after an event's dot, a UUID under
@@ -1597,6 +1647,7 @@ LOOKALIKES = [
     _row("ipfs-cid", f"ipfs add returned {IPFS_CID}", IPFS_CID),
     _row("bitcoin-address", f"the donation address {BTC_ADDRESS}", BTC_ADDRESS),
     _row("ethereum-address", f"send the test ETH to {ETH_ADDRESS}", ETH_ADDRESS),
+    _row("transaction-hash", f"the migration ran in transaction {ETH_TX}, block 19,842,117", ETH_TX),
     _row("xxh64-digest", f"xxh64 of the chunk: {_HEX32[:16]}", _HEX32[:16]),
     _row("sri-digest", f"the lockfile's integrity is sha512-{_SRI}", _SRI),
     _row("ssh-fingerprint-named", f"the host key fingerprint is SHA256:{_SRI[:43]}", _SRI[:43]),
