@@ -2269,6 +2269,7 @@ USER_PASSWORD = Lazy(r"[^\s:{\[]+:\S+")  # Basic auth's `user:pw`, not a text (`
 COOKIE_NAME = Lazy(r"^[A-Za-z][A-Za-z0-9_.-]{0,30}=(?=[A-Za-z0-9+/_-]{16})")
 # A value masked or filled (`sk_live_****4242`, `••••••••`, `ghp_XXXX...`, `xoxb-your-token`).
 FILLER = Lazy(r"([xX*•●])\1{7}|your[-_]")
+MASKED = Lazy(r"[•●*]{3}")  # ... or a value's head before its mask (`sk_test_••••`) holds none
 KEY_LINE = Lazy(r"[A-Za-z0-9+/=]{16}")  # a key file's body holds lines of base64
 # Documentation example keys (AWS's docs): dropped from bullets like any key; a `note` in lint.
 EXAMPLE_SECRET = Lazy(r"EXAMPLE", re.I)
@@ -4152,6 +4153,7 @@ def named_secrets(text: str, lowered: str) -> list[SecretHit]:
             quoted = before[-1:] in ("\"", "'", "`") and before[:1] != ":"  # psql's :'var' names
             # A webhook's value is a URL's path, which place-holders' forms hold (see credible).
             if group and check != "hook" and placeholder(value, quoted) or FILLER.search(value) \
+                    or MASKED.match(text, match.end(group)) \
                     or not credible(value, check, text[match.start():match.end()]) \
                     or check == "random" \
                     and harmless_context(text, match.start(group), match.end(group), value) \

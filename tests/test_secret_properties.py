@@ -1414,6 +1414,8 @@ LOOKALIKES = [
     _row("byte-table-in-order", f"the lookup table is [{', '.join(map(str, range(0, 256, 8)))}]", "0, 8, 16, 24"),
     _row("key-phrase-of-a-hash", "`user_password_hash: 5f4dcc3b5aa765d61d8327deb882cf99` in the fixture",
          "5f4dcc3b5aa765d61d8327deb882cf99"),
+    _row("masked-after-its-head", '`"CLERK_SECRET_KEY": "sk_test_••••••••••••••••••••"` in the shared example env',
+         "sk_test_"),
     _row("key-phrase-of-a-setting", "`session_cookie_max_age_days: 30000000` for the kiosk", "30000000"),
     _row("token-count", "worker_tokens=5976238, reviewer_tokens=606532 in the last run", "5976238"),
     # ... an id's label or word before a prefixed hex, a module's hash in pieces, a public key's
