@@ -1328,6 +1328,7 @@ KEY_PHRASE = Lazy(r"(?<![\w-])([^\W\d_]+(?:_[^\W_]+){2,})[\"']?\s*[:=]")
 KEY_ATTRIBUTE = frozenset(KEY_ATTRIBUTES.split("|")) | {"ms", "sec", "secs", "seconds", "minutes",
                                                         "hours", "days", "bytes", "size", "limit"}
 AS_COLON = str.maketrans({"=": ":", "\"": " ", "'": " "})  # ... its sign, a colon, as prose's
+KEY_REACH = 200  # characters after such a key read with it: its value
 SEED_KEY = Lazy(r"(?i)(?:seed|phrase|mnemonic|words|recovery|backup|srp)[\w.-]*(?:=|%3D)\Z")
 # ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
 WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
@@ -3835,11 +3836,12 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
                                       for f in scan_secrets(written, decode, True)], found)
     lowered = folded_lower(text)
     found += named_secrets(text, lowered)
-    if "_" in text:  # a naming phrase joined into a key (`{"wps_pin_on_the_label": "X"}`), as prose
-        spaced = KEY_PHRASE.sub(lambda m: m.group() if KEY_ATTRIBUTE & {*m[1].lower().split("_")}
-                                else m.group().replace("_", " ").translate(AS_COLON), text)
-        if spaced != text:
-            found += apart(scan_secrets(spaced, decode, True), found)
+    for key in KEY_PHRASE.finditer(text) if "_" in text else ():
+        if not KEY_ATTRIBUTE & {*key[1].lower().split("_")}:  # ... read as the prose it spells
+            spaced = key.group().replace("_", " ").translate(AS_COLON) \
+                + text[key.end():key.end() + KEY_REACH]
+            found += apart([hit._replace(start=hit.start + key.start(), end=hit.end + key.start())
+                            for hit in scan_secrets(spaced, decode, True)], found)
     if WALLET_WORD.search(lowered):
         if text.count(" ") >= 11:
             found += apart(seed_phrases(text), found)
