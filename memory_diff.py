@@ -1323,7 +1323,7 @@ SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8})
 LINK_SPACE = Lazy(r"(?<=[a-z])(?:%20|\+)(?=[a-z])")
 # A key of three words or more joined by `_` before its value (`"mật_khẩu_cơ_sở_dữ_liệu": "..."`,
 # `?wps_pin_on_the_label=...`): the phrase and colon a sentence would write (the same length).
-KEY_PHRASE = Lazy(r"(?<![\w-])([^\W\d_]+(?:_[^\W_]+){2,})[\"']?\s*[:=]")
+KEY_PHRASE = Lazy(r"(?<![\w-])([^\W\d_]+(?:_[^\W_]+){2,})[\"']?[ \t]*(?::(?!:)|=(?!=))")
 # ... but a setting of one (`user_password_hash`, `ACCESS_CODE_TTL_MS`): an attribute or a unit
 KEY_ATTRIBUTE = frozenset(KEY_ATTRIBUTES.split("|")) | {"ms", "sec", "secs", "seconds", "minutes",
                                                         "hours", "days", "bytes", "size", "limit"}

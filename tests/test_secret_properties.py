@@ -2331,3 +2331,17 @@ def test_lookalike_passes_the_gate(message: str, value: str) -> None:
     assert not stage.startswith(("dropped_secret", "withheld")), (message, stage)
     lint = md.lint_text(MEMORY + f"- {message}\n")
     assert not [f for f in lint if f[1] == "secret"], lint
+
+
+# A key's phrase (KEY_PHRASE) is a key before its own sign on its line: not a name ending a line
+# before a rule of `=` (a test log's `=== RUN`), a comparison or a C++ scope.
+@pytest.mark.parametrize(("text", "key"), [
+    pytest.param('`{"mật_khẩu_máy_chủ": "x"}`', "mật_khẩu_máy_chủ", id="json-key"),
+    pytest.param("`clave_del_wifi_de_casa=x`", "clave_del_wifi_de_casa", id="field"),
+    pytest.param("TestRegistry/Register_and_Get\n=== RUN   TestX", None, id="a-name-before-a-rule-line"),
+    pytest.param("if user_input_value == expected:", None, id="a-comparison"),
+    pytest.param("std_chrono_steady::now()", None, id="a-scope"),
+])
+def test_a_key_phrase_is_a_key_before_its_sign(text: str, key: str | None) -> None:
+    found = md.KEY_PHRASE.search(text)
+    assert (found and found[1]) == key
