@@ -1328,7 +1328,8 @@ KEY_PHRASE = Lazy(r"(?<![\w-])([^\W\d_]+(?:_[^\W_]+){2,})[\"']?[ \t]*(?::(?!:)|=
 KEY_ATTRIBUTE = frozenset(KEY_ATTRIBUTES.split("|")) | {"ms", "sec", "secs", "seconds", "minutes",
                                                         "hours", "days", "bytes", "size", "limit"}
 AS_COLON = str.maketrans({"=": ":", "\"": " ", "'": " "})  # ... its sign, a colon, as prose's
-KEY_REACH = 200  # characters after such a key read with it: its value
+KEY_REACH = 200  # characters after such a key read with it: its value (a token is never cut)
+SPACE = Lazy(r"\s")
 SEED_KEY = Lazy(r"(?i)(?:seed|phrase|mnemonic|words|recovery|backup|srp)[\w.-]*(?:=|%3D)\Z")
 # ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
 WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
@@ -3838,10 +3839,15 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
     found += named_secrets(text, lowered)
     for key in KEY_PHRASE.finditer(text) if "_" in text else ():
         if not KEY_ATTRIBUTE & {*key[1].lower().split("_")}:  # ... read as the prose it spells
-            spaced = key.group().replace("_", " ").translate(AS_COLON) \
-                + text[key.end():key.end() + KEY_REACH]
+            end = text.find("\n", key.end())
+            end = len(text) if end < 0 else end  # ... to its line's end, or a space past KEY_REACH
+            space = SPACE.search(text, key.end() + KEY_REACH, end) if end > key.end() + KEY_REACH \
+                else None
+            end = space.start() if space else end
+            spaced = key.group().replace("_", " ").translate(AS_COLON) + text[key.end():end]
             found += apart([hit._replace(start=hit.start + key.start(), end=hit.end + key.start())
-                            for hit in scan_secrets(spaced, decode, True)], found)
+                            for hit in scan_secrets(spaced, decode, True)
+                            if hit.kind != RANDOM_KIND], found)  # what it names; random: above
     if WALLET_WORD.search(lowered):
         if text.count(" ") >= 11:
             found += apart(seed_phrases(text), found)
