@@ -4880,6 +4880,15 @@ def shannon(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in Counter(value).values())
 
 
+def unworded(value: str) -> bool:
+    """Whether a short value's letters read as no word's: few vowels, RARE_SHARE of the pairs
+    inside its runs of letters not COMMON_PAIRS (rare_pairs asks RARE_PAIRS of a longer one)."""
+    pairs = [run[i:i + 2].lower() for run in re.findall(r"[A-Za-z]+", value)
+             for i in range(len(run) - 1)]
+    rare = sum(pair not in COMMON_PAIRS for pair in pairs)
+    return few_vowels(value) and rare >= RARE_SHARE * len(pairs)
+
+
 def drawn_entropy(value: str) -> bool:
     """Whether a value is as varied as a drawn one: MIN_ENTROPY a character, or, letters and
     digits in one word shorter than 16 characters (few reach it: a draw of 8 from 36 characters
@@ -4889,12 +4898,9 @@ def drawn_entropy(value: str) -> bool:
     n = len(value)
     if shannon(value) >= MIN_ENTROPY:
         return True
-    pairs = [run[i:i + 2].lower() for run in re.findall(r"[A-Za-z]+", value)
-             for i in range(len(run) - 1)]
-    rare = sum(pair not in COMMON_PAIRS for pair in pairs)
-    unworded = few_vowels(value) and rare >= RARE_SHARE * len(pairs)
-    drawn = value.isalnum() and not value.isalpha() and not value.isdigit() and n > 4 and unworded
-    return drawn and shannon(value) >= ((n - 4) * math.log2(n) + 4 * math.log2(n / 2)) / n
+    drawn = value.isalnum() and not value.isalpha() and not value.isdigit() and n > 4
+    return drawn and unworded(value) \
+        and shannon(value) >= ((n - 4) * math.log2(n) + 4 * math.log2(n / 2)) / n
 
 
 def replace_secrets(text: str, shown: Any, stats: Counter[str] | None = None) -> str:
