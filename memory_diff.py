@@ -1325,8 +1325,8 @@ LINK_SPACE = Lazy(r"(?<=[a-z])(?:%20|\+)(?=[a-z])")
 # `?wps_pin_on_the_label=...`): the phrase and colon a sentence would write (the same length).
 KEY_PHRASE = Lazy(r"(?<![\w-])([^\W\d_]+(?:_[^\W_]+){2,})[\"']?[ \t]*(?::(?!:)|=(?!=))")
 # ... but a setting of one (`user_password_hash`, `ACCESS_CODE_TTL_MS`): an attribute or a unit
-KEY_ATTRIBUTE = frozenset(KEY_ATTRIBUTES.split("|")) | {"ms", "sec", "secs", "seconds", "minutes",
-                                                        "hours", "days", "bytes", "size", "limit"}
+SETTING_PIECES = frozenset(KEY_ATTRIBUTES.split("|")) | {"ms", "sec", "secs", "seconds", "minutes",
+                                                         "hours", "days", "bytes", "size", "limit"}
 AS_COLON = str.maketrans({"=": ":", "\"": " ", "'": " "})  # ... its sign, a colon, as prose's
 KEY_REACH = 200  # characters after such a key read with it: its value (a token is never cut)
 SPACE = Lazy(r"\s")
@@ -3838,7 +3838,7 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
     lowered = folded_lower(text)
     found += named_secrets(text, lowered)
     for key in KEY_PHRASE.finditer(text) if "_" in text else ():
-        if not KEY_ATTRIBUTE & {*key[1].lower().split("_")}:  # ... read as the prose it spells
+        if not SETTING_PIECES & {*key[1].lower().split("_")}:  # ... read as the prose it spells
             end = text.find("\n", key.end())
             end = len(text) if end < 0 else end  # ... to its line's end, or a space past KEY_REACH
             space = SPACE.search(text, key.end() + KEY_REACH, end) if end > key.end() + KEY_REACH \
