@@ -2002,6 +2002,11 @@ UUID7 = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]
 # A ULID or a UUIDv7 names its own time: one of these years is an id, whatever word stands
 # nearest it but a credential's ("issued <ULID> as its API key": a service may make its keys so).
 ULID_YEARS = (2016, 2040)
+# A KSUID (27 base62 characters, seconds since its epoch in its first 32 bits) names its time too,
+# but one random base62 run in six would read as a date of those years: only an id's word names it.
+KSUID = Lazy(r"[0-9A-Za-z]{27}")
+KSUID_EPOCH = 1_400_000_000
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 PUBLIC_KEY_HEAD = 64  # base64 characters read of a DER key: its headers sit in the first 48 bytes
 CROCKFORD_DIGITS = str.maketrans("ABCDEFGHJKMNPQRSTVWXYZ", "abcdefghijklmnopqrstuv")
 DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
@@ -2023,7 +2028,7 @@ NAMING_WORD = Lazy(
     r"blob|tree|(?<![^\n])parent(?= )|"
     r"submodules?|pinned|"
     r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
-    r"(ids?|[a-z]*[gu]uids?|ulids?|identifiers?|clsids?|class|interface|"
+    r"(ids?|[a-z]*[gu]uids?|ulids?|ksuids?|identifiers?|clsids?|class|interface|"
     r"rows?|records?|transactions?|"
     r"tenants?|"
     r"(?:" + "|".join(ID_KEYS) + r")[ _-]?keys?|objects?|oids?|"
@@ -2095,7 +2100,7 @@ CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
 NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]")
 # ... and a clause's comma, but an aside's, its words right before the naming word.
 ASIDE = Lazy(r",\s*(?:(?:which|that) (?:is|was) (?:just |only )?(?:(?:the|a|an|its) )?|"
-             r"i\.e\.,? (?:the )?|aka |(?:the|a|an|its) )(?:[\w-]+ )?\Z")
+             r"i\.e\.,? (?:the )?|aka |(?:the|a|an|its) )(?:[\w-]+(?:['’]s)? )?\Z")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes, JSON's
 # `\u00XX`, HTML's character references (SpecStory's `&#96;`) and Markdown's escapes inside a
 # word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token is still found and an
@@ -4677,6 +4682,16 @@ def stamped_year(token: str) -> float:
     return 0
 
 
+def ksuid_year(token: str) -> float:
+    """The year a KSUID's first 32 bits name (seconds since its epoch); 0 for other tokens."""
+    if not KSUID.fullmatch(token):
+        return 0
+    value = 0
+    for char in token:
+        value = value * 62 + BASE62.index(char)
+    return 0 if value >> 160 else 1970 + ((value >> 128) + KSUID_EPOCH) / 31_556_952
+
+
 def public_key(token: str) -> bool:
     """Whether a base64 run opens a public key's DER (SubjectPublicKeyInfo: a sequence of the
     algorithm's sequence, then a bit string): a private key holds a version number or an octet
@@ -4783,7 +4798,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
         hexed = HEX_ID.fullmatch(body)
-        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body)) and not odd
+        stamped = ULID_YEARS[0] <= ksuid_year(body) <= ULID_YEARS[1]
+        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body) or stamped) and not odd
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":

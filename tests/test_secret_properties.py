@@ -330,12 +330,25 @@ def test_frame_control_is_proposed(frame: str) -> None:
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
+KSUID_SECONDS = (1_460_000_000, 2_200_000_000)  # 2016 to 2039, seconds since 1970
+BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase  # in a KSUID's order
+
+
+def ksuid(seconds: int, payload: int) -> str:
+    """A KSUID: its seconds since 1.4e9 and 128 random bits, in 27 base62 characters."""
+    value, out = (seconds - 1_400_000_000) << 128 | payload, ""
+    for _ in range(27):
+        value, digit = divmod(value, 62)
+        out = BASE62[digit] + out
+    return out
+
+
 @st.composite
 def lookalikes(draw: st.DrawFn) -> tuple[str, str]:
     """(sentence, the value): a value a credential rule could take, named as what it is."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     hexed = lambda n: "".join(rng.choice("0123456789abcdef") for _ in range(n))  # noqa: E731
-    kind = draw(st.sampled_from(["commit", "uuid", "ulid", "digest", "fingerprint", "public"]))
+    kind = draw(st.sampled_from(["commit", "uuid", "ulid", "ksuid", "digest", "fingerprint", "public"]))
     if kind == "commit":
         value = hexed(draw(st.sampled_from([7, 8, 10, 12, 40])))
         named = draw(st.sampled_from(["the signing key fix from commit {v}", "commit {v}", "the fix landed in {v} (the commit)",
@@ -347,6 +360,9 @@ def lookalikes(draw: st.DrawFn) -> tuple[str, str]:
     elif kind == "ulid":
         value = "01" + "".join(rng.choice(CROCKFORD) for _ in range(24))
         named = draw(st.sampled_from(["the job id {v}", "the event ULID {v}", "run id `{v}`"]))
+    elif kind == "ksuid":
+        value = ksuid(rng.randrange(*KSUID_SECONDS), rng.getrandbits(128))
+        named = draw(st.sampled_from(["the batch KSUID {v}", "event id `{v}`", "{v} (the export's id)"]))
     elif kind == "digest":
         value = hexed(64)
         named = draw(st.sampled_from(["the sha256 checksum {v}", "checksum `{v}`", "its digest is {v}",
@@ -356,7 +372,8 @@ def lookalikes(draw: st.DrawFn) -> tuple[str, str]:
         named = draw(st.sampled_from(["the SSH host key fingerprint {v}", "the host key fingerprint is `{v}`"]))
     else:
         value = draw(st.sampled_from(["pk_live_", "pk_test_"])) + make_body(rng.getrandbits(32), "base62", 24)
-        named = draw(st.sampled_from(["the publishable key {v}", "the public key `{v}` in checkout.js"]))
+        named = draw(st.sampled_from(["the publishable key {v}", "the public key `{v}` in checkout.js",
+                                      "{v}, the team's public key,"]))
     sentence = "Never change {s} in `deploy.sh` because the nightly release job pins it.".replace(
         "{s}", named.replace("{v}", value))
     return sentence, value
@@ -2134,6 +2151,9 @@ VALUE_PLACES = [
     pytest.param("the deploy value for project id 4411 is {v}", _B62[:28], id="id-with-its-own-value"),
     pytest.param("access key id {v}", _B62[:28], id="id-beside-a-credential-word"),
     pytest.param("license serial: {v}", _B62[:28], id="license-serial"),
+    # A KSUID's form is any 27 base62 characters: an id's word names it only where its first 32
+    # bits are seconds of this era (one random run in six reads so; this one reads as 2145).
+    pytest.param("the batch KSUID {v}", "ZDPbWG2kLd1QuD7WP6lGFGCAoLE", id="ksuid-of-no-era"),
     pytest.param("https://app.example.com/login/magic?id={v}", _B62[:28], id="id-in-a-query"),
     pytest.param('{{"session": {{"id": "{v}"}}}}', _B62[:28], id="session-object-id"),
     pytest.param('{{"token": "{v}", "id": 12}}', SHA[:32], id="json-key-after-the-value"),
