@@ -925,7 +925,7 @@ _NOT_ID_CAMEL_KEY = "".join(f"(?<!{word}Key)(?<!{word.title()}Key)" for word in 
 # "Password" in the languages developers write prose in (Chinese: SECRET_WORDS_ZH).
 PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|senha|passwort|"
                   "kata laluan|kata sandi|kennwort|wachtwoord|mot de passe|mdp|clave|hasło|heslo|"
-                  "parola|şifre|mật khẩu|şifresi|parolasi|пароль|пароля|паролю|паролем|密码|密碼|"
+                  "parola|şifre|mật khẩu|şifresi|parolasi|пароль|пароля|паролю|паролем|密码|密碼|授权码|"
                   "パスワード|비밀번호|비번|κωδικός|סיסמה|סיסמא|كلمة المرور|كلمة السر|كلمة مرور|"
                   "كلمة سر|رمز عبور|पासवर्ड|รหัสผ่าน|jelszó|jelszava|adgangskoden|adgangskode|"
                   "lösenordet|lösenord|passordet|passord|şifresini|şifreyi|패스프레이즈|암호|कूटशब्द|"
@@ -933,7 +933,14 @@ PASSWORD_NAMES = ("password|passwd|passphrase|passcode|pwd|pw|psk|contraseña|se
                   "hesla|heslem|κωδικό|κωδικού|পাসওয়ার্ড|கடவுச்சொல்|పాస్వర్డ్|پاس ورڈ|"
                   "գաղտնաբառը|парольная фраза|парольну фразу|"
                   "パスフレーズ|phrase secrète|phrase de passe|unlock phrase|secret phrase|"
-                  "diceware phrase|pre-shared-key|pre-shared key|preshared key")
+                  "diceware phrase|pre-shared-key|pre-shared key|preshared key|"
+                  # Finnish and Estonian "is", "on", joined to the word: not a copula in English
+                  "salasana on|salasanan on|salasõna on|"
+                  "salasana|salasanan|salasanaa|salasanasi|salasõna|slaptažodis|slaptažodį|"
+                  "slaptažodžio|geslo|lozinka|lozinku|lozinke|лозинка|лозинку|lykilorð|"
+                  "contrasenya|pasahitza|contrasinal|nenosiri|wagwoord|cyfrinair|fjalëkalimi|"
+                  "fjalëkalim|şifrə|құпиясөз|нууц үг|ពាក្យសម្ងាត់|ລະຫັດຜ່ານ|စကားဝှက်|මුරපදය|"
+                  "પાસવર્ડ|ಪಾಸ್ವರ್ಡ್|പാസ്വേഡ്|ਪਾਸਵਰਡ|የይለፍ ቃል")
 # A password's name whose head comes first, as a variable's (`password_for_wifi`, `senha_do_wifi`):
 # a preposition and one to three words after it; a name of words in snake_case (`mot_de_passe`).
 _OF_THING = r"(?:_(?:for|of|to|de|do|da|du|des|del|di|für|от|для|van|för|na|no)(?:_[^\W_]+){1,3})?"
@@ -954,7 +961,7 @@ _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alt
 _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
-       "คือ|adalah|ialah|არის|է|е|є|হলো|হল|it's|it’s|that's")
+       "คือ|adalah|ialah|არის|է|е|є|হলো|হল|yra|ir|és|është|ydy|yw|it's|it’s|that's")
 _COPULAS = (_IS + "|stays|stayed|remains|remained|holds|held|bleibt|reste|sigue|to|—|"
             "(?:changed|set|reset|updated|rotated) to|" + _CHANGED_TO)
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
@@ -1875,8 +1882,23 @@ DIGIT = Lazy(r"[0-9]")
 NAME_REST = 12  # the shortest run of pieces joined that is judged (credential_shaped)
 HEX_ENTROPY = 2.5  # a run of hex is judged random from this entropy a character
 # A list of 32 bytes or more written as numbers (`[202, 51, ...]`) is key material where they
-# look drawn: under 256, in no order, BYTES_DISTINCT of them different (a table repeats or rises).
+# look drawn: under 256, in no order, as many different as BYTES_DISTINCT of what drawn bytes of
+# that count hold (16 drawn hold 15.5 different; a table repeats or rises, a format's magic too).
 BYTE_LIST = Lazy(r"\[\s*(\d{1,3}(?:\s*,\s*\d{1,3}){31,})\s*,?\s*\]")
+# ... or 14 bytes or more as a string literal's escapes that are no UTF-8 or Latin-1 text (Flask's
+# `secret_key = b'\xfdq\xcd...'`). A byte: an escape (`\xfd`, `\n`, `\'`) or printable ASCII; a
+# run ends at spaces but ones before more escapes, a word away at most, or before a short tail a
+# quote closes (a space byte, as Python's repr writes it: `b'...\x8c R_'`).
+_BYTE = r"\\x[0-9a-fA-F]{2}|\\.|[!-\[\]-~]"
+_SPACE_AMONG_BYTES = r" +(?=(?:\S{1,8} +)?\S*\\x|\S{0,8}[\"'][`.,;:)\]}]*(?![!-~]))"
+BYTE_ESCAPES = Lazy("(?:" + _BYTE + "|" + _SPACE_AMONG_BYTES + ")+")
+# A literal's prefix and quotes, not its bytes.
+LITERAL_EDGES = Lazy(r"\A`?[bB]?[\"']|[\"']`?[.,;:)\]}]*\Z")
+OPENING_QUOTE = Lazy(r"(?<![A-Za-z0-9])[bB]?[\"']")  # not a word's (`don't`) nor a byte's (`v"`)
+ESCAPED_BYTES = 14  # a 16-byte key's, less a space its run may lose at an edge
+ESCAPED_DISTINCT = 0.5  # escapes say bytes already: only a padding's or a frame's repeats are none
+BYTE_ESCAPE = Lazy(r"\\x([0-9a-fA-F]{2})|\\(.)|(.)")  # one byte of a BYTE_ESCAPES run
+ESCAPED_CHARS = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
 BYTES_DISTINCT = 0.75
 BYTES_KIND = "key_bytes"
 NAMED_DIGITS = 20  # digits a credential's word names: a snowflake id has 19, a card's number 16
@@ -2018,6 +2040,7 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # opaque value's (a content id, cursor, nonce, OAuth state) any form, "public key" and an OAuth
 # "client id" (the public half of a client's pair) anything; a signature is a secret's.
 # The residual risk: a credential right after such a word, in the form it names, is printed.
+# A commit's words include git's own output ("HEAD is now at <sha>").
 # Groups: commit, id, session (a UUID or ULID: a cookie's session id is its login), digest,
 # public, secret (Vault's `secret_id` is a credential, a PIN's word one nearer than a public
 # thing's: `public_door_admin_pin`), opaque.
@@ -2027,7 +2050,7 @@ NAMING_WORD = Lazy(
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git (?:show|log|diff|cat-file)|"
     r"blob|tree|(?<![^\n])parent(?= )|"
     r"submodules?|pinned|"
-    r"tags?|refs?|references?|[\w-]+/[\w.-]+@)|"
+    r"tags?|refs?|references?|head|[\w-]+/[\w.-]+@)|"
     r"(ids?|[a-z]*[gu]uids?|ulids?|ksuids?|identifiers?|clsids?|class|interface|"
     r"rows?|records?|transactions?|"
     r"tenants?|"
@@ -2067,6 +2090,11 @@ NAMES_NOTHING = Lazy(r"(?:\b(?:never|always|not|don't|please|to|must|should|we|i
 NAMING_FAMILIES = ("commit", "id", "session", "digest", "public", "secret", "opaque",
                    "commit", "id", "session", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
+# "Public" alone after its token is said of it, not its name, and may be denied or wished for
+# ("never make <token> public"): there a public key's noun names it (`public key`, `client id`).
+BARE_PUBLIC = frozenset({"public", "publics", "pub", "pubs"})
+PUBLIC_THING = Lazy(r" (?!(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but|again|anymore|"
+                    r"yet|now|ever|soon|later)\b)[a-z]")  # "<nanoid> as the public slug": a noun
 NEGATED = Lazy(r"(?:\bnot|n't|\bno)\s+(?:an?\s+|the\s+)?\Z")  # a naming word denied before it
 DENIAL_REACH = 12  # characters before a naming word read for its denial or an idiom (NAMES_NOTHING)
 # An id's word followed by its own value names that value, not a token after it ("project id 4411
@@ -2090,7 +2118,8 @@ TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")
 HOOK_PART = Lazy(r"(?:incoming_?)?(?:web|build_)?hooks?(?:b2)?", re.I)
 CLASS_TURN = Lazy(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
-CLAUSE_BREAK = Lazy(r"[.;!?。；！？\n]\s|[;。；！？\n]")
+# A clause's end between a naming word and its token; an abbreviation's dot ends none ("e.g.").
+CLAUSE_BREAK = Lazy(r"(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bz\.b)(?<!\bvs)\.|[;!?。；！？\n])\s|[;。；！？\n]")
 # A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
 # "<sha> (commit)"); across a preposition or a conjunction it names another thing ("<token> for
 # the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`) or a clause's
@@ -3867,7 +3896,14 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
         found += table_passwords(text)
     if "[" in text:  # key material written as its bytes (a Solana keypair's `id.json`)
         found += apart([SecretHit(BYTES_KIND, m.start(), m.end(), False)
-                        for m in BYTE_LIST.finditer(text) if random_bytes(m.group(1))], found)
+                        for m in BYTE_LIST.finditer(text)
+                        if random_bytes([int(number) for number in m.group(1).split(",")])], found)
+    if "\\x" in text:  # ... or as a literal's escapes; past a name's value that stopped at a
+        # quote among them (merged below)
+        runs = [(literal_start(text, m.start(), m.group()), m.end())
+                for m in BYTE_ESCAPES.finditer(text) if "\\x" in m.group()]
+        found += [SecretHit(BYTES_KIND, start, end, False) for start, end in runs
+                  if escaped_key(LITERAL_EDGES.sub("", text[start:end]))]
     if len(text) >= RANDOM_MIN:
         wrapped = list(wrapped_tokens(text)) if "\n" in text else []
         excused = [hit for hit, harmless in wrapped if harmless]  # a wrapped checksum's lines
@@ -4397,12 +4433,36 @@ def long_number(value: str) -> bool:
     return value.isdigit() and len(value) >= NAMED_DIGITS and shannon(value) >= HEX_ENTROPY
 
 
-def random_bytes(listed: str) -> bool:
-    """Whether numbers a BYTE_LIST holds read as drawn bytes: each under 256, BYTES_DISTINCT of
-    them different, neither rising nor falling throughout."""
-    numbers = [int(number) for number in listed.split(",")]
+def random_bytes(numbers: list[int], share: float = BYTES_DISTINCT) -> bool:
+    """Whether numbers (a BYTE_LIST's) read as drawn bytes: each under 256, as many different as
+    `share` of what drawn bytes of that count hold, neither rising nor falling throughout."""
     ordered = numbers == sorted(numbers) or numbers == sorted(numbers, reverse=True)
-    return max(numbers) < 256 and len(set(numbers)) >= BYTES_DISTINCT * len(numbers) and not ordered
+    drawn = 256 * (1 - (255 / 256) ** len(numbers))  # how many different values drawn bytes hold
+    return max(numbers) < 256 and len(set(numbers)) >= share * drawn and not ordered
+
+
+def literal_start(text: str, at: int, run: str) -> int:
+    """Where a BYTE_ESCAPES run's literal opens: at its last opening quote (and `b`) before its
+    first escape, or else at the word holding that escape, not at the words or names before it."""
+    head = run[:run.find("\\x")]
+    openings = [match.start() for match in OPENING_QUOTE.finditer(head)]
+    return at + (openings[-1] if openings else head.rfind(" ") + 1)
+
+
+def escaped_key(run: str) -> bool:
+    """Whether a BYTE_ESCAPES run holds drawn bytes: ESCAPED_BYTES or more, no UTF-8 text, read
+    as random_bytes, and a quarter escaped or under half letters (Latin-1 text is mostly letters,
+    drawn bytes a fifth)."""
+    raw = bytes(int(hexed, 16) if hexed else ord(ESCAPED_CHARS.get(escaped, escaped or char)) % 256
+                for hexed, escaped, char in BYTE_ESCAPE.findall(run))
+    letters = sum(chr(byte).isascii() and chr(byte).isalpha() for byte in raw)
+    if len(raw) < ESCAPED_BYTES or run.count("\\") * 4 < len(raw) and letters * 2 >= len(raw):
+        return False
+    try:
+        raw.decode("utf-8")
+        return False  # text written as its bytes ("\\xe4\\xbd\\xa0...": Chinese)
+    except UnicodeDecodeError:
+        return random_bytes(list(raw), ESCAPED_DISTINCT)
 
 
 def few_vowels(value: str, share: float = VOWEL_SHARE) -> bool:
@@ -4778,6 +4838,9 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
             if (NAMES_ANOTHER.search(between) or "," in between and not ASIDE.search(between)) \
                     and named != "secret":
                 continue
+            if named == "public" and match.group() in BARE_PUBLIC \
+                    and not PUBLIC_THING.match(joined, match.end()):
+                continue  # a predicate, not a name: "never make <token> public"
         else:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
@@ -4864,7 +4927,9 @@ def cell_edges(line: str) -> list[int]:
 
 def hook_secret(url: str) -> bool:
     """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a piece
-    turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`)."""
+    turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`), or
+    letters that read as no word (Zapier's `catch/<id>/ewvscyy`: where a hook's secret stands,
+    words' share of vowels, RARE_VOWELS, tells them)."""
     host, _, path = url.partition("//")[2].partition("/")
     parts = path.split("/")
     if not any(label.startswith(("hook", "webhook")) for label in host.lower().split(".")):
@@ -4872,7 +4937,8 @@ def hook_secret(url: str) -> bool:
         parts = parts[hooks[0] + 1:] if hooks else []
     if {"commit", "commits", "blob", "tree"} & set(parts):
         return False  # a repository's page (`adnanh/webhook/commit/<sha>`)
-    return any(len(piece) >= 6 and len(CLASS_TURN.findall(piece)) >= 2
+    return any(len(piece) >= 6 and (len(CLASS_TURN.findall(piece)) >= 2
+                                    or piece.isalpha() and unworded(piece, RARE_VOWELS))
                for part in parts for piece in SIGNS.split(part))
 
 
@@ -4896,13 +4962,14 @@ def shannon(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in Counter(value).values())
 
 
-def unworded(value: str) -> bool:
-    """Whether a short value's letters read as no word's: few vowels, RARE_SHARE of the pairs
-    inside its runs of letters not COMMON_PAIRS (rare_pairs asks RARE_PAIRS of a longer one)."""
+def unworded(value: str, vowels: float = VOWEL_SHARE) -> bool:
+    """Whether a short value's letters read as no word's: under `vowels` of them vowels, RARE_SHARE
+    of the pairs inside its runs of letters not COMMON_PAIRS (rare_pairs asks RARE_PAIRS of a
+    longer one)."""
     pairs = [run[i:i + 2].lower() for run in re.findall(r"[A-Za-z]+", value)
              for i in range(len(run) - 1)]
     rare = sum(pair not in COMMON_PAIRS for pair in pairs)
-    return few_vowels(value) and rare >= RARE_SHARE * len(pairs)
+    return few_vowels(value, vowels) and rare >= RARE_SHARE * len(pairs)
 
 
 def drawn_entropy(value: str) -> bool:

@@ -543,6 +543,17 @@ CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
     _row("issuer-prefix-short", f"squv_{_chars('squ', 28)}", _chars("squ", 28)),
+    # A hook's secret of letters alone (Zapier's catch hook); a password's word in Finnish, with
+    # its copula, which is English "on", and in Croatian (a fresh blind probe's).
+    _row("hook-secret-of-letters", "ZAPIER_HOOK_URL=https://hooks.zapier.com/hooks/catch/6663374/ewvscyq/",
+         "6663374/ewvscyq"),
+    _row("finnish-password", "NAS-laitteen salasana on Kissa-Koira-88", "Kissa-Koira-88", frame="{s}"),
+    _row("croatian-password", "lozinka za ruter je Kissa-Koira-88", "Kissa-Koira-88", frame="{s}"),
+    # A mail provider's SMTP 授权码 is a password: its 16 letters may read as words' by their pairs.
+    _row("smtp-authcode-of-vowels", "QQ邮箱 SMTP 授权码：yieipyqobpfyepby", "yieipyqobpfyepby"),
+    # "Public" said of a token, not naming it: a wish or a denial.
+    _row("public-as-a-predicate", f"never make {_B62[:24]} public, it is the deploy credential", _B62[:24],
+         frame="{s}"),
     # A made-up prefix that spells a naming word (`zh:` names a Terraform hash, `tx` an id).
     _row("issuer-prefix-naming-word-zh", f"zh_{_HEX32}", _HEX32),
     _row("issuer-prefix-naming-word-tx", f"tx-{_HEX32}", _HEX32),
@@ -1259,6 +1270,24 @@ def test_a_short_key_after_its_name_is_withheld(place: str, name: str, value: st
     assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
 
 
+# -- property 6c: key material as a literal's escaped bytes -------------------------------------
+
+BYTES_PLACES = ["app.secret_key = {v}", "`SIGNING = {v}` in settings.py", "the old key was {v} before rotation",
+                "pass {v} to the HMAC", "密钥是 {v}，不要改"]
+
+
+@SETTINGS
+@given(st.sampled_from(BYTES_PLACES), st.integers(0, 2**32), st.sampled_from([16, 24, 32, 48, 64]),
+       st.sampled_from(["user", "assistant"]))
+def test_drawn_bytes_in_a_literal_are_withheld(place: str, seed: int, size: int, role: str) -> None:
+    """A key as Python prints drawn bytes (`b'\\xfdq\\xcd...'`): escapes, printable bytes, spaces
+    and quotes among them."""
+    value = repr(random.Random(seed).randbytes(size))
+    message = RULE.replace("{s}", place.format(v=value))
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, value), (ascii(message), leaks(outputs, value))
+
+
 # -- property 7: the value of an option named for a password, whatever it looks like -----------
 
 @st.composite
@@ -1396,6 +1425,7 @@ def test_a_security_answer_in_its_place_is_withheld(place: str, answer: str, rol
 
 
 SHA = _chars("sha", 40, "hex")
+_KSUID = ksuid(1_790_000_000, _rng("ksuid").getrandbits(128))  # of 2026
 _JWT = ".".join(base64.urlsafe_b64encode(part).decode().rstrip("=") for part in (
     b'{"alg":"HS256","typ":"JWT"}', b'{"iss":"example","ref":"project","role":"service_role","iat":1700000000}',
     base64.b64decode(_chars("jwt-signature", 43, "base64") + "=")))
@@ -1546,6 +1576,18 @@ LOOKALIKES = [
     _row("fingerprint-piece-spells-a-word", "the SSH host key fingerprint "
          "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM", "SHA256:aW5DdGg1LN+TX/2giwNBTY8RMR/dhNHdw57c/b2SWYM"),
     _row("ulid", f"the job id {ULID_VALUE}", ULID_VALUE),
+    # Git's own words for a commit; an abbreviation's dot ends no clause; "public" before a noun
+    # after the token names it (a fresh blind list of the second stop of 2026-12-07's sequel).
+    # Bytes as escapes that are no key: a format's magic, text as its UTF-8, a run of one byte.
+    _row("png-magic-escaped", r"the file opens with b'\x89PNG\r\n\x1a\n' and then its chunks", r"\x89PNG\r\n\x1a\n"),
+    _row("utf8-text-escaped", r"the greeting is b'\xe4\xbd\xa0\xe5\xa5\xbd\xe4\xb8\x96\xe7\x95\x8c\xef\xbc\x81'",
+         r"\xe4\xbd\xa0\xe5\xa5\xbd"),
+    _row("latin-1-text-escaped", r"the old export wrote b'Stra\xdfe und Gr\xfc\xdfe aus M\xfcnchen' in Latin-1",
+         r"Gr\xfc\xdfe aus M\xfcnchen"),
+    _row("zero-padding-escaped", "the header pads with " + repr(bytes(24)), repr(bytes(24))[2:14]),
+    _row("head-of-a-fork", f"HEAD of the vendor fork is at {SHA}", SHA),
+    _row("ksuid-after-e-g", f"the replay tool needs the KSUID of the event, e.g. {_KSUID}", _KSUID),
+    _row("public-slug", f"short links use a nanoid like {_B62[:21]} as the public slug", _B62[:21]),
     # A public key is public by its DER (a bit string after the algorithm), whatever names it.
     _row("spki-rsa-public-key", f"the token verification key starts with {_SPKI_RSA}", _SPKI_RSA),
     _row("spki-ec-public-key", f"the JWKS key for token checks is {_SPKI_EC}", _SPKI_EC),
