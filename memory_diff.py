@@ -423,7 +423,9 @@ REMEMBER_PHRASES = (
     "jot this down|schreib dir auf|schreib dir das auf|notier dir|"
     "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
     "zapamatuj|kom ihåg|husk|huske|muista|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
-    "onthouden|zapamatuj si|ingatlah|মনে রাখো|মনে রেখো")
+    "onthouden|zapamatuj si|ingatlah|মনে রাখো|মনে রেখো|"
+    "like it remembered|want it remembered|like this remembered|want this remembered|"
+    "メモして|メモしておいて|メモしといて|メモっといて|تذكّر|تذكر|hafızana al|aklında tut|याद रखना")
 FUTURE_PHRASES = (
     "from now on|going forward|from here on|henceforth|ab jetzt|"
     "von nun an|von jetzt an|désormais|dorénavant|à partir de maintenant|a partir de ahora|"
@@ -484,6 +486,7 @@ RECORD_PHRASES = (
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
     "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|记在|記在|记到|記到|"
+    "넣어|सेव|poznamenej|noteren|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
@@ -503,6 +506,7 @@ MEMORY_SAID = (
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
     "tuas notas|suas notas|tus notas|tes notes|vos notes|deine notizen|le tue note|твои заметки|"
+    "notlarına|notlarıma|ur notes|ur memory|"
     "rules file|rule file|standing instructions|conventions doc|"
     # ... and the rules or instructions file in other languages
     "fichier de règles|fichier d'instructions|archivo de instrucciones|arquivo de instruções|"
@@ -518,7 +522,7 @@ MEMORY_SAID = (
 # thing between ("Guarda los resultados en memoria: ..."), or without them, it is as often RAM's.
 MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memória|gedächtnis|"
                "pamięci|pamięć|память|памяти|geheugen|hafıza|hafızaya|bộ nhớ|memori|记忆|記憶|"
-               "メモリ|메모리|"
+               "メモリ|메모리|मेमोरी|"
                # ... and "the rules", as "add to the rules: X" is in English
                "reglas|las reglas|règles|les règles|regeln|den regeln|regras|as regras|regole|"
                "le regole|regels|de regels|zasad|правила|правил|pravidel|pravidla|kurallara|"
@@ -2572,6 +2576,17 @@ BARE_PLACE = Lazy(r"(?:down\s+)?"  # "jot down in memory"
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
+# What a verb of recording before a colon records (colon_frame): what was said, or something.
+COLON_OBJECT = Lazy(r"\b(?:this|that|it|these|smth|something|sth|please|pls|plz)\b")
+DASHED = Lazy(r"\s[—–-]\s")
+COLON_REST = Lazy(r"[:：]\s+(.+)$")  # what follows a pointer's colon (memory_request)
+COLON_WORDS = 3
+OWN_ACT = Lazy(r"\b(?:let me|let's|let us|i'll|i will|i'm|i am|we'll|we will|we're|i've|we've)\b")
+# A memory named as the label before a colon, with lead words ("memory file:"; a file's name
+# alone is a status line's: "CLAUDE.md: updated"), or "needs this" after a file's name too.
+PLACE_LABEL = Lazy(unmarked(r"(?:(?:" + _LEAD_WORDS) + r")[,，]?\s+)*(?:"
+                   + phrase_pattern(MEMORY_SAID) + r"|(?:" + phrase_pattern(MEMORY_SAID) + "|"
+                   + _NAMED_FILE + r")\s+(?:needs|gets|should get)\s+(?:this|that|it))")
 # An edit of a part of a memory file ("update the sample code in AGENTS.md that uses X"), the
 # verb opening the request: the "that" after it names the part when a verb or an adverb follows
 # it with no subject before (RELATIVE_OPENS), and the request states no rule of its own.
@@ -5128,6 +5143,11 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
         or LEADS_ONLY.fullmatch(content) or one_word \
         or topical and REQUEST_TOPIC.match(content) and not scoped_rule(content)
+    # ... but a rule after a colon past the pointer is the content ("I want this in CLAUDE.md, word
+    # for word: X").
+    after = COLON_REST.search(content) if pointer else None
+    if after and not REQUEST_POINTER.match(after[1]) and len(after[1].split()) >= COLON_WORDS:
+        content, pointer = after[1], False
     if MOMENT.search(content.lower()) or OWN_NEWS.match(content) or content.endswith((":", "：")):
         return None  # "Remember: for now, skip the tests" is this session's; "X:" shows what comes
     quoted = QUOTED_RULE.search(sentence) if pointer else None
@@ -5227,10 +5247,13 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
         stated = that and not RELATIVE_OPENS.match(lowered, separator.end())
+        starts = dict.fromkeys((0, label, semicolon + 2 if semicolon >= 0 else 0))
         kinds = (frame_kind(COURTESY.sub("", lowered[start:separator.start()]), opening=True,
-                            strong=True, stated=stated)
-                 for start in dict.fromkeys((0, label, semicolon + 2 if semicolon >= 0 else 0)))
+                            strong=True, stated=stated) for start in starts)
         kind = next(filter(None, kinds), None)
+        if not kind and colon:
+            heads = (lowered[start:separator.start()] for start in starts)
+            kind = next(filter(None, map(colon_frame, heads)), None)
         label = separator.end() if colon else label
         if kind and that and EDITED_PART.match(lowered, 0, separator.start()) \
                 and RELATIVE_OPENS.match(lowered, separator.end()):
@@ -5309,6 +5332,22 @@ def said_only(frame: str) -> bool:
         and (not after or bool(CLOSE_SCRIPT.search(after)) and len(after) <= VERB_ENDING)
 
 
+def colon_frame(part: str) -> str | None:
+    """A frame a colon closes that frame_kind does not take: a verb of recording with what was
+    said, a courtesy or a memory in it ("record this as a project fact:", "fyi + please save:",
+    "proje notlarına ekle:"), or a memory named as the label ("memory file:", "memory.md needs
+    this:"); not "note:" or "please note:", a label of prose, nor what the speaker does ("let me
+    save it:"), nor a bare memory a thing is put in ("add more memory to the pod:")."""
+    part = DASHED.split(part)[-1]  # "Before anything else — memory.md needs this:"
+    if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part) or OWN_ACT.search(part):
+        return None
+    verb = RECORD.search(part)  # opening its clause: "i keep getting this error:" records nothing
+    recorded = COLON_OBJECT.search(part) or MEMORY_NAMED.search(part)
+    if verb and verb.group().split()[-1] != "note" and recorded:
+        return "memory-file"  # ... a bare memory only beside its verb (frame_kind): RAM's too
+    return "memory-file" if PLACE_LABEL.fullmatch(part.strip()) else None
+
+
 def frame_kind(part: str, opening: bool = False, strong: bool = False,
                stated: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
@@ -5333,7 +5372,8 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
                        else clause[bare.end():verb.start()]).strip() if bare else ""
             # ... but a place's words ("in the", "to"): "add more memory to the pod" asks for RAM.
             named = bare if bare and (not between or CLOSE_SCRIPT.search(between)
-                                      or BARE_PLACE.fullmatch(between + " ")) else None
+                                      or BARE_PLACE.fullmatch(between + " ")
+                                      or LINE_NOUN.search(between)) else None  # "make it a rule in"
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
                                                      max(named.start(), verb.start())):

@@ -793,6 +793,29 @@ def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: s
 # The content after a frame, read as the agent's rule or as the speaker's own plan or news; and
 # sentences that ask, or speak of this moment, which are no request.
 OWN_CONTENT = [
+    # A frame a colon closes: a verb of recording with what was said or a courtesy, a memory as
+    # the label, "needs this"; not a label of prose ("Note:") nor the speaker's act ("let me").
+    pytest.param("Save this as a team fact: the queue worker restarts every six hours",
+                 "the queue worker restarts every six hours", id="en-verb-this-colon"),
+    pytest.param("btw, please store: uploads over 50 MB go through the resumable endpoint",
+                 "uploads over 50 MB go through the resumable endpoint", id="en-please-verb-colon"),
+    pytest.param("project memory: the mobile app reads its flags from `flags.json`",
+                 "the mobile app reads its flags from `flags.json`", id="en-memory-label-colon"),
+    pytest.param("One more thing — AGENTS.md needs this: the e2e suite runs against a seeded database",
+                 "the e2e suite runs against a seeded database", id="en-file-needs-this-after-a-dash"),
+    pytest.param("Note: the deploy pipeline is slow on Fridays", None, id="en-note-label-is-prose"),
+    pytest.param("Please note: the deploy pipeline is slow on Fridays", None, id="en-please-note-is-prose"),
+    pytest.param("Let me record this: the old parser dropped tabs", None, id="en-own-act-before-a-colon"),
+    pytest.param("i keep getting this error, fix it: Invalid hook call in the form", None,
+                 id="en-keep-getting-records-nothing"),
+    pytest.param("I want this in AGENTS.md, verbatim: Never push tags from CI.", "Never push tags from CI.",
+                 id="en-pointer-then-a-colon-rule"),
+    pytest.param("Can we make it a rule in the memory that every cron job logs its run id?",
+                 "every cron job logs its run id", id="en-a-rule-in-the-bare-memory"),
+    pytest.param("이거 메모리에 넣어줘: 배포 전에 항상 마이그레이션을 확인해.", "배포 전에 항상 마이그레이션을 확인해.",
+                 id="ko-put-in-memory-colon"),
+    pytest.param("Proje notlarına ekle: testler her zaman izole veritabanında çalışır.",
+                 "testler her zaman izole veritabanında çalışır.", id="tr-project-notes-colon"),
     # After a colon the content is a clause, never a topic: French "on" is "we".
     pytest.param("ajoute dans CLAUDE.md : on utilise toujours des chemins absolus pour les imports",
                  "on utilise toujours des chemins absolus pour les imports", id="fr-on-after-a-colon"),
