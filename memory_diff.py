@@ -334,7 +334,8 @@ _PLACE = (r"(?:(?:under|in|into|to) (?:the |a )?(?:[\"“'`#][^\"”'`]*[\"”'`
           r"(?:section|heading|header|part)\b|under (?:the )?[\"“'`#]|at the (?:top|bottom|end)\b)")
 # What a user may call a rule saved as one ("save this as a convention: X", "esto como regla: X").
 RULE_KINDS = ("preference|preferences|rule|rules|convention|conventions|guideline|guidelines|"
-              "policy|policies|gotcha|gotchas|regla|regra|règle|regel|regola|zasadę|regułę|правило")
+              "policy|policies|gotcha|gotchas|fact|facts|regla|regra|règle|regel|regola|zasadę|"
+              "regułę|правило")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:with )?(?:this|that|it|these|those|the above|above|all of (?:this|that)|"
@@ -486,7 +487,7 @@ RECORD_PHRASES = (
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
     "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|记在|記在|记到|記到|"
-    "넣어|सेव|poznamenej|noteren|"
+    "넣어|सेव कर लो|सेव कर दो|सेव करो|poznamenej|noteren|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
@@ -2564,7 +2565,7 @@ INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED
 # framing with a word for a memory's line (LINE_NOUNS) or a verb of recording opening a clause.
 _PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|pour|zu|zur|ins|im|für|a|al|en|para|"
                 r"no|na|em|per|nel|nella|alla|alle|allo|в|во|у|до|для|dla|do|vào|vao|naar|aan|"
-                r"voor|için|ke|di|till|i|w|we|στο|στα|στη|στην|σε|în|في|به)\s+"
+                r"voor|için|ke|di|till|i|w|we|στο|στα|στη|στην|σε|în|في|به|में)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
 PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
@@ -2576,8 +2577,6 @@ BARE_PLACE = Lazy(r"(?:down\s+)?"  # "jot down in memory"
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
-# What a verb of recording before a colon records (colon_frame): what was said, or something.
-COLON_OBJECT = Lazy(r"\b(?:this|that|it|these|smth|something|sth|please|pls|plz)\b")
 DASHED = Lazy(r"\s[—–-]\s")
 COLON_REST = Lazy(r"[:：]\s+(.+)$")  # what follows a pointer's colon (memory_request)
 COLON_WORDS = 3
@@ -5333,18 +5332,18 @@ def said_only(frame: str) -> bool:
 
 
 def colon_frame(part: str) -> str | None:
-    """A frame a colon closes that frame_kind does not take: a verb of recording with what was
-    said, a courtesy or a memory in it ("record this as a project fact:", "fyi + please save:",
-    "proje notlarına ekle:"), or a memory named as the label ("memory file:", "memory.md needs
-    this:"); not "note:" or "please note:", a label of prose, nor what the speaker does ("let me
-    save it:"), nor a bare memory a thing is put in ("add more memory to the pod:")."""
+    """A frame a colon closes that frame_kind does not take: a verb of recording and a memory
+    named anywhere in it ("can u add smth to ur notes:", "proje notlarına ekle:"), or a memory
+    named as the label ("memory file:", "memory.md needs this:"); not what the speaker does ("let
+    me save it to my notes:")."""
     part = DASHED.split(part)[-1]  # "Before anything else — memory.md needs this:"
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part) or OWN_ACT.search(part):
         return None
-    verb = RECORD.search(part)  # opening its clause: "i keep getting this error:" records nothing
-    recorded = COLON_OBJECT.search(part) or MEMORY_NAMED.search(part)
-    if verb and verb.group().split()[-1] != "note" and recorded:
-        return "memory-file"  # ... a bare memory only beside its verb (frame_kind): RAM's too
+    # A verb opening its clause ("i keep getting this error:" records nothing) and a memory named;
+    # "add this:" alone is as often code's ("add this to the top of main.py:"), and a bare memory
+    # only beside its verb (frame_kind): RAM's too.
+    if RECORD.search(part) and MEMORY_NAMED.search(part):
+        return "memory-file"
     return "memory-file" if PLACE_LABEL.fullmatch(part.strip()) else None
 
 

@@ -793,12 +793,15 @@ def test_every_record_verb_with_a_memory_file_opens_and_closes_a_request(verb: s
 # The content after a frame, read as the agent's rule or as the speaker's own plan or news; and
 # sentences that ask, or speak of this moment, which are no request.
 OWN_CONTENT = [
-    # A frame a colon closes: a verb of recording with what was said or a courtesy, a memory as
-    # the label, "needs this"; not a label of prose ("Note:") nor the speaker's act ("let me").
+    # A frame a colon closes: a verb of recording and a memory named, a memory as the label,
+    # "needs this", a kind of line ("as a team fact"); not a label of prose ("Note:"), code to add
+    # ("add this:"), nor the speaker's act ("let me").
     pytest.param("Save this as a team fact: the queue worker restarts every six hours",
                  "the queue worker restarts every six hours", id="en-verb-this-colon"),
-    pytest.param("btw, please store: uploads over 50 MB go through the resumable endpoint",
-                 "uploads over 50 MB go through the resumable endpoint", id="en-please-verb-colon"),
+    pytest.param("Add this to the top of main.py: import os before anything else", None,
+                 id="en-add-this-colon-is-codes"),
+    pytest.param("can u put this in ur notes: uploads over 50 MB go through the resumable endpoint",
+                 "uploads over 50 MB go through the resumable endpoint", id="en-verb-and-notes-colon"),
     pytest.param("project memory: the mobile app reads its flags from `flags.json`",
                  "the mobile app reads its flags from `flags.json`", id="en-memory-label-colon"),
     pytest.param("One more thing — AGENTS.md needs this: the e2e suite runs against a seeded database",
