@@ -4867,6 +4867,7 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     odd = [piece for piece in pieces if piece not in body
            and len(piece) >= RANDOM_MIN and not HEX.fullmatch(piece)
            and looks_random(piece, words=True)]
+    stamped = ULID_YEARS[0] <= ksuid_year(body) <= ULID_YEARS[1]  # a KSUID may open with `0x`
     body = body[2:] if body[:2] in ("0x", "0X") else body
     if (family != "secret" or word in ("key", "keys")) \
             and ULID_YEARS[0] <= stamped_year(token) <= ULID_YEARS[1]:
@@ -4875,7 +4876,6 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
         hexed = HEX_ID.fullmatch(body)
-        stamped = ULID_YEARS[0] <= ksuid_year(body) <= ULID_YEARS[1]
         return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body) or stamped) and not odd
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd

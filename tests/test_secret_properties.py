@@ -1587,6 +1587,8 @@ LOOKALIKES = [
     _row("zero-padding-escaped", "the header pads with " + repr(bytes(24)), repr(bytes(24))[2:14]),
     _row("head-of-a-fork", f"HEAD of the vendor fork is at {SHA}", SHA),
     _row("ksuid-after-e-g", f"the replay tool needs the KSUID of the event, e.g. {_KSUID}", _KSUID),
+    # Found by property 2 at 1000 examples: a KSUID may open with `0x`, which no hex is then.
+    _row("ksuid-opening-with-0x", "the batch KSUID 0xo9XyRJFoRkdwYiYqFc2niSHZZ", "0xo9XyRJFoRkdwYiYqFc2niSHZZ"),
     _row("public-slug", f"short links use a nanoid like {_B62[:21]} as the public slug", _B62[:21]),
     # A public key is public by its DER (a bit string after the algorithm), whatever names it.
     _row("spki-rsa-public-key", f"the token verification key starts with {_SPKI_RSA}", _SPKI_RSA),
