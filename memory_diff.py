@@ -2577,9 +2577,9 @@ BARE_PLACE = Lazy(r"(?:down\s+)?"  # "jot down in memory"
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
-DASHED = Lazy(r"\s[—–-]\s")
+DASHED = Lazy(r"\s[—–-]\s")  # a dash between clauses, before a colon's frame (framed_request)
 COLON_REST = Lazy(r"[:：]\s+(.+)$")  # what follows a pointer's colon (memory_request)
-COLON_WORDS = 3
+COLON_WORDS = 3  # words of a rule after a pointer's colon, at least (not "Put it in CLAUDE.md: ok")
 OWN_ACT = Lazy(r"\b(?:let me|let's|let us|i'll|i will|i'm|i am|we'll|we will|we're|i've|we've)\b")
 # A memory named as the label before a colon, with lead words ("memory file:"; a file's name
 # alone is a status line's: "CLAUDE.md: updated"), or "needs this" after a file's name too.
@@ -4448,8 +4448,9 @@ def long_number(value: str) -> bool:
 
 
 def random_bytes(numbers: list[int], share: float = BYTES_DISTINCT) -> bool:
-    """Whether numbers (a BYTE_LIST's) read as drawn bytes: each under 256, as many different as
-    `share` of what drawn bytes of that count hold, neither rising nor falling throughout."""
+    """Whether numbers (a BYTE_LIST's, an escaped literal's) read as drawn bytes: each under 256,
+    as many different as `share` of what drawn bytes of that count hold, neither rising nor
+    falling throughout."""
     ordered = numbers == sorted(numbers) or numbers == sorted(numbers, reverse=True)
     drawn = 256 * (1 - (255 / 256) ** len(numbers))  # how many different values drawn bytes hold
     return max(numbers) < 256 and len(set(numbers)) >= share * drawn and not ordered
@@ -4467,7 +4468,7 @@ def escaped_key(run: str) -> bool:
     """Whether a BYTE_ESCAPES run holds drawn bytes: ESCAPED_BYTES or more, no UTF-8 text, read
     as random_bytes, and a quarter escaped or under half letters (Latin-1 text is mostly letters,
     drawn bytes a fifth)."""
-    raw = bytes(int(hexed, 16) if hexed else ord(ESCAPED_CHARS.get(escaped, escaped or char)) % 256
+    raw = bytes(int(hexed, 16) if hexed else ord(ESCAPED_CHARS.get(escaped, escaped) or char) % 256
                 for hexed, escaped, char in BYTE_ESCAPE.findall(run))
     letters = sum(chr(byte).isascii() and chr(byte).isalpha() for byte in raw)
     if len(raw) < ESCAPED_BYTES or run.count("\\") * 4 < len(raw) and letters * 2 >= len(raw):
@@ -5246,13 +5247,13 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         # rules → X").
         that = separator.group().strip(" ,")[:1].isalpha()
         stated = that and not RELATIVE_OPENS.match(lowered, separator.end())
-        starts = dict.fromkeys((0, label, semicolon + 2 if semicolon >= 0 else 0))
+        # ... or, before a colon, after a dash ("Before all else — memory.md needs this: X")
+        dashed = DASHED.finditer(lowered, 0, separator.start()) if colon else ()
+        dash = max((match.end() for match in dashed), default=0)
+        starts = dict.fromkeys((0, label, semicolon + 2 if semicolon >= 0 else 0, dash))
         kinds = (frame_kind(COURTESY.sub("", lowered[start:separator.start()]), opening=True,
-                            strong=True, stated=stated) for start in starts)
+                            strong=True, stated=stated, colon=colon) for start in starts)
         kind = next(filter(None, kinds), None)
-        if not kind and colon:
-            heads = (lowered[start:separator.start()] for start in starts)
-            kind = next(filter(None, map(colon_frame, heads)), None)
         label = separator.end() if colon else label
         if kind and that and EDITED_PART.match(lowered, 0, separator.start()) \
                 and RELATIVE_OPENS.match(lowered, separator.end()):
@@ -5331,29 +5332,14 @@ def said_only(frame: str) -> bool:
         and (not after or bool(CLOSE_SCRIPT.search(after)) and len(after) <= VERB_ENDING)
 
 
-def colon_frame(part: str) -> str | None:
-    """A frame a colon closes that frame_kind does not take: a verb of recording and a memory
-    named anywhere in it ("can u add smth to ur notes:", "proje notlarına ekle:"), or a memory
-    named as the label ("memory file:", "memory.md needs this:"); not what the speaker does ("let
-    me save it to my notes:")."""
-    part = DASHED.split(part)[-1]  # "Before anything else — memory.md needs this:"
-    if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part) or OWN_ACT.search(part):
-        return None
-    # A verb opening its clause ("i keep getting this error:" records nothing) and a memory named;
-    # "add this:" alone is as often code's ("add this to the top of main.py:"), and a bare memory
-    # only beside its verb (frame_kind): RAM's too.
-    if RECORD.search(part) and MEMORY_NAMED.search(part):
-        return "memory-file"
-    return "memory-file" if PLACE_LABEL.fullmatch(part.strip()) else None
-
-
 def frame_kind(part: str, opening: bool = False, strong: bool = False,
-               stated: bool = False) -> str | None:
+               stated: bool = False, colon: bool = False) -> str | None:
     """Whether a sentence's part is a request's frame, named as REQUEST_RULES names its kind;
     a phrase for later sessions frames only when it is all of a part opening the sentence, a
     bare memory (MEMORY_BARE) only before a `strong` separator (FRAME_STRONG: ":", "—", "that"),
     a rule added ("add a rule") only before a "that" opening a clause with its own subject
-    (`stated`: "add a rule that you ask first", not "add a rule that blocks port 22")."""
+    (`stated`: "add a rule that you ask first", not "add a rule that blocks port 22"), a verb
+    and a memory named apart, or a memory named as the label, only before a `colon`."""
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part) or opening and strong and TO_REMEMBER.fullmatch(part):
@@ -5390,6 +5376,13 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
     # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
     into = INTO_MEMORY.search(part) if opening else None
     if into and (RECORDED.search(part) or into[1] == "for"):  # "A note for the memory file: X"
+        return "memory-file"
+    # Before a colon: a verb opening its clause and a memory named anywhere ("can u add smth to
+    # ur notes:", "proje notlarına ekle:"), or a memory named as the label ("memory file:",
+    # "memory.md needs this:"). Not "add this:" alone, as often code's ("add this to the top of
+    # main.py:"), nor the speaker's act ("let me save it to my notes:").
+    if colon and not OWN_ACT.search(part) and (RECORD.search(part) and MEMORY_NAMED.search(part)
+                                               or PLACE_LABEL.fullmatch(part.strip())):
         return "memory-file"
     return None
 
