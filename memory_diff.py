@@ -215,6 +215,11 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"per favore|好的?)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r"(?:,|\s+[—–])?\s+)*"  # "Oh and — add ..."
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
+# A wish that asks as "can you" does: "I'd like you to remember", "I want it remembered: X".
+_WISH = r"(?:i|we)(?:'d| would)? (?:like|want|need)"
+_WISHED = _WISH + r" (?:it|this|that|these) (?:remembered|noted|on record|written down)"
+# A note taken, of any kind ("make a quick note", "keep a permanent note that X", "take note").
+_NOTE_TAKEN = r"(?:make|take|keep|leave) (?:an? (?:\w+ )?)?note(?: of)?"
 # "Can you" in the languages of REQUEST FRAMES: the verb after it is the frame's.
 _MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|(?:est-ce que )?(?:tu peux|vous pouvez)|"
            r"pouvez-vous|puedes|podrías|pode|podes|você pode|"
@@ -243,6 +248,9 @@ _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:项目的?)?(?:记忆|规则|memor
 _LEAD_ZH = (r"^(?:[^，,。！？!?\n]{1,40}[，,]\s*(?=然后|顺便|另外|还有|再|也))?"
             r"(?:(?:好的?|很好|不错|对|是的|没错|嗯|那|那么|所以|另外|还有|请|你|然后|顺便|再|也)[，,\s]*)*")
 _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the memory is named
+# What was said, pointed at: "it", "that", "what I just said".
+_SAID = (r"(?:it|this|that|"
+         r"what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned))")
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
 PROJECT_RULES = ("project rules|project rule|project instructions|agents file|conventions file|"
@@ -306,8 +314,8 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "Make that a rule.", "Please store this as a rule.": a standing rule, pointing back at what
     # was said ("make it a rule that X" is a label, RULE_LABEL; "add it as a rule" a linter's).
     ("make-it-a-rule", _LEAD + _ASK + r"(?:make|keep|store|save|treat|record|note)\s+"
-                       r"(?:it|this|that)(?:\s+down)?\s+(?:as\s+)?an?\s+(?:\w+\s+)?"
-                       r"(?:rule|convention)(?P<content>[\s.!?]*)$"),
+                       + _SAID + r"(?:\s+down)?\s+(?:as\s+)?an?\s+(?:\w+\s+)?"
+                       r"(?:rule|convention|instruction|guideline)(?P<content>[\s.!?]*)$"),
     # "From now on ...", "Going forward, ...": a rule for every session after this one.
     ("from-now-on", _LEAD + r"(?:from now on|(?:going|moving) forward(?! (?:to|with)\b)|"
                     r"from here on(?: out)?|henceforth)\b"
@@ -338,7 +346,7 @@ RULE_KINDS = ("preference|preferences|rule|rules|convention|conventions|guidelin
               "regułę|правило")
 # What a request's content is when it only points back at what was said.
 REQUEST_POINTER = Lazy(
-    r"(?i)^(?:(?:with )?(?:this|that|it|these|those|the above|above|all of (?:this|that)|"
+    r"(?i)^(?:(?:with )?(?:" + _SAID + r"|these|those|the above|above|all of (?:this|that)|"
     r"this too|it too|"
     r"as well|" + _FOR_GOOD + r")\b\s*|"
     # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
@@ -368,6 +376,19 @@ REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # 
               r"interessante|важно|ważne|belangrijk|önemli|quan trọng)\b|"
               r"重要|关键|關鍵|有用|大事|중요|大切)"
               r"(?:\s*[^\s`\d]+){0,2}[\s.。!！]*$")  # and at most two words more
+WORTH = Lazy(r"\bworth (?:adding|recording|noting|saving|keeping|writing down|remembering|putting|"
+             r"an? (?:line|note|entry|bullet|rule|mention))\b")
+# ... and so does what a frame leaves when no rule is in it: a remark with a demonstrative as its
+# subject ("that's a standing rule", "this is how we do it here"), the speaker's saying it ("I've
+# said it before and I'll keep saying it"), or a fragment a preposition or a connective opens
+# ("about me", "as a permanent instruction", "in memory so we don't", "and don't make me say it
+# again"); words only, LEFTOVER_WORDS at most.
+LEFTOVER = Lazy(r"(?i)^(?:(?:that|this)(?:'s|’s| is| was)|(?:about|as|of|for|with|and|but)\b|"
+                r"in (?:the |your )?(?:memory|notes)\b|"
+                r"(?:as )?i(?:'ve|’ve| have)?(?: already| just)? (?:said|told you|mentioned)"
+                r" (?:it|this|that)\b)"
+                r"[^\W\d_]*(?:[\s'’-]+[^\W\d_]+)*[\s.!。！]*$")
+LEFTOVER_WORDS = 10
 # What a memory is asked to say, after "so it": "so it says X", "so it records that X".
 _SO_IT_SAYS = r"so (?:that )?it (?:says|reads|states|records|notes|mentions)(?: that)?"
 # "with this: X", "so it says X": the frame points forward at the rule that follows.
@@ -425,8 +446,9 @@ REMEMBER_PHRASES = (
     "ricordatelo|memorizza|zapamiętaj|onthoud|hatırla|unutma|ghi nhớ|nhớ|याद रख|запам'ятай|ingat|"
     "zapamatuj|kom ihåg|husk|huske|muista|覚えて|覚えと|記憶して|忘れないで|기억해|메모해|ricordati|segnatelo|"
     "onthouden|zapamatuj si|ingatlah|মনে রাখো|মনে রেখো|"
-    "like it remembered|want it remembered|like this remembered|want this remembered|"
-    "メモして|メモしておいて|メモしといて|メモっといて|تذكّر|تذكر|hafızana al|aklında tut|याद रखना")
+    "メモして|メモしておいて|メモしといて|メモっといて|تذكّر|تذكر|hafızana al|aklında tut|"
+    "याद रखना|make a memory of|commit to memory|commit it to memory|commit this to memory|"
+    "commit that to memory")
 FUTURE_PHRASES = (
     "from now on|going forward|from here on|henceforth|ab jetzt|"
     "von nun an|von jetzt an|désormais|dorénavant|à partir de maintenant|a partir de ahora|"
@@ -437,6 +459,7 @@ FUTURE_PHRASES = (
     # A note for later sessions or for reference, which no sentence of today's work opens with.
     "in future sessions|for future sessions|for all future sessions|for later sessions|"
     "for next sessions|for the next sessions|for upcoming sessions|for future chats|"
+    "for every future session|for every session|in every future session|"
     "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
     "para referência futura|para referencia futura|pour les prochaines sessions|"
     "para futuras sesiones|para as próximas sessões|in het vervolg|次回以降|다음부터")
@@ -481,13 +504,16 @@ RECORD_PHRASES = (
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
     "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
     "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|πρόσθεσε|γράψε|σημείωσε|הוסף|תוסיף|תרשום|כתוב|lisää|"
-    "احفظ|أضف|اكتب|adaugă|notează|اضافه کن|segna|segnalo|segnala|legg inn|legg til|legg det inn|"
+    "احفظ|أضف|اكتب|adaugă|notează|اضافه کن|ذخیره کن|segna|segnalo|segnala|legg inn|legg til|"
+    "legg det inn|"
     "jegyezd fel|írd be|πρόσθεσέ|जोड़ दो|लिख दो|worth adding|worth saving|worth recording|"
     "занотуй|зафиксируй|зафиксировать|जोड़|लिख|追加|書いて|書いと|追記|"
     "記録|保存|추가|적어|저장|persist|stick|festhalten|eintragen|notieren|dopisz|zanotuj|додай|"
     "збережи|sla|přidej|zapiš|ulož|lägg till|lägg in|skriv|spara|tambah|tambahkan|tambahin|simpan|"
     "catat|기록|加一条|加上|加到|加进|加入|写进|写到|写入|写上|添加|补充|记在|記在|记到|記到|"
     "넣어|सेव कर लो|सेव कर दो|सेव करो|poznamenej|noteren|"
+    "apúntate|apúntalo|grava|grave|gravar|segnati|"
+    "नोट कर लो|नोट कर दो|नोट करो|"
     # ... as "can you" asks them ("¿puedes añadir ...").
     "añadir|agregar|guardar|poner|escribir|anotar|adicionar|colocar|escrever|ajouter|"
     "mettre|écrire|noter|aggiungere|mettere|scrivere|annotare|hinzufügen|speichern|aufschreiben|"
@@ -507,7 +533,7 @@ MEMORY_SAID = (
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
     "tuas notas|suas notas|tus notas|tes notes|vos notes|deine notizen|le tue note|твои заметки|"
-    "notlarına|notlarıma|ur notes|ur memory|"
+    "notlarına|notlarıma|ur notes|ur memory|нотатки|свої нотатки|minnesfilen|"
     "rules file|rule file|standing instructions|conventions doc|"
     # ... and the rules or instructions file in other languages
     "fichier de règles|fichier d'instructions|archivo de instrucciones|arquivo de instruções|"
@@ -515,7 +541,10 @@ MEMORY_SAID = (
     "файл правил|файлу правил|файл инструкций|קובץ הכללים|לקובץ הכללים|קובץ ההנחיות|"
     "לקובץ ההנחיות|فایل قوانین|الذاكرة|ذاكرتك|"
     + PROJECT_RULES +
-    "|fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
+    "|project notes|projektnotizen|projectnotities|notes du projet|notas del proyecto|"
+    "notas do projeto|note del progetto|заметки проекта|notatki projektu|"
+    "proje notları|"
+    "fichier mémoire|mémoire du projet|memoria del proyecto|memória do projeto|"
     "memoria del progetto|projektgedächtnis|pamięci projektu|память проекта|file di memoria|"
     "archivo de memoria|arquivo de memória|speicherdatei|记忆文件|メモリファイル|메모리 파일")
 # ... and a bare "memory" in other languages, where a verb of recording right before it and a
@@ -528,6 +557,8 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
                "reglas|las reglas|règles|les règles|regeln|den regeln|regras|as regras|regole|"
                "le regole|regels|de regels|zasad|правила|правил|pravidel|pravidla|kurallara|"
                "kurallar|sääntöihin|paměti|paměť|muistiin|"
+               # Persian, with and without the joiner the cleaner removes (U+200C)
+               "حافظه‌ات|حافظه‌ی|حافظهات|حافظهی|حافظه|"
                # ... and "the instructions"
                "instrucciones|las instrucciones|istruzioni|instruções|anweisungen|инструкции|"
                "instrukcí|instrukce|instrukcje")
@@ -536,7 +567,8 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
 REQUEST_SEPARATOR = (r"\s*(?::(?!\S)|[：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": _PURPOSE
                      r"(?<!avant)(?<!parce)(?<!bien)(?<!sans)(?<!afin)(?<!alors)"  # "avant qu'on"
-                     r",?\s+(?:(?:that|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att|că)(?=\s)"
+                     r",?\s+(?:(?:that|saying|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att|"
+                     r"că)(?=\s)"
                      r"|qu'(?=\w))|"
                      r"\s+" + _SO_IT_SAYS + r"(?=\s))\s*")
 # A frame that denies, asks or tells ("don't add this", "did you save it?", "I added it").
@@ -615,6 +647,10 @@ OWN_CLAUSE = Lazy(r"(?<!can )(?<!could )(?<!would )(?<!will )(?<!sure )\b(?:you|
 # A clause after a bare "remember" says what to remember ("remember logs use structlog", "... the
 # prod cluster is eu-west-1"); without a verb the words remind of a thing ("the meeting at 3pm").
 CLAUSE_END = Lazy(r",|\b(?:so|because|since|when|if|while|until)\b")  # the verb is in the first
+# A condition in a frame ("add this if it isn't there yet: X"): no frame's words, nor its "not" a
+# denial (frame_kind); opening a request's content before its colon, no rule's (memory_request).
+IF_CLAUSE = Lazy(r"\s*,?\s*\b(?:if|unless|in case)\b[^,:;：，]*")
+IF_COLON = Lazy(r"(?i)^(?:if|unless|in case)\b[^:：,]*[:：]\s+")
 CONDITION_OPENS = Lazy(r"(?i)(?:when|whenever|if|unless|after|before|once|while|during|for|in|on)"
                        r"\b")
 CLAUSE_VERB = Lazy(r"\b(?:is|are|isn't|aren't|has|have|must|should|shouldn't|can't|cannot|won't|"
@@ -1158,8 +1194,8 @@ _OPENED = (_LOCKS + "|door|gate(?!way)|garage|keypad|puerta|portón|portail|canc
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
                r"(?=[^\n]*(?<![\w-])(?:-[uU]|--user(?:name)?)[ \t=]+\S)")
 # A value made as passwords are, both cases and a digit, not a path, file, port or setting.
-_MADE_VALUE = (r"(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
-               r"([^\s./:=\"'`]{8,64})(?![^\s\"'`])")
+_MADE_VALUE = (r"[\"']?(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
+               r"([^\s./:=\"'`]{8,64})[\"']?(?![^\s\"'`])")  # quoted or not
 # A colon glued to a value: a code's or a PIN's name's only (`PIN:4829`, `code:4718`, 门禁码：once
 # folded), not a time's, a port's, a line's or an id's (`10:30`, `vault:8200`, `lock.rs:1042`).
 _GLUED_NAMES = ("code", "pin", "puk", "otp", "passcode", "combo", "combination", "código", "код",
@@ -1328,7 +1364,11 @@ _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?" + _SEED_PLAIN  # numbered too (`1) word`)
 # wallet's word (WALLET_WORD) and the colon a lead: the same rule.
 SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8}){11})"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
-                r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-]| +[A-Za-z])")
+                r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-])(?=( +[A-Za-z])?)")
+# ... and with a word after them, under a recovery phrase's name earlier in its sentence ("Seed
+# phrase of the test wallet, keep it in the safe: <words> by hand ...").
+SEED_NAMED = Lazy(r"(?i)(?:" + _SEED_NAMES + r")[^\n.!?。！？]*\Z")
+SEED_REACH = 80  # characters between the name and the words, at most
 # A space a link's query encodes between two words (`animal%20atom`, `animal+atom`): read as one
 # only for a recovery phrase under its own name (`seed=`, `mnemonic=`), as a search query's words
 # are prose, not a password.
@@ -2050,7 +2090,7 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # public, secret (Vault's `secret_id` is a credential, a PIN's word one nearer than a public
 # thing's: `public_door_admin_pin`), opaque.
 NAMING_WORD = Lazy(
-    r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|sha1?|shas|rebase[ds]?|"
+    r"(?<![a-z0-9])(?:(commit\w*|commici\w*|revisions?|revs?|changesets?|sha1?|shas|rebase[ds]?|"
     r"cherry-pick(?:ed)?|revert(?:ed)?|"
     r"reset|checkout|bisect|squash(?:ed)?|merge[ds]?|blame|git (?:show|log|diff|cat-file)|"
     r"blob|tree|(?<![^\n])parent(?= )|"
@@ -2082,7 +2122,7 @@ NAMING_WORD = Lazy(
     r"kimli[kğg]\w*|شناسه|"
     r"מזהה|معرّ?ف|mã(?! bí mật)|trazas?|numbers?|nummer\w*|número|numéro|numero|n°|номер\w*|번호|numaras[ıi])"
     r"|((?:会话|セッション|сесси[яиюей]|sesión|sitzung)(?:\s*id)?)"
-    r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|체크섬|empreintes?|huellas?|fingerabdruck|"
+    r"|(哈希|校验和|摘要|指纹|prüfsumme|チェックサム|ハッシュ|체크섬|해시|empreintes?|huellas?|fingerabdruck|"
     r"контрольн\w* сумм\w*|х[еэ]ш\w*|"
     r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
@@ -2095,6 +2135,22 @@ NAMES_NOTHING = Lazy(r"(?:\b(?:never|always|not|don't|please|to|must|should|we|i
 NAMING_FAMILIES = ("commit", "id", "session", "digest", "public", "secret", "opaque",
                    "commit", "id", "session", "digest", "public", "secret")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
+# A warning to keep the value to oneself names it a secret whatever word names it ("the
+# application ID is <hex>, never put it in a public repo"): no harmless context holds beside one.
+SECRECY = Lazy(r"(?i)\b(?:(?:don't|do not|never|not to) (?:share|publish|post|paste|leak|expose|"
+               r"push|commit|put|write) (?:it|this|that|them)\b|"
+               r"keep (?:it|this|that) (?:secret|private)|(?:strictly )?confidential|"
+               r"nicht (?:teilen|weitergeben|veröffentlichen)|geheim halten|"
+               r"no (?:la|lo) compartas|ne (?:la|le) partage|não (?:a|o) compartilhe|"
+               r"nie udostępniaj|никому не (?:давай|показывай))|"
+               r"公開リポジトリ|書かないで|共有しないで|不要(?:泄露|外传|公开|分享|提交)|공유하지 마")
+SECRECY_REACH = 80  # characters around a token read for such a warning
+# An id's word said right before a value (PROSE_NAMED) names any form up to this length (a KSUID's
+# 27, a Salesforce id's 18, a JWKS kid's 22) and a 32-byte public key's base58 (BASE58_KEY); a
+# longer one only in an id's forms (hex, UUID, ULID): keys run longer.
+ID_FORM_MAX = 28
+PROSE_NAMED = Lazy(r"[^\w\0]?[^\W\d_]+[\s`'\"“«(]*")
+BASE58_KEY = Lazy(r"[1-9A-HJ-NP-Za-km-z]{43,44}")
 # "Public" alone after its token is said of it, not its name, and may be denied or wished for
 # ("never make <token> public"): there a public key's noun names it (`public key`, `client id`).
 BARE_PUBLIC = frozenset({"public", "publics", "pub", "pubs"})
@@ -2136,21 +2192,22 @@ NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|
 ASIDE = Lazy(r",\s*(?:(?:which|that) (?:is|was) (?:just |only )?(?:(?:the|a|an|its) )?|"
              r"i\.e\.,? (?:the )?|aka |(?:the|a|an|its) )(?:[\w-]+(?:['’]s)? )?\Z")
 # secret_view reads a text NFKC-folded, without format characters, percent-escapes, JSON's
-# `\u00XX`, HTML's character references (SpecStory's `&#96;`) and Markdown's escapes inside a
-# word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token is still found and an
-# escape glued to a word is no token; only such texts need it.
+# `\uXXXX` (`\u5bc6\u7801` is 密码), HTML's character references (SpecStory's `&#96;`) and
+# Markdown's escapes inside a word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token
+# is still found and an escape glued to a word is no token; only such texts need it.
 CHAR_REFERENCE = r"&#(?:\d{2,3}|x[0-9A-Fa-f]{2});|&(?:quot|amp|lt|gt|apos);"
 MARKDOWN_ESCAPE = r"(?<=[A-Za-z0-9])\\[_|*~](?=[A-Za-z0-9])"
-VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u00[2-7][0-9A-Fa-f]|"
+VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u(?!00[01])[0-9A-Fa-f]{4}|"
                    + CHAR_REFERENCE + "|" + MARKDOWN_ESCAPE)
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 # A token cut by a line break in a message is rejoined (scan_secrets), not where the break ends a
-# record: the next line opens with a key (`NAME=`, `HostId: `) or a line holds columns (a table).
+# record: the next line opens with a key (`NAME=`, `HostId: `) or a line holds columns (a table;
+# not code's comment after two spaces, `"..."  # the bot`).
 ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
-COLUMNS = Lazy(r"\S(?:\t| {2,})\S")
+COLUMNS = Lazy(r"\S(?:\t| {2,})(?!#|//)\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
 # ... and a product or licence key (`ENT-A33D-D9B1-1F3B-4335`) or recovery codes (`ac0f4-0a476
 # abfbe-ce3e3`): groups of four or five letters and digits of one case joined by dashes (capitals'
@@ -2242,7 +2299,8 @@ PUBLIC_VALUE = Lazy(r"pk_(?:live|test)_|pk\.eyJ|phc_[A-Za-z0-9]{32,}$|age1[02-9a
                     r"|iVBORw0KGgo|/9j/|R0lGOD|JVBERi0"
                     r"|0[xX][0-9a-fA-F]{1,16}$"
                     r"|ecdsa-sha2-"
-                    r"|Qm[1-9A-HJ-NP-Za-km-z]{44}$|baf[a-z2-7]{50,}$|0x[0-9a-fA-F]{40}$"
+                    r"|Qm[1-9A-HJ-NP-Za-km-z]{44}(?![\w-])|baf[a-z2-7]{50,}(?![\w-])"
+                    r"|0x[0-9a-fA-F]{40}$"
                     r"|(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}$|npub1[02-9ac-hj-np-z]{58}$"
                     r"|(?:ami|sg|vpc|subnet|vol|snap|eni|igw|rtb|nat|lt|tgw|vpce|i)-[0-9a-f]{8}"
                     r"(?:[0-9a-f]{9})?$"
@@ -2469,15 +2527,16 @@ def slips(word: str) -> list[str]:
     return sorted((left_out | swapped) - {word})
 
 
-def frame_pattern(phrases: str, closes: bool = False) -> str:
+def frame_pattern(phrases: str, closes: bool = False, extra: str = "") -> str:
     """A frame's own word, opening its part after courtesy or (`closes`) closing it: "The browser
-    will remember that setting" holds none. In a script without spaces it may stand anywhere."""
+    will remember that setting" holds none. In a script without spaces it may stand anywhere;
+    `extra` is a pattern beside the phrases (a wish: "I'd like it remembered")."""
     spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
     return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:{_CAN_YOU})\s+"
-                    rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+)*"
-                    rf"(?:{spaced})(?![\w(-])(?!\s+sure\b)"  # "make sure you ..." asks, as _SURE
+                    rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+|{_WISH} you to\s+)*"
+                    rf"(?:{spaced}{extra})(?![\w(-])(?!\s+sure\b)"  # "make sure you" asks (_SURE)
                     + last + "".join("|" + word for word in close))
 
 
@@ -2510,7 +2569,8 @@ TOPICAL = {"memory-file", "update-memory-file", "memory-file-zh", "update-memory
 MEMORY_RULES = TOPICAL | {"remember-that", "remember-zh"}  # naming a memory or remembering
 REMEMBER_SLIPS = "|".join(slips("remember"))
 # "Merk dir", not "Users won't remember".
-REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS))
+REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS,
+                              extra="|" + _WISHED + "|" + _NOTE_TAKEN))
 # A label for later sessions, alone or after a rule's noun or a verb of recording what was said:
 # "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
 # time: X", a thing of its own).
@@ -2557,6 +2617,9 @@ ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)"
 REFUSAL = Lazy(r"(?i)(?:please\s+)?(?:don't|do not|no need to|never)\s+|(?:请)?(?:不要|别|不用|不必|无需)把?")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
+# A verb whose object is what was said or a memory's line ("drop a line in .cursorrules saying X").
+POINTED = Lazy(unmarked(r"^(?:(?:" + _LEAD_WORDS) + "|" + _CAN_YOU + r")[,，]?\s+)*"
+               r"[^\W\d_]+\s+(?:this|it|that|these|an? (?:\w+ )?(?:line|note|bullet|entry))\b")
 INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
@@ -2572,12 +2635,16 @@ PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAU
 # ... and the words between a verb of recording and a bare memory: a pointer, then a place's.
 BARE_PLACE = Lazy(r"(?:down\s+)?"  # "jot down in memory"
                   r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|isto|это|questo)\s+)?"
+                  r"(?:(?:si|sich|se|собі|aí|ahí)\s+)?"  # "zapiš si do paměti", "anota aí"
                   r"(?:" + _PLACE_WORDS + r")?")
 # ... or the memory's name alone ending the frame, in any language ("Adiciona no CLAUDE.md:").
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
                       + r")[`\"'’]?(?:\s+file)?$")
 FRAME_STRONG = Lazy(REQUEST_SEPARATOR)
-DASHED = Lazy(r"\s[—–-]\s")  # a dash between clauses, before a colon's frame (framed_request)
+# A dash between clauses before a frame ("Also — unrelated — put in memory that X"), or "and"
+# before a colon's ("I'll say it once and I'd like it remembered: X"; framed_request).
+DASHED = Lazy(r"\s[—–-]\s")
+JOINED = Lazy(r"\s[—–-]\s|,?\s(?:and|but)\s")
 COLON_REST = Lazy(r"[:：]\s+(.+)$")  # what follows a pointer's colon (memory_request)
 COLON_WORDS = 3  # words of a rule after a pointer's colon, at least (not "Put it in CLAUDE.md: ok")
 OWN_ACT = Lazy(r"\b(?:let me|let's|let us|i'll|i will|i'm|i am|we'll|we will|we're|i've|we've)\b")
@@ -2601,7 +2668,9 @@ MOMENT = Lazy(REQUEST_MOMENT)
 OTHER_PLACE = Lazy(_OTHER_PLACE)
 FOR_GOOD = Lazy(r"\b" + _FOR_GOOD + r"\b")
 # What was said, kept for a purpose that names the memory ("save that so you don't forget").
-FORGETTING = Lazy(r"\b(?:this|that|it)(?: down)? so (?:that )?(?:you|we)(?:'ll)? "
+FORGETTING = Lazy(r"\b(?:this|that|it)(?: down)?(?: (?:to|in|into|on) (?:the |your |our )?"
+                  r"(?:notes?|memory|memories|rules|instructions)| somewhere)?"
+                  r" so (?:that )?(?:you|we)(?:'ll)? "
                   r"(?:(?:don't|do not|won't|never|stop) forget(?:ting)?|remember)\b")
 NEGATED = Lazy(REQUEST_NEGATION, re.I)
 COURTESY = Lazy(REQUEST_COURTESY, re.I)
@@ -2617,7 +2686,7 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
                   *PROJECT_RULES.split("|"), *MEMORY_BARE.split("|"),
                   *RULE_KINDS.split("|"), "instruction", "codify", "future session", "next session",
-                  "every session",
+                  "every session", "note",  # _NOTE_TAKEN
                   "future you", "future me", "future agent", "next agent")
 REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
@@ -3847,12 +3916,18 @@ def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, i
 
 
 def unescaped(run: str, percent: bool) -> str:
-    """The printable ASCII character an escape stands for (VIEW_CHANGE), or the escape as written
-    (a `%` one unless `percent`)."""
+    """The printable ASCII character an escape stands for (VIEW_CHANGE), a JSON escape's letter of
+    another script (NFKC) or nothing for its format character, or the escape as written (a `%`
+    one unless `percent`)."""
     if run[0] == "&":
         code = ord(html.unescape(run))
     elif run[0] == "\\":
-        code = ord(run[1]) if len(run) == 2 else int(run[-2:], 16)
+        code = ord(run[1]) if len(run) == 2 else int(run[2:], 16)
+        char = chr(code)
+        if code > 0x7f and FORMAT_CHAR.match(char):
+            return ""
+        if code > 0x7f and char.isprintable() and not 0xD800 <= code < 0xE000:
+            return unicodedata.normalize("NFKC", char)
     else:
         code = int(run[-2:], 16) if percent else 0
     return chr(code) if 0x20 < code < 0x7f else run
@@ -3980,10 +4055,13 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
 
 def seed_phrases(text: str, named: bool = False) -> list[SecretHit]:
     """Recovery phrases by their form (SEED_RUN) after a lead (SEED_LEAD); `named` (under a
-    phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`)."""
+    phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`); a word
+    after them only under a phrase's name earlier in the sentence (SEED_NAMED)."""
     return [SecretHit("seed_phrase", m.start(1), m.end(1), False) for m in SEED_RUN.finditer(text)
             if (credible(m.group(1), "seed", m.group(1)) if named else seed_run(m.group(1)))
-            and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))]
+            and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))
+            and (not m.group(2)
+                 or SEED_NAMED.search(text, max(0, m.start(1) - SEED_REACH), m.start(1)))]
 
 
 def link_spaced(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
@@ -4798,6 +4876,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     """Whether the naming word nearest the token's body (a UUID, or its longest piece, between
     dots too with `dots`) names a harmless kind in that form (a commit's hex sha); camelCase read
     too, beside the body only."""
+    if SECRECY.search(text, max(0, start - SECRECY_REACH), end + SECRECY_REACH):
+        return False
     pieces = TOKEN_PIECES.split(token.replace(".", "-") if dots else token)
     uuid = UUID.search(token)
     if uuid:
@@ -4837,7 +4917,10 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     after = folded_lower(text[end:last] + CAMEL_HUMP.sub(" ", text[last:out]))
     head, tail = len(CAMEL_HUMP.sub(" ", own)), last - end
     joined = before + "\0" + after
+    credential_ends, spelled, at = set(), "", 0  # a credential's word's ends; the word said, where
     for match in () if query else NAMING_WORD.finditer(joined):
+        if NAMING_FAMILIES[match.lastindex - 1] == "secret":  # type: ignore[operator]
+            credential_ends.add(match.end())
         if NEGATED.search(joined, max(0, match.start() - DENIAL_REACH), match.start()) \
                 or NAMES_NOTHING.search(joined, max(0, match.start() - DENIAL_REACH), match.end()):
             continue  # "a 40-char hex string, not a commit", "never commit": it names nothing
@@ -4859,7 +4942,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         else:
             continue
         if gap < best and not CLAUSE_BREAK.search(between):
-            best, family, word = gap, named, match.group()
+            best, family, word, at = gap, named, match.group(), match.start()
+            spelled = joined[max(0, at - 1):match.end()] + between[:max(0, len(between) - head)]
     if not family and not query:  # where its cell names nothing, a table's header does (`| run_id |`)
         family = name_family(column_header(text, first))
     if not family and RECORD_PATH.search(text, first, start):
@@ -4877,7 +4961,14 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return bool(HEX.fullmatch(body)) and not odd
     if family == "id":
         hexed = HEX_ID.fullmatch(body)
-        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body) or stamped) and not odd
+        # ... or, said right before it in prose, any form as short as ids are or a 32-byte public
+        # key's base58 (ID_FORM_MAX): not a key's (`"id": "..."`), nor one compound with a
+        # credential's word ("access key id"), nor a serial (a licence's is its key).
+        prose = bool(word) and PROSE_NAMED.fullmatch(spelled) and not word.startswith("serial") \
+            and not credential_ends & {at - 1, at - 2}
+        short = len(body) <= ID_FORM_MAX or BASE58_KEY.fullmatch(body)
+        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body) or stamped
+                    or prose and short) and not odd
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":
@@ -5131,6 +5222,7 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # A question mark ends the asking ("can you add ... ?"), not the rule; nor does courtesy.
     content = COURTESY.sub("", TAG_QUESTION.sub("", content)).strip().rstrip("?？ ")
     content = REQUEST_FORWARD.sub("", content).lstrip("—–:： ")  # "codify that — X"
+    content = IF_COLON.sub("", content)
     # A phrase for later sessions alone, or before a pointer or a reason, points back ("X. Remember
     # that going forward.", "remember that for the future, so you don't ...").
     ahead = FUTURE_ALONE.match(content)
@@ -5140,7 +5232,9 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     # 规则里"): in a script without spaces, a rule takes more than ONE_WORD characters.
     one_word = not re.search(r"\s", content) \
         and (not CLOSE_SCRIPT.search(content) or len(content) <= ONE_WORD)
-    pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or content[:1] in ",，" \
+    leftover = LEFTOVER.match(content) and len(content.split()) <= LEFTOVER_WORDS
+    pointer = REQUEST_POINTER.match(content) or REMARK.match(content) or leftover \
+        or content[:1] in ",，" \
         or LEADS_ONLY.fullmatch(content) or one_word \
         or topical and REQUEST_TOPIC.match(content) and not scoped_rule(content)
     # ... but a rule after a colon past the pointer is the content ("I want this in CLAUDE.md, word
@@ -5248,7 +5342,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         that = separator.group().strip(" ,")[:1].isalpha()
         stated = that and not RELATIVE_OPENS.match(lowered, separator.end())
         # ... or, before a colon, after a dash ("Before all else — memory.md needs this: X")
-        dashed = DASHED.finditer(lowered, 0, separator.start()) if colon else ()
+        dashed = (JOINED if colon else DASHED).finditer(lowered, 0, separator.start())
         dash = max((match.end() for match in dashed), default=0)
         starts = dict.fromkeys((0, label, semicolon + 2 if semicolon >= 0 else 0, dash))
         kinds = (frame_kind(COURTESY.sub("", lowered[start:separator.start()]), opening=True,
@@ -5290,7 +5384,8 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
                 head = sentence[:cut.end()] if CONDITION_OPENS.match(sentence) else ""
                 return inner[0], head + inner[1], False
             return kind, sentence[:cut.start()], False
-    own = OWN_CLAUSE.search(PURPOSE.sub("", plain))  # "so you stop forgetting" says why
+    aim = PURPOSE.sub("", plain)  # "so you stop forgetting" says why
+    own = OWN_CLAUSE.search(aim)
     frame = REMEMBER.match(plain)
     rest = plain[frame.end():].strip() if frame else ""
     if frame and not own and not CLOSE_SCRIPT.search(plain) and not REQUEST_POINTER.match(rest) \
@@ -5303,13 +5398,15 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         if not MEMORY_NAMED.search(rest):
             return None  # ... but "merk dir das in der agents.md" names where: a frame alone
     # A purpose clause denies nothing ("..., чтобы не искать").
-    alone = frame_kind(PURPOSE.sub("", plain)) if not own else None
+    alone = frame_kind(aim) if not own else None
     # ... but one of not forgetting names the memory ("Save that so you don't forget.").
     if not own and RECORD.match(plain) and FORGETTING.search(plain):
         alone = alone or "memory-file"
     # ... and so does a bare memory beside its verb that holds only what was said ("Guárdalo en
     # memoria", "メモリに保存して"), as "save it in memory" does in English (REQUESTS).
-    if not (own or alone) and said_only(plain) and frame_kind(plain, strong=True) == "memory-file":
+    # A rule made is no RAM's, whatever its purpose ("make that a rule in memory so this stops").
+    said = aim if LINE_NOUN.search(aim) else plain
+    if not (own or alone) and said_only(said) and frame_kind(said, strong=True) == "memory-file":
         alone = "memory-file"
     # A label naming a memory file, a sentence of its own, points at the rule beside it ("New
     # rule for CLAUDE.md. Don't use default exports.").
@@ -5340,6 +5437,7 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
     a rule added ("add a rule") only before a "that" opening a clause with its own subject
     (`stated`: "add a rule that you ask first", not "add a rule that blocks port 22"), a verb
     and a memory named apart, or a memory named as the label, only before a `colon`."""
+    part = IF_CLAUSE.sub("", part)
     if not part or len(part) > FRAME_REACH or FRAME_DENIED.search(part):
         return None
     if REMEMBER.search(part) or opening and strong and TO_REMEMBER.fullmatch(part):
@@ -5369,13 +5467,21 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
             LINE_NOUN.search(part)
             or any(RECORD.match(clause) for clause in LAST_CLAUSE.split(part))):
         return "memory-file"  # ... the verb opening its clause: "I want to write" is no request
+    # "add it to the notes so you remember": kept so as not to forget, a memory's ("save that so
+    # you don't forget"; not "save the results so ...").
+    if RECORD.match(part) and FORGETTING.search(part):
+        return "memory-file"
+    # "Gotcha worth recording in AGENTS.md": what was said, weighed as worth a place in a memory.
+    if WORTH.search(part) and MEMORY_NAMED.search(part, WORTH.search(part).end()):
+        return "memory-file"
     # "Persist this preference: X": what is recorded is named a memory's kind of line.
     if opening and RECORD.search(part) and (KIND_NAMED.search(part) or FOR_GOOD.search(part)
                                             or stated and RULE_ADDED.search(part)):
         return "memory-file"  # ... or kept for good ("store this permanently: X")
     # "Two things to add to CLAUDE.md: X": the memory ends the frame as the place the rule goes.
     into = INTO_MEMORY.search(part) if opening else None
-    if into and (RECORDED.search(part) or into[1] == "for"):  # "A note for the memory file: X"
+    if into and (RECORDED.search(part) or into[1] == "for"  # "A note for the memory file: X"
+                 or POINTED.match(part)):  # ... or any verb: "burn this into your instructions:"
         return "memory-file"
     # Before a colon: a verb opening its clause and a memory named anywhere ("can u add smth to
     # ur notes:", "proje notlarına ekle:"), or a memory named as the label ("memory file:",
@@ -5872,11 +5978,15 @@ def _judge_message(message: Message, opts: Options, signal: re.Pattern[str], noi
     if idle:  # each sentence's verdict without judging it (pull_in moves its count)
         stats["dropped_no_signal"] += len(sentences)
         return [(number, sentence, NO_SIGNAL) for number, sentence in enumerate(sentences)]
-    spoken = "\n".join(strip_emphasis(line) for _, line in unfenced(LINE_BREAK.split(text))
-                       if not PLAN_LINE.match(line)) if requests else ""
+    lines = [line for _, line in unfenced(LINE_BREAK.split(text))] if requests else []
+    spoken = "\n".join(strip_emphasis(line) for line in lines if not PLAN_LINE.match(line))
+    listed = "\n".join(strip_emphasis(line) for line in lines if PLAN_LINE.match(line))
     judged = []
     for number, sentence in enumerate(sentences):
-        request = memory_request(sentence.strip()) if requests and sentence in spoken else None
+        said = requests and (sentence in spoken or sentence in listed)
+        request = memory_request(sentence.strip()) if said else None
+        if request and not request[1] and sentence not in spoken:
+            request = None  # a list's item is a step of a plan, unless it states its rule
         if request and request[1]:
             stats["memory_requests"] += 1
             verdict = judge(request[1], message.role, opts, signal, noise, None, asked=True,

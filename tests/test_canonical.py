@@ -466,6 +466,20 @@ REQUESTS = [
     row("req-en-saved-so-you-dont-forget",
         native((U, "The billing cron runs at 03:00 UTC. Save that so you don't forget.")),
         Only("The billing cron runs at 03:00 UTC.")),
+    # What a frame leaves when no rule is in it points back: a remark whose subject is "that", the
+    # speaker's saying it, a fragment a preposition opens; the statement before it is the rule.
+    row("req-en-leftover-remark-points-back",
+        native((U, "The worker reads `QUEUE_URL` at start only. that's a standing rule, add it to CLAUDE.md")),
+        Only("The worker reads `QUEUE_URL` at start only.")),
+    row("req-en-leftover-saying-points-back",
+        native((U, "Never run migrations from a laptop. I've said it before and I'll say it again — put it in "
+                   "AGENTS.md as a standing instruction.")),
+        Only("Never run migrations from a laptop.")),
+    # A list's item that states its rule is a request; one that only points is a step of a plan.
+    row("req-en-list-item-states-a-rule",
+        native((U, "Before you stop:\n1. rename the flag\n2. remember for the future that the `scripts/` folder "
+                   "holds no tests")),
+        Only("the `scripts/` folder holds no tests")),
     # ... or a bare memory beside its verb, all of a sentence, in another language as in English.
     row("req-es-bare-memory-alone",
         native((U, "Los importes van siempre en céntimos enteros. Guárdalo en memoria.")),

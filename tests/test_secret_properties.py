@@ -465,6 +465,7 @@ def _row(name: str, slot: str, value: str, frame: str = RULE):
 
 
 _HEX32, _B62, _PW = _chars("hex32", 32, "hex"), _chars("b62", 40), _chars("pw", 14)
+_HEX40 = _chars("hex40", 40, "hex")
 _SMTP = "".join(_rng("smtp").choices(string.ascii_lowercase, k=16))
 # A password as people choose one, long enough for a 12-character window.
 _HUMAN = "HarborLights" + str(_rng("human").randint(1990, 2030)) + "!"
@@ -1095,6 +1096,21 @@ CLASSES = [
          "pulpo77rojo", frame="{s}"),
     _row("key-phrase-field-es", "the form posts `clave_del_wifi_de_la_oficina=marea2024sol`", "marea2024sol",
          frame="{s}"),
+    # From probe5 (a blind list): a recovery phrase under its name with prose after it, the name
+    # far before it; a password's name escaped in JSON (`\u5bc6\u7801`, 密码) before the value.
+    _row("seed-named-then-prose", f"Seed-Phrase der Demo-Wallet, bitte ausschließlich im Safe lagern: {_SEED}",
+         _SEED),
+    _row("seed-named-then-prose-en", f"the recovery phrase of the demo wallet the QA team shares, kept offline: "
+         f"{_SEED}", _SEED, frame="{s} is what staging restores."),
+    # A warning to keep the value to oneself outweighs an id's word; a doc comment after two
+    # spaces is no table's column (a wrapped token is rejoined); a spaced `-p` quoted.
+    _row("id-with-secrecy-warning", f"the application ID is {_HEX40}; never put it in a public repo", _HEX40,
+         frame="{s}"),
+    _row("wrapped-before-code-comment", f'TELEGRAM_TOKEN = "{_B62[:12]}\n{_B62[12:35]}"  # the alerts bot', _B62[:35],
+         frame="{s}"),
+    _row("login-p-quoted", f'`racadm -r 10.0.0.9 -u root -p "{_HUMAN}" getsysinfo`', _HUMAN),
+    _row("password-name-json-escaped", "`" + json.dumps({"note": f"库的 root 密码是 {_HUMAN} ，只在跳板机上用"}) + "`",
+         _HUMAN),
 ]
 
 
@@ -1433,6 +1449,8 @@ _B64 = _chars("cookie", 150, "base64url")  # a Fernet token's alphabet, padded
 _B64_KEY = base64.b64encode(_rng("b64key").randbytes(32)).decode()
 ULID_VALUE = "01" + "".join(_rng("ulid").choice(CROCKFORD) for _ in range(24))
 FINGERPRINT = "SHA256:" + base64.b64encode(_rng("fp").randbytes(32)).decode().rstrip("=")
+_BASE58_KEY = "".join(_rng("base58").choice("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz")
+                      for _ in range(44))
 IPFS_CID = "Qm" + "".join(_rng("cid").choice("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz") for _ in range(44))
 BTC_ADDRESS = "bc1q" + "".join(_rng("btc").choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(38))
 ETH_ADDRESS = "0x" + _chars("eth", 40, "hex")
@@ -1587,6 +1605,16 @@ LOOKALIKES = [
     _row("zero-padding-escaped", "the header pads with " + repr(bytes(24)), repr(bytes(24))[2:14]),
     _row("head-of-a-fork", f"HEAD of the vendor fork is at {SHA}", SHA),
     _row("ksuid-after-e-g", f"the replay tool needs the KSUID of the event, e.g. {_KSUID}", _KSUID),
+    # An id's word names any form as short as ids are (a JWKS kid, a deployment's, a record's) and
+    # a 32-byte key's base58 (a Solana program id); a changeset is a commit; "해시" a hash; an
+    # IPFS CID before its path (from probe5 and probe6, blind lists).
+    _row("ksuid-named-in-prose", "the batch KSUID ZDPbWG2kLd1QuD7WP6lGFGCAoLE", "ZDPbWG2kLd1QuD7WP6lGFGCAoLE"),
+    _row("jwks-kid", f"the JWKS now has two keys; the new one has kid {_B62[:22]}", _B62[:22]),
+    _row("deployment-id-base62", f"Deployment dpl_{_B62[:28]} introduced the broken redirect", "dpl_" + _B62[:28]),
+    _row("base58-program-id", f"Program ID {_BASE58_KEY} is deployed on devnet", _BASE58_KEY),
+    _row("changeset", f"the regression came in with changeset {SHA}", SHA),
+    _row("hash-korean", f"트랜잭션 해시 0x{SHA}{SHA[:24]} 는 이미 블록에 포함됐어요", f"0x{SHA}{SHA[:24]}"),
+    _row("ipfs-cid-with-path", f"ipfs cat {IPFS_CID}/readme prints the description", IPFS_CID),
     # Found by property 2 at 1000 examples: a KSUID may open with `0x`, which no hex is then.
     _row("ksuid-opening-with-0x", "the batch KSUID 0xo9XyRJFoRkdwYiYqFc2niSHZZ", "0xo9XyRJFoRkdwYiYqFc2niSHZZ"),
     _row("public-slug", f"short links use a nanoid like {_B62[:21]} as the public slug", _B62[:21]),
@@ -2195,9 +2223,11 @@ VALUE_PLACES = [
     pytest.param("the deploy value for project id 4411 is {v}", _B62[:28], id="id-with-its-own-value"),
     pytest.param("access key id {v}", _B62[:28], id="id-beside-a-credential-word"),
     pytest.param("license serial: {v}", _B62[:28], id="license-serial"),
-    # A KSUID's form is any 27 base62 characters: an id's word names it only where its first 32
-    # bits are seconds of this era (one random run in six reads so; this one reads as 2145).
-    pytest.param("the batch KSUID {v}", "ZDPbWG2kLd1QuD7WP6lGFGCAoLE", id="ksuid-of-no-era"),
+    # A KSUID's form is any 27 base62 characters: a query's id names it only where its first 32
+    # bits are seconds of this era (one random run in six reads so; this one reads as 2145). Said
+    # right before it in prose ("the batch KSUID <v>"), an id's word names any form up to 28.
+    pytest.param("https://app.example.com/replay?event_id={v}", "ZDPbWG2kLd1QuD7WP6lGFGCAoLE",
+                 id="ksuid-of-no-era-in-a-query"),
     pytest.param("https://app.example.com/login/magic?id={v}", _B62[:28], id="id-in-a-query"),
     pytest.param('{{"session": {{"id": "{v}"}}}}', _B62[:28], id="session-object-id"),
     pytest.param('{{"token": "{v}", "id": 12}}', SHA[:32], id="json-key-after-the-value"),
