@@ -376,8 +376,6 @@ REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # 
               r"interessante|важно|ważne|belangrijk|önemli|quan trọng)\b|"
               r"重要|关键|關鍵|有用|大事|중요|大切)"
               r"(?:\s*[^\s`\d]+){0,2}[\s.。!！]*$")  # and at most two words more
-WORTH = Lazy(r"\bworth (?:adding|recording|noting|saving|keeping|writing down|remembering|putting|"
-             r"an? (?:line|note|entry|bullet|rule|mention))\b")
 # ... and so does what a frame leaves when no rule is in it: a remark with a demonstrative as its
 # subject ("that's a standing rule", "this is how we do it here"), the speaker's saying it ("I've
 # said it before and I'll keep saying it"), or a fragment a preposition or a connective opens
@@ -2615,11 +2613,14 @@ LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)"
                  r"|any ?thing(?: of (?:this|that))?")
 REFUSAL = Lazy(r"(?i)(?:please\s+)?(?:don't|do not|no need to|never)\s+|(?:请)?(?:不要|别|不用|不必|无需)把?")
-# A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
-# CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
 # A verb whose object is what was said or a memory's line ("drop a line in .cursorrules saying X").
 POINTED = Lazy(unmarked(r"^(?:(?:" + _LEAD_WORDS) + "|" + _CAN_YOU + r")[,，]?\s+)*"
                r"[^\W\d_]+\s+(?:this|it|that|these|an? (?:\w+ )?(?:line|note|bullet|entry))\b")
+# What was said, weighed as worth a place in a memory named ("gotcha worth recording in AGENTS.md").
+WORTH = Lazy(r"\bworth (?:adding|recording|noting|saving|keeping|writing down|remembering|putting|"
+             r"an? (?:line|note|entry|bullet|rule|mention))\b")
+# A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
+# CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
 INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
@@ -5472,7 +5473,8 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
     if RECORD.match(part) and FORGETTING.search(part):
         return "memory-file"
     # "Gotcha worth recording in AGENTS.md": what was said, weighed as worth a place in a memory.
-    if WORTH.search(part) and MEMORY_NAMED.search(part, WORTH.search(part).end()):
+    worth = WORTH.search(part)
+    if worth and MEMORY_NAMED.search(part, worth.end()):
         return "memory-file"
     # "Persist this preference: X": what is recorded is named a memory's kind of line.
     if opening and RECORD.search(part) and (KIND_NAMED.search(part) or FOR_GOOD.search(part)
