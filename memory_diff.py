@@ -2125,13 +2125,17 @@ NAMING_WORD = Lazy(
     r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
-    r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + "|" + SECRET_WORDS_ABROAD + ")")
+    r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + "|" + SECRET_WORDS_ABROAD + ")"
+    # ... and a record's noun, in the languages the probes wrote: an id only said right before it
+    r"|(?<![\w-])(jobs?|tasks?|tickets?|invoices?|incidents?|batch(?:es)?|workflows?|pipelines?|"
+    r"d[ée]ploiements?|t[âa]ches?|factures?|idempotence|tareas?|trabajos?|pedidos?|despliegues?|"
+    r"auftr[äa]ge?|aufgaben?|bestellungen?|tarefas?|задач\w*|заказ\w*|сборк\w*)(?![\w-])")
 # A naming word that names nothing: "commit" as a verb, whose object is what is committed ("never
 # commit <token> to ..."), and the idiom "for the record".
 NAMES_NOTHING = Lazy(r"(?:\b(?:never|always|not|don't|please|to|must|should|we|i|you|just|then|and"
                      r"|or) commit|\b(?:for|off|on) the record)\Z")
 NAMING_FAMILIES = ("commit", "id", "session", "digest", "public", "secret", "opaque",
-                   "commit", "id", "session", "digest", "public", "secret")
+                   "commit", "id", "session", "digest", "public", "secret", "record")
 NAMING_REACH = 40  # characters between a naming word and its token, at most
 # A warning to keep the value to oneself names it a secret whatever word names it ("the
 # application ID is <hex>, never put it in a public repo"): no harmless context holds beside one.
@@ -4960,16 +4964,16 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return True  # an id of this era (a row's key too), but where a credential's word names it
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
-    if family == "id":
-        hexed = HEX_ID.fullmatch(body)
-        # ... or, said right before it in prose, any form as short as ids are or a 32-byte public
-        # key's base58 (ID_FORM_MAX): not a key's (`"id": "..."`), nor one compound with a
-        # credential's word ("access key id"), nor a serial (a licence's is its key).
-        prose = bool(word) and PROSE_NAMED.fullmatch(spelled) and not word.startswith("serial") \
-            and not credential_ends & {at - 1, at - 2}
-        short = len(body) <= ID_FORM_MAX or BASE58_KEY.fullmatch(body)
-        return bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body) or stamped
-                    or prose and short) and not odd
+    # An id's word or a record's noun said right before it in prose (PROSE_NAMED): not a key's
+    # (`"id": "..."`), nor one compound with a credential's word ("access key id"), nor a serial
+    # (a licence's is its key).
+    prose = bool(word) and PROSE_NAMED.fullmatch(spelled) and not word.startswith("serial") \
+        and not credential_ends & {at - 1, at - 2}
+    short = len(body) <= ID_FORM_MAX or BASE58_KEY.fullmatch(body)
+    if family in ("id", "record"):  # ... names an id's forms, a record's only so; and so, any
+        hexed = HEX_ID.fullmatch(body)  # form as short as ids are or a 32-byte key's base58
+        formed = bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body) or stamped)
+        return (formed and family == "id" or prose and (formed or short)) and not odd
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":

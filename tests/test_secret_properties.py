@@ -1608,6 +1608,10 @@ LOOKALIKES = [
     # An id's word names any form as short as ids are (a JWKS kid, a deployment's, a record's) and
     # a 32-byte key's base58 (a Solana program id); a changeset is a commit; "해시" a hash; an
     # IPFS CID before its path (from probe5 and probe6, blind lists).
+    # A record's noun right before a UUID names a job's, a task's, a deployment's id (probe6).
+    _row("uuid-after-a-job", f"AWS Batch job {_UUID} failed with exit code 137", _UUID),
+    _row("uuid-after-a-task-ru", f"Задача {_UUID} упала с кодом 137", _UUID),
+    _row("uuid-after-a-deployment-fr", f"Le déploiement {_UUID} est en production", _UUID),
     _row("ksuid-named-in-prose", "the batch KSUID ZDPbWG2kLd1QuD7WP6lGFGCAoLE", "ZDPbWG2kLd1QuD7WP6lGFGCAoLE"),
     _row("jwks-kid", f"the JWKS now has two keys; the new one has kid {_B62[:22]}", _B62[:22]),
     _row("deployment-id-base62", f"Deployment dpl_{_B62[:28]} introduced the broken redirect", "dpl_" + _B62[:28]),
@@ -2222,6 +2226,7 @@ VALUE_PLACES = [
     pytest.param("the token for project id 4411 is {v}", _B62[:28], id="id-of-another-value"),
     pytest.param("the deploy value for project id 4411 is {v}", _B62[:28], id="id-with-its-own-value"),
     pytest.param("access key id {v}", _B62[:28], id="id-beside-a-credential-word"),
+    pytest.param("the deploy job reads {v} from the vault at start", _UUID, id="record-noun-from-afar"),
     pytest.param("license serial: {v}", _B62[:28], id="license-serial"),
     # A KSUID's form is any 27 base62 characters: a query's id names it only where its first 32
     # bits are seconds of this era (one random run in six reads so; this one reads as 2145). Said
