@@ -228,7 +228,7 @@ _MODALS = (r"(?:kannst|könntest) du|(?:peux|pourrais)-tu|(?:est-ce que )?(?:tu 
 _CAN_YOU = r"(?:can|could|would|will) (?:you|u)|(?:can|could|shall) we"
 _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        r"we should |you should |(?:would|do) you mind |" + _SURE + r" |" \
-       r"(?:i want|i'd like|i would like) you to |go ahead and |" \
+       + _WISH + r" you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
@@ -4964,15 +4964,16 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return True  # an id of this era (a row's key too), but where a credential's word names it
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
-    # An id's word or a record's noun said right before it in prose (PROSE_NAMED): not a key's
-    # (`"id": "..."`), nor one compound with a credential's word ("access key id"), nor a serial
-    # (a licence's is its key).
-    prose = bool(word) and PROSE_NAMED.fullmatch(spelled) and not word.startswith("serial") \
-        and not credential_ends & {at - 1, at - 2}
-    short = len(body) <= ID_FORM_MAX or BASE58_KEY.fullmatch(body)
-    if family in ("id", "record"):  # ... names an id's forms, a record's only so; and so, any
-        hexed = HEX_ID.fullmatch(body)  # form as short as ids are or a 32-byte key's base58
-        formed = bool(hexed or UUID.fullmatch(body) or ULID.fullmatch(body) or stamped)
+    if family in ("id", "record"):
+        # An id's word names an id's forms; an id's word or a record's noun said right before it
+        # in prose (PROSE_NAMED) names them and any form as short as ids are or a 32-byte key's
+        # base58 too: not a key's (`"id": "..."`), nor one compound with a credential's word
+        # ("access key id"), nor a serial (a licence's is its key).
+        formed = bool(HEX_ID.fullmatch(body) or UUID.fullmatch(body) or ULID.fullmatch(body)
+                      or stamped)
+        prose = bool(word) and PROSE_NAMED.fullmatch(spelled) and not word.startswith("serial") \
+            and not credential_ends & {at - 1, at - 2}
+        short = len(body) <= ID_FORM_MAX or BASE58_KEY.fullmatch(body)
         return (formed and family == "id" or prose and (formed or short)) and not odd
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
