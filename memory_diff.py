@@ -206,6 +206,7 @@ _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
 _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alright|sure|hmm+|well|then|"
                r"now|good|nice|right|please|pls|hey|hi|oh|btw|by the way|fyi|for the record|\+1|"
                r"lessons? learned|quick one|one more thing|another thing|one thing|oye|hej|hei|"
+               r"i\.e\.?|in other words|"
                r"first(?:ly)?|second(?:ly)?|third(?:ly)?|finally|lastly|"
                r"te rog|"
                r"bitte|alors|"
@@ -240,6 +241,8 @@ _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
           r"please\b|" \
           r"somehow\b|now\b|also\b|but\b|and\b)))"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
+# A part of the memory named before it ("add that to the style section of CLAUDE.md").
+_SECTION_OF = r"(?:(?:the |a )?[\w\"'`-]+(?: [\w\"'`-]+)? (?:section|part|heading) (?:of|in) )?"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
 _MEMORY_ZH = (r"\s*(?:" + _NAMED_FILE + r"|(?:项目的?)?(?:记忆|规则|memory)"
               r"(?=\s*(?:文件|里|中|[：:，,。]|$)))"
@@ -267,7 +270,7 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     ("memory-file", _LEAD + _ASK + r"(?:add|put|note|write|save|record|include|document|mention|append|capture|"
                     r"keep|store|adding|putting|noting|writing|saving|recording|including|storing)"
                     r"\b(?P<object>[^.:;!?\n]{0,40}?)\s+(?:to|in|into|inside|on)\s+" +
-                    _MEMORY + _AFTER +
+                    _SECTION_OF + _MEMORY + _AFTER +
                     r"(?:(?:that|saying(?: that)?|to say(?: that)?)\b\s*|[:：,，—–-]\s*"
                     r"|to (?=always|never))?"
                     r"(?P<content>.*)$"),
@@ -355,6 +358,7 @@ REQUEST_POINTER = Lazy(
     r"(?:the|that|this) (?:\S+ ){0,3}(?:bit|part|thing|one|point|stuff|trick|decision|rule|fix|"
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
+    r"make (?:it|this|that) (?:permanent|stick|official)\b|(?:keep|bear) (?:it|this|that) in mind\b|"
     # ... or names what it is ("remember that as a general preference").
     r"as (?:an? )?(?:\w+ )?(?:" + RULE_KINDS + r"|note|reminder)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
@@ -380,8 +384,11 @@ REMARK = Lazy(r"(?i)^(?:(?:this|that|it|isso|isto|esto|eso|das|dies|ça|c'|"  # 
 # subject ("that's a standing rule", "this is how we do it here"), the speaker's saying it ("I've
 # said it before and I'll keep saying it"), or a fragment a preposition or a connective opens
 # ("about me", "as a permanent instruction", "in memory so we don't", "and don't make me say it
-# again"); words only, LEFTOVER_WORDS at most.
-LEFTOVER = Lazy(r"(?i)^(?:(?:that|this)(?:'s|’s| is| was)|(?:about|as|of|for|with|and|but)\b|"
+# again", "or wherever you keep notes", "que no se te olvide"), or a Japanese particle that needs
+# the word before it ("も忘れないように"); words only, LEFTOVER_WORDS at most.
+LEFTOVER = Lazy(r"(?i)^(?:(?:that|this)(?:'s|’s| is| was)|"
+                r"(?:about|as|of|for|with|and|but|or|nor|plus|que)\b|"
+                r"[もはがをにでとのへや](?=[\u30a0-\u30ff\u3400-\u9fff])|"
                 r"in (?:the |your )?(?:memory|notes)\b|"
                 r"(?:as )?i(?:'ve|’ve| have)?(?: already| just)? (?:said|told you|mentioned)"
                 r" (?:it|this|that)\b)"
@@ -454,13 +461,16 @@ FUTURE_PHRASES = (
     "отныне|впредь|с этого момента|d'ora in poi|da ora in poi|d'ora in avanti|da adesso in poi|"
     "od teraz|od tej pory|vanaf nu|voortaan|bundan sonra|từ giờ|từ nay|अब से|відтепер|"
     "mulai sekarang|od teď|från och med nu|今後は|これからは|앞으로는|이제부터|"
-    # A note for later sessions or for reference, which no sentence of today's work opens with.
-    "in future sessions|for future sessions|for all future sessions|for later sessions|"
-    "for next sessions|for the next sessions|for upcoming sessions|for future chats|"
-    "for every future session|for every session|in every future session|"
+    # A note for reference, which no sentence of today's work opens with (and LATER_SESSIONS).
     "for future reference|for next time|für zukünftige sitzungen|für künftige sitzungen|"
     "para referência futura|para referencia futura|pour les prochaines sessions|"
     "para futuras sesiones|para as próximas sessões|in het vervolg|次回以降|다음부터")
+# ... and every later session named in English ("in all future sessions", "for upcoming chats",
+# "for every session"); "the next session" alone is one session's plan.
+_LATER_SESSIONS = (r"(?:in|for|across) (?:(?:all|every|each|any)(?: the)? |the )?"
+                   r"(?:(?:future|later|upcoming|subsequent|coming) "
+                   r"(?:sessions?|chats?|conversations?)|next (?:sessions|chats|conversations)|"
+                   r"(?<=every )(?:session|chat|conversation))\b")
 # A standing rule announced ("Let's make it a rule that X", "New rule: X"), maybe with its place
 # ("Rules for AGENTS.md: X"); not "add a rule", as often a linter's or a firewall's.
 NEW_RULE_ABROAD = ("neue regel|nouvelle règle|nueva regla|nova regra|nuova regola|nieuwe regel|"
@@ -495,8 +505,10 @@ RECORD_PHRASES = (
     "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|"
     "adding|putting|noting|writing|saving|recording|jotting|"
     "update|codify|memorialize|memorialise|enshrine|"
+    # ... and the casual verbs of putting a thing somewhere ("pin this in memory -> X")
+    "pin|stash|lodge|etch|slot|bake|burn|tuck|slap|chuck|log|register|"
     "trag|trage|füg|füge|schreib|notier|vermerk|vermerke|vermerken|nimm|aufnehmen|speicher|"
-    "ajoute|mets|écris|note-le|"
+    "ajoute|mets|écris|note-le|grave|grave-le|garde|garde-le|"
     "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|guarde|añada|"
     "agregue|apunte|escriba|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
@@ -530,12 +542,15 @@ MEMORY_SAID = (
     "dein gedächtnis|je geheugen|jouw geheugen|twojej pamięci|swojej pamięci|твою память|"
     "твоей памяти|hafızana|belleğine|bộ nhớ của bạn|memorimu|memori kamu|你的记忆|你的記憶|"
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
+    # ... and what else a user calls the agent's own ("etch that into your brain")
+    "your brain|ur brain|your head|your system prompt|your knowledge base|project knowledge base|"
     "tuas notas|suas notas|tus notas|tes notes|vos notes|deine notizen|le tue note|твои заметки|"
     "notlarına|notlarıma|ur notes|ur memory|нотатки|свої нотатки|minnesfilen|"
     "rules file|rule file|standing instructions|conventions doc|"
     # ... and the rules or instructions file in other languages
     "fichier de règles|fichier d'instructions|archivo de instrucciones|arquivo de instruções|"
     "file delle istruzioni|file di istruzioni|pliku z regułami|plik z regułami|fișierul de reguli|"
+    "archivo de reglas|arquivo de regras|file delle regole|file di regole|regeldatei|"
     "файл правил|файлу правил|файл инструкций|קובץ הכללים|לקובץ הכללים|קובץ ההנחיות|"
     "לקובץ ההנחיות|فایل قوانین|الذاكرة|ذاكرتك|"
     + PROJECT_RULES +
@@ -554,15 +569,16 @@ MEMORY_BARE = ("memory|memoria|la memoria|mémoire|la mémoire|memória|a memór
                # ... and "the rules", as "add to the rules: X" is in English
                "reglas|las reglas|règles|les règles|regeln|den regeln|regras|as regras|regole|"
                "le regole|regels|de regels|zasad|правила|правил|pravidel|pravidla|kurallara|"
-               "kurallar|sääntöihin|paměti|paměť|muistiin|"
+               "kurallar|sääntöihin|paměti|paměť|muistiin|minnet|노트|"
                # Persian, with and without the joiner the cleaner removes (U+200C)
                "حافظه‌ات|حافظه‌ی|حافظهات|حافظهی|حافظه|"
                # ... and "the instructions"
                "instrucciones|las instrucciones|istruzioni|instruções|anweisungen|инструкции|"
                "instrukcí|instrukce|instrukcje")
-# What divides a frame from its rule: a colon (before a space: `https:` or `h1:` is a token's),
-# a dash, "that" in its languages, "so it says".
-REQUEST_SEPARATOR = (r"\s*(?::(?!\S)|[：—–←→]|\s-\s|\s<?-+>?\s|"
+# What divides a frame from its rule: a colon (before a space or after CJK: `https:` or `h1:` is a
+# token's), a dash, "that" in its languages, "so it says".
+REQUEST_SEPARATOR = (r"\s*(?::(?!\S)|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]):|"
+                     r"[：—–←→]|\s-\s|\s<?-+>?\s|"
                      r"(?<!para)(?<!pour)(?<!\bso)(?<!så)"  # "para que", "so that": _PURPOSE
                      r"(?<!avant)(?<!parce)(?<!bien)(?<!sans)(?<!afin)(?<!alors)"  # "avant qu'on"
                      r",?\s+(?:(?:that|saying|dass|que|что|che|że|že|dat|là|rằng|कि|що|bahwa|att|"
@@ -593,6 +609,9 @@ REQUEST_MOMENT = (_TODAY_TASK + r"|"
                   r"this (?:morning|afternoon|evening|week)|heute|im moment|en ce moment|"
                   r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
                   r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|"
+                  # ... this task's alone
+                  r"이번 (?:작업|세션|대화)|이번에만|この作業|このセッション|今回だけ|今回のみ|"
+                  r"这次任务|本次任务|这次会话|本次会话|这次对话|只在这次|仅限这次|"
                   r"(?:の|こと)を忘れないで")
 # A place that is no memory ("make a note in the ticket that X"): the frame records elsewhere.
 _OTHER_PLACE = (r"\b(?:in|to|into|on)\s+(?:the|a|this|that|our|my|your)\s+(?:\w+\s+)?"
@@ -606,7 +625,10 @@ REQUEST_DENIED = (r"\bi(?:'m|'ve|'d|'ll)?\s+(?:remember|recall|think|guess|belie
                   # like CLAUDE.md to say").
                   r"(?:" + _NAMED_FILE + r"|memory file)\s+"
                   r"(?:(?:into|onto)\s|to\s+(?:(?:the|a|an|your|our|my)\s|\S*[./]))|"
-                  + _OTHER_PLACE + "|" + REQUEST_NEGATION + "|" + REQUEST_MOMENT)
+                  + _OTHER_PLACE + "|" + REQUEST_NEGATION + "|" + REQUEST_MOMENT + "|"
+                  # ... or names the memory as a place not taken ("in Issues rather than memory")
+                  r"\b(?:rather than|instead of)\s+(?:in(?:to)?\s+|to\s+)?(?:the\s+|your\s+|ur\s+)?"
+                  r"(?:memory|notes|" + _NAMED_FILE + r")")
 # Politeness after a rule is not the rule ("..., bitte", "... nhé", "thanks").
 REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|danke|merci|stp|"
                     r"s'il te plaît|por favor|gracias|obrigad[oa]|valeu|спасибо|пожалуйста|grazie|"
@@ -628,7 +650,7 @@ POLITE_ASK = Lazy(r"\b(?:" + _CAN_YOU + r")\b|\bi wonder\b|"
                   r"能不能|可以|能否|ください|(?:もらえ|くれ)(?:ます|る)|주세요|줄래")
 # "..., ok?" asks for a nod, not an answer; "..., right?" asks whether a fact holds.
 TAG_QUESTION = Lazy(r"[\s,，]*(?:ok|okay|alright|got it|please|d'accord|vale|tá|"
-                    r"ладно|好吗|好不好)\s*[?？]\s*$")
+                    r"beleza|né|ладно|好吗|好不好)\s*[?？]\s*$")
 # The speaker's own plan, news or doubt as a request's content ("Going forward, I'll handle the
 # deploy", "..., I ran the tests", "je vais tester moi-même", "I'm not sure"), not a standing
 # fact or a wish ("I'm on Windows", "I want tabs").
@@ -2529,13 +2551,27 @@ def slips(word: str) -> list[str]:
     return sorted((left_out | swapped) - {word})
 
 
+# Verbs of recording that end a noun phrase as often ("every rule in the memory log"): they close
+# no frame (frame_pattern).
+NOUN_TOO = frozenset({"log", "pin", "register", "slot", "stash"})
+
+
+def escape_phrase(phrase: str) -> str:
+    """A literal phrase as a pattern whose apostrophe may be typed curly, or in a phrase of words
+    left out ("dont forget"; French has a "dont" of its own)."""
+    return re.escape(phrase).replace("'", "['’]?" if " " in phrase else "['’]")
+
+
 def frame_pattern(phrases: str, closes: bool = False, extra: str = "") -> str:
-    """A frame's own word, opening its part after courtesy or (`closes`) closing it: "The browser
-    will remember that setting" holds none. In a script without spaces it may stand anywhere;
-    `extra` is a pattern beside the phrases (a wish: "I'd like it remembered")."""
-    spaced = "|".join(re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
+    """A frame's own word, opening its part after courtesy or (`closes`) closing it, but for a
+    noun as often (NOUN_TOO): "The browser will remember that setting" holds none, "the memory
+    log" no verb. In a script without spaces it may stand anywhere; `extra` is a pattern beside
+    the phrases (a wish: "I'd like it remembered")."""
+    spaced = "|".join(escape_phrase(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
-    last = rf"|(?<!\w)(?:{spaced})$" if closes else ""
+    verbs = "|".join(map(escape_phrase, (p for p in phrases.split("|")
+                                         if not CLOSE_SCRIPT.match(p) and p not in NOUN_TOO)))
+    last = rf"|(?<!\w)(?:{verbs})$" if closes else ""
     return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:{_CAN_YOU})\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+|{_WISH} you to\s+)*"
                     rf"(?:{spaced}{extra})(?![\w(-])(?!\s+sure\b)"  # "make sure you" asks (_SURE)
@@ -2547,7 +2583,7 @@ def phrase_pattern(phrases: str) -> str:
     not in `hinzugefügt`); in one without spaces (Chinese) anywhere. The word edges stand once
     around all the spaced phrases, not around each: the engine then tries them only where a
     word starts, and it finds the same."""
-    words = [re.escape(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p)]
+    words = [escape_phrase(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p)]
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     return unmarked("|".join(([rf"(?<!\w)(?:{'|'.join(words)})(?!\w)"] if words else []) + close))
 
@@ -2560,7 +2596,10 @@ def rule_name(match: re.Match[str]) -> str:
 # SIGNAL, NOISE and SCORE are matched against the lower-cased sentence, faster than re.I.
 SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
 # A sentence can match SIGNAL only where one of these occurs (see signal_phrases).
-SIGNAL_PHRASES = tuple(sorted({p for _, phrases in SIGNAL_RULES for p in phrases.split("|")}))
+# ... and as escape_phrase types their apostrophes.
+SIGNAL_PHRASES = tuple(sorted({p.replace("'", apostrophe) for _, phrases in SIGNAL_RULES
+                               for p in phrases.split("|")
+                               for apostrophe in ("'", "’", "" if " " in p else "'")}))
 ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
@@ -2579,17 +2618,19 @@ REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS,
 FUTURE_LABEL = Lazy(unmarked(r"(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:(?:(?:rule|rules|notes) |"
                     r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
                     r"(?:\s+down)?\s+)?"
-                    r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + ")|"
+                    r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + "|"
+                    + _LATER_SESSIONS + ")|"
                     + RULE_LABEL + ")")
 # A phrase for later sessions opening the sentence ("going forward with X" only moves on).
 FUTURE_OPENS = Lazy(unmarked(r"^(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:" +
-                    phrase_pattern(FUTURE_PHRASES) +
+                    phrase_pattern(FUTURE_PHRASES) + "|" + _LATER_SESSIONS +
                     r")(?! (?:to|with)\b)[,，:：]?\s*(?P<content>.+)$")
 RECORD = Lazy(frame_pattern(RECORD_PHRASES, closes=True))
 RECORDED = Lazy(phrase_pattern(RECORD_PHRASES))  # ... anywhere in the frame ("things to add")
 LINE_NOUN = Lazy(phrase_pattern(LINE_NOUNS))
 # "Remember that going forward": a phrase for later sessions alone points back.
-FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time"))
+FUTURE_ALONE = Lazy(phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS + "|next time") + "|"
+                    + _LATER_SESSIONS)
 MEMORY_NAMED = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID))
 RULE_ADDED = Lazy(r"\ban? (?:" + _STANDING + r" )*(?:" + RULE_KINDS + ")$")
 PARENTHESIS = Lazy(r"\s[(（]([^()（）]*\s[^()（）]*)[)）]")  # of words; the text's length kept
@@ -2625,7 +2666,8 @@ WORTH = Lazy(r"\bworth (?:adding|recording|noting|saving|keeping|writing down|re
              r"an? (?:line|note|entry|bullet|rule|mention))\b")
 # A memory ending a frame as the place the rule goes ("add these to CLAUDE.md"; not "to the
 # CLAUDE.md generator script", "update the CLAUDE.md file", "make the CLAUDE.md loader ...").
-INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+(?:the\s+)?[`\"']?(?:" + _NAMED_FILE + "|"
+INTO_MEMORY = Lazy(r"\b(to|in|into|inside|for)\s+" + _SECTION_OF + r"(?:the\s+)?[`\"']?(?:"
+                   + _NAMED_FILE + "|"
                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?$")
 
 # A memory file by its file name as the place a rule goes, after a word of direction in the
@@ -2692,8 +2734,12 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   *PROJECT_RULES.split("|"), *MEMORY_BARE.split("|"),
                   *RULE_KINDS.split("|"), "instruction", "codify", "future session", "next session",
                   "every session", "note",  # _NOTE_TAKEN
+                  "later session", "upcoming session", "subsequent session", "coming session",
+                  "next sessions", "future chat", "future conversation", "later chat",
                   "future you", "future me", "future agent", "next agent")
-REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
+REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS} \
+    | {w.replace("'", apostrophe) for w in _REQUEST_WORDS if "'" in w
+       for apostrophe in ("’", "" if " " in w else "’")}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
@@ -5245,6 +5291,10 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         or topical and REQUEST_TOPIC.match(content) and not scoped_rule(content)
     # ... but a rule after a colon past the pointer is the content ("I want this in CLAUDE.md, word
     # for word: X").
+    # ... and so does a frame left in it ("remember that for next time, put it in memory").
+    if not pointer and len(content) < len(sentence):
+        inner = memory_request(content)
+        pointer = bool(inner) and not inner[1]
     after = COLON_REST.search(content) if pointer else None
     if after and not REQUEST_POINTER.match(after[1]) and len(after[1].split()) >= COLON_WORDS:
         content, pointer = after[1], False
@@ -5273,6 +5323,10 @@ def refused(sentence: str) -> bool:
     verb = RECORD.match(clause)
     named = MEMORY_OR_BARE.search(clause, verb.end()) if verb else None
     said = PLACE_WORD.sub("", clause[verb.end():named.start()]).strip() if named and verb else ""
+    remembering = REMEMBER.match(clause) if opened and not said else None
+    if remembering:  # ... or of remembering, which needs none ("don't memorise any of this")
+        said = clause[remembering.end():].strip()
+        return bool(REQUEST_POINTER.match(said) or ANY_OF_IT.match(said))
     if opened and CLOSE_SCRIPT.match(clause):  # ... what was said before the verb ("不要把这个记到记忆里")
         verb = RECORD.search(clause)
         said = clause[:verb.start()] if verb and MEMORY_OR_BARE.search(clause, verb.end()) else said
@@ -5338,7 +5392,9 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if opens:
         return "from-now-on", sentence[opens.start("content"):], False
     label = 0  # where a frame after a label opens ("Rust stuff: remember going forward that X")
-    for separator in FRAME_STRONG.finditer(lowered, 0, FRAME_REACH + 10):
+    for separator in FRAME_STRONG.finditer(lowered):
+        if separator.start() > label + FRAME_REACH + 10:
+            break  # ... as far after a label as from the start
         # ... or after a clause of context ("that took an hour; remember that X")
         semicolon = lowered.rfind("; ", 0, separator.start())
         colon = separator.group().strip() in (":", "：")

@@ -709,6 +709,11 @@ def test_a_requested_limit_on_edits_stands() -> None:
     # ... in Chinese, what was said stands before the verb ("把这个").
     pytest.param("不要把这个记到记忆里，只是这次临时用一下测试账号。", "dropped_noise", id="refused-this-zh"),
     pytest.param("请别把这条写进CLAUDE.md", "dropped_noise", id="refused-this-one-zh"),
+    # ... and remembering needs no place ("don't memorise any of this").
+    pytest.param("Please don't memorise anything from this chat, it has a customer's data in it.",
+                 "dropped_noise", id="refused-remembering"),
+    pytest.param("Don't remember any of this, we are only poking around.", "dropped_noise",
+                 id="refused-remembering-any-of-it"),
     pytest.param("不要把密码写进CLAUDE.md，它会被提交。", "candidate", id="a-rule-about-the-memory-file-zh"),
 ])
 def test_a_refused_recording_is_no_rule(message: str, stage: str) -> None:
@@ -1375,6 +1380,47 @@ OWN_CONTENT = [
     pytest.param("Remember to always pin the base image.",
                  "always pin the base image", id="remember-to-always"),
     pytest.param("Remember to delete the temp branch afterwards.", None, id="remember-to-is-today"),
+    # A verb of putting a thing somewhere ("stash", "log", "etch") records as "save" does; one that
+    # names a thing as often closes no frame ("the memory log").
+    pytest.param("stash this in memory → the nightly job skips holidays",
+                 "the nightly job skips holidays", id="en-casual-verb-bare-memory-arrow"),
+    pytest.param("log in memory that the staging queue drains at midnight",
+                 "the staging queue drains at midnight", id="en-log-in-memory-that"),
+    pytest.param("Could you show every entry in the memory log that mentions Redis?", None,
+                 id="en-memory-log-is-a-noun"),
+    # ... after a label of any length, as far as from the start.
+    pytest.param("Before we get back to the flaky login test I mentioned earlier: please save to memory "
+                 "that the auth mock needs a fixed clock", "the auth mock needs a fixed clock",
+                 id="en-frame-after-a-long-label"),
+    # Every later session named, in any of its forms; the next session alone is a plan.
+    pytest.param("In every later session, answer in German.", "answer in German.", id="en-every-later-session"),
+    pytest.param("In the next session, we'll split the parser.", None, id="en-the-next-session-is-a-plan"),
+    # An apostrophe typed curly or left out in a phrase of words.
+    pytest.param("dont forget: the vendored fonts are not ours to edit",
+                 "the vendored fonts are not ours to edit", id="en-dont-forget-no-apostrophe"),
+    pytest.param("don’t forget: the vendored fonts are not ours to edit",
+                 "the vendored fonts are not ours to edit", id="en-dont-forget-curly"),
+    # What a frame leaves points back when it is a frame itself, or opens with a connective.
+    pytest.param("Make that stick, write it in AGENTS.md or wherever the rules live.", "",
+                 id="en-leftover-or-wherever"),
+    pytest.param("Remember that for later sessions, add it to your notes.", "", id="en-leftover-is-a-frame"),
+    pytest.param("Keep that in mind, i.e. add it to your notes.", "", id="en-leftover-keep-in-mind"),
+    pytest.param("次回以降も忘れないようにメモに残しといて。", "", id="ja-leftover-opens-with-a-particle"),
+    # A part of the memory, or what the agent keeps as its own ("your brain").
+    pytest.param("add to the testing section of CLAUDE.md: fixtures live in tests/data",
+                 "fixtures live in tests/data", id="en-section-of-the-file"),
+    pytest.param("add that to the deploy section of AGENTS.md", "", id="en-section-of-the-file-points"),
+    pytest.param("burn that into your brain", "", id="en-your-brain"),
+    pytest.param("put it in your system prompt: answer in British English", "answer in British English",
+                 id="en-your-system-prompt"),
+    # The memory as the place not taken, and this task's scope in Korean.
+    pytest.param("Log this in the tracker rather than your memory: the export button is dead on Safari",
+                 None, id="en-rather-than-memory"),
+    pytest.param("이번 작업에서만 기억해: 스테이징 계정은 qa02야", None, id="ko-this-task-only"),
+    # A colon right after CJK, and a tag question's nod in Portuguese.
+    pytest.param("AGENTS.md に追記して:ログは英語で書くこと", "ログは英語で書くこと", id="ja-ascii-colon"),
+    pytest.param("Adiciona no CLAUDE.md que os testes usam pytest, beleza?", "os testes usam pytest",
+                 id="pt-beleza"),
 ]
 
 
