@@ -254,6 +254,12 @@ _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the m
 # What was said, pointed at: "it", "that", "what I just said".
 _SAID = (r"(?:it|this|that|"
          r"what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned))")
+# ... earlier, in the languages of REQUEST FRAMES, about what ("what I said earlier about X").
+_SAID_ABROAD = (r"(?:what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned)"
+                r"(?: earlier| before| above| previously)?|ce que (?:je viens de dire|j'ai dit)|lo que (?:acabo de decir|dije)|"
+                r"o que (?:acabei de dizer|eu disse)|was ich (?:gerade )?gesagt habe|"
+                r"quello che (?:ho appena detto|ho detto)|(?:то,? )?что я (?:только что )?сказал)")
+_SAID_ABOUT = r"(?:\s+(?:about|on|regarding|sur|sobre|über|zu|su|о|про)\b[^,.;:]*)?"
 _FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
 PROJECT_RULES = ("project rules|project rule|project instructions|agents file|conventions file|"
@@ -351,14 +357,14 @@ RULE_KINDS = ("preference|preferences|rule|rules|convention|conventions|guidelin
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:with )?(?:" + _SAID + r"|these|those|the above|above|all of (?:this|that)|"
     r"this too|it too|"
-    r"as well|" + _FOR_GOOD + r")\b\s*|"
+    r"as well|" + _FOR_GOOD + r")\b\s*|" + _SAID_ABROAD + _SAID_ABOUT + r"\s*|"
     # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
     # where from ("based on this session"), or "that" in another language.
     + _PURPOSE + r"[^:：]*|"
     r"(?:the|that|this) (?:\S+ ){0,3}(?:bit|part|thing|one|point|stuff|trick|decision|rule|fix|"
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
-    r"make (?:it|this|that) (?:permanent|stick|official)\b|(?:keep|bear) (?:it|this|that) in mind\b|"
+    r"(?:make (?:it|this|that) (?:permanent|stick|official)|(?:keep|bear) (?:it|this|that) in mind)\b\s*|"
     # ... or names what it is ("remember that as a general preference").
     r"as (?:an? )?(?:\w+ )?(?:" + RULE_KINDS + r"|note|reminder)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"

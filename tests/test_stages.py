@@ -1406,6 +1406,14 @@ OWN_CONTENT = [
     pytest.param("Remember that for later sessions, add it to your notes.", "", id="en-leftover-is-a-frame"),
     pytest.param("Keep that in mind, i.e. add it to your notes.", "", id="en-leftover-keep-in-mind"),
     pytest.param("次回以降も忘れないようにメモに残しといて。", "", id="ja-leftover-opens-with-a-particle"),
+    pytest.param("Bear that in mind permanently, i.e. put it in your notes.", "", id="en-leftover-bear-in-mind"),
+    # What was said earlier, about what, in any language of the frames.
+    pytest.param("what we said earlier about retries — write that down in memory.md", "",
+                 id="en-what-we-said-earlier-about"),
+    pytest.param("Ce que je viens de dire sur les migrations, note-le dans AGENTS.md.", "",
+                 id="fr-ce-que-je-viens-de-dire"),
+    pytest.param("Lo que acabo de decir sobre los precios, guárdalo en tus notas.", "",
+                 id="es-lo-que-acabo-de-decir"),
     # A part of the memory, or what the agent keeps as its own ("your brain").
     pytest.param("add to the testing section of CLAUDE.md: fixtures live in tests/data",
                  "fixtures live in tests/data", id="en-section-of-the-file"),
