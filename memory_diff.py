@@ -232,14 +232,13 @@ _ASK = r"(?:(?:" + _CAN_YOU + r") (?:please |also )?|please |let'?s |let us |" \
        + _WISH + r" you to |go ahead and |" \
        r"i (?:wonder|think|guess)(?: now)? (?:if |that )?" \
        r"(?:we|you) (?:should|could|might) (?:also )?)?"
+# What may follow a memory named as a place: the end, a separator, a word that is no noun's.
+_PLACE_ENDS = (r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|always|never)\b|with\b|"
+               r"as well\b|too\b|for (?:this|the|future|later|next)\b|please\b|somehow\b|now\b|"
+               r"also\b|but\b|and\b))")
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
           r"(?:(?:long-term|persistent|permanent) )?" \
-          r"(?P<bare>memory|memories|rules|instructions)(?: file)?" \
-          r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|always|never)\b|with\b|" \
-          r"as well\b|too\b|" \
-          r"for (?:this|the|future|later|next)\b|" \
-          r"please\b|" \
-          r"somehow\b|now\b|also\b|but\b|and\b)))"
+          r"(?P<bare>memory|memories|rules|instructions)(?: file)?" + _PLACE_ENDS + ")"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
 # A part of the memory named before it ("add that to the style section of CLAUDE.md").
 _SECTION_OF = r"(?:(?:the |a )?[\w\"'`-]+(?: [\w\"'`-]+)? (?:section|part|heading) (?:of|in) )?"
@@ -256,7 +255,8 @@ _SAID = (r"(?:it|this|that|"
          r"what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned))")
 # ... earlier, in the languages of REQUEST FRAMES, about what ("what I said earlier about X").
 _SAID_ABROAD = (r"(?:what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned)"
-                r"(?: earlier| before| above| previously)?|ce que (?:je viens de dire|j'ai dit)|lo que (?:acabo de decir|dije)|"
+                r"(?: earlier| before| above| previously)?|"
+                r"ce que (?:je viens de dire|j'ai dit)|lo que (?:acabo de decir|dije)|"
                 r"o que (?:acabei de dizer|eu disse)|was ich (?:gerade )?gesagt habe|"
                 r"quello che (?:ho appena detto|ho detto)|(?:то,? )?что я (?:только что )?сказал)")
 _SAID_ABOUT = r"(?:\s+(?:about|on|regarding|sur|sobre|über|zu|su|о|про)\b[^,.;:]*)?"
@@ -364,7 +364,8 @@ REQUEST_POINTER = Lazy(
     r"(?:the|that|this) (?:\S+ ){0,3}(?:bit|part|thing|one|point|stuff|trick|decision|rule|fix|"
     r"tip)s?\b(?: (?:about|with|on|of|regarding)\b.*)?|(?:one|too|as well)[,，].*|"
     r"you(?:'ve| have| know| saw)\b.*|(?:save|add|keep|note|record|store) (?:it|this|that)\b|"
-    r"(?:make (?:it|this|that) (?:permanent|stick|official)|(?:keep|bear) (?:it|this|that) in mind)\b\s*|"
+    r"(?:make (?:it|this|that) (?:permanent|stick|official)|"
+    r"(?:keep|bear) (?:it|this|that) in mind)\b\s*|"
     # ... or names what it is ("remember that as a general preference").
     r"as (?:an? )?(?:\w+ )?(?:" + RULE_KINDS + r"|note|reminder)\b|"
     r"(?:based on|from) (?:this|the|our) (?:session|conversation|chat|discussion)\b.*|"
@@ -2684,7 +2685,13 @@ _PLACE_WORDS = (r"(?:to|into|in|inside|on|onto|for|dans|à|au|pour|zu|zur|ins|im
                 r"voor|için|ke|di|till|i|w|we|στο|στα|στη|στην|σε|în|في|به|में)\s+"
                 r"(?:(?:the|la|le|les|die|der|den|das|el|o|il|lo|de|het|de la)\s+)?")
 FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
+# ... or any memory named (MEMORY_SAID) after such a word: where a verb of recording puts a rule.
+MEMORY_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?(?P<name>" + _NAMED_FILE + "|"
+                    + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?"
+                    r"(?:" + _PLACE_ENDS + r"|(?=\s+(?:permanently|for good|forever|like)\b))")
 PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
+PURPOSE_WORDS = frozenset({"for", "pour", "für", "para", "per", "voor", "dla", "для", "için"})
+THING_DOES = Lazy(r"\w\s+(?:that|which)\s+\w+")  # placed(): a relative clause about a thing
 # ... and the words between a verb of recording and a bare memory: a pointer, then a place's.
 BARE_PLACE = Lazy(r"(?:down\s+)?"  # "jot down in memory"
                   r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|isto|это|questo)\s+)?"
@@ -5480,7 +5487,39 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     # rule for CLAUDE.md. Don't use default exports.").
     if not alone and FUTURE_LABEL.fullmatch(plain) and ENDS_IN_MEMORY.search(plain):
         alone = "from-now-on"
-    return (alone, "", True) if alone else None
+    if alone:
+        return alone, "", True
+    # Last, a verb of recording and a memory named as its place, wherever the sentence puts them
+    # ("it would help if you jotted this down in your notes"): the rule after a separator past the
+    # place, or what was said before.
+    place = MEMORY_PLACE.search(plain)
+    verb = RECORDED.search(plain, 0, place.start()) if place else None
+    thing = PLACE_WORD.sub("", " " + plain[verb.end():place.start("name")]).strip() if verb else ""
+    if verb and MODAL_OPENS.match(plain) and not NAMED_PLACE.fullmatch(place["name"]) \
+            and not REQUEST_POINTER.fullmatch(thing):
+        verb = None  # after "¿puedes", "kannst du": a file's name, or what was said, is the place
+    before = plain[:verb.start()] if verb else ""
+    denied = verb and (FRAME_DENIED.search(plain, 0, place.end()) or REFUSAL.search(before)
+                       or OWN_ACT.search(before))
+    if verb and not denied and placed(plain[verb.end():place.start("name")]):
+        after = FRAME_STRONG.search(lowered, place.end())
+        that = after and after.group().strip(" ,")[:1].isalpha()
+        if that and RELATIVE_OPENS.match(lowered, after.end()):
+            return None  # "the snippet in AGENTS.md that still calls X" names a part, no rule
+        return "memory-file", sentence[after.end():] if after else "", False
+    return None
+
+
+def placed(between: str) -> bool:
+    """Whether the words between a verb of recording and a memory's name leave the memory its
+    place: not a thing's own verb ("write a script that parses CLAUDE.md") nor its purpose ("a
+    parser for the rules file"; but "a note for CLAUDE.md")."""
+    words = between.strip()
+    place = PLACE_WORD.search(" " + words + " ")
+    thing = words[:place.start()].strip() if place else words
+    purpose = bool(place) and place.group().split()[0] in PURPOSE_WORDS
+    return not THING_DOES.search(words) and not (purpose and thing and not (
+        LINE_NAMED.fullmatch(thing) or REQUEST_POINTER.fullmatch(thing)))
 
 
 def said_only(frame: str) -> bool:
@@ -5527,7 +5566,8 @@ def frame_kind(part: str, opening: bool = False, strong: bool = False,
                                       or LINE_NOUN.search(between)) else None  # "make it a rule in"
         # ... in one clause: not "revert what you did to AGENTS.md, I want to write that myself".
         if named and verb and not LAST_CLAUSE.search(clause, min(named.end(), verb.end()),
-                                                     max(named.start(), verb.start())):
+                                                     max(named.start(), verb.start())) \
+                and (named.start() < verb.start() or placed(clause[verb.end():named.start()])):
             return "memory-file"
     # ... or a memory file by its file name as the place, whatever the verb ("dopisz do CLAUDE.md"):
     # a file's name is no RAM's nor a linter's, and the separator after it opens the rule.

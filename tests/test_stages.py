@@ -1429,6 +1429,13 @@ OWN_CONTENT = [
     pytest.param("AGENTS.md に追記して:ログは英語で書くこと", "ログは英語で書くこと", id="ja-ascii-colon"),
     pytest.param("Adiciona no CLAUDE.md que os testes usam pytest, beleza?", "os testes usam pytest",
                  id="pt-beleza"),
+    # A verb of recording and a memory as its place, wherever they stand; not a thing's own verb or
+    # purpose ("a script that parses CLAUDE.md", "a parser for the rules file").
+    pytest.param("I'd really appreciate it if you'd add this to your notes: the cron runs hourly",
+                 "the cron runs hourly", id="en-verb-and-place-anywhere"),
+    pytest.param("Write a script that parses CLAUDE.md", None, id="en-a-thing-parses-the-file"),
+    pytest.param("Write a parser for the rules file", None, id="en-a-thing-for-the-rules-file"),
+    pytest.param("¿Puedes guardar las fotos en tu memoria USB?", None, id="es-a-phones-memory-usb"),
 ]
 
 
