@@ -5304,8 +5304,9 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         or topical and REQUEST_TOPIC.match(content) and not scoped_rule(content)
     # ... but a rule after a colon past the pointer is the content ("I want this in CLAUDE.md, word
     # for word: X").
-    # ... and so does a frame left in it ("remember that for next time, put it in memory").
-    if not pointer and len(content) < len(sentence):
+    # ... and so does a frame left in it ("remember that for next time, put it in memory"); in a
+    # script without spaces a rule before its closing frame reads as one (LEFTOVER: particles).
+    if not pointer and len(content) < len(sentence) and not CLOSE_SCRIPT.search(content):
         inner = memory_request(content)
         pointer = bool(inner) and not inner[1]
     after = COLON_REST.search(content) if pointer else None
