@@ -239,7 +239,8 @@ _PLACE_ENDS = (r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|alway
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
           r"(?:(?:long-term|persistent|permanent) )?" \
           r"(?P<bare>memory|memories|rules|instructions)(?: file)?" + _PLACE_ENDS + ")"
-_AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also))*\s*"
+_FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
+_AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also|" + _FOR_GOOD + r"))*\s*"
 # A part of the memory named before it ("add that to the style section of CLAUDE.md").
 _SECTION_OF = r"(?:(?:the |a )?[\w\"'`-]+(?: [\w\"'`-]+)? (?:section|part|heading) (?:of|in) )?"
 # ... in Chinese: 记忆 or 规则 alone, not 规则引擎 (a rules engine).
@@ -260,7 +261,6 @@ _SAID_ABROAD = (r"(?:what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told
                 r"o que (?:acabei de dizer|eu disse)|was ich (?:gerade )?gesagt habe|"
                 r"quello che (?:ho appena detto|ho detto)|(?:то,? )?что я (?:только что )?сказал)")
 _SAID_ABOUT = r"(?:\s+(?:about|on|regarding|sur|sobre|über|zu|su|о|про)\b[^,.;:]*)?"
-_FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
 # The project's rules file, by a name no phone or process has (a modal's request may name it).
 PROJECT_RULES = ("project rules|project rule|project instructions|agents file|conventions file|"
                  "proje kuralları|proje kurallarına|projektregeln|"
@@ -314,11 +314,11 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
     # "Make sure that's in CLAUDE.md", "This belongs in AGENTS.md: X": where what was said goes.
     ("belongs-in-memory", _LEAD + r"(?:(?:make sure|ensure)\s+(?:this|that|it)"
                           r"(?:'s| is| gets| goes)"
-                          r"|(?:i|we) (?:want|need|'d like|would like) (?:this|that|it)"
+                          r"|(?:i|we)(?: want| need|'d like| would like) (?:this|that|it)"
                           r"|(?:this|that|it)"
                           r"(?: belongs| goes| lives| should (?:be|go|live)"
                           r"| needs to (?:be|go|live)))"
-                          r"\s+(?:in|into)\s+" + _MEMORY + _AFTER +
+                          r"\s+(?:in|into)\s+(?:" + _MEMORY + r"|(?:your|ur) notes\b)" + _AFTER +
                           r"(?:[:：—–-]\s*)?(?P<content>.*)$"),
     # "Make that a rule.", "Please store this as a rule.": a standing rule, pointing back at what
     # was said ("make it a rule that X" is a label, RULE_LABEL; "add it as a rule" a linter's).

@@ -1436,6 +1436,10 @@ OWN_CONTENT = [
     pytest.param("Write a script that parses CLAUDE.md", None, id="en-a-thing-parses-the-file"),
     pytest.param("Write a parser for the rules file", None, id="en-a-thing-for-the-rules-file"),
     pytest.param("¿Puedes guardar las fotos en tu memoria USB?", None, id="es-a-phones-memory-usb"),
+    # A wish for what was said in a memory, for good, and "I'd" as typed.
+    pytest.param("I want this in your notes permanently: the admin panel is read-only on Sundays",
+                 "the admin panel is read-only on Sundays", id="en-want-this-in-your-notes-for-good"),
+    pytest.param("I'd like that in CLAUDE.md for good", "", id="en-id-like-that-in-claude-md"),
 ]
 
 
