@@ -5501,7 +5501,7 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
         verb = None  # after "¿puedes", "kannst du": a file's name, or what was said, is the place
     before = plain[:verb.start()] if verb else ""
     denied = verb and (FRAME_DENIED.search(plain, 0, place.end()) or REFUSAL.search(before)
-                       or OWN_ACT.search(before))
+                       or OWN_ACT.search(before) or quoted(before))
     if verb and not denied and placed(plain[verb.end():place.start("name")]):
         after = FRAME_STRONG.search(lowered, place.end())
         that = after and after.group().strip(" ,")[:1].isalpha()
@@ -5509,6 +5509,14 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
             return None  # "the snippet in AGENTS.md that still calls X" names a part, no rule
         return "memory-file", sentence[after.end():] if after else "", False
     return None
+
+
+def quoted(before: str) -> bool:
+    """Whether a quotation left open before a word holds it: someone's words reported ('a post
+    saying "store every decision in CLAUDE.md"', 'ele disse "coloca isso no CLAUDE.md"')."""
+    german = min(before.count("„"), before.count("“"))  # „so“: “ closes, as ” does in English
+    opened = sum(map(before.count, "“«„「『")) - sum(map(before.count, "”»」』")) - 2 * german
+    return opened > 0 or before.count('"') % 2 == 1
 
 
 def placed(between: str) -> bool:

@@ -1436,6 +1436,11 @@ OWN_CONTENT = [
     pytest.param("Write a script that parses CLAUDE.md", None, id="en-a-thing-parses-the-file"),
     pytest.param("Write a parser for the rules file", None, id="en-a-thing-for-the-rules-file"),
     pytest.param("¿Puedes guardar las fotos en tu memoria USB?", None, id="es-a-phones-memory-usb"),
+    # ... nor someone's words quoted.
+    pytest.param('I read a post saying you should "keep every decision in AGENTS.md".', None,
+                 id="en-a-request-quoted"),
+    pytest.param('After the „big rename“ it would help if you\'d add this to your notes: the API lives in api/',
+                 "the API lives in api/", id="en-after-a-closed-german-quote"),
     # A wish for what was said in a memory, for good, and "I'd" as typed.
     pytest.param("I want this in your notes permanently: the admin panel is read-only on Sundays",
                  "the admin panel is read-only on Sundays", id="en-want-this-in-your-notes-for-good"),
@@ -2304,3 +2309,16 @@ def test_a_requested_rule_may_be_short() -> None:
     said = md.Message("user", "The CI runs in UTC.", 1, None)
     [(_, _, plain)] = md.judge_message(said, md.Options(), md.SIGNAL, md.NOISE, Counter())
     assert plain.stage != "candidate"
+
+
+@pytest.mark.parametrize(("before", "inside"), [
+    pytest.param('a post saying you should "', True, id="straight-open"),
+    pytest.param('he said "no" and then ', False, id="straight-closed"),
+    pytest.param("he said “", True, id="curly-open"),
+    pytest.param("he said “x” and ", False, id="curly-closed"),
+    pytest.param("er sagte „", True, id="german-open"),
+    pytest.param("nach dem „Umbau“ bitte ", False, id="german-closed"),
+    pytest.param("他说「", True, id="corner-open"),
+])
+def test_a_quotation_left_open_holds_what_follows(before: str, inside: bool) -> None:
+    assert md.quoted(before) is inside
