@@ -254,8 +254,8 @@ _HELP_ZH = r"(?:帮我|麻烦你?)?"  # "help me", "trouble you to": where the m
 # What was said, pointed at: "it", "that", "what I just said".
 _SAID = (r"(?:it|this|that|"
          r"what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned))")
-# ... earlier, in the languages of REQUEST FRAMES, about what ("what I said earlier about X").
-_SAID_ABROAD = (r"(?:what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned)"
+# ... said earlier, in the languages of REQUEST FRAMES, about what ("what I said earlier about X").
+_SAID_EARLIER = (r"(?:what (?:i|we)(?:'ve)? (?:just |already )?(?:said|wrote|told you|mentioned)"
                 r"(?: earlier| before| above| previously)?|"
                 r"ce que (?:je viens de dire|j'ai dit)|lo que (?:acabo de decir|dije)|"
                 r"o que (?:acabei de dizer|eu disse)|was ich (?:gerade )?gesagt habe|"
@@ -357,7 +357,7 @@ RULE_KINDS = ("preference|preferences|rule|rules|convention|conventions|guidelin
 REQUEST_POINTER = Lazy(
     r"(?i)^(?:(?:with )?(?:" + _SAID + r"|these|those|the above|above|all of (?:this|that)|"
     r"this too|it too|"
-    r"as well|" + _FOR_GOOD + r")\b\s*|" + _SAID_ABROAD + _SAID_ABOUT + r"\s*|"
+    r"as well|" + _FOR_GOOD + r")\b\s*|" + _SAID_EARLIER + _SAID_ABOUT + r"\s*|"
     # ... or says why it matters ("so we don't hit it again"), which part ("the jest bit"),
     # where from ("based on this session"), or "that" in another language.
     + _PURPOSE + r"[^:：]*|"
@@ -2688,7 +2688,7 @@ FILE_AS_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?" + _NAMED_FILE)
 # ... or any memory named (MEMORY_SAID) after such a word: where a verb of recording puts a rule.
 MEMORY_PLACE = Lazy(r"(?<!\S)" + _PLACE_WORDS + r"[`\"']?(?P<name>" + _NAMED_FILE + "|"
                     + phrase_pattern(MEMORY_SAID) + r")[`\"']?(?:\s+file)?"
-                    r"(?:" + _PLACE_ENDS + r"|(?=\s+(?:permanently|for good|forever|like)\b))")
+                    r"(?:" + _PLACE_ENDS + r"|(?=\s+(?:" + _FOR_GOOD + r"|like)\b))")
 PLACE_WORD = Lazy(r"\s" + _PLACE_WORDS + r"$")  # refused(): "that in [the] CLAUDE.md"
 PURPOSE_WORDS = frozenset({"for", "pour", "für", "para", "per", "voor", "dla", "для", "için"})
 THING_DOES = Lazy(r"\w\s+(?:that|which)\s+\w+")  # placed(): a relative clause about a thing
@@ -5302,13 +5302,13 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
         or content[:1] in ",，" \
         or LEADS_ONLY.fullmatch(content) or one_word \
         or topical and REQUEST_TOPIC.match(content) and not scoped_rule(content)
-    # ... but a rule after a colon past the pointer is the content ("I want this in CLAUDE.md, word
-    # for word: X").
     # ... and so does a frame left in it ("remember that for next time, put it in memory"); in a
     # script without spaces a rule before its closing frame reads as one (LEFTOVER: particles).
     if not pointer and len(content) < len(sentence) and not CLOSE_SCRIPT.search(content):
         inner = memory_request(content)
         pointer = bool(inner) and not inner[1]
+    # ... but a rule after a colon past the pointer is the content ("I want this in CLAUDE.md, word
+    # for word: X").
     after = COLON_REST.search(content) if pointer else None
     if after and not REQUEST_POINTER.match(after[1]) and len(after[1].split()) >= COLON_WORDS:
         content, pointer = after[1], False
@@ -5491,18 +5491,18 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     if alone:
         return alone, "", True
     # Last, a verb of recording and a memory named as its place, wherever the sentence puts them
-    # ("it would help if you jotted this down in your notes"): the rule after a separator past the
+    # ("it would help if you'd add this to your notes"): the rule after a separator past the
     # place, or what was said before.
     place = MEMORY_PLACE.search(plain)
     verb = RECORDED.search(plain, 0, place.start()) if place else None
-    thing = PLACE_WORD.sub("", " " + plain[verb.end():place.start("name")]).strip() if verb else ""
+    between = plain[verb.end():place.start("name")] if verb else ""
     if verb and MODAL_OPENS.match(plain) and not NAMED_PLACE.fullmatch(place["name"]) \
-            and not REQUEST_POINTER.fullmatch(thing):
+            and not REQUEST_POINTER.fullmatch(PLACE_WORD.sub("", " " + between).strip()):
         verb = None  # after "¿puedes", "kannst du": a file's name, or what was said, is the place
     before = plain[:verb.start()] if verb else ""
     denied = verb and (FRAME_DENIED.search(plain, 0, place.end()) or REFUSAL.search(before)
                        or OWN_ACT.search(before) or quoted(before))
-    if verb and not denied and placed(plain[verb.end():place.start("name")]):
+    if verb and not denied and placed(between):
         after = FRAME_STRONG.search(lowered, place.end())
         that = after and after.group().strip(" ,")[:1].isalpha()
         if that and RELATIVE_OPENS.match(lowered, after.end()):
