@@ -2563,9 +2563,15 @@ def slips(word: str) -> list[str]:
 NOUN_TOO = frozenset({"log", "pin", "register", "slot", "stash"})
 
 
+def typed_forms(phrase: str) -> set[str]:
+    """A literal phrase as typed: its apostrophe curly too, or in a phrase of words left out
+    ("dont forget"; French has a "dont" of its own). The literals of a pre-filter (SIGNAL_PHRASES,
+    REQUEST_WORDS) match as escape_phrase's pattern does."""
+    return {phrase.replace("'", typed) for typed in ("'", "’", "" if " " in phrase else "'")}
+
+
 def escape_phrase(phrase: str) -> str:
-    """A literal phrase as a pattern whose apostrophe may be typed curly, or in a phrase of words
-    left out ("dont forget"; French has a "dont" of its own)."""
+    """A literal phrase as a pattern that matches its typed_forms."""
     return re.escape(phrase).replace("'", "['’]?" if " " in phrase else "['’]")
 
 
@@ -2574,10 +2580,10 @@ def frame_pattern(phrases: str, closes: bool = False, extra: str = "") -> str:
     noun as often (NOUN_TOO): "The browser will remember that setting" holds none, "the memory
     log" no verb. In a script without spaces it may stand anywhere; `extra` is a pattern beside
     the phrases (a wish: "I'd like it remembered")."""
-    spaced = "|".join(escape_phrase(p) for p in phrases.split("|") if not CLOSE_SCRIPT.match(p))
+    words = [p for p in phrases.split("|") if not CLOSE_SCRIPT.match(p)]
+    spaced = "|".join(map(escape_phrase, words))
+    verbs = "|".join(escape_phrase(p) for p in words if p not in NOUN_TOO)
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
-    verbs = "|".join(map(escape_phrase, (p for p in phrases.split("|")
-                                         if not CLOSE_SCRIPT.match(p) and p not in NOUN_TOO)))
     last = rf"|(?<!\w)(?:{verbs})$" if closes else ""
     return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:{_CAN_YOU})\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+|{_WISH} you to\s+)*"
@@ -2603,10 +2609,8 @@ def rule_name(match: re.Match[str]) -> str:
 # SIGNAL, NOISE and SCORE are matched against the lower-cased sentence, faster than re.I.
 SIGNAL = Lazy(rules_pattern((name, phrase_pattern(phrases)) for name, phrases in SIGNAL_RULES))
 # A sentence can match SIGNAL only where one of these occurs (see signal_phrases).
-# ... and as escape_phrase types their apostrophes.
-SIGNAL_PHRASES = tuple(sorted({p.replace("'", apostrophe) for _, phrases in SIGNAL_RULES
-                               for p in phrases.split("|")
-                               for apostrophe in ("'", "’", "" if " " in p else "'")}))
+SIGNAL_PHRASES = tuple(sorted({typed for _, phrases in SIGNAL_RULES for p in phrases.split("|")
+                               for typed in typed_forms(p)}))
 ASCII_PHRASES = tuple(p for p in SIGNAL_PHRASES if p.isascii())  # all an ASCII message can hold
 SCORE = tuple((name, who, Lazy(pattern), points) for name, who, pattern, points in SCORE_RULES)
 NOISE = Lazy(rules_pattern(NOISE_RULES))
@@ -2750,9 +2754,8 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   "later session", "upcoming session", "subsequent session", "coming session",
                   "next sessions", "future chat", "future conversation", "later chat",
                   "future you", "future me", "future agent", "next agent")
-REQUEST_WORDS = frozenset(_REQUEST_WORDS) | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS} \
-    | {w.replace("'", apostrophe) for w in _REQUEST_WORDS if "'" in w
-       for apostrophe in ("’", "" if " " in w else "’")}
+REQUEST_WORDS = frozenset(typed for w in _REQUEST_WORDS for typed in typed_forms(w)) \
+    | {unmarked(w, as_typed=True) for w in _REQUEST_WORDS}
 SECRET_KINDS_OF: dict[str, set[int]] = {}  # pre-filter literal -> the rules it admits
 for _index, (_, _hint, _, _) in enumerate(SECRET_RULES):
     for _literal in _hint.split("|"):
