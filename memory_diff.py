@@ -1581,12 +1581,16 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Azure: a storage connection string's AccountKey, and a SAS URL's signature.
     ("azure_storage_key", "accountkey=", r"(?i)accountkey=([a-z0-9+/]{40,}={0,2})", ""),
     ("azure_sas_signature", r"sig=", r"[?&;]sig=([A-Za-z0-9%+/=]{30,})", ""),
-    # A credential as a URL query parameter runs to the next `&`, `#` or space.
+    # A credential as a URL query parameter runs to the next `&`, `#` or space; its name says
+    # what it is, so any value but a setting's words (`sort_key=created_at`) is one.
     ("url_parameter", "pass|pwd|secret|token|key|auth|sig",
      r"(?i)[?&](?:[a-z0-9_]*_)?(?:password|passwd|pwd|secret|token|key|apikey|auth|signature|sig)"
      r"=([^\s&#\"'<>`]{6,})",
-     "password"),
-    ("url_password", r"://", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:([^\s/@'\"<>]+)@[^\s/]+", ""),
+     "query"),
+    # A link's password, in quotes too (`ftp://user:"pw"@host`, as a shell is given it).
+    ("url_password", r"://",
+     r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"<>]*:"
+     r"[\"']?([^\s/@'\"<>]+)[\"']?@[^\s/]+", ""),
     # A webhook's URL is its credential (hook_secret): a generated piece after the hook's name
     # (`hooks.zapier.com/hooks/catch/338/64htzp3/`; not `/webhooks/github`, `pre-commit-hooks`).
     ("webhook_url", "hook", r"(?i)https?://[^\s\"'`<>)\],/]*"
@@ -1704,7 +1708,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
     ("bearer_token", "bearer", r"(?i)(?<![a-z0-9])bearer\s+[\"']?([^\s\"'`]{8,})", "position"),
     ("http_credential", "authorization:|key:|token:|secret:|auth:|cookie:",
-     r"(?i)(?<![a-z0-9-])(?<!//)(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?+"
+     r"(?i)(?<![a-z0-9-])(?<!//)(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?+[\"']?"
      r"|x-[a-z-]*(?:key|token|secret"
      r"|auth):\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=)([^\s;\"'`]{6,})", "position"),
     # HTTP Basic credentials: base64 `user:password` after `Basic`, curl's `-u u:p`, and a
@@ -1848,7 +1852,8 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
                       "восстановления|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|"
                       "リカバリーコード|復旧コード|백업 코드|복구 코드|scratch|emergency|notfall|"
                       "urgence|emergencia|mã dự phòng|mã khôi phục|الاسترداد|復原碼|恢復碼|備用碼",
-     # ... a word may stand inside the name ("backup login code").
+     # ... a word may stand inside the name ("backup login code"); what it is "for" is no value
+     # (`recovery key for LAPTOP-7QK2M: <key>`).
      r"(?i:(?:recovery|backup|wiederherstellungs)(?: [a-z]+)?[ _-]?(?:codes?|keys?)"
      r"|(?:access|zugangs)[ _]?codes?"
      r"|erişim kodu|yedek kod(?:u|lar)?|c[oó]digos? de (?:recupera\w+|respaldo|backup)"
@@ -1858,7 +1863,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|mã (?:dự phòng|khôi phục)|رموز? الاسترداد|復原碼|恢復碼|備用碼"
      r"|恢复码|备用码|备用验证码|恢复代码|备份码|バックアップコード|リカバリーコード|復旧コード"
      r"|백업 코드|복구 코드)(?![A-Za-z0-9_-])"  # the name ends (not `ACCESS_CODE_TTL`)
-     r"[^\n.!?]{0,60}?(?:[:：—–=] *| +|(?<=[是は는은])|(?=[\"'`「«]))[\"'`「«]?"
+     r"[^\n.!?]{0,60}?(?:[:：—–=] *| +(?<! for )(?<! of )|(?<=[是は는은])|(?=[\"'`「«]))[\"'`「«]?"
      r"(?=(?:[A-Z]+[ -])*[A-Za-z]*\d)(?=[A-Za-z0-9]{8}|[A-Za-z0-9]{4,}[ -]" + _CODE_GROUP + ")"
      r"(" + _CODE_GROUPS + r"(?:(?:[,、] *| +(?:and|or|y|o|und|oder|et|ou|e|i|a|en|of|ve|и|или|lub)"
      r" +|[和及或])" + _CODE_GROUPS + r")*)(?![\w-])", "position"),
@@ -2132,11 +2137,13 @@ NAMING_WORD = Lazy(
     r"spans?|templates?|kid|tx(?:id|hash)?(?![_-])|containers?|serials?|snapshots?|"
     r"deployments?|artifacts?|layers?|pods?|pvcs?)|"
     r"((?:sessions?|sess)(?:[ _-]?ids?)?|sids?)|"
-    r"([a-z]*hash(?:es)?|checksums?|digests?|(?:finger|thumb)prints?|"
+    r"([a-z]*hash(?:es|\d+)?|checksums?|digests?|(?:finger|thumb)prints?|"
     r"(?:sha(?:224|256|384|512)|md5)(?:sum)?|"
-    r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*|blake\d*|"
+    r"integrity|verif(?:y|ies|ied|ication)|h1(?=:)|zh(?=:)|sha1?sum|shasum|xxh\d*|crc\d*c?|"
+    r"blake\d*[bs]?|"
     r"b3sum|murmur\w*)|"
-    r"(public(?:[ _-]?keys?)?|pub|publishable(?:[ _-]?keys?)?|site[ _-]?keys?|client[ _-]?ids?|"
+    r"(public(?:[ _-]?(?:keys?|ids?))?|pub(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|"
+    r"site[ _-]?keys?|client[ _-]?ids?|"
     r"ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac|pin|passcode)|"
@@ -2176,11 +2183,12 @@ SECRECY = Lazy(r"(?i)\b(?:(?:don't|do not|never|not to) (?:share|publish|post|pa
                r"nie udostępniaj|никому не (?:давай|показывай))|"
                r"公開リポジトリ|書かないで|共有しないで|不要(?:泄露|外传|公开|分享|提交)|공유하지 마")
 SECRECY_REACH = 80  # characters around a token read for such a warning
-# An id's word said right before a value (PROSE_NAMED) names any form up to this length (a KSUID's
-# 27, a Salesforce id's 18, a JWKS kid's 22) and a 32-byte public key's base58 (BASE58_KEY); a
-# longer one only in an id's forms (hex, UUID, ULID): keys run longer.
+# An id's word said right before a value (PROSE_NAMED: a name's last word too, `BUILD_ID`, and
+# a copula or a colon after it, not a quoted key's: `"id": "..."`) names any form up to this
+# length (a KSUID's 27, a Salesforce id's 18, a JWKS kid's 22) and a 32-byte public key's base58
+# (BASE58_KEY); a longer one only in an id's forms (hex, UUID, ULID): keys run longer.
 ID_FORM_MAX = 28
-PROSE_NAMED = Lazy(r"[^\w\0]?[^\W\d_]+[\s`'\"“«(]*")
+PROSE_NAMED = Lazy(r"(?:[^\w\0]|_)?[^\W\d_]+(?:\s*(?:(?<=\s)(?:" + _IS + r")|[:=]))?[\s`'\"“«(]*")
 BASE58_KEY = Lazy(r"[1-9A-HJ-NP-Za-km-z]{43,44}")
 # "Public" alone after its token is said of it, not its name, and may be denied or wished for
 # ("never make <token> public"): there a public key's noun names it (`public key`, `client id`).
@@ -2208,17 +2216,22 @@ TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")
 # A webhook's path piece after which its secret stands (hook_secret), and where a piece turns
 # between letters and digits (`64htzp3` twice; a word and a version, `python3`, once).
 HOOK_PART = Lazy(r"(?:incoming_?)?(?:web|build_)?hooks?(?:b2)?", re.I)
+# Words joined three times or more with a number, as a passphrase is made: a hook's path (its
+# event's name is a word or two: `/hooks/github`, `/webhooks/slack-events`).
+HOOK_PHRASE = Lazy(r"[a-z]{3,}(?:[-_.][a-z]{3,}){2,}[-_.]?\d+")
 CLASS_TURN = Lazy(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 # A clause's end between a naming word and its token; an abbreviation's dot ends none ("e.g.").
 CLAUSE_BREAK = Lazy(r"(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bz\.b)(?<!\bvs)\.|[;!?。；！？\n])\s|[;。；！？\n]")
 # A naming word after its token names it across a copula or a bracket ("<uuid> is the request id",
 # "<sha> (commit)"); across a preposition or a conjunction it names another thing ("<token> for
-# the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`) or a clause's
+# the events API"), and so across a key's `:` or `=` (`{"k": "<token>", "id": 8}`), a command's
+# option (`-H "Authorization: <token>" -d '{"event": ...}'`) or a clause's
 # comma ("<hex>, ne la committe pas"; not an aside's, right before its word: "<hex>, which is the
 # hash", "<sha>, the commit"); but a credential's word there still withholds ("paste <hex> into
 # the API key").
-NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]")
+NAMES_ANOTHER = Lazy(r"\b(?:for|to|with|from|in|into|on|at|by|of|per|via|and|or|but)\b|[:=]"
+                     r"|\s--?[a-z][\w-]*\s")
 # ... and a clause's comma, but an aside's, its words right before the naming word.
 ASIDE = Lazy(r",\s*(?:(?:which|that) (?:is|was) (?:just |only )?(?:(?:the|a|an|its) )?|"
              r"i\.e\.,? (?:the )?|aka |(?:the|a|an|its) )(?:[\w-]+(?:['’]s)? )?\Z")
@@ -2235,8 +2248,8 @@ FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u18
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
                    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 # A token cut by a line break in a message is rejoined (scan_secrets), not where the break ends a
-# record: the next line opens with a key (`NAME=`, `HostId: `) or a line holds columns (a table;
-# not code's comment after two spaces, `"..."  # the bot`).
+# record: the next line opens with a key (`NAME=`, `HostId: `); where a line holds columns (a
+# table; not code's comment after two spaces, `"..."  # the bot`), only by a name beside it.
 ASSIGNS = Lazy(r"[A-Za-z_][\w.-]*=|[\w.-]+[ \t]*:(?:[ \t]|$)", re.M)
 COLUMNS = Lazy(r"\S(?:\t| {2,})(?!#|//)\S")
 # A base32 key written in groups of four, as authenticator apps show a setup key: rejoined.
@@ -2369,6 +2382,7 @@ PASSWORD_HEADER = Lazy(r"(?:" + PASSWORD_NAMES + r"|pass|secret|密码|口令|�
 PASSWORD_KEY = Lazy(r"(?:[\w.-]*[_. -])?(?:password|passwd|passphrase|pwd|secret)")  # a row's
 VALUE_HEADER = Lazy(r"values?|wert|valeur|valor|值|内容|値|setting|default|example")  # its column
 SNAKE_WORDS = Lazy(r"[a-z]+(?:_[a-z]+)+")
+SETTING_WORDS = Lazy(r"[a-z]+(?:[_-][a-z]+)*")  # a setting's words in small letters (`created_at`)
 # A message about a password, as a form or a validator holds one: four words or more ending in a
 # stop ("Must contain a digit and a capital."); "Winter is coming 2024" is one.
 MESSAGE = Lazy(r"\S+(?: \S+){3,}[.!?…]")
@@ -4186,11 +4200,11 @@ def rejoined_keys(text: str) -> list[SecretHit]:
 
 
 def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
-    """Values a line break split, rejoined: a random-looking token (WRAPPED, WRAPPED_SIGNED), and
+    """Values a line break split, rejoined: a generated-looking token (WRAPPED, WRAPPED_SIGNED), and
     whether its context makes it harmless (a checksum's two lines); else, after a credential's
     word (WRAP_NAMED), what another rule finds across the break once the two lines read as one
     (a passphrase, a short password). Not two lines of words."""
-    plain = ((match, credential_shaped) for match in each_break(WRAPPED, text))
+    plain = ((match, generated) for match in each_break(WRAPPED, text))
     signed = ((match, signed_password) for match in WRAPPED_SIGNED.finditer(text)
               if not WRAPPED.fullmatch(match.group()))
     joins = 0
@@ -4211,14 +4225,14 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
         split = split_word(left, right)  # a key's name the break cut (`...passwo` / `rd=...`)
         if not split and ASSIGNS.match(text, match.end() - len(right), match.end() - padding
                                        if padding else len(text)) \
-                or COLUMNS.search(text, first, last) \
                 or any(len(piece) > 3 and piece.isalpha() and not piece.isupper()
                        and WORD_PIECE.fullmatch(piece) for piece in ends):
             continue
         joined = left + right
         tail = text[brk + 1:last]  # ... and the next line's: the token's pieces with their dots
         whole_right = tail[:len(tail) - len(tail.lstrip(TOKEN_CHARS + "."))].rstrip(".")
-        if len(joined) >= RANDOM_MIN and DIGIT.search(joined) and judge(joined):
+        if not COLUMNS.search(text, first, last) and len(joined) >= RANDOM_MIN \
+                and DIGIT.search(joined) and judge(joined):
             harmless = harmless_context(text[:match.start()] + joined + text[match.end():],
                                         match.start(), match.start() + len(joined), joined)
             # A credential is withheld whole: the dotted token the two pieces are part of (a
@@ -4227,16 +4241,25 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             if not harmless:
                 start, end = min(start, brk - len(whole_left)), max(end, brk + 1 + len(whole_right))
             yield SecretHit(RANDOM_KIND, start, end, False), harmless
-        elif judge is credential_shaped and min(len(whole_left), len(right)) >= WRAP_PIECE \
+            continue
+        # The context either side is counted from the value's ends (a JWT's line is long).
+        after = text[brk + 1:min(last, brk + 1 + len(whole_right) + WRAP_CONTEXT)]
+        if judge is generated and min(len(whole_left), len(right)) >= WRAP_PIECE \
                 and joins < WRAP_JOINS and (
                     split or WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower())
+                    or WRAP_NAMED.search(after[len(whole_right):].lower())  # `> ~/.vault_pass`
                     or "." in whole_left + whole_right):  # a dotted token names itself (a JWT)
-            joins += 1  # (the context is counted from the value's ends: a JWT's line is long)
+            joins += 1
             start = max(first, brk - len(whole_left) - WRAP_CONTEXT)
-            after = text[brk + 1:min(last, brk + 1 + len(whole_right) + WRAP_CONTEXT)]
             for hit in scan_secrets(text[start:brk] + after):
                 if hit.start < brk - start < hit.end and hit.kind != RANDOM_KIND:
                     yield hit._replace(start=start + hit.start, end=start + hit.end + 1), False
+
+
+def generated(token: str) -> bool:
+    """Whether a token read alone looks generated: random (credential_shaped), or a key in
+    groups (rejoined_keys: `72976-GF7WK-VT664-NVYYH-696X3`)."""
+    return credential_shaped(token) or bool(rejoined_keys(token))
 
 
 def each_break(pattern: Lazy, text: str) -> Iterator[re.Match[str]]:
@@ -4423,6 +4446,8 @@ def credible(value: str, check: str, whole: str) -> bool:
                                     or bool(CHOSEN_PASSWORD.fullmatch(value)))
     if check == "body":
         return bool(KEY_LINE.search(value))
+    if check == "query":  # a query's value its name calls a credential: not a setting's words
+        return not SETTING_WORDS.fullmatch(value.rstrip(".,;:!?)"))
     if check == "hook":  # the URL's path is its value: no place-holder's form, no example's host
         return hook_secret(whole)
     if check == "basic":  # base64 of `user:password`, or a value that looks generated
@@ -5100,7 +5125,8 @@ def cell_edges(line: str) -> list[int]:
 
 
 def hook_secret(url: str) -> bool:
-    """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a piece
+    """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a
+    password chosen as a part, or a piece (or a part's pieces joined: `ylbc-jtqg-vzfm-okyw`)
     turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`), or
     letters that read as no word (Zapier's `catch/<id>/ewvscyy`: where a hook's secret stands,
     words' share of vowels, RARE_VOWELS, tells them)."""
@@ -5111,9 +5137,14 @@ def hook_secret(url: str) -> bool:
         parts = parts[hooks[0] + 1:] if hooks else []
     if {"commit", "commits", "blob", "tree"} & set(parts):
         return False  # a repository's page (`adnanh/webhook/commit/<sha>`)
-    return any(len(piece) >= 6 and (len(CLASS_TURN.findall(piece)) >= 2
-                                    or piece.isalpha() and unworded(piece, RARE_VOWELS))
-               for part in parts for piece in SIGNS.split(part))
+    if any(credible(part, "made", part) or HOOK_PHRASE.fullmatch(part)
+           or long_number(SIGNS.sub("", part)) for part in parts):
+        return True  # a password chosen as its path (`Lisboa$0405`, `girasole-seoul-tiger14`),
+        # or a key of digits (`218162-840489-...`)
+    pieces = [piece for part in parts for piece in SIGNS.split(part)]
+    return any(len(piece) >= 6 and len(CLASS_TURN.findall(piece)) >= 2 for piece in pieces) \
+        or any(len(letters) >= 6 and letters.isalpha() and unworded(letters, RARE_VOWELS)
+               for part in parts for letters in (*SIGNS.split(part), SIGNS.sub("", part)))
 
 
 def _char_class(c: str) -> int:

@@ -1111,6 +1111,29 @@ CLASSES = [
     _row("login-p-quoted", f'`racadm -r 10.0.0.9 -u root -p "{_HUMAN}" getsysinfo`', _HUMAN),
     _row("password-name-json-escaped", "`" + json.dumps({"note": f"库的 root 密码是 {_HUMAN} ，只在跳板机上用"}) + "`",
          _HUMAN),
+    # A query's value its name calls a credential, whatever it looks like; a password chosen as a
+    # hook's path, words joined with a number, letters in groups, digits in groups.
+    _row("query-value-of-words", "https://hooks.example.net/run?signature=OtterLantern&n=1", "OtterLantern"),
+    _row("hook-path-chosen-password", "[the hook](https://ci.example.net/hooks/Lantern$Otter1987)",
+         "Lantern$Otter1987"),
+    _row("hook-path-passphrase", "https://ci.example.net/webhooks/otter-maple-lantern72", "otter-maple-lantern72"),
+    _row("hook-path-letter-groups", "https://ci.example.net/hooks/qwzd-pkrt-mxvb-lnfs", "qwzd-pkrt-mxvb-lnfs"),
+    _row("hook-path-digit-groups", "https://ci.example.net/hooks/405178-882139-091546-667204",
+         "405178-882139-091546-667204"),
+    # A link's password in quotes; a header's scheme before a quoted value, a payload after it.
+    _row("link-password-quoted", 'lftp ftp://deploy:"Harbor$Lights77"@ftp.example.net', "Harbor$Lights77"),
+    _row("header-scheme-quoted", f'curl -H "Authorization: Splunk "{_UUID}"" -d \'{{"event": "done"}}\'', _UUID),
+    # What a recovery key is "for" is no value: the key after the colon is, across a break too.
+    _row("recovery-key-for-a-device", "BitLocker recovery key for DESKTOP-4QK7M: "
+         "405178-882139-091546-667204\n-310582-118734-559021-774310", "-310582-118734-559021", frame="{s}"),
+    # A value a line break cut: named after it (the file it is written to), a line with columns
+    # read by its name, a key in groups.
+    # (Each piece holds a window: no view joins lines.)
+    _row("wrapped-named-after", "echo 'otter-maple-lan\ntern-oak-river72' > ~/.config/deploy/vault_pass",
+         "otter-maple-lan"),
+    _row("wrapped-in-columns", 'rotate      POSTGRES_PASSWORD: "quiet-harbor-\nlantern-oak-fig"', "quiet-harbor-",
+         frame="{s}"),
+    _row("wrapped-key-in-groups", "slmgr /ipk 73968-GF4WK-VT\n627-NWYYH-698X3", "73968-GF4WK-VT"),
 ]
 
 
@@ -1749,6 +1772,15 @@ LOOKALIKES = [
     _row("cursor-in-base64-json", f"`continuationToken={CURSOR}`", CURSOR),
     _row("checksum-listing", f"`{SHA}{SHA[:24]}  node-v20.15.1-linux-x64.tar.xz`", SHA + SHA[:24]),
     _row("recovery-codes-stored", "keep the recovery codes in 1Password, never in the repo", "1Password"),
+    # A hook's event in words; a setting's words under a key's name in a query.
+    _row("hook-path-event-words", "https://ci.example.net/hooks/github-push-events", "github-push-events"),
+    _row("query-setting-words", "https://api.example.net/items?sort_key=created_at_desc&page=2", "created_at_desc"),
+    # An id's word as a name's last word or before a copula or a colon; a digest's word with its
+    # size; a public key's short word.
+    _row("id-name-with-copula", f"VERCEL_PROJECT_ID is prj_{_B62[:28]}", _B62[:28]),
+    _row("id-word-with-colon", f"the Cognito user pool ID: eu-central-1_{_B62[:9]}", f"eu-central-1_{_B62[:9]}"),
+    _row("digest-word-with-size", f"the xxHash64 of the file is {_HEX32[:16]}", _HEX32[:16]),
+    _row("pubkey-word", f"open a channel to node pubkey 03{_HEX32}{_HEX32}", f"03{_HEX32}{_HEX32}"),
     *[_row(name, f"`{text}`", text) for name, text in [
         ("angle-placeholder-with-signs", "Password=<YourStrong@Passw0rd>;"),
         ("curl-user-placeholder", "curl -u elastic:<password> https://localhost:9200"),
