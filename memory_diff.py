@@ -983,6 +983,10 @@ SECRET_WORDS_ABROAD = ("シークレット|トークン|秘密鍵|アクセス�
                        r"токен\w*|секрет\w*|geheimnis\w*|geheime\w* schlüssel\w*|jeton|segredo|segreto|"
                        r"clé secrète|clave secreta|chave secreta|chiave segreta|gizli anahtar\w*|"
                        r"mã bí mật|khóa bí mật")
+# "Public" alone in other languages: before its token it names it ("la client key (publique) est
+# <key>"), after it only English's before a noun (BARE_PUBLIC: "al repositorio público" is a place).
+PUBLIC_ABROAD = ("(?<![^\\W\\d_])(?:publiques?|públic[oa]s?|pubblic[oaie]|öffentlich\\w*|openbare?|"
+                 "публичн\\w*)|公开的?|公開の?|공개\\w*")
 # A key that names a record or an entry, not a credential ("Idempotency-Key: <ULID>", "the
 # partition key: tenant_<hex>", `cacheKey = ...`): its value is an id, whatever it looks like.
 # Not "primary" or "object": Azure names its API keys so.
@@ -1029,7 +1033,7 @@ _CHANGE_VERB = (r"(?:cambiat[oa]|cambiad[oa]|cambié|mudei|mudad[oa]|alterei|alt
 _CHANGE_TO = r"(?:in|a|en|para|pour|auf|zu|naar|na|на|thành)"
 _CHANGED_TO = _CHANGE_VERB + " +" + _CHANGE_TO
 _IS = ("is|was|es|ist|est|c'est|c’est|este|er|är|é|è|je|jest|là|lautet|olarak|είναι|היא|הוא|هي|هو|"
-       "คือ|adalah|ialah|არის|է|е|є|হলো|হল|yra|ir|és|është|ydy|yw|it's|it’s|that's")
+       "คือ|adalah|ialah|itu|არის|է|е|є|হলো|হল|yra|ir|és|është|ydy|yw|it's|it’s|that's")
 _COPULAS = (_IS + "|stays|stayed|remains|remained|holds|held|bleibt|reste|sigue|to|—|"
             "(?:changed|set|reset|updated|rotated) to|" + _CHANGED_TO)
 # Up to twelve words (Vietnamese: syllables) on; in a script without spaces the first is glued
@@ -1620,8 +1624,11 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # path, profile or package (`mvn -P Release2` names no user), nor mysql's (it prompts).
     ("password_option", "-p",
      _LOGIN_LINE + r"[^\n]*?(?<![\w./-])-[pP][ \t]+" + _MADE_VALUE, "position"),
-    ("password_option", "<pass|<secret",
-     r"(?i)<(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>([^<\s]{3,})</", "position"),
+    # An element named for a password, its namespace's and its name's prefix too (`<wsse:Password
+    # Type="...">`, `<db_password>`).
+    ("password_option", "<pass|<secret|password>|passwd>|pass>|secret>",
+     r"(?i)<(?:[a-z][\w.-]*:)?(?:[\w.-]*[_.-])?(?:password|passwd|pass|secret)(?:\s[^>\n]*)?>"
+     r"([^<\s]{3,})</", "position"),
     # Dovecot's `{PLAIN}pw` and a space-separated config line (`remote_password pw`, mosquitto).
     ("password_option", "{plain}|{cleartext}", r"(?i)\{(?:plain|cleartext)\}([^:\s]+)", "position"),
     ("password_option", "pass",
@@ -2161,7 +2168,8 @@ NAMING_WORD = Lazy(
     r"somme de contrôle|suma de (?:control|verificación|comprobación)|soma de verificação)"
     r"|(公钥|公開鍵|공개 ?키|öffentliche\w* schlüssel|clé publique|clave pública|"
     r"chave pública|"
-    r"(?:открыт|публичн)\w* ключ\w*)|(" + SECRET_WORDS_ZH + "|" + SECRET_WORDS_ABROAD + ")"
+    r"(?:открыт|публичн)\w* ключ\w*|" + PUBLIC_ABROAD + r")"
+    r"|(" + SECRET_WORDS_ZH + "|" + SECRET_WORDS_ABROAD + ")"
     # ... and a record's noun, in the languages the probes wrote: an id only said right before it
     r"|(?<![\w-])(jobs?|tasks?|tickets?|invoices?|incidents?|batch(?:es)?|workflows?|pipelines?|"
     r"d[ée]ploiements?|t[âa]ches?|factures?|idempotence|tareas?|trabajos?|pedidos?|despliegues?|"
@@ -2305,6 +2313,7 @@ WRAP_PIECE = 4
 WRAP_CONTEXT = 80  # characters read either side of a wrapped value: a name stands near it
 WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a value's
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
+QUOTE_WRAPPED = Lazy(r"([\"'])[^\"'\n]*\n[^\"'\n]*\1")  # a quoted value a line break split
 WRAPPED_URL = Lazy(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*\n\S+")  # a link a break split
 # ... whose line ends in a user and password (`smb://CORP;jdoe:pw`), not a host and port: the
 # `@host` opening the next line (a host's name, not a mention or a decorator) is then its own.
@@ -4100,6 +4109,7 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
         found += whole_runs(signed_runs, found)
         found += [hit for hit, harmless in wrapped if not harmless]
         found += wrapped_urls(text, decode) if "\n" in text and "://" in text else []
+        found += wrapped_quotes(text) if "\n" in text else []  # (merged with a hit it holds)
         found += rejoined_keys(text)
     for match in SHORT_TOKEN.finditer(text):
         generated = alternating(match.group()) or mid_generated(match.group())
@@ -4250,10 +4260,29 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
                     or WRAP_NAMED.search(after[len(whole_right):].lower())  # `> ~/.vault_pass`
                     or "." in whole_left + whole_right):  # a dotted token names itself (a JWT)
             joins += 1
-            start = max(first, brk - len(whole_left) - WRAP_CONTEXT)
-            for hit in scan_secrets(text[start:brk] + after):
-                if hit.start < brk - start < hit.end and hit.kind != RANDOM_KIND:
-                    yield hit._replace(start=start + hit.start, end=start + hit.end + 1), False
+            yield from ((hit, False) for hit in read_across(
+                text, brk, max(first, brk - len(whole_left) - WRAP_CONTEXT), after))
+
+
+def read_across(text: str, brk: int, start: int, after: str) -> list[SecretHit]:
+    """What a named rule finds across the line break at `brk` once the line from `start` and
+    `after`, the next line's text, read as one."""
+    return [hit._replace(start=start + hit.start, end=start + hit.end + 1)
+            for hit in scan_secrets(text[start:brk] + after)
+            if hit.start < brk - start < hit.end and hit.kind != RANDOM_KIND]
+
+
+def wrapped_quotes(text: str) -> list[SecretHit]:
+    """A quoted value a line break split after a credential's word (`BORG_PASSPHRASE='my dog` /
+    `ate 3 socks!'`): read across the break (QUOTE_WRAPPED)."""
+    found: list[SecretHit] = []
+    for match in itertools.islice(QUOTE_WRAPPED.finditer(text), WRAP_JOINS):
+        first = text.rfind("\n", 0, match.start()) + 1
+        if WRAP_NAMED.search(text[max(first, match.start() - WRAP_CONTEXT):match.start()].lower()):
+            brk = text.index("\n", match.start())
+            last = (text + "\n").find("\n", match.end())
+            found += read_across(text, brk, max(first, match.start() - WRAP_CONTEXT), text[brk + 1:last])
+    return found
 
 
 def generated(token: str) -> bool:
@@ -5028,8 +5057,9 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
             if (NAMES_ANOTHER.search(between) or "," in between and not ASIDE.search(between)) \
                     and named != "secret":
                 continue
-            if named == "public" and match.group() in BARE_PUBLIC \
-                    and not PUBLIC_THING.match(joined, match.end()):
+            if named == "public" and (match.group() in BARE_PUBLIC
+                                      and not PUBLIC_THING.match(joined, match.end())
+                                      or re.fullmatch(PUBLIC_ABROAD, match.group())):
                 continue  # a predicate, not a name: "never make <token> public"
         else:
             continue

@@ -1134,6 +1134,15 @@ CLASSES = [
     _row("wrapped-in-columns", 'rotate      POSTGRES_PASSWORD: "quiet-harbor-\nlantern-oak-fig"', "quiet-harbor-",
          frame="{s}"),
     _row("wrapped-key-in-groups", "slmgr /ipk 73968-GF4WK-VT\n627-NWYYH-698X3", "73968-GF4WK-VT"),
+    _row("wrapped-quoted-words", "export RESTIC_PASSWORD='otter lantern maple\nharbor 77 fig!'", "harbor 77 fig!",
+         frame="{s}"),
+    # An element named for a password with a namespace; Indonesian's `itu` as a copula; "public"
+    # in another language after a token names a place, not the token.
+    _row("xml-password-namespaced", '<wsse:Password Type="https://docs.example.org/wss#PasswordText">'
+         "Lantern!Otter8x</wsse:Password>", "Lantern!Otter8x"),
+    _row("password-copula-indonesian", "password router kantor itu Lantern_Otter2031, jangan disebar",
+         "Lantern_Otter2031", frame="{s}"),
+    _row("public-place-abroad", f"no subas sk_{_B62[:32]} al repositorio público", _B62[:32], frame="{s}"),
 ]
 
 
@@ -1781,6 +1790,9 @@ LOOKALIKES = [
     _row("id-word-with-colon", f"the Cognito user pool ID: eu-central-1_{_B62[:9]}", f"eu-central-1_{_B62[:9]}"),
     _row("digest-word-with-size", f"the xxHash64 of the file is {_HEX32[:16]}", _HEX32[:16]),
     _row("pubkey-word", f"open a channel to node pubkey 03{_HEX32}{_HEX32}", f"03{_HEX32}{_HEX32}"),
+    # "Public" in another language before its token.
+    _row("public-word-abroad", f"la client key (publique, côté navigateur) est live_{_B62[:32]}", _B62[:32]),
+    _row("public-word-korean", f"사이트 키(공개용)는 {_UUID} 입니다", _UUID),
     *[_row(name, f"`{text}`", text) for name, text in [
         ("angle-placeholder-with-signs", "Password=<YourStrong@Passw0rd>;"),
         ("curl-user-placeholder", "curl -u elastic:<password> https://localhost:9200"),
