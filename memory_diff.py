@@ -2586,16 +2586,22 @@ def slips(word: str) -> list[str]:
 NOUN_TOO = frozenset({"log", "pin", "register", "slot", "stash"})
 
 
+WORD_HYPHEN = Lazy(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # a hyphen joining two words' letters
+
+
 def typed_forms(phrase: str) -> set[str]:
     """A literal phrase as typed: its apostrophe curly too, or in a phrase of words left out
-    ("dont forget"; French has a "dont" of its own). The literals of a pre-filter (SIGNAL_PHRASES,
+    ("dont forget"; French has a "dont" of its own); a hyphen between letters a space or left
+    out ("long term memory", "longterm"). The literals of a pre-filter (SIGNAL_PHRASES,
     REQUEST_WORDS) match as escape_phrase's pattern does."""
-    return {phrase.replace("'", typed) for typed in ("'", "’", "" if " " in phrase else "'")}
+    quoted = {phrase.replace("'", typed) for typed in ("'", "’", "" if " " in phrase else "'")}
+    return {WORD_HYPHEN.sub(joined, form) for form in quoted for joined in ("-", " ", "")}
 
 
 def escape_phrase(phrase: str) -> str:
     """A literal phrase as a pattern that matches its typed_forms."""
-    return re.escape(phrase).replace("'", "['’]?" if " " in phrase else "['’]")
+    escaped = re.escape(phrase).replace("'", "['’]?" if " " in phrase else "['’]")
+    return WORD_HYPHEN.sub(lambda _: "[- ]?", escaped.replace("\\-", "-"))
 
 
 def frame_pattern(phrases: str, closes: bool = False, extra: str = "") -> str:
