@@ -1400,6 +1400,9 @@ OWN_CONTENT = [
                  "the vendored fonts are not ours to edit", id="en-dont-forget-no-apostrophe"),
     pytest.param("don’t forget: the vendored fonts are not ours to edit",
                  "the vendored fonts are not ours to edit", id="en-dont-forget-curly"),
+    # A phrase's hyphen typed as a space.
+    pytest.param("put it in your long term memory: the fixtures are generated, never hand-edit them",
+                 "the fixtures are generated, never hand-edit them", id="en-hyphen-typed-as-a-space"),
     # What a frame leaves points back when it is a frame itself, or opens with a connective.
     pytest.param("Make that stick, write it in AGENTS.md or wherever the rules live.", "",
                  id="en-leftover-or-wherever"),
