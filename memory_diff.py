@@ -4662,11 +4662,14 @@ def random_bytes(numbers: list[int], share: float = BYTES_DISTINCT) -> bool:
 
 
 def literal_start(text: str, at: int, run: str) -> int:
-    """Where a BYTE_ESCAPES run's literal opens: at its last opening quote (and `b`) before its
-    first escape, or else at the word holding that escape, not at the words or names before it."""
+    """Where a BYTE_ESCAPES run's literal opens: at the first opening quote (and `b`) before its
+    first escape that no quote of its kind closes there (a quote of the other kind inside is a
+    byte: `b"e%'\\x13..."`), or else at the word holding that escape, not at the words or names
+    before it."""
     head = run[:run.find("\\x")]
-    openings = [match.start() for match in OPENING_QUOTE.finditer(head)]
-    return at + (openings[-1] if openings else head.rfind(" ") + 1)
+    openings = [match.start() for match in OPENING_QUOTE.finditer(head)
+                if head[match.end() - 1] not in head[match.end():]]
+    return at + (openings[0] if openings else head.rfind(" ") + 1)
 
 
 def escaped_key(run: str) -> bool:

@@ -43,7 +43,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1156,7 +1156,7 @@ def test_class_prints_no_window(message: str, value: str) -> None:
 # -- property 4: a chosen password in a password's place ---------------------------------------
 
 # A key beside a word that is no id (ID_KEYS) stays a credential's name.
-KEY_PLACES = ["`const encryptionKey = \"{pw}\"`", "X-Api-Key: {pw}"]
+PASSWORD_KEY_PLACES = ["`const encryptionKey = \"{pw}\"`", "X-Api-Key: {pw}"]
 # What a login or a lock is given "with", without a word for a password.
 GIVEN_PLACES = ["the sync job reaches the NAS as backup_svc using {pw} every night", "the kiosk unlocks with {pw}"]
 # Places a password stands in whatever it looks like: a tool's option, a `.pgpass` line, a
@@ -1175,7 +1175,7 @@ PASSWORD_PLACES = [
     "the root password is {pw}", "Kennwort: {pw}", "a senha é {pw}", "wachtwoord = {pw}",
     "the login for the test VM is ops / {pw}", '`mysqli_connect("db", "app", "{pw}", "shop")`',
     "`net use S: \\\\nas\\share /user:corp\\ops {pw}`", "the signing secret is {pw}",
-    *KEY_PLACES, *GIVEN_PLACES,
+    *PASSWORD_KEY_PLACES, *GIVEN_PLACES,
 ]
 
 
@@ -1201,7 +1201,7 @@ def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, r
     # name's shape (`Harbor0+sunset` as `mTLS+JWT`), a setting's or a count's (digits before a word),
     # a stand-in (`00000000000A`, found at 1,000 examples).
     assume(not re.match(r"[a-z]{2,}=", password))
-    assume(place not in KEY_PLACES or md.shannon(password) >= md.MIN_ENTROPY)
+    assume(place not in PASSWORD_KEY_PLACES or md.shannon(password) >= md.MIN_ENTROPY)
     assume(place not in GIVEN_PLACES or not (md.NAMED_THING.fullmatch(password) or "=" in password
                                              or password.isdigit() or md.shannon(password) < md.MIN_ENTROPY))
     message = RULE.replace("{s}", place.replace("{pw}", password))
@@ -1327,6 +1327,7 @@ BYTES_PLACES = ["app.secret_key = {v}", "`SIGNING = {v}` in settings.py", "the o
 @SETTINGS
 @given(st.sampled_from(BYTES_PLACES), st.integers(0, 2**32), st.sampled_from([16, 24, 32, 48, 64]),
        st.sampled_from(["user", "assistant"]))
+@example("`SIGNING = {v}` in settings.py", 2790, 16, "user")  # a `'` byte inside `b"..."` (found at 1,000)
 def test_drawn_bytes_in_a_literal_are_withheld(place: str, seed: int, size: int, role: str) -> None:
     """A key as Python prints drawn bytes (`b'\\xfdq\\xcd...'`): escapes, printable bytes, spaces
     and quotes among them."""
