@@ -4260,7 +4260,7 @@ def wrapped_tokens(text: str) -> Iterator[tuple[SecretHit, bool]]:
             continue
         # The context either side is counted from the value's ends (a JWT's line is long).
         after = text[brk + 1:min(last, brk + 1 + len(whole_right) + WRAP_CONTEXT)]
-        if judge is generated and min(len(whole_left), len(right)) >= WRAP_PIECE \
+        if judge is generated and min(len(whole_left), len(whole_right)) >= WRAP_PIECE \
                 and joins < WRAP_JOINS and (
                     split or WRAP_NAMED.search(before[-WRAP_CONTEXT - len(whole_left):].lower())
                     or WRAP_NAMED.search(after[len(whole_right):].lower())  # `> ~/.vault_pass`

@@ -540,6 +540,9 @@ _UUID7_LATE = f"{4_102_444_800_000:012x}"[:8] + "-" + f"{4_102_444_800_000:012x}
 _ULID_NOW = "01K" + "".join(_rng("ulid-now").choices(CROCKFORD, k=23))  # a ULID of 2025
 _FULL_WIDTH_SIGNED_ASCII = "xk29%Ra*FbWeqLmT4zPs#KdNfoq;Rb$vnH27dSQ!cG*PbfwgW5sC%)MXFHE"
 _FULL_WIDTH_SIGNED = "".join(chr(ord(c) + 0xFEE0) for c in _FULL_WIDTH_SIGNED_ASCII)
+_JWT_CUT = base64.urlsafe_b64encode(b'{"alg": "HS256", "typ": "JWT"}').decode().rstrip("=")
+_JWT_REST = "." + base64.urlsafe_b64encode(b'{"sub": "svc-deploy", "role": "admin"}').decode().rstrip("=") \
+    + "." + _chars("jwt-sig", 43, "base64url")
 CLASSES = [
     # Issuers no rule names: a short prefix and a hex, UUID or base62 body (prefixes made up).
     _row("issuer-prefix-base62", f"the agent token bkqz_{_B62}", _B62),
@@ -1134,6 +1137,8 @@ CLASSES = [
     _row("wrapped-in-columns", 'rotate      POSTGRES_PASSWORD: "quiet-harbor-\nlantern-oak-fig"', "quiet-harbor-",
          frame="{s}"),
     _row("wrapped-key-in-groups", "slmgr /ipk 73968-GF4WK-VT\n627-NWYYH-698X3", "73968-GF4WK-VT"),
+    # A JWT cut right before its first dot: the header alone is base64 of JSON (found at 1,000).
+    _row("jwt-cut-before-its-dot", _JWT_CUT[:-2] + "\n" + _JWT_CUT[-2:] + _JWT_REST, _JWT_CUT[:-2], frame="{s}"),
     _row("wrapped-quoted-words", "export RESTIC_PASSWORD='otter lantern maple\nharbor 77 fig!'", "harbor 77 fig!",
          frame="{s}"),
     # An element named for a password with a namespace; Indonesian's `itu` as a copula; "public"
@@ -1203,7 +1208,8 @@ def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, r
     assume(not re.match(r"[a-z]{2,}=", password))
     assume(place not in PASSWORD_KEY_PLACES or md.shannon(password) >= md.MIN_ENTROPY)
     assume(place not in GIVEN_PLACES or not (md.NAMED_THING.fullmatch(password) or "=" in password
-                                             or password.isdigit() or md.shannon(password) < md.MIN_ENTROPY))
+                                             or password.isdigit() or md.shannon(password) < md.MIN_ENTROPY
+                                             or re.fullmatch(r"[^\w]\d+", password)))  # a reference: #1234
     message = RULE.replace("{s}", place.replace("{pw}", password))
     outputs = all_outputs([(role, message)])
     assert not leaks(outputs, password), (ascii(message), leaks(outputs, password))
