@@ -4663,12 +4663,13 @@ def random_bytes(numbers: list[int], share: float = BYTES_DISTINCT) -> bool:
 
 def literal_start(text: str, at: int, run: str) -> int:
     """Where a BYTE_ESCAPES run's literal opens: at the first opening quote (and `b`) before its
-    first escape that no quote of its kind closes there (a quote of the other kind inside is a
-    byte: `b"e%'\\x13..."`), or else at the word holding that escape, not at the words or names
-    before it."""
+    first escape that no quote of its kind closes there (a quote of the other kind inside, or an
+    escaped one, is a byte: `b"e%'\\x13..."`, `b'A\\'}...'`), or else at the word holding that
+    escape, not at the words or names before it."""
     head = run[:run.find("\\x")]
     openings = [match.start() for match in OPENING_QUOTE.finditer(head)
-                if head[match.end() - 1] not in head[match.end():]]
+                if head[match.end() - 2:match.end() - 1] != "\\"  # an escaped quote is a byte
+                and not re.search(r"(?<!\\)" + head[match.end() - 1], head[match.end():])]
     return at + (openings[0] if openings else head.rfind(" ") + 1)
 
 

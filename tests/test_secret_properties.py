@@ -1335,6 +1335,7 @@ BYTES_PLACES = ["app.secret_key = {v}", "`SIGNING = {v}` in settings.py", "the o
 @given(st.sampled_from(BYTES_PLACES), st.integers(0, 2**32), st.sampled_from([16, 24, 32, 48, 64]),
        st.sampled_from(["user", "assistant"]))
 @example("`SIGNING = {v}` in settings.py", 2790, 16, "user")  # a `'` byte inside `b"..."` (found at 1,000)
+@example("app.secret_key = {v}", 2011928, 16, "user")  # an escaped `\'` among the bytes (found at 1,000)
 def test_drawn_bytes_in_a_literal_are_withheld(place: str, seed: int, size: int, role: str) -> None:
     """A key as Python prints drawn bytes (`b'\\xfdq\\xcd...'`): escapes, printable bytes, spaces
     and quotes among them."""
