@@ -4283,11 +4283,11 @@ def wrapped_quotes(text: str) -> list[SecretHit]:
     `ate 3 socks!'`): read across the break (QUOTE_WRAPPED)."""
     found: list[SecretHit] = []
     for match in itertools.islice(QUOTE_WRAPPED.finditer(text), WRAP_JOINS):
-        first = text.rfind("\n", 0, match.start()) + 1
-        if WRAP_NAMED.search(text[max(first, match.start() - WRAP_CONTEXT):match.start()].lower()):
+        start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - WRAP_CONTEXT)
+        if WRAP_NAMED.search(text[start:match.start()].lower()):
             brk = text.index("\n", match.start())
             last = (text + "\n").find("\n", match.end())
-            found += read_across(text, brk, max(first, match.start() - WRAP_CONTEXT), text[brk + 1:last])
+            found += read_across(text, brk, start, text[brk + 1:last])
     return found
 
 
@@ -5165,11 +5165,12 @@ def cell_edges(line: str) -> list[int]:
 
 
 def hook_secret(url: str) -> bool:
-    """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a
-    password chosen as a part, or a piece (or a part's pieces joined: `ylbc-jtqg-vzfm-okyw`)
-    turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`), or
-    letters that read as no word (Zapier's `catch/<id>/ewvscyy`: where a hook's secret stands,
-    words' share of vowels, RARE_VOWELS, tells them)."""
+    """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a part
+    made as a password is, words with a number (HOOK_PHRASE) or digits enough for a key; a piece
+    turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`); or
+    letters that read as no word, a piece's or a part's joined (Zapier's `catch/<id>/ewvscyy`,
+    `ylbc-jtqg-vzfm-okyw`: where a hook's secret stands, words' share of vowels, RARE_VOWELS,
+    tells them)."""
     host, _, path = url.partition("//")[2].partition("/")
     parts = path.split("/")
     if not any(label.startswith(("hook", "webhook")) for label in host.lower().split(".")):
@@ -5177,14 +5178,14 @@ def hook_secret(url: str) -> bool:
         parts = parts[hooks[0] + 1:] if hooks else []
     if {"commit", "commits", "blob", "tree"} & set(parts):
         return False  # a repository's page (`adnanh/webhook/commit/<sha>`)
-    if any(credible(part, "made", part) or HOOK_PHRASE.fullmatch(part)
-           or long_number(SIGNS.sub("", part)) for part in parts):
-        return True  # a password chosen as its path (`Lisboa$0405`, `girasole-seoul-tiger14`),
-        # or a key of digits (`218162-840489-...`)
+    joined = [SIGNS.sub("", part) for part in parts]  # `Lisboa$0405`, `218162-840489-...`
+    if any(credible(part, "made", part) or HOOK_PHRASE.fullmatch(part) or long_number(whole)
+           for part, whole in zip(parts, joined)):
+        return True
     pieces = [piece for part in parts for piece in SIGNS.split(part)]
     return any(len(piece) >= 6 and len(CLASS_TURN.findall(piece)) >= 2 for piece in pieces) \
         or any(len(letters) >= 6 and letters.isalpha() and unworded(letters, RARE_VOWELS)
-               for part in parts for letters in (*SIGNS.split(part), SIGNS.sub("", part)))
+               for letters in pieces + joined)
 
 
 def _char_class(c: str) -> int:
