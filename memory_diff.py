@@ -968,9 +968,11 @@ _NAME_PIECES = r"(?:[A-Z]?[a-z]+(?:[-_]|(?=[A-Z]))|[A-Z]+(?:[-_]|(?=[A-Z][a-z]))
 def assigned(operators: str = _OPERATORS) -> str:
     """A credential's word assigned a value, quoted or not (then to a space, `,` or `;`), maybe
     as a subscript's key (`cfg['password'] = ...`), with a type between (`pass: str = "..."`), a
-    string prefix (`b'...'`) or escaped quotes."""
+    string prefix (`b'...'`), a value's type (a registry file's `"Password"=hex:"..."`) or
+    escaped quotes."""
     return (r"s?(?![a-z0-9])\\*[\"']?\]?(?:\s*:\s*[A-Za-z_][\w.]*(?:<[^>\n]*>|\[\])?\??(?=\s*=))?"
-            r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\"))?"
+            r"[ \t]*(?:" + operators + r")[ \t]*\(?[ \t]*"
+            r"(?:[bBrRuU]{1,2}(?=[\"'])|\\+(?=\")|[a-z][a-z0-9]{1,7}:(?=[\"']))?"
             r"(?:\"([^\"\n]{6,200})\"|'([^'\n]{6,200})'|([^\s\"',;`]{6,}))")
 SECRET_WORDS = ("password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential",
                 "auth", "bearer", "apikey", "api_key", "api-key", "api key", "access_key",
@@ -1221,9 +1223,10 @@ _OPENED = (_LOCKS + "|door|gate(?!way)|garage|keypad|puerta|portón|portail|canc
            r"|sejf|kluis|trezor|sim(?![^\W\d_])|telefoon|telefon|телефон|teléfono|téléphone"
            "|telefono"
            "|brán|kapı|kilit|kilid|ajtó|kapu|dörr|dør|portão|portone|tarjeta|karty|картк|карт|card")
-# A command line that names a user (`-u`, `--user`) and is not mysql's, whose spaced `-p` prompts.
+# A command line that names a user (`-u sa`, `-Usa`, `--user`; not `mvn -U -P...`) and is not
+# mysql's, whose spaced `-p` prompts.
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
-               r"(?=[^\n]*(?<![\w-])(?:-[uU]|--user(?:name)?)[ \t=]+\S)")
+               r"(?=[^\n]*(?<![\w-])(?:-[uU](?:[ \t=]+[^\s-]|[a-z_])|--user(?:name)?[ \t=]+[^\s-]))")
 # A value made as passwords are, both cases and a digit, not a path, file, port or setting.
 _MADE_VALUE = (r"[\"']?(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})[\"']?(?![^\s\"'`])")  # quoted or not
@@ -1619,11 +1622,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password_option", "|".join(tools.lower() for tools, _ in PASSWORD_FLAGS),
      r"(?:(?<![A-Za-z0-9_.-])|(?<=^[-+])|(?<=\n[-+]))(?:" + _TOOL_FLAG + ")(?!-)" + _PW,
      "position"),
-    # ... and a spaced `-p` or `-P` in a login's command line, one that names a user (`-u`,
-    # `--user`), before a value made as passwords are (both cases and a digit): not a port,
-    # path, profile or package (`mvn -P Release2` names no user), nor mysql's (it prompts).
+    # ... and a `-p` or `-P`, spaced or glued (`isql -Usa -P...`), in a login's command line, one
+    # that names a user (`-u`, `--user`), before a value made as passwords are (both cases and a
+    # digit): not a port, path, profile or package (`mvn -P Release2` names no user), nor
+    # mysql's (it prompts).
     ("password_option", "-p",
-     _LOGIN_LINE + r"[^\n]*?(?<![\w./-])-[pP][ \t]+" + _MADE_VALUE, "position"),
+     _LOGIN_LINE + r"[^\n]*?(?<![\w./-])-[pP][ \t]*" + _MADE_VALUE, "position"),
     # An element named for a password, its namespace's and its name's prefix too (`<wsse:Password
     # Type="...">`, `<db_password>`).
     ("password_option", "<pass|<secret|password>|passwd>|pass>|secret>",
@@ -1712,12 +1716,12 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      "prose"),
     ("connection_password", "jdbc:oracle:|sqlplus",
      r"(?i)(?:jdbc:oracle:[a-z]+:@?|sqlplus\s+(?:-[a-z]+\s+)*)[a-z0-9_$#.]+/([^\s/@\"'`]+)@", "position"),
-    # After `Bearer`, in an Authorization, key or token header, in a cookie: any value.
+    # After `Bearer`, in an Authorization, key or token header, in a cookie (quoted too): any value.
     ("bearer_token", "bearer", r"(?i)(?<![a-z0-9])bearer\s+[\"']?([^\s\"'`]{8,})", "position"),
     ("http_credential", "authorization:|key:|token:|secret:|auth:|cookie:",
      r"(?i)(?<![a-z0-9-])(?<!//)(?:authorization:\s*[\"']?(?:[a-z-]+\s+)?+[\"']?"
      r"|x-[a-z-]*(?:key|token|secret"
-     r"|auth):\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=)([^\s;\"'`]{6,})", "position"),
+     r"|auth):\s*[\"']?|(?:set-)?cookie:\s*[a-z0-9_.-]+=[\"']?)([^\s;\"'`]{6,})", "position"),
     # HTTP Basic credentials: base64 `user:password` after `Basic`, curl's `-u u:p`, and a
     # proxy's list of users (Traefik's `basicauth.users=u:p`).
     ("basic_auth", "basic", r"(?i)basic(?<![a-z0-9]basic)\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])", "basic"),
@@ -2018,8 +2022,13 @@ DOTTED_NAMED = Lazy(r"(?:div|span|a|p|h[1-6]|li|ul|ol|button|input|img|section|a
 # ... or three words or more and a number a dot joins, as a password manager makes a memorable
 # password (`Maple.harbor.Dune.4821`, memorable): a module's path holds no number, a host no
 # capital's word; two words and a number are as often a model's name (`Dell.Latitude.7420`).
+# A hyphen or an underscore joins them too, a digit or two glued to a word past the first
+# (`Panorama-Clip-Slain7`): a model's version stands apart or on its first word (`Qwen2-Math-...`).
 MEMORABLE_WORD = Lazy(r"[A-Za-z]{3,10}")
 MEMORABLE_NUMBER = Lazy(r"(?!" + _YEAR + r"$)\d{3,4}")  # not a year (`Report.Final.2023`)
+MEMORABLE_GLUED = Lazy(r"[A-Za-z]{3,10}\d{1,2}")
+JOINED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z][A-Za-z0-9]*([-_])[A-Za-z0-9]+(?:\1[A-Za-z0-9]+)+"
+                    r"(?![\w/\\@-]|\.\w)")
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 # A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
 RECORD_PATH = Lazy(r"/(?!(?:web)?hooks/|tokens/|keys/|secrets/|credentials/|passwords/|triggers/"
@@ -2119,6 +2128,10 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # A digest's forms: hex, or base64 of 16, 20, 32, 48 or 64 bytes (`SHA256:<43>`); a token of
 # another form is no digest, whatever word names it (a label, `sha512-`, is DIGEST_LABEL's).
 DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
+# ... but a Windows password's hash logs in as the password does (pass-the-hash): its LM and NT
+# hashes paired (pwdump's `LM:NT`, impacket's `-hashes LM:NT`), or one named NT's or LM's.
+PASSWORD_HASH_PAIR = Lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32}[\"']?:[\"']?[0-9A-Fa-f]{32}(?![0-9A-Fa-f])")
+PASSWORD_HASH_NAMED = Lazy(r"(?<![a-z0-9])(?:ntlm|net-?ntlm(?:v[12])?|nt|lm)[ _-]?\Z")
 # harmless_context: the naming word nearest the token in its clause decides: a commit word (or
 # `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word a digest's form; an
 # opaque value's (a content id, cursor, nonce, OAuth state) any form, "public key" and an OAuth
@@ -2224,9 +2237,10 @@ TABLE_RULE = Lazy(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")
 # A webhook's path piece after which its secret stands (hook_secret), and where a piece turns
 # between letters and digits (`64htzp3` twice; a word and a version, `python3`, once).
 HOOK_PART = Lazy(r"(?:incoming_?)?(?:web|build_)?hooks?(?:b2)?", re.I)
-# Words joined three times or more with a number, as a passphrase is made: a hook's path (its
-# event's name is a word or two: `/hooks/github`, `/webhooks/slack-events`).
-HOOK_PHRASE = Lazy(r"[a-z]{3,}(?:[-_.][a-z]{3,}){2,}[-_.]?\d+")
+# Words joined with a number, as a passphrase is made (`creeper_aw_man_42`, `nixos-rocks-2024`):
+# three words and any number, or two and two digits: a hook's path (its event's name is a word
+# or two without one: `/hooks/github`, `/webhooks/slack-events`).
+HOOK_PHRASE = Lazy(r"[a-z]{3,}(?:(?:[-_.][a-z]{2,}){2,}[-_.]?\d+|[-_.][a-z]{2,}[-_.]?\d{2,})")
 CLASS_TURN = Lazy(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 # A clause's end between a naming word and its token; an abbreviation's dot ends none ("e.g.").
@@ -2251,6 +2265,9 @@ CHAR_REFERENCE = r"&#(?:\d{2,3}|x[0-9A-Fa-f]{2});|&(?:quot|amp|lt|gt|apos);"
 MARKDOWN_ESCAPE = r"(?<=[A-Za-z0-9])\\[_|*~](?=[A-Za-z0-9])"
 VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u(?!00[01])[0-9A-Fa-f]{4}|"
                    + CHAR_REFERENCE + "|" + MARKDOWN_ESCAPE)
+# ... a space's escape too (a phrase's words, `%20`, `&#32;`), but for a link's own: its words
+# stay one run, as the link is one (`/wiki/Implementation%20Status#status-12`).
+LINK = Lazy(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S+")
 # Unicode's format characters (category Cf), as of Unicode 15.
 FORMAT_CHAR = Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
                    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
@@ -3990,11 +4007,13 @@ def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, i
     stands in the original."""
     changed: list[tuple[str, int, int]] = []  # (view text, original start, original end)
     at = 0
+    links = [match.span() for match in LINK.finditer(text)] if "://" in text else []
     for match in VIEW_CHANGE.finditer(text):
         start, run = match.start(), match.group()
         changed.append((text[at:start], at, start))
         if run[0] in "%\\&":  # `%3D`, a JSON or Markdown escape (`\u0022`, `\_`), a reference
-            changed.append((unescaped(run, percent), start, match.end()))
+            linked = any(a <= start < b for a, b in links)
+            changed.append((unescaped(run, percent, linked), start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed.append((run, start, match.end()))
         else:
@@ -4011,10 +4030,10 @@ def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, i
     return "".join(piece for piece, _, _ in changed), pieces
 
 
-def unescaped(run: str, percent: bool) -> str:
+def unescaped(run: str, percent: bool, linked: bool = False) -> str:
     """The printable ASCII character an escape stands for (VIEW_CHANGE), a JSON escape's letter of
     another script (NFKC) or nothing for its format character, or the escape as written (a `%`
-    one unless `percent`)."""
+    one unless `percent`, a space's in a link)."""
     if run[0] == "&":
         code = ord(html.unescape(run))
     elif run[0] == "\\":
@@ -4026,7 +4045,7 @@ def unescaped(run: str, percent: bool) -> str:
             return unicodedata.normalize("NFKC", char)
     else:
         code = int(run[-2:], 16) if percent else 0
-    return chr(code) if 0x20 < code < 0x7f else run
+    return chr(code) if 0x20 < code < 0x7f or code == 0x20 and not linked else run
 
 
 def in_original(finding: SecretHit, pieces: list[tuple[int, int, int, bool]]) -> SecretHit:
@@ -4102,6 +4121,10 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
         for match in DOTTED_TOKEN.finditer(text) if "." in text else ():  # whole, past a finding
             if (dotted_random(match.group()) or memorable(match.group())) \
                     and not harmless_context(text, match.start(), match.end(), match.group(), True):
+                found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
+        for match in JOINED_TOKEN.finditer(text) if "-" in text or "_" in text else ():
+            if memorable(match.group(), match.group(1)) and not overlaps(found, *match.span()) \
+                    and not harmless_context(text, match.start(), match.end(), match.group()):
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), False))
         signed_runs = list(SIGNED_TOKEN.finditer(text))
         for start, end in (span for signed in signed_runs for span in query_values(signed)):
@@ -4781,13 +4804,18 @@ def dotted_random(token: str) -> bool:
                                        else mid_generated(core))
 
 
-def memorable(token: str) -> bool:
-    """Whether a token a dot joins (DOTTED_TOKEN) is words and a number made as a password: three
-    words (MEMORABLE_WORD) or more, one with a capital opening it, and a number
-    (MEMORABLE_NUMBER), nothing else; not a file's name, its extension four letters of one case
-    at most (`Invoice.March.1042.docx`, `Scan.Front.0042.PDF`)."""
-    pieces = token.split(".")
+def memorable(token: str, sign: str = ".") -> bool:
+    """Whether a token one sign joins (DOTTED_TOKEN, JOINED_TOKEN) is words and a number made as
+    a password: three words (MEMORABLE_WORD) or more, one with a capital opening it, and a number
+    (MEMORABLE_NUMBER; with a hyphen or an underscore, MEMORABLE_GLUED past the first word),
+    nothing else; not a file's name, its extension four letters of one case at most
+    (`Invoice.March.1042.docx`, `Scan.Front.0042.PDF`)."""
+    pieces = token.split(sign)
     words = sum(1 for piece in pieces if MEMORABLE_WORD.fullmatch(piece))
+    if sign != ".":
+        glued = sum(1 for piece in pieces[1:] if MEMORABLE_GLUED.fullmatch(piece))
+        return words >= 2 and glued == 1 and words + glued == len(pieces) \
+            and any(piece.istitle() for piece in pieces)
     numbers = sum(1 for piece in pieces if MEMORABLE_NUMBER.fullmatch(piece))
     extension = len(pieces[-1]) <= 4 and (pieces[-1].islower() or pieces[-1].isupper())
     return words >= 3 and numbers >= 1 and words + numbers == len(pieces) \
@@ -5105,6 +5133,9 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":
+        if PASSWORD_HASH_PAIR.search(text, max(0, first - 35), min(len(text), last + 35)) \
+                or PASSWORD_HASH_NAMED.search(joined, 0, at):
+            return False
         value = token.rstrip("=").rsplit("=", 1)[-1]  # after its own `name=`
         return bool(HEX.fullmatch(body)) and not odd or len(value) in DIGEST_BASE64_LENGTHS
     return family in ("opaque", "public")
@@ -5166,7 +5197,8 @@ def cell_edges(line: str) -> list[int]:
 
 def hook_secret(url: str) -> bool:
     """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a part
-    made as a password is, words with a number (HOOK_PHRASE) or digits enough for a key; a piece
+    made as a password is, words with a number (HOOK_PHRASE), digits enough for a key or a
+    token's characters among signs (`96,97,be,6f,...`); a piece
     turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`); or
     letters that read as no word, a piece's or a part's joined (Zapier's `catch/<id>/ewvscyy`,
     `ylbc-jtqg-vzfm-okyw`: where a hook's secret stands, words' share of vowels, RARE_VOWELS,
@@ -5180,6 +5212,7 @@ def hook_secret(url: str) -> bool:
         return False  # a repository's page (`adnanh/webhook/commit/<sha>`)
     joined = [SIGNS.sub("", part) for part in parts]  # `Lisboa$0405`, `218162-840489-...`
     if any(credible(part, "made", part) or HOOK_PHRASE.fullmatch(part) or long_number(whole)
+           or part != whole and len(whole) >= RANDOM_MIN and credential_shaped(whole)
            for part, whole in zip(parts, joined)):
         return True
     pieces = [piece for part in parts for piece in SIGNS.split(part)]

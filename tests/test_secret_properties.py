@@ -1148,6 +1148,27 @@ CLASSES = [
     _row("password-copula-indonesian", "password router kantor itu Lantern_Otter2031, jangan disebar",
          "Lantern_Otter2031", frame="{s}"),
     _row("public-place-abroad", f"no subas sk_{_B62[:32]} al repositorio público", _B62[:32], frame="{s}"),
+    # From probe9 (read after its blind run): a space percent-encoded or as a character reference
+    # (a recovery phrase's words); a Windows password's hashes paired, or one named NT's, whatever
+    # "hash" says; a cookie's quoted value; a registry value's type before its quote; a glued `-P`
+    # after a glued `-U`; words, a capital and a digit a hyphen joins; a hook's path of hex pairs.
+    _row("seed-percent-spaces", "the wallet recovery phrase: " + _SEED.replace(" ", "%20").replace("o", "%6F"),
+         _SEED, frame="{s}"),
+    _row("seed-reference-spaces", "the wallet recovery phrase: "
+         + "".join(word + (" ", "&#32;")[n % 2] for n, word in enumerate(_SEED.split())).replace("o", "&#111;"),
+         _SEED, frame="{s}"),
+    _row("ntlm-pair", f"impacket-wmiexec -hashes aad3b435b51404eeaad3b435b51404ee:{_HEX32} admin@10.0.0.5",
+         _HEX32),
+    _row("ntlm-pair-quoted", f'pth-winexe --hashes aad3b435b51404eeaad3b435b51404ee:"{_HEX32}" //10.0.0.5 cmd',
+         _HEX32),
+    _row("nt-hash-named", f"the NT hash of svc_backup is {_HEX32}", _HEX32, frame="{s}"),
+    _row("cookie-quoted", f'Cookie: PHPSESSID="{_HEX32.upper()}.node7"; Path=/app', _HEX32.upper()),
+    _row("registry-typed-quoted", '"Password"=hex:"5a,1f,c3,88,0e,d2,47,b9"', "5a,1f,c3,88,0e,d2,47,b9"),
+    _row("login-glued-user-and-password", "isql -Ureporter -POtter7lantern! -SDWH", "Otter7lantern!"),
+    _row("memorable-hyphens", "[users] ops = Lantern-Otter-Maple4", "Lantern-Otter-Maple4"),
+    _row("memorable-underscores", "the kiosk takes Harbor_quiet_Fig4_dune at boot", "Harbor_quiet_Fig4_dune"),
+    _row("hook-path-hex-pairs", "https://ci.example.net/hooks/3c-9f-a1-07-be-44-d2-18", "3c-9f-a1-07-be-44-d2-18"),
+    _row("hook-path-short-words", "https://ci.example.net/hooks/otter_ox_fig_7", "otter_ox_fig_7"),
 ]
 
 
@@ -2114,6 +2135,12 @@ LOOKALIKES = [
     _row("setting-number-after-password", "Password prompts time out after a while (PROMPT_TIMEOUT_MS=4500).",
          "PROMPT_TIMEOUT_MS=4500"),
     _row("password-word-in-a-link-zh", "连接串写成 mysql://账号:密码@服务器:3306/库 的样子", "账号:密码"),
+    # Words a hyphen joins with a year, or two words and a model's number, are no memorable
+    # password; `-U` before another option names no user, so `-P` after it is a profile.
+    _row("hyphen-words-and-a-year", "the runners use the Windows-Server-2019 image", "Windows-Server-2019"),
+    _row("hyphen-model-number", "QA tests on a Dell-Latitude-7420 laptop", "Dell-Latitude-7420"),
+    _row("hyphen-model-version-first", "the eval runs Qwen2-Math-Instruct on two GPUs", "Qwen2-Math-Instruct"),
+    _row("update-flag-then-profile", "release with `mvn -U -PReleaseProfile2 deploy`", "ReleaseProfile2"),
 ]
 
 
