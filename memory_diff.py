@@ -1226,7 +1226,8 @@ _OPENED = (_LOCKS + "|door|gate(?!way)|garage|keypad|puerta|portón|portail|canc
 # A command line that names a user (`-u sa`, `-Usa`, `--user`; not `mvn -U -P...`) and is not
 # mysql's, whose spaced `-p` prompts.
 _LOGIN_LINE = (r"(?m)^(?![^\n]*\b(?:mysql|mariadb)\b)"
-               r"(?=[^\n]*(?<![\w-])(?:-[uU](?:[ \t=]+[^\s-]|[a-z_])|--user(?:name)?[ \t=]+[^\s-]))")
+               r"(?=[^\n]*(?<![\w-])(?:-[uU](?:[ \t=]+[^\s-]|[a-z_])"
+               r"|--user(?:name)?[ \t=]+[^\s-]))")
 # A value made as passwords are, both cases and a digit, not a path, file, port or setting.
 _MADE_VALUE = (r"[\"']?(?=[^\s./:=]*[a-z])(?=[^\s./:=]*[A-Z])(?=[^\s./:=]*[0-9])"
                r"([^\s./:=\"'`]{8,64})[\"']?(?![^\s\"'`])")  # quoted or not
@@ -2130,7 +2131,8 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # ... but a Windows password's hash logs in as the password does (pass-the-hash): its LM and NT
 # hashes paired (pwdump's `LM:NT`, impacket's `-hashes LM:NT`), or one named NT's or LM's.
-PASSWORD_HASH_PAIR = Lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32}[\"']?:[\"']?[0-9A-Fa-f]{32}(?![0-9A-Fa-f])")
+PASSWORD_HASH_PAIR = Lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32}[\"']?:[\"']?[0-9A-Fa-f]{32}"
+                          r"(?![0-9A-Fa-f])")
 PASSWORD_HASH_NAMED = Lazy(r"(?<![a-z0-9])(?:ntlm|net-?ntlm(?:v[12])?|nt|lm)[ _-]?\Z")
 # harmless_context: the naming word nearest the token in its clause decides: a commit word (or
 # `owner/repo@`) names hex, an id word a UUID, ULID or hex, a digest word a digest's form; an
