@@ -603,6 +603,10 @@ _TODAY_TASK = (r"[—–,;]\s*(?:(?:and|then|please|pls)\s+)?"
                r"(?:update|fix|adjust|adapt|change|modify|rewrite|поправь|исправь|обнови|измени|"
                r"adapte|corrige|modifie|actualiza|ajusta|aktualisiere|korrigiere|aggiorna|"
                r"correggi)\s+\w")
+# ... this task's alone: what a pointer then points at is not recorded either (pull_in).
+_THIS_TASK = (r"\bfor this (?:task|session|pr|conversation|chat|thread)\b|"
+              r"이번 (?:작업|세션|대화)|이번에만|この作業|このタスク|このセッション|今回だけ|今回のみ|"
+              r"今回の\S{1,6}だけ|这次任务|本次任务|这次会话|本次会话|这次对话|只在这次|仅限这次")
 REQUEST_MOMENT = (_TODAY_TASK + r"|"
                   # ... "remember to always X" is a rule
                   r"\b(?:(?:remember to|don't forget to)(?! (?:always|never|alwasy|allways)\b)|"
@@ -610,16 +614,12 @@ REQUEST_MOMENT = (_TODAY_TASK + r"|"
                   r"não (?:se )?esqueça de|vergiss nicht|non dimenticare di|today(?!'s)|tonight|"
                   r"tomorrow(?!'s)|yesterday(?!'s)|for now|right now|at the moment|"
                   r"for the next (?:few )?steps?|"
-                  r"for this (?:task|session|pr|conversation|chat|thread)|"
                   r"für den nächsten schritt|pour la prochaine étape|para el siguiente paso|"
                   r"para o próximo passo|per il prossimo passo|на следующий шаг|na następny krok|"
                   r"this (?:morning|afternoon|evening|week)|heute|im moment|en ce moment|"
                   r"en este momento|ahora mismo|neste momento|agora mesmo|in questo momento|"
                   r"сейчас|сегодня|aujourd'hui|hoy|hoje|oggi|dzisiaj)\b|今天|今日|오늘|"
-                  # ... this task's alone
-                  r"이번 (?:작업|세션|대화)|이번에만|この作業|このセッション|今回だけ|今回のみ|"
-                  r"这次任务|本次任务|这次会话|本次会话|这次对话|只在这次|仅限这次|"
-                  r"(?:の|こと)を忘れないで")
+                  r"(?:の|こと)を忘れないで|" + _THIS_TASK)
 # A place that is no memory ("make a note in the ticket that X"): the frame records elsewhere.
 _OTHER_PLACE = (r"\b(?:in|to|into|on)\s+(?:the|a|this|that|our|my|your)\s+(?:\w+\s+)?"
                 r"(?:ticket|issue|pr|pull request|description|changelog|readme|commit message|"
@@ -2712,6 +2712,67 @@ KIND_NAMED = Lazy(r"(?:\b(?:this|these|that|it|the following|my|our|esto|eso|est
                   r"(?:\w+\s+)?(?:" + RULE_KINDS + ")$")
 NAMED_PLACE = Lazy(_NAMED_FILE + "|" + phrase_pattern(PROJECT_RULES))  # a file or the rules, named
 MEMORY_OR_BARE = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID + "|" + MEMORY_BARE))
+# A rule said before the verb that closes a request, in a language that puts its verb last
+# (Japanese, Korean, Turkish): a quotative ties the rule to the verb ("CLAUDE.mdに X と追記して",
+# "X다고 CLAUDE.md에 적어 줘", "X diye ekle", "X şeklinde"), or a quotation's end, a nominaliser
+# ("Xことを", "X는 걸", "Xという ルールを") or a pointer after a pause ("X、これを", "X — 이거"); the
+# memory named before the rule or between it and the verb, a verb of remembering needs none ("X
+# ことを覚えておいて"); a clause after a comma may give the reason. Not a verb denied or done
+# (VERB_LAST_NOT: "書かないで", "적지 마", "ekleme", "追記しました", "書いた"; Korean's past, its
+# final ㅆ: "적어 뒀어").
+LAST_VERBS = ("追記|追加|書き足し|書き込|書き留め|書き残し|書|記録|記載|保存|メモ(?!リ)|加え|足し|覚え|記憶|登録|残し|入れ|更新|"  # not メモリ
+              "추가|적어|저장|기록|메모(?!리)|기억|넣어|써|남겨|등록|업데이트|"
+              "ekle|yaz|kaydet|not düş|not al|hatırla")
+# ... asked as a question, its ending asks for it ("書いといてくれる？", "써 줄래?", "yazar mısın?").
+ASKED_LAST = Lazy(r"くれ|もら[えっ]|いただけ|くださ|下さ|주|줘|줄래|m[ıi]s[ıi]n|ebilir|abilir")
+PAST_NOT = frozenset("겠있")  # Korean's final ㅆ is its past but in these ("주시겠어요", "있나요")
+REMEMBERING_LAST = frozenset({"覚え", "記憶", "기억", "hatırla", "メモ", "메모"})  # note it: remember
+MEMORY_WORDS_LAST = "メモリー|メモリ|記憶|ルール|規則|メモ|ノート|notes|메모리|기억|규칙|룰|메모|노트"
+_RULE_NOUN = r"(?:ルール|規則|규칙|(?:bir\s+)?(?:kural|not)\w*)"  # "X というルールを": the rule is X
+_POINTER_LAST = r"(?:これ|それ|이거|이걸|이것|그거|bunu)(?:を|は|를|을|도)?"
+_QUOTATIVE = (r"(?:(?:って|と)いう(?:の|こと|" + _RULE_NOUN + r")?を?|こと(?:を|って|は|[、,，])|って|と"
+              r"|(?<=[다라자])고|라고|(?:는|은|한|라는)\s?(?:거|걸|것을|것)|(?:다는|라는)\s?규칙을?"
+              r"|(?<=[」』\"”'’])\s*(?:を|は|고|라고|이라고|를|을)?|[、,，]\s*を"
+              r"|\s+(?:diye|şeklinde)|\s*(?:[—–]|[、,，])\s*" + _POINTER_LAST + r")"
+              r"(?:\s*" + _RULE_NOUN + r"(?:を|을|를)?)?")
+_PLACE_NAMED = "(?:" + "|".join((_NAMED_FILE, phrase_pattern(MEMORY_SAID), MEMORY_WORDS_LAST)) + ")"
+_PLACE_LAST = (r"(?:(?:[^\s、,，。]{1,10}\s?)??" + _PLACE_NAMED
+               + r"\s?(?:にも|には|に|へ|として|에다가|에다|에도|에|으로|로)"
+               r"|(?:" + _NAMED_FILE + r"(?:['’]y?[ae]|\s+dosyas[ıi]na)"
+               r"|(?:hafıza|kural)\w*[nry][ae])(?!\w))")
+PLACE_LAST = Lazy(_PLACE_LAST, re.I)
+NAMED_LAST = Lazy(_PLACE_NAMED + r"|hafıza|kural", re.I)
+# A verb's ending: kana, hangul or Turkish letters and the few kanji of asking ("して下さい", "助か
+# ります", "お願い"), no other word ("保存してからディスクに書き出して" goes on to another deed).
+_ENDING = r"[\u3041-\u309f\u30fc\u3131-\u318e\uac00-\ud7a3a-zA-ZçğıöşüÇĞİÖŞÜ ~下助願頂欲]"  # ㅎㅎ too
+_VERB_CLOSE = (r"(?:(?:좀|ちょっと|bir)\s*)?(?P<verb>" + LAST_VERBS + r")"
+               r"(?P<ending>" + _ENDING + r"{0,16})"
+               r"(?:[、,，][^。.!?！？\n]*)?[。.!?！？~]*\s*$")
+VERB_LAST = Lazy(r"(?P<quote>" + _QUOTATIVE + r")[、,，]?\s*"
+                 r"(?:(?P<place>" + _PLACE_LAST + r")[、,，]?\s*)?"
+                 + _VERB_CLOSE, re.I)
+# ... or the place and the verb alone, a pointer before them, at what was said ("メモリに残しておいて",
+# "Bunu proje hafızasına yaz").
+VERB_ALONE = Lazy(r"^\s*(?:" + _POINTER_LAST + r"\s*)?(?P<place>" + _PLACE_LAST + r")[、,，]?\s*"
+                  r"(?P<verb>" + LAST_VERBS + r")(?P<ending>" + _ENDING + r"{0,16})[。.!?！？~]*\s*$",
+                  re.I)
+VERB_LAST_NOT = Lazy(r"ない|なく|지\s?마|^m[ae]|ました|(?<!い)た|いた(?!だ)|[dt][ıi]m|[dt][ıi]k|yor"
+                     r"|^(?:돼|된|되|され)")  # ... nor a passive: "저장돼 있는지", "保存されている"
+# ... nor one the speaker does, or says needs no doing or is done already ("제가 기억하고 있을
+# 테니 안 적어도 돼요", "zaten yazılı, eklemene gerek yok", "私が覚えておく").
+OWN_OR_NO_NEED = Lazy(r"제가|내가|私が|僕が|俺が|\bben\b|必要(?:は)?ない|いらない|なくていい|(?<!\S)안\s|"
+                      r"않아도|필요\s?없|gerek yok|gerekmez|\bzaten\b|(?<!\S)이미\s|すでに|もう書", re.I)
+# ... or the verb closing a frame that opens the sentence, the rule after a colon, a comma or a
+# space ("ルールに登録して：X", "메모리에 저장해줘 X", "kurallara ekler misin, X"), after a colon
+# alone where no memory is named ("hatırla: X"); not a thing kept (an object before the verb:
+# "結果をメモリに保存して、..." keeps it in RAM), nor this task's ("이번 작업에서만 기억해: X").
+VERB_FIRST = Lazy(r"^(?P<frame>[^:：。!?！？\n]{0,40}?(?P<verb>" + LAST_VERBS + r"))"
+                  r"(?:(?P<ending>" + _ENDING + r"{0,16}?)\s*[:：、,，]\s*"
+                  r"|(?P<tight>" + _ENDING.replace(" ~", "~") + r"{0,16})[\s　]+)"
+                  r"(?P<content>\S.*)$", re.I)
+THING_KEPT = Lazy(r"(?<!これ)(?<!それ)(?<!이거)(?<!이걸)(?<!그거)(?:を|를|을)")
+VERB_LAST_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[çğıöşüÇĞİÖŞÜ]|\bdiye\b|'y?[ae]\b")
+QUOTED_LAST = Lazy(r"[「『\"“']([^「」『』\"“”']{4,})[」』\"”']\s*$")  # a rule quoted right before
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
 ANY_OF_IT = Lazy(r"(?:any|all|none|some) of (?:this|that|it|these|those)"
@@ -2777,6 +2838,7 @@ RELATIVE_OPENS = Lazy(r"(?:still|now|currently|also|already|only|just|is|are|was
 FRAME_DENIED = Lazy(unmarked(REQUEST_DENIED))
 PURPOSE = Lazy(r"[,，]?\s*(?<!\w)" + _PURPOSE + r".*$")
 MOMENT = Lazy(REQUEST_MOMENT)
+THIS_TASK = Lazy(_THIS_TASK)
 OTHER_PLACE = Lazy(_OTHER_PLACE)
 FOR_GOOD = Lazy(r"\b" + _FOR_GOOD + r"\b")
 # What was said, kept for a purpose that names the memory ("save that so you don't forget").
@@ -2792,7 +2854,7 @@ _REQUEST_WORDS = (*_MEMORY_SPELLED, "memor", "rule", "convention", "remember", "
                   "going forward", "moving forward", "from here on", "henceforth",
                   "记", "写进", "写入", "写到", "加到", "加入", "添加到",
                   "放到", "放进", "更新到", "补充到", "以后", "今后", "从现在开始", "从今",
-                  "往后", "规则", "記", *REMEMBER_PHRASES.split("|"),
+                  "往后", "规则", "記", *MEMORY_WORDS_LAST.split("|"), *REMEMBER_PHRASES.split("|"),
                   *FUTURE_PHRASES.split("|"),
                   *MEMORY_SAID.split("|"), *FUTURE_LABELS.split("|"),
                   *REMEMBER_SLIPS.split("|"), *NEW_RULE_ABROAD.split("|"),
@@ -5381,8 +5443,9 @@ def gate(text: str, opts: Options, role: str = "") -> Verdict | None:
 
 def memory_request(sentence: str) -> tuple[str, str] | None:
     """(rule, content) of a user's memory request; content is "" when it points back."""
-    if asks(sentence):
-        return None  # "Remember that error you showed me?" asks
+    last = verb_last_request(sentence)
+    if asks(sentence) and not last:
+        return None  # "Remember that error you showed me?" asks; "書いといてくれる？" asks for it
     # After a colon the content is a clause, never a topic ("Add to GEMINI.md: for the C code, X").
     found = next(((name, match.group("content"), name in TOPICAL
                    and not sentence[:match.start("content")].rstrip().endswith((":", "：")))
@@ -5390,7 +5453,7 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
                   for match in [pattern.match(sentence)]
                   if match and not NEGATED.search(sentence, 0, match.start("content"))
                   and not ram_named(match)), None)
-    found = found or framed_request(sentence)
+    found = found or last or framed_request(sentence)
     if not found:
         return None
     name, content, topical = found
@@ -5428,6 +5491,58 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
     if quoted and (CLOSE_SCRIPT.search(quoted[1]) or len(quoted[1].split()) >= QUOTED_WORDS):
         return name, quoted[1]  # the rule quoted in the frame: AGENTS.md に「X」と書いて
     return name, "" if pointer else content
+
+
+def verb_last_request(sentence: str) -> tuple[str, str, bool] | None:
+    """(frame, rule, False) of a request whose verb closes it (VERB_LAST): the rule runs from the
+    memory's name before it, or the sentence's start, to the quotative; a verb of writing needs
+    the memory named, one of remembering none."""
+    if not VERB_LAST_SCRIPT.search(sentence):
+        return None  # (Japanese, Korean, Turkish)
+    alone = VERB_ALONE.match(sentence)
+    if alone and not done_or_denied(alone["ending"], sentence) \
+            and not THING_KEPT.search(alone["place"]):
+        return "memory-file", "", True
+    match = VERB_LAST.search(sentence)
+    if not match:
+        return verb_first_request(sentence)
+    if done_or_denied(match["ending"], sentence):
+        return None
+    before = sentence[:match.start()]
+    places = list(PLACE_LAST.finditer(before))
+    named = NAMED_LAST.search(sentence, 0, match.start("verb"))
+    if not (named or match["verb"].lower() in REMEMBERING_LAST):
+        return None
+    quoted = QUOTED_LAST.search(before)
+    rule = quoted[1] if quoted else before[places[-1].end():] if places else before
+    return ("memory-file" if named else "remember-that"), rule.strip(" 、,，\"“”「」『』"), False
+
+
+def verb_first_request(sentence: str) -> tuple[str, str, bool] | None:
+    """(frame, rule, False) of a request whose verb closes a frame opening it (VERB_FIRST)."""
+    match = VERB_FIRST.match(sentence)
+    if not match or THING_KEPT.search(match["frame"]) or MOMENT.search(match["frame"].lower()) \
+            or done_or_denied(f"{match['ending'] or match['tight'] or ''} {match['content'][:3]}",
+                              sentence):
+        return None  # (a denial may open what follows the verb: "저장하지 마")
+    named = NAMED_LAST.search(match["frame"], 0, match.start("verb"))
+    colon = match.group()[match.end("frame"):match.start("content")].strip()[-1:] in ":："
+    if not (named or colon and match["verb"].lower() in REMEMBERING_LAST):
+        return None
+    return ("memory-file" if named else "remember-that"), match["content"].strip(" 、,，"), False
+
+
+def done_or_denied(ending: str, sentence: str) -> bool:
+    """Whether a closing verb's ending denies it or says it is done (VERB_LAST_NOT, Korean's
+    final ㅆ), the sentence makes it the speaker's or needless (OWN_OR_NO_NEED), or it asks
+    something of its own (a question whose ending asks for nothing)."""
+    if OWN_OR_NO_NEED.search(sentence):
+        return True
+    ending = ending.strip()
+    past = any((ord(c) - 0xAC00) % 28 == 20 for c in ending  # a syllable's final ㅆ
+               if "가" <= c <= "힣" and c not in PAST_NOT)
+    return past or bool(VERB_LAST_NOT.search(ending)) \
+        or asks(sentence) and not ASKED_LAST.search(ending)
 
 
 def scoped_rule(content: str) -> bool:
@@ -6125,7 +6240,10 @@ def pull_in(turn: list[tuple[int, Message, Judged | None]], here: str, opts: Opt
                 rank = 0
             else:
                 rank = 1 if message.role == "user" else 2
-            if verdict.stage == "candidate" and verdict.asks == "" and (before is None or before.asks == ""):
+            # ... not one scoped to this task ("このタスクの間だけ, X. それだけ覚えておいて").
+            fresh = before is None or before.asks == ""
+            if verdict.stage == "candidate" and verdict.asks == "" and fresh \
+                    and not THIS_TASK.search(sentence.lower()):
                 offers.append((rank, -verdict.score, sequence, number, at, sentence, verdict))
     out = [(sequence, message, list(judged or [])) for sequence, message, judged in turn]
     if any(rank == 0 for rank, *_ in offers):  # an offer that says what to record: that alone

@@ -1486,6 +1486,53 @@ def test_request_content(sentence: str, content: str | None) -> None:
     assert (request and request[1]) == content, request
 
 
+VERB_LAST_CASES = [
+    # A verb closing the request (Japanese, Korean, Turkish): the rule before its quotative, the
+    # memory named before the rule or between it and the verb; a frame first, then the rule.
+    pytest.param("CLAUDE.mdに、リリース前に`make check`を走らせると追記して", "リリース前に`make check`を走らせる",
+                 id="ja-place-rule-quotative"),
+    pytest.param("ログは必ずJSONで出すってAGENTS.mdに書いといて", "ログは必ずJSONで出す", id="ja-rule-then-place"),
+    pytest.param("次回以降も、マイグレーションは手で編集しないことを覚えておいてください",
+                 "次回以降も、マイグレーションは手で編集しない", id="ja-remember-nominaliser"),
+    pytest.param("GEMINI.mdに「秘密情報は.envにしか置かない」を追加してもらえますか？", "秘密情報は.envにしか置かない",
+                 id="ja-quoted-polite-question"),
+    pytest.param("AGENTS.md에 배포는 항상 화요일에 한다고 적어 줘", "배포는 항상 화요일에 한다", id="ko-place-rule-quotative"),
+    pytest.param("앞으로 브랜치는 main에서 딴다는 거 기억해 둬", "앞으로 브랜치는 main에서 딴다", id="ko-remember-nominaliser"),
+    pytest.param("메모리에 저장해줘: 린트는 커밋 전에 돌린다", "린트는 커밋 전에 돌린다", id="ko-frame-first"),
+    pytest.param("CLAUDE.md'ye loglar her zaman JSON olacak diye ekle", "loglar her zaman JSON olacak", id="tr-diye"),
+    pytest.param("proje hafızasına kaydet: sürümler etiketle yayınlanır", "sürümler etiketle yayınlanır",
+                 id="tr-frame-first"),
+    pytest.param("メモリに残しておいて", "", id="ja-place-and-verb-point-back"),
+    # ... not one done, denied, kept in RAM, the speaker's own, needless, or a question of its own.
+    pytest.param("CLAUDE.mdに「npm禁止」と追記しました", None, id="ja-done"),
+    pytest.param("結果をメモリに保存して、あとでグラフにする", None, id="ja-a-thing-kept-in-ram"),
+    pytest.param("배포 순서는 제가 기억하고 있을 테니 안 적어도 돼요", None, id="ko-own-and-needless"),
+    pytest.param("CLAUDE.md에 뭐라고 적어 뒀어?", None, id="ko-past-question"),
+    pytest.param("이 프로세스 메모리 사용량이 왜 이렇게 높아?", None, id="ko-process-memory"),
+    pytest.param("O kural zaten CLAUDE.md'de yazılı, eklemene gerek yok", None, id="tr-already-there"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "content"), VERB_LAST_CASES)
+def test_a_request_whose_verb_closes_it(sentence: str, content: str | None) -> None:
+    request = md.memory_request(sentence)
+    assert (request[1] if request else None) == content, request
+
+
+@pytest.mark.parametrize(("message", "proposed"), [
+    pytest.param("Staging deploys go through `make ship`. Remember that.", ["Staging deploys go through `make ship`."],
+                 id="a-statement-pointed-at"),
+    pytest.param("이번 작업에서만 캐시를 끄고 돌려. 기억해 둬.", [], id="this-tasks-ko"),
+    pytest.param("今回だけ、ビルドはデバッグ構成で回して。覚えておいて。", [], id="this-tasks-ja"),
+])
+def test_a_pointer_at_this_tasks_words_records_nothing(tmp_path: Path, message: str, proposed: list[str]) -> None:
+    session = tmp_path / "s.json"
+    session.write_text(json.dumps([{"role": "user", "content": message}, {"role": "assistant", "content": "OK."}]))
+    (tmp_path / "AGENTS.md").write_text("")
+    out = run("build", str(session), "--json", "--no-cache", "--memory", "AGENTS.md", cwd=tmp_path)
+    assert [item["text"] for item in json.loads(out.stdout)["proposed"]] == proposed, out.stderr
+
+
 # A clause before a request is a condition or a reason, never the content on its own.
 CONDITIONS = ["When deploying", "If the build fails", "After a migration", "For the API", "In CI",
               "Once the tests pass", "Unless told otherwise", "For future test creation"]
