@@ -2028,8 +2028,8 @@ DOTTED_NAMED = Lazy(r"(?:div|span|a|p|h[1-6]|li|ul|ol|button|input|img|section|a
 MEMORABLE_WORD = Lazy(r"[A-Za-z]{3,10}")
 MEMORABLE_NUMBER = Lazy(r"(?!" + _YEAR + r"$)\d{3,4}")  # not a year (`Report.Final.2023`)
 MEMORABLE_GLUED = Lazy(r"[A-Za-z]{3,10}\d{1,2}")
-JOINED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z][A-Za-z0-9]*([-_])[A-Za-z0-9]+(?:\1[A-Za-z0-9]+)+"
-                    r"(?![\w/\\@-]|\.\w)")
+JOINED_TOKEN = Lazy(r"(?<![\w./@\\%-])[A-Za-z]{3,10}([-_])[A-Za-z]{3,10}\d{0,2}"
+                    r"(?:\1[A-Za-z]{3,10}\d{0,2})+(?![\w/\\@-]|\.\w)")
 OWN_WORDS = Lazy(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")  # the words of a token's own text
 # A URL path's collection before a record's id, not one whose ids are keys (`/hooks/`, `/tokens/`).
 RECORD_PATH = Lazy(r"/(?!(?:web)?hooks/|tokens/|keys/|secrets/|credentials/|passwords/|triggers/"
