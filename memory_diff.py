@@ -2744,7 +2744,8 @@ PLACE_LAST = Lazy(_PLACE_LAST, re.I)
 NAMED_LAST = Lazy(_PLACE_NAMED + r"|hafıza|kural", re.I)
 # A verb's ending: kana, hangul or Turkish letters and the few kanji of asking ("して下さい", "助か
 # ります", "お願い"), no other word ("保存してからディスクに書き出して" goes on to another deed).
-_ENDING = r"[\u3041-\u309f\u30fc\u3131-\u318e\uac00-\ud7a3a-zA-ZçğıöşüÇĞİÖŞÜ ~下助願頂欲]"  # ㅎㅎ too
+_ENDING_CHARS = r"\u3041-\u309f\u30fc\u3131-\u318e\uac00-\ud7a3a-zA-ZçğıöşüÇĞİÖŞÜ~下助願頂欲"  # ㅎㅎ too
+_ENDING = "[" + _ENDING_CHARS + " ]"  # with spaces ("해 주세요"); without, where a space opens the rule
 _VERB_CLOSE = (r"(?:(?:좀|ちょっと|bir)\s*)?(?P<verb>" + LAST_VERBS + r")"
                r"(?P<ending>" + _ENDING + r"{0,16})"
                r"(?:[、,，][^。.!?！？\n]*)?[。.!?！？~]*\s*$")
@@ -2768,10 +2769,10 @@ OWN_OR_NO_NEED = Lazy(r"제가|내가|私が|僕が|俺が|\bben\b|必要(?:は)
 # "結果をメモリに保存して、..." keeps it in RAM), nor this task's ("이번 작업에서만 기억해: X").
 VERB_FIRST = Lazy(r"^(?P<frame>[^:：。!?！？\n]{0,40}?(?P<verb>" + LAST_VERBS + r"))"
                   r"(?:(?P<ending>" + _ENDING + r"{0,16}?)\s*[:：、,，]\s*"
-                  r"|(?P<tight>" + _ENDING.replace(" ~", "~") + r"{0,16})[\s　]+)"
+                  r"|(?P<tight>[" + _ENDING_CHARS + r"]{0,16})[\s　]+)"
                   r"(?P<content>\S.*)$", re.I)
 THING_KEPT = Lazy(r"(?<!これ)(?<!それ)(?<!이거)(?<!이걸)(?<!그거)(?:を|를|을)")
-VERB_LAST_SCRIPT = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[çğıöşüÇĞİÖŞÜ]|\bdiye\b|'y?[ae]\b")
+VERB_LAST_SCRIPT = Lazy(CLOSE_SCRIPT.pattern + r"|[çğıöşüÇĞİÖŞÜ]|\bdiye\b|'y?[ae]\b")  # Turkish too
 QUOTED_LAST = Lazy(r"[「『\"“']([^「」『』\"“”']{4,})[」』\"”']\s*$")  # a rule quoted right before
 MODAL_OPENS = Lazy(unmarked(r"^¿?(?:" + _MODALS + r")\s"))
 LAST_CLAUSE = Lazy(r"[,，;；]\s*|\s+so\s+")
@@ -5496,7 +5497,8 @@ def memory_request(sentence: str) -> tuple[str, str] | None:
 def verb_last_request(sentence: str) -> tuple[str, str, bool] | None:
     """(frame, rule, False) of a request whose verb closes it (VERB_LAST): the rule runs from the
     memory's name before it, or the sentence's start, to the quotative; a verb of writing needs
-    the memory named, one of remembering none."""
+    the memory named, one of remembering none. The rule is "" where the place and the verb alone
+    point back (VERB_ALONE); else a frame may open the sentence (verb_first_request)."""
     if not VERB_LAST_SCRIPT.search(sentence):
         return None  # (Japanese, Korean, Turkish)
     alone = VERB_ALONE.match(sentence)
