@@ -2130,7 +2130,9 @@ DIGEST_LABEL = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
 # another form is no digest, whatever word names it (a label, `sha512-`, is DIGEST_LABEL's).
 DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # ... but a Windows password's hash logs in as the password does (pass-the-hash): its LM and NT
-# hashes paired (pwdump's `LM:NT`, impacket's `-hashes LM:NT`), or one named NT's or LM's.
+# hashes paired (pwdump's `LM:NT`, impacket's `-hashes LM:NT`), one named NT's or LM's, or a
+# Kerberos key after its type (secretsdump's `krbtgt:aes256-cts-hmac-sha1-96:<hex>`).
+KERBEROS_KEY_TYPE = Lazy(r"(?i)(?:aes(?:128|256)-cts-hmac-sha\d+-\d+|rc4[-_]hmac(?:-md5)?|des-cbc-md5):[\"']?\Z")
 PASSWORD_HASH_PAIR = Lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32}[\"']?:[\"']?[0-9A-Fa-f]{32}"
                           r"(?![0-9A-Fa-f])")
 PASSWORD_HASH_NAMED = Lazy(r"(?<![a-z0-9])(?:ntlm|net-?ntlm(?:v[12])?|nt|lm)[ _-]?\Z")
@@ -2244,6 +2246,7 @@ HOOK_PART = Lazy(r"(?:incoming_?)?(?:web|build_)?hooks?(?:b2)?", re.I)
 # or two without one: `/hooks/github`, `/webhooks/slack-events`).
 HOOK_PHRASE = Lazy(r"[a-z]{3,}(?:(?:[-_.][a-z]{2,}){2,}[-_.]?\d+|[-_.][a-z]{2,}[-_.]?\d{2,})")
 CLASS_TURN = Lazy(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+HOOK_KEY = Lazy(r"(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{6,}", re.I)  # letters and a digit
 CAMEL_HUMP = Lazy(r"(?<=[a-z0-9])(?=[A-Z])")  # where camelCase's words meet (`AccessorID`)
 # A clause's end between a naming word and its token; an abbreviation's dot ends none ("e.g.").
 CLAUSE_BREAK = Lazy(r"(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bz\.b)(?<!\bvs)\.|[;!?。；！？\n])\s|[;。；！？\n]")
@@ -5182,6 +5185,10 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     if (family != "secret" or word in ("key", "keys")) \
             and ULID_YEARS[0] <= stamped_year(token) <= ULID_YEARS[1]:
         return True  # an id of this era (a row's key too), but where a credential's word names it
+    if HEX.fullmatch(body) and (PASSWORD_HASH_PAIR.search(text, max(0, first - 35), last + 35)
+                                or PASSWORD_HASH_NAMED.search(joined, 0, at)
+                                or KERBEROS_KEY_TYPE.search(text, max(0, first - 30), first)):
+        return False  # a password's hash, whatever word names it (a digest's, a commit's `sha1`)
     if family == "commit":
         return bool(HEX.fullmatch(body)) and not odd
     if family in ("id", "record"):
@@ -5198,9 +5205,6 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     if family == "session":  # a cookie's session id is its login; a tool's is a UUID or a ULID
         return bool(UUID.fullmatch(body) or ULID.fullmatch(body) or SID.fullmatch(body)) and not odd
     if family == "digest":
-        if PASSWORD_HASH_PAIR.search(text, max(0, first - 35), min(len(text), last + 35)) \
-                or PASSWORD_HASH_NAMED.search(joined, 0, at):
-            return False
         value = token.rstrip("=").rsplit("=", 1)[-1]  # after its own `name=`
         return bool(HEX.fullmatch(body)) and not odd or len(value) in DIGEST_BASE64_LENGTHS
     return family in ("opaque", "public")
@@ -5263,7 +5267,8 @@ def cell_edges(line: str) -> list[int]:
 def hook_secret(url: str) -> bool:
     """Whether a URL holds a webhook's secret: after a hook host or a path's hook piece, a part
     made as a password is, words with a number (HOOK_PHRASE), digits enough for a key or a
-    token's characters among signs (`96,97,be,6f,...`); a piece
+    token's characters among signs (`96,97,be,6f,...`), letters and a digit after a number
+    (HOOK_KEY); a piece
     turning between letters and digits twice (`64htzp3`, not `python3` nor `release-2024`); or
     letters that read as no word, a piece's or a part's joined (Zapier's `catch/<id>/ewvscyy`,
     `ylbc-jtqg-vzfm-okyw`: where a hook's secret stands, words' share of vowels, RARE_VOWELS,
@@ -5280,6 +5285,8 @@ def hook_secret(url: str) -> bool:
            or part != whole and len(whole) >= RANDOM_MIN and credential_shaped(whole)
            for part, whole in zip(parts, joined)):
         return True
+    if any(before.isdigit() and HOOK_KEY.fullmatch(part) for before, part in zip(parts, parts[1:])):
+        return True  # the key after an account's number (Zapier's `catch/11735235/abatd31`)
     pieces = [piece for part in parts for piece in SIGNS.split(part)]
     return any(len(piece) >= 6 and len(CLASS_TURN.findall(piece)) >= 2 for piece in pieces) \
         or any(len(letters) >= 6 and letters.isalpha() and unworded(letters, RARE_VOWELS)

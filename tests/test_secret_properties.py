@@ -1162,12 +1162,15 @@ CLASSES = [
     _row("ntlm-pair-quoted", f'pth-winexe --hashes aad3b435b51404eeaad3b435b51404ee:"{_HEX32}" //10.0.0.5 cmd',
          _HEX32),
     _row("nt-hash-named", f"the NT hash of svc_backup is {_HEX32}", _HEX32, frame="{s}"),
+    _row("kerberos-key-after-its-type", f"secretsdump lists ACME\\svc_sql:aes256-cts-hmac-sha1-96:{_HEX32}{_HEX32[::-1]}",
+         _HEX32),
     _row("cookie-quoted", f'Cookie: PHPSESSID="{_HEX32.upper()}.node7"; Path=/app', _HEX32.upper()),
     _row("registry-typed-quoted", '"Password"=hex:"5a,1f,c3,88,0e,d2,47,b9"', "5a,1f,c3,88,0e,d2,47,b9"),
     _row("login-glued-user-and-password", "isql -Ureporter -POtter7lantern! -SDWH", "Otter7lantern!"),
     _row("memorable-hyphens", "[users] ops = Lantern-Otter-Maple4", "Lantern-Otter-Maple4"),
     _row("memorable-underscores", "the kiosk takes Harbor_quiet_Fig4_dune at boot", "Harbor_quiet_Fig4_dune"),
     _row("hook-path-hex-pairs", "https://ci.example.net/hooks/3c-9f-a1-07-be-44-d2-18", "3c-9f-a1-07-be-44-d2-18"),
+    _row("hook-key-after-its-number", "https://hooks.example.net/hooks/catch/40917733/elmora7/", "/40917733/elmora7"),
     _row("hook-path-short-words", "https://ci.example.net/hooks/otter_ox_fig_7", "otter_ox_fig_7"),
 ]
 
