@@ -2132,7 +2132,8 @@ DIGEST_BASE64_LENGTHS = frozenset({22, 27, 43, 64, 86})
 # ... but a Windows password's hash logs in as the password does (pass-the-hash): its LM and NT
 # hashes paired (pwdump's `LM:NT`, impacket's `-hashes LM:NT`), one named NT's or LM's, or a
 # Kerberos key after its type (secretsdump's `krbtgt:aes256-cts-hmac-sha1-96:<hex>`).
-KERBEROS_KEY_TYPE = Lazy(r"(?i)(?:aes(?:128|256)-cts-hmac-sha\d+-\d+|rc4[-_]hmac(?:-md5)?|des-cbc-md5):[\"']?\Z")
+KERBEROS_KEY_TYPE = Lazy(r"(?i)(?:aes(?:128|256)-cts-hmac-sha\d+-\d+|rc4[-_]hmac(?:-md5)?|des-cbc-md5)"
+                         r":[\"']?\Z")
 PASSWORD_HASH_PAIR = Lazy(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32}[\"']?:[\"']?[0-9A-Fa-f]{32}"
                           r"(?![0-9A-Fa-f])")
 PASSWORD_HASH_NAMED = Lazy(r"(?<![a-z0-9])(?:ntlm|net-?ntlm(?:v[12])?|nt|lm)[ _-]?\Z")
@@ -2749,17 +2750,15 @@ NAMED_LAST = Lazy(_PLACE_NAMED + r"|hafıza|kural", re.I)
 # ります", "お願い"), no other word ("保存してからディスクに書き出して" goes on to another deed).
 _ENDING_CHARS = r"\u3041-\u309f\u30fc\u3131-\u318e\uac00-\ud7a3a-zA-ZçğıöşüÇĞİÖŞÜ~下助願頂欲"  # ㅎㅎ too
 _ENDING = "[" + _ENDING_CHARS + " ]"  # with spaces ("해 주세요"); without, where a space opens the rule
-_VERB_CLOSE = (r"(?:(?:좀|ちょっと|bir)\s*)?(?P<verb>" + LAST_VERBS + r")"
-               r"(?P<ending>" + _ENDING + r"{0,16})"
-               r"(?:[、,，][^。.!?！？\n]*)?[。.!?！？~]*\s*$")
+_VERB_ENDED = r"(?P<verb>" + LAST_VERBS + r")(?P<ending>" + _ENDING + r"{0,16})"
+_VERB_CLOSE = r"(?:(?:좀|ちょっと|bir)\s*)?" + _VERB_ENDED + r"(?:[、,，][^。.!?！？\n]*)?[。.!?！？~]*\s*$"
 VERB_LAST = Lazy(r"(?P<quote>" + _QUOTATIVE + r")[、,，]?\s*"
                  r"(?:(?P<place>" + _PLACE_LAST + r")[、,，]?\s*)?"
                  + _VERB_CLOSE, re.I)
 # ... or the place and the verb alone, a pointer before them, at what was said ("メモリに残しておいて",
 # "Bunu proje hafızasına yaz").
 VERB_ALONE = Lazy(r"^\s*(?:" + _POINTER_LAST + r"\s*)?(?P<place>" + _PLACE_LAST + r")[、,，]?\s*"
-                  r"(?P<verb>" + LAST_VERBS + r")(?P<ending>" + _ENDING + r"{0,16})[。.!?！？~]*\s*$",
-                  re.I)
+                  + _VERB_ENDED + r"[。.!?！？~]*\s*$", re.I)  # (no clause after it: a rule)
 VERB_LAST_NOT = Lazy(r"ない|なく|지\s?마|^m[ae]|ました|(?<!い)た|いた(?!だ)|[dt][ıi]m|[dt][ıi]k|yor"
                      r"|^(?:돼|된|되|され)")  # ... nor a passive: "저장돼 있는지", "保存されている"
 # ... nor one the speaker does, or says needs no doing or is done already ("제가 기억하고 있을
@@ -5511,7 +5510,7 @@ def verb_last_request(sentence: str) -> tuple[str, str, bool] | None:
     alone = VERB_ALONE.match(sentence)
     if alone and not done_or_denied(alone["ending"], sentence) \
             and not THING_KEPT.search(alone["place"]):
-        return "memory-file", "", True
+        return "memory-file", "", False
     match = VERB_LAST.search(sentence)
     if not match:
         return verb_first_request(sentence)
