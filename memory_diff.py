@@ -187,6 +187,16 @@ MEMORY_FILE_NAMES: dict[str, str] = {
 # Other agents' memory files a user may name in a request; this tool reads and budgets none.
 OTHER_MEMORY_FILES = ("memory.md", ".cursorrules", ".windsurfrules", ".clinerules",
                       "copilot-instructions.md", "conventions.md")
+
+
+def slips(word: str) -> list[str]:
+    """A word typed with one slip: a letter left out ("rmember"; not the last, a word cut short:
+    "Remembe... never mind") or two letters swapped ("remebmer")."""
+    left_out = {word[:i] + word[i + 1:] for i in range(len(word) - 1)}
+    swapped = {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+    return sorted((left_out | swapped) - {word})
+
+
 # A memory file by its name, also under a hidden folder (".github/copilot-instructions.md") or
 # typed with a space ("claude md"); not "docs/agents.md", a page, nor "agents.mdx".
 _MEMORY_FILES = tuple(name.lower() for name in (*MEMORY_FILE_NAMES, *OTHER_MEMORY_FILES))
@@ -195,10 +205,14 @@ _MEMORY_FILES = tuple(name.lower() for name in (*MEMORY_FILE_NAMES, *OTHER_MEMOR
 # hyphen ("windsurfrules", "copilot instructions").
 _DISTINCT = [name.lstrip(".").removesuffix(".md") for name in _MEMORY_FILES
              if "rules" in name or "instructions" in name]
+# ... and a file's name typed with one slip ("CLUADE.md", "memroy.md", "AGENT.md").
 _MEMORY_SPELLED = (*_MEMORY_FILES, ".cursor/rules",
                    *(name[:-3] + " md" for name in _MEMORY_FILES if name.endswith(".md")),
                    *sorted({spelled for name in _DISTINCT
-                            for spelled in (name, name.replace("-", " "))}))
+                            for spelled in (name, name.replace("-", " "))}),
+                   *sorted({typed + ".md" for name in _MEMORY_FILES
+                            if re.fullmatch(r"[a-z]{6}\.md", name)
+                            for typed in (*slips(name[:-3]), name[:-4])}))
 _NAMED_FILE = (r"(?<![a-z0-9_/-])(?:~/)?(?:\.[\w-]+/)*"
                r"(?:" + "|".join(map(re.escape, _MEMORY_SPELLED)) + r")(?![a-z0-9_])")
 
@@ -213,7 +227,11 @@ _LEAD_WORDS = (r"(?:yeah|yes|yep|ok(?:ay)?|so|and|also|great|cool|perfect|alrigh
                r"au fait|d'ailleurs|übrigens|por cierto|aliás|кстати|a proposito|trouwens|"
                r"bueno|então|итак|ну|ок|окей|ладно|"
                r"allora|dobrze|oké|tamam|vậy|hãy|tolong|por favor|пожалуйста|proszę|lütfen|"
-               r"per favore|好的?)")
+               r"per favore|好的?|"
+               # ... and a greeting or thanks ("chào bạn, ghi nhớ ...", "привет, запиши ...")
+               r"hello|thanks|thank you|thx|tnx|merci|danke|gracias|obrigad[oa]|grazie|спасибо|"
+               r"dzięki|teşekkürler|cảm ơn|bonjour|salut|hola|hallo|ciao|привет|cześć|merhaba|"
+               r"olá|oi|xin chào|chào bạn|chào)")
 _LEAD = r"^(?:" + _LEAD_WORDS + r"(?:,|\s+[—–])?\s+)*"  # "Oh and — add ..."
 _SURE = r"(?:make|be) sure (?:you|to)"  # asks as "can you" does ("make sure you remember ...")
 # A wish that asks as "can you" does: "I'd like you to remember", "I want it remembered: X".
@@ -239,7 +257,8 @@ _PLACE_ENDS = (r"(?=\s*(?:$|[.,:;!?：，—–]|-\s|so\b|that\b|to (?:say|alway
 _MEMORY = r"(?:" + _NAMED_FILE + r"|(?:the |your |our )?(?:project )?" \
           r"(?:(?:long-term|persistent|permanent) )?" \
           r"(?P<bare>memory|memories|rules|instructions)(?: file)?" + _PLACE_ENDS + ")"
-_FOR_GOOD = r"(?:for good|permanently|forever)"  # "remember that for good": every later session
+# "remember that for good", "... long term": every later session
+_FOR_GOOD = r"(?:for good|permanently|forever|long[- ]term)"
 _AFTER = r"(?:\s+(?:file|somehow|as well|too|please|now|also|" + _FOR_GOOD + r"))*\s*"
 # A part of the memory named before it ("add that to the style section of CLAUDE.md").
 _SECTION_OF = r"(?:(?:the |a )?[\w\"'`-]+(?: [\w\"'`-]+)? (?:section|part|heading) (?:of|in) )?"
@@ -298,15 +317,19 @@ REQUEST_RULES: tuple[tuple[str, str], ...] = (
                            r"every (?:future |later )?session)"
                            r"\s+(?(want)to\s+(?:know|remember)|(?:knows?|remembers?))"
                            r"(?: that\b|\s*:)\s*(?P<content>.+)$"),
-    # "The agents file should say that X", "GEMINI.md needs a line: X": what the memory must hold.
+    # "The agents file should say that X", "GEMINI.md needs a line: X", "it would help if
+    # CLAUDE.md said X": what the memory must hold.
     ("memory-should-say", _LEAD + r"(?:(?P<sure>(?:make sure|ensure)(?: that)?\s+)"
-                          r"|(?P<can>(?:can|could)\s+))?"
+                          r"|(?P<can>(?:can|could)\s+)"
+                          r"|(?P<wish>(?:it would|it'd) "
+                          r"(?:help|be (?:good|nice|great|better|useful)) if\s+))?"
                           r"(?:the )?(?:"
                           + _NAMED_FILE + r"|memory file|" + PROJECT_RULES + r")"
                           r"(?: file)?\s+(?:(?:(?:should|must|needs to)\s+"
                           r"(?:say|mention|state|include|note)"
                           r"|(?(sure)(?:says|mentions|states)|(?!))"
-                          r"|(?(can)(?:say|mention|state|include|note)|(?!)))"
+                          r"|(?(can)(?:say|mention|state|include|note)|(?!))"
+                          r"|(?(wish)(?:said|mentioned|stated|included|noted)|(?!)))"
                           r"(?: that\b)?|"
                           r"(?:needs|should have) (?:a|an|one) (?:line|note|rule|entry|bullet)"
                           r"\s*[:：—–-])"
@@ -507,7 +530,8 @@ FUTURE_LABELS = ("in the future|for the future|künftig|zukünftig|in zukunft|à
                  "pour la suite|pour la prochaine fois|para la próxima vez|para la próxima|"
                  "para a próxima vez|per la prossima volta|für das nächste mal|fürs nächste mal|"
                  "na następny raz|на будущее|на следующий раз|voor de volgende keer|"
-                 "bir dahaki sefere|lần sau")
+                 "bir dahaki sefere|lần sau|per il futuro|pra próxima vez|pra próximas vezes|"
+                 "para as próximas vezes|para próximas vezes|für die zukunft|pour le futur")
 RECORD_PHRASES = (
     "add|put|keep|note|write|save|make|record|include|document|mention|append|capture|store|jot|"
     "adding|putting|noting|writing|saving|recording|jotting|"
@@ -516,10 +540,12 @@ RECORD_PHRASES = (
     "pin|stash|lodge|etch|slot|bake|burn|tuck|slap|chuck|log|register|"
     "trag|trage|füg|füge|schreib|notier|vermerk|vermerke|vermerken|nimm|aufnehmen|speicher|"
     "ajoute|mets|écris|note-le|grave|grave-le|garde|garde-le|"
-    "enregistre|añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|guarde|añada|"
+    "enregistre|consigne|consigner|"
+    "añade|agrega|pon|escribe|anota|apunta|apúntalo|guarda|guárdalo|guarde|añada|"
     "agregue|apunte|escriba|adiciona|adicione|"
     "coloca|coloque|escreve|anote|salva|salve|registra|registre|добавь|запиши|занеси|внеси|сохрани|"
-    "aggiungi|metti|scrivi|annota|dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
+    "aggiungi|metti|scrivi|annota|nota|"
+    "dodaj|zapisz|wpisz|voeg|zet|zetten|toevoegen|opschrijven|schrijf|"
     "noteer|ekle|yaz|kaydet|thêm|ghi|lưu|πρόσθεσε|γράψε|σημείωσε|הוסף|תוסיף|תרשום|כתוב|lisää|"
     "احفظ|أضف|اكتب|adaugă|notează|اضافه کن|ذخیره کن|segna|segnalo|segnala|legg inn|legg til|"
     "legg det inn|"
@@ -551,7 +577,8 @@ MEMORY_SAID = (
     "memory bank|instructions file|agent instructions|your instructions|your notes|your rules|"
     # ... and what else a user calls the agent's own ("etch that into your brain")
     "your brain|ur brain|your head|your system prompt|your knowledge base|project knowledge base|"
-    "tuas notas|suas notas|tus notas|tes notes|vos notes|deine notizen|le tue note|твои заметки|"
+    "tuas notas|suas notas|tus notas|tes notes|vos notes|deine notizen|deinen notizen|le tue note|"
+    "твои заметки|"
     "notlarına|notlarıma|ur notes|ur memory|нотатки|свої нотатки|minnesfilen|"
     "rules file|rule file|standing instructions|conventions doc|"
     # ... and the rules or instructions file in other languages
@@ -643,6 +670,7 @@ REQUEST_COURTESY = (r"[\s,，.。!！]*(?:please|pls|thanks|thank you|bitte|dank
                     r"plz|porfa|плз|плиз|takk|tack|"
                     r"nha|धन्यवाद|谢谢|ありがとう|감사합니다)[\s.。!！]*$")
 FRAME_REACH = 70  # characters a frame may take: more is a sentence of its own
+ENCLITIC = "l[oaie]s?|ne"  # a Romance verb's object as its suffix ("salvalo", "guárdalo")
 VERB_ENDING = 6  # characters after a verb in a script without spaces: "してください", "해 줘"
 # Where a closing frame starts: punctuation only ("X — add that to CLAUDE.md"), ASCII's before a
 # space (`1,000`, `h1:` are a token's).
@@ -678,6 +706,7 @@ CLAUSE_END = Lazy(r",|\b(?:so|because|since|when|if|while|until)\b")  # the verb
 # denial (frame_kind); opening a request's content before its colon, no rule's (memory_request).
 IF_CLAUSE = Lazy(r"\s*,?\s*\b(?:if|unless|in case)\b[^,:;：，]*")
 IF_COLON = Lazy(r"(?i)^(?:if|unless|in case)\b[^:：,]*[:：]\s+")
+REASON_OPENS = Lazy(r"(?i)(?:since|because|as|although|though|whereas)\b")
 CONDITION_OPENS = Lazy(r"(?i)(?:when|whenever|if|unless|after|before|once|while|during|for|in|on)"
                        r"\b")
 CLAUSE_VERB = Lazy(r"\b(?:is|are|isn't|aren't|has|have|must|should|shouldn't|can't|cannot|won't|"
@@ -2596,14 +2625,6 @@ def unmarked(pattern: str, as_typed: bool = False) -> str:
                    for piece in PATTERN_PIECE.findall(pattern))
 
 
-def slips(word: str) -> list[str]:
-    """A word typed with one slip: a letter left out ("rmember"; not the last, a word cut short:
-    "Remembe... never mind") or two letters swapped ("remebmer")."""
-    left_out = {word[:i] + word[i + 1:] for i in range(len(word) - 1)}
-    swapped = {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
-    return sorted((left_out | swapped) - {word})
-
-
 # Verbs of recording that end a noun phrase as often ("every rule in the memory log"): they close
 # no frame (frame_pattern).
 NOUN_TOO = frozenset({"log", "pin", "register", "slot", "stash"})
@@ -2627,19 +2648,29 @@ def escape_phrase(phrase: str) -> str:
     return WORD_HYPHEN.sub(lambda _: "[- ]?", escaped.replace("\\-", "-"))
 
 
+def stressed(verb: str) -> str:
+    """A Spanish verb as a pronoun after it leaves it, its stress marked ("anota": "anótalo")."""
+    vowels = [at for at, c in enumerate(verb) if c in "aeiou"]
+    at = vowels[-2] if len(vowels) > 1 else -1
+    return verb[:at] + "áéíóú"["aeiou".index(verb[at])] + verb[at + 1:] if at >= 0 else verb
+
+
 def frame_pattern(phrases: str, closes: bool = False, extra: str = "") -> str:
     """A frame's own word, opening its part after courtesy or (`closes`) closing it, but for a
     noun as often (NOUN_TOO): "The browser will remember that setting" holds none, "the memory
     log" no verb. In a script without spaces it may stand anywhere; `extra` is a pattern beside
-    the phrases (a wish: "I'd like it remembered")."""
+    the phrases (a wish: "I'd like it remembered"). A Romance verb may take its object as a
+    suffix (ENCLITIC: "salvalo", "anótalo")."""
     words = [p for p in phrases.split("|") if not CLOSE_SCRIPT.match(p)]
     spaced = "|".join(map(escape_phrase, words))
+    marked = "|".join(sorted({stressed(p) for p in words if re.fullmatch("[a-zñ]+[ae]", p)}))
+    suffixed = rf"(?:{spaced})(?:{ENCLITIC})?|(?:{marked})(?:{ENCLITIC})"
     verbs = "|".join(escape_phrase(p) for p in words if p not in NOUN_TOO)
     close = [re.escape(p) for p in phrases.split("|") if CLOSE_SCRIPT.match(p)]
     last = rf"|(?<!\w)(?:{verbs})$" if closes else ""
     return unmarked(rf"^(?:{_LEAD_WORDS}[,，]?\s+|(?:{_CAN_YOU})\s+"
                     rf"|¿?(?:{_MODALS})\s+|{_SURE}\s+|{_WISH} you to\s+)*"
-                    rf"(?:{spaced}{extra})(?![\w(-])(?!\s+sure\b)"  # "make sure you" asks (_SURE)
+                    rf"(?:{suffixed}{extra})(?![\w(-])(?!\s+sure\b)"  # "make sure you" asks (_SURE)
                     + last + "".join("|" + word for word in close))
 
 
@@ -2679,7 +2710,7 @@ REMEMBER = Lazy(frame_pattern(REMEMBER_PHRASES + "|" + REMEMBER_SLIPS,
 # "For next time: X", "Write this down for later sessions: X" (not "Update the docs for next
 # time: X", a thing of its own).
 FUTURE_LABEL = Lazy(unmarked(r"(?:" + _LEAD_WORDS) + r"[,，]?\s+)*(?:(?:(?:rule|rules|notes) |"
-                    r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it))?"
+                    r"(?:" + phrase_pattern(RECORD_PHRASES) + r")(?:\s+(?:this|that|it|aí))?"
                     r"(?:\s+down)?\s+)?"
                     r"(?:" + phrase_pattern(FUTURE_PHRASES + "|" + FUTURE_LABELS) + "|"
                     + _LATER_SESSIONS + ")|"
@@ -2726,7 +2757,7 @@ MEMORY_OR_BARE = Lazy(_NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID + "|" + MEM
 # final ㅆ: "적어 뒀어").
 LAST_VERBS = ("追記|追加|書き足し|書き込|書き留め|書き残し|書|記録|記載|保存|メモ(?!リ)|加え|足し|覚え|記憶|登録|残し|入れ|更新|"  # not メモリ
               "추가|적어|저장|기록|메모(?!리)|기억|넣어|써|남겨|등록|업데이트|"
-              "ekle|yaz|kaydet|not düş|not al|hatırla")
+              "ekle|yaz|kaydet|not düş|not al|not e[dt]|hatırla")
 # ... asked as a question, its ending asks for it ("書いといてくれる？", "써 줄래?", "yazar mısın?").
 ASKED_LAST = Lazy(r"くれ|もら[えっ]|いただけ|くださ|下さ|주|줘|줄래|m[ıi]s[ıi]n|ebilir|abilir")
 PAST_NOT = frozenset("겠있")  # Korean's final ㅆ is its past but in these ("주시겠어요", "있나요")
@@ -2739,11 +2770,12 @@ _QUOTATIVE = (r"(?:(?:って|と)いう(?:の|こと|" + _RULE_NOUN + r")?を?|�
               r"|(?<=[」』\"”'’])\s*(?:を|は|고|라고|이라고|를|을)?|[、,，]\s*を"
               r"|\s+(?:diye|şeklinde)|\s*(?:[—–]|[、,，])\s*" + _POINTER_LAST + r")"
               r"(?:\s*" + _RULE_NOUN + r"(?:を|을|를)?)?")
-_PLACE_NAMED = "(?:" + "|".join((_NAMED_FILE, phrase_pattern(MEMORY_SAID), MEMORY_WORDS_LAST)) + ")"
+_PLACE_NAMED = "(?:" + "|".join((_NAMED_FILE, phrase_pattern(MEMORY_SAID),  # ... or its file
+                                  f"(?:{MEMORY_WORDS_LAST})(?:\\s?파일|ファイル)?")) + ")"
 _PLACE_LAST = (r"(?:(?:[^\s、,，。]{1,10}\s?)??" + _PLACE_NAMED
                + r"\s?(?:にも|には|に|へ|として|에다가|에다|에도|에|으로|로)"
                r"|(?:" + _NAMED_FILE + r"(?:['’]y?[ae]|\s+dosyas[ıi]na)"
-               r"|(?:hafıza|kural)\w*[nry][ae])(?!\w))")
+               r"|(?:hafıza|kural)\w*(?:\s+dosyas\w*)?[nry][ae])(?!\w))")
 PLACE_LAST = Lazy(_PLACE_LAST, re.I)
 NAMED_LAST = Lazy(_PLACE_NAMED + r"|hafıza|kural", re.I)
 # A verb's ending: kana, hangul or Turkish letters and the few kanji of asking ("して下さい", "助か
@@ -2751,14 +2783,17 @@ NAMED_LAST = Lazy(_PLACE_NAMED + r"|hafıza|kural", re.I)
 _ENDING_CHARS = r"\u3041-\u309f\u30fc\u3131-\u318e\uac00-\ud7a3a-zA-ZçğıöşüÇĞİÖŞÜ~下助願頂欲"  # ㅎㅎ too
 _ENDING = "[" + _ENDING_CHARS + " ]"  # with spaces ("해 주세요"); without, where a space opens the rule
 _VERB_ENDED = r"(?P<verb>" + LAST_VERBS + r")(?P<ending>" + _ENDING + r"{0,16})"
-_VERB_CLOSE = r"(?:(?:좀|ちょっと|bir)\s*)?" + _VERB_ENDED + r"(?:[、,，][^。.!?！？\n]*)?[。.!?！？~]*\s*$"
+_FOR_LATER = r"[^、,，。!?！？]{1,16}(?:ために|のため|위해서?|위하여)"  # "今後のために、メモリに残して"
+_MARKS = "[。.!?！？~～〜]*"  # a sentence's end after a closing verb ("残しといて～")
+_VERB_CLOSE = r"(?:(?:좀|ちょっと|bir)\s*)?" + _VERB_ENDED + r"(?:[、,，][^。.!?！？\n]*)?" + _MARKS + r"\s*$"
 VERB_LAST = Lazy(r"(?P<quote>" + _QUOTATIVE + r")[、,，]?\s*"
                  r"(?:(?P<place>" + _PLACE_LAST + r")[、,，]?\s*)?"
                  + _VERB_CLOSE, re.I)
-# ... or the place and the verb alone, a pointer before them, at what was said ("メモリに残しておいて",
-# "Bunu proje hafızasına yaz").
-VERB_ALONE = Lazy(r"^\s*(?:" + _POINTER_LAST + r"\s*)?(?P<place>" + _PLACE_LAST + r")[、,，]?\s*"
-                  + _VERB_ENDED + r"[。.!?！？~]*\s*$", re.I)  # (no clause after it: a rule)
+# ... or the place and the verb alone, a pointer or a purpose (_FOR_LATER) before them, at what
+# was said ("メモリに残しておいて", "Bunu proje hafızasına yaz").
+VERB_ALONE = Lazy(r"^\s*(?:" + _FOR_LATER + r"[、,，]?\s*)?(?:" + _POINTER_LAST + r"[、,，]?\s*)?"
+                  r"(?P<place>" + _PLACE_LAST + r")[、,，]?\s*"
+                  + _VERB_ENDED + _MARKS + r"\s*$", re.I)  # (no clause after it: a rule)
 VERB_LAST_NOT = Lazy(r"ない|なく|지\s?마|^m[ae]|ました|(?<!い)た|いた(?!だ)|[dt][ıi]m|[dt][ıi]k|yor"
                      r"|^(?:돼|된|되|され)")  # ... nor a passive: "저장돼 있는지", "保存されている"
 # ... nor one the speaker does, or says needs no doing or is done already ("제가 기억하고 있을
@@ -2773,6 +2808,7 @@ VERB_FIRST = Lazy(r"^(?P<frame>[^:：。!?！？\n]{0,40}?(?P<verb>" + LAST_VERB
                   r"(?:(?P<ending>" + _ENDING + r"{0,16}?)\s*[:：、,，]\s*"
                   r"|(?P<tight>[" + _ENDING_CHARS + r"]{0,16})[\s　]+)"
                   r"(?P<content>\S.*)$", re.I)
+POINTER_OPENS = Lazy(r"\s*" + _POINTER_LAST + r"(?<=[を를을걸])")
 THING_KEPT = Lazy(r"(?<!これ)(?<!それ)(?<!이거)(?<!이걸)(?<!그거)(?:を|를|을)")
 VERB_LAST_SCRIPT = Lazy(CLOSE_SCRIPT.pattern + r"|[çğıöşüÇĞİÖŞÜ]|\bdiye\b|'y?[ae]\b")  # Turkish too
 QUOTED_LAST = Lazy(r"[「『\"“']([^「」『』\"“”']{4,})[」』\"”']\s*$")  # a rule quoted right before
@@ -2811,7 +2847,7 @@ THING_DOES = Lazy(r"\w\s+(?:that|which)\s+\w+")  # placed(): a relative clause a
 # ... and the words between a verb of recording and a bare memory: a pointer, then a place's.
 BARE_PLACE = Lazy(r"(?:down\s+)?"  # "jot down in memory"
                   r"(?:(?:this|that|it|these|those|das|dies|ça|eso|esto|isso|isto|это|questo)\s+)?"
-                  r"(?:(?:si|sich|se|собі|aí|ahí)\s+)?"  # "zapiš si do paměti", "anota aí"
+                  r"(?:(?:si|sich|se|собі|себе|aí|ahí)\s+)?"  # "zapiš si do paměti", "anota aí"
                   r"(?:" + _PLACE_WORDS + r")?")
 # ... or the memory's name alone ending the frame, in any language ("Adiciona no CLAUDE.md:").
 ENDS_IN_MEMORY = Lazy(r"(?:" + _NAMED_FILE + "|" + phrase_pattern(MEMORY_SAID)
@@ -5523,6 +5559,7 @@ def verb_last_request(sentence: str) -> tuple[str, str, bool] | None:
         return None
     quoted = QUOTED_LAST.search(before)
     rule = quoted[1] if quoted else before[places[-1].end():] if places else before
+    rule = "" if POINTER_OPENS.match(rule) else rule  # "これをルールとして": what it is, said before
     return ("memory-file" if named else "remember-that"), rule.strip(" 、,，\"“”「」『』"), False
 
 
@@ -5679,7 +5716,12 @@ def framed_request(sentence: str) -> tuple[str, str, bool] | None:
     closing = [m for m in FRAME_CLOSE.finditer(plain) if len(plain) - m.end() <= FRAME_REACH]
     if closing:
         cut = closing[-1]
-        kind = frame_kind(plain[cut.end():])
+        # A bare memory beside its verb and a pointer holds what was said ("X, save that to
+        # memory"), but not after a clause that is no statement ("Since the dump is small, keep it
+        # in memory": a thing kept in RAM).
+        part = plain[cut.end():]
+        bare = said_only(part) and not (CONDITION_OPENS.match(plain) or REASON_OPENS.match(plain))
+        kind = frame_kind(part) or (frame_kind(part, strong=True) if bare else None)
         framed = kind in ("remember-that", "memory-file")
         inner = memory_request(sentence[cut.end():]) \
             if framed or MEMORY_NAMED.search(plain, cut.end()) else None

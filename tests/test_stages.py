@@ -1448,6 +1448,25 @@ OWN_CONTENT = [
     pytest.param("I want this in your notes permanently: the admin panel is read-only on Sundays",
                  "the admin panel is read-only on Sundays", id="en-want-this-in-your-notes-for-good"),
     pytest.param("I'd like that in CLAUDE.md for good", "", id="en-id-like-that-in-claude-md"),
+    # A closing frame's bare memory holds what was said when only a pointer stands by its verb,
+    # a Romance verb's too ("salvalo"); a thing named keeps it in RAM.
+    pytest.param("we deploy with blue-green, save that to memory", "we deploy with blue-green",
+                 id="en-closing-frame-bare-memory"),
+    pytest.param("usiamo tab da 4 spazi, salvalo nella memoria", "usiamo tab da 4 spazi", id="it-enclitic-closing"),
+    pytest.param("anótalo en CLAUDE.md: los commits se escriben en inglés", "los commits se escriben en inglés",
+                 id="es-enclitic-stress-marked"),
+    pytest.param("the parser is slow, store the cache in memory", None, id="en-closing-a-thing-in-ram"),
+    # A wish that the memory said it; a memory file's name typed with a slip.
+    pytest.param("it would help if AGENTS.md said that releases are tagged from main",
+                 "releases are tagged from main", id="en-would-help-if-it-said"),
+    pytest.param("add to AGNETS.md: ports below 1024 need sudo", "ports below 1024 need sudo",
+                 id="en-file-name-with-a-slip"),
+    pytest.param("I renamed claud.md yesterday", None, id="en-a-slip-named-no-request"),
+    # A label for later sessions; a greeting before the frame; a reflexive before the place.
+    pytest.param("nota per il futuro: i cron girano in UTC", "i cron girano in UTC", id="it-label-for-the-future"),
+    pytest.param("привет, запиши себе в память, что логи пишем в stderr", "логи пишем в stderr",
+                 id="ru-greeting-reflexive"),
+    pytest.param("chào bạn, ghi nhớ vào memory là không dùng var", "không dùng var", id="vi-greeting"),
 ]
 
 
@@ -1503,6 +1522,16 @@ VERB_LAST_CASES = [
     pytest.param("proje hafızasına kaydet: sürümler etiketle yayınlanır", "sürümler etiketle yayınlanır",
                  id="tr-frame-first"),
     pytest.param("メモリに残しておいて", "", id="ja-place-and-verb-point-back"),
+    # ... after a pointer and a pause, for later's sake, or the rules file; a pointer as what the
+    # rule is said to be ("これをルールとして") points back, a topic's ("これは") states.
+    pytest.param("これ、AGENTS.mdに残しといて～", "", id="ja-pointer-pause-wave-dash"),
+    pytest.param("次回のために、メモリに保存しておいて", "", id="ja-for-later-place-verb"),
+    pytest.param("다음 작업을 위해 메모리에 넣어 주세요", "", id="ko-for-later-place-verb"),
+    pytest.param("이거 규칙 파일에 적어줘", "", id="ko-rules-file"),
+    pytest.param("Bunu kurallar dosyasına not eder misin?", "", id="tr-rules-file-not-et"),
+    pytest.param("これをこのリポジトリのルールとしてCLAUDE.mdに書いて", "", id="ja-pointer-as-the-rule"),
+    pytest.param("これはmainにpushしないということをCLAUDE.mdに書いて", "これはmainにpushしない",
+                 id="ja-topic-pointer-states"),
     # ... not one done, denied, kept in RAM, the speaker's own, needless, or a question of its own.
     pytest.param("CLAUDE.mdに「npm禁止」と追記しました", None, id="ja-done"),
     pytest.param("結果をメモリに保存して、あとでグラフにする", None, id="ja-a-thing-kept-in-ram"),
@@ -1523,6 +1552,10 @@ def test_a_request_whose_verb_closes_it(sentence: str, content: str | None) -> N
     pytest.param("Staging deploys go through `make ship`. Remember that.", ["Staging deploys go through `make ship`."],
                  id="a-statement-pointed-at"),
     pytest.param("이번 작업에서만 캐시를 끄고 돌려. 기억해 둬.", [], id="this-tasks-ko"),
+    pytest.param("リリースビルドは必ずbundleReleaseで作る。これ、AGENTS.mdに残しといて～",
+                 ["リリースビルドは必ずbundleReleaseで作る。"], id="ja-a-statement-pointed-at-after-a-pause"),
+    pytest.param("다음 작업을 위해 메모리에 넣어 주세요. 배포는 금요일에 하지 않는다.", ["배포는 금요일에 하지 않는다."],
+                 id="ko-a-pointer-for-later-then-the-rule"),
     pytest.param("今回だけ、ビルドはデバッグ構成で回して。覚えておいて。", [], id="this-tasks-ja"),
 ])
 def test_a_pointer_at_this_tasks_words_records_nothing(tmp_path: Path, message: str, proposed: list[str]) -> None:
