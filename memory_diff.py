@@ -1420,19 +1420,25 @@ _NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|be
                    "does|did|done|get|got|makes|made|most|some|after|through|against|being|both|"
                    "down|further|too|out|per|via|yet")
 _SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
-_SEED_WORD = r"(?:\d{1,2}[.):]\s*)?" + _SEED_PLAIN  # numbered too (`1) word`)
-# A recovery phrase by its form, whatever names it: 12, 15, 18, 21 or 24 such words in small
-# letters, spaced (commas part a list's), no word after them, and before them (SEED_LEAD) a
-# colon, a quote, a bracket, a dash or "is". The pattern opens with the character before the
-# words and a plain look at twelve of them: quick to rule a place out. A bare "seed:" is a
-# wallet's word (WALLET_WORD) and the colon a lead: the same rule.
+CJK_WORD = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]{1,8}"
+# ... and under a phrase's name, a word in any script: accented (its marks composed or not, as
+# BIP39's lists are), kana, hangul, one hanzi (BIP39's lists in Spanish, Japanese, Korean,
+# Chinese), numbered too (`1) word`).
+_SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
+    + r"|(?=[a-z]*[^\x00-\x7f])(?:[^\W\d_][\u0300-\u036f]?){3,8}|" + CJK_WORD + r")"
+# A recovery phrase by its form, whatever names it: 12 to 33 such words (BIP39's 12 to 24,
+# SLIP-39's 20 and 33, Monero's and Algorand's 25) in small letters, spaced (commas part a
+# list's), no word after them, and before them (SEED_LEAD) a colon, a quote, a bracket, a dash or
+# "is"; in a sentence naming no wallet (WALLET_WORD), SEED_ALONE of them. The pattern opens with
+# the character before the words and a plain look at twelve of them: quick to rule a place out.
+# A bare "seed:" is a wallet's word and the colon a lead: the same rule.
 SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8}){11})"
-                r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11}"
-                r"(?:(?: " + _SEED_PLAIN + r"){3}){0,4})(?![\w-])(?=( +[A-Za-z])?)")
+                r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11,32})(?![\w-])(?=( +[A-Za-z])?)")
 # ... and with a word after them, under a recovery phrase's name earlier in its sentence ("Seed
 # phrase of the test wallet, keep it in the safe: <words> by hand ...").
 SEED_NAMED = Lazy(r"(?i)(?:" + _SEED_NAMES + r")[^\n.!?。！？]*\Z")
 SEED_REACH = 80  # characters between the name and the words, at most
+SEED_ALONE = 18  # words of a run that are a phrase where no wallet is named (a list has commas)
 # A space a link's query encodes between two words (`animal%20atom`, `animal+atom`): read as one
 # only for a recovery phrase under its own name (`seed=`, `mnemonic=`), as a search query's words
 # are prose, not a password.
@@ -1508,14 +1514,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
      "body"),
-    # A wallet's recovery phrase: 12 to 24 short words (BIP39's have three to eight letters) given
+    # A wallet's recovery phrase: 12 to 33 short words (BIP39's have three to eight letters) given
     # right after its name or a few words on after a copula, a colon, a dash or a quote; spaced,
     # wrapped, between commas or numbered (`1) word`), with no word of a sentence among them
     # (_NOT_SEED_WORDS) and not mostly words of three letters (the "seed" check).
     ("seed_phrase", _SEED_HINTS,
-     r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,40}?" + _SEED_JOIN + r")?[\s>\"'`“„「«(（]*("
-     + _SEED_WORD
-     + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,23})(?![\w-])", "seed"),
+     r"(?i)(?:" + _SEED_NAMES + r")(?:[^\n]{0,%d}?" % SEED_REACH + _SEED_JOIN + r")?"
+     r"[\s>\"'`“„「«(（]*(" + _SEED_WORD
+     + r"(?:(?:\s*,\s*|\s+)" + _SEED_WORD + r"){11,32})(?![\w-])", "seed"),
     # AWS access key ids (the secret access key has no prefix: generic rules).
     ("aws_access_key", r"akia|asia|abia|acca|a3t", _S + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _E, ""),
     ("github_token", r"ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
@@ -4189,9 +4195,11 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
             found += apart([hit._replace(start=hit.start + key.start(), end=hit.end + key.start())
                             for hit in scan_secrets(spaced, decode, True)
                             if hit.kind != RANDOM_KIND], found)  # what it names; random: above
-    if WALLET_WORD.search(lowered):
+    wallet = WALLET_WORD.search(lowered)
+    if wallet or text.count(" ") >= SEED_ALONE - 1:
         if text.count(" ") >= 11:
-            found += apart(seed_phrases(text), found)
+            found += apart([hit for hit in seed_phrases(text) if wallet
+                            or text.count(" ", hit.start, hit.end) >= SEED_ALONE - 1], found)
         if LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
             spaced, pieces = link_spaced(text)
             found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced, named=True)

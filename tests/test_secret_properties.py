@@ -519,6 +519,12 @@ _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("01234
                    for i in range(0, 16, 4))
 # Twelve words of BIP39's list, drawn once.
 _SEED = "ladder orchid pencil vivid mosquito rescue bamboo drift olive canvas timber glue"
+_SEED20 = _SEED + " anchor badge cliff dune ember flock grape hinge"
+_SEED25 = _SEED20 + " ivory jolly kettle lunar mango"
+_SEED_NFD = unicodedata.normalize("NFD", "árbol cometa jardín pícaro mármol océano túnel lápiz nómada bisonte "
+                                  "ráfaga cúpula")
+_SEED_KANA = "\u3000".join(["さくら", "みずうみ", "ひこうき", "おんがく", "たまご", "きつね", "かえる", "ゆうびん",
+                             "こおり", "はなび", "つくえ", "ほたる"])
 
 
 # DER headers: an RSA key's SubjectPublicKeyInfo (public), its PKCS#8 and PKCS#1 forms and an
@@ -1172,6 +1178,13 @@ CLASSES = [
     _row("hook-path-hex-pairs", "https://ci.example.net/hooks/3c-9f-a1-07-be-44-d2-18", "3c-9f-a1-07-be-44-d2-18"),
     _row("hook-key-after-its-number", "https://hooks.example.net/hooks/catch/40917733/elmora7/", "/40917733/elmora7"),
     _row("hook-path-short-words", "https://ci.example.net/hooks/otter_ox_fig_7", "otter_ox_fig_7"),
+    # From probe11 (read after its blind run): a recovery phrase of any length from 12 to 33 words
+    # (SLIP-39's 20, Algorand's 25), with no wallet named when it is long; under its name, words
+    # in any script (accents composed or not, kana between ideographic spaces).
+    _row("seed-twenty-words-no-wallet", f"share 2 of 3 for the vault: {_SEED20}", _SEED20, frame="{s}"),
+    _row("seed-twenty-five-quoted", f'import -m "{_SEED25}" on the node', _SEED25, frame="{s}"),
+    _row("seed-accents-decomposed", f"frase semilla de la cartera de pruebas: {_SEED_NFD}", _SEED_NFD, frame="{s}"),
+    _row("seed-kana-ideographic-spaces", f"ウォレットの復元フレーズ: {_SEED_KANA}", _SEED_KANA, frame="{s}"),
 ]
 
 
