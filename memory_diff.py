@@ -2203,7 +2203,7 @@ NAMING_WORD = Lazy(
     r"blake\d*[bs]?|"
     r"b3sum|murmur\w*)|"
     r"(public(?:[ _-]?(?:keys?|ids?))?|pub(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|"
-    r"site[ _-]?keys?|client[ _-]?ids?|"
+    r"site[ _-]?keys?|client[ _-]?ids?|(?:wallet[ _-]?)?address(?:es)?|"  # a wallet's, to pay
     r"ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac|pin|passcode)|"
@@ -2225,6 +2225,8 @@ NAMING_WORD = Lazy(
     r"|(" + SECRET_WORDS_ZH + "|" + SECRET_WORDS_ABROAD + ")"
     # ... and a record's noun, in the languages the probes wrote: an id only said right before it
     r"|(?<![\w-])(jobs?|tasks?|tickets?|invoices?|incidents?|batch(?:es)?|workflows?|pipelines?|"
+    r"orders?|captures?|disputes?|refunds?|payouts?|charges?|shipments?|bookings?|reservations?|"
+    r"references?|"
     r"d[ée]ploiements?|t[âa]ches?|factures?|idempotence|tareas?|trabajos?|pedidos?|despliegues?|"
     r"auftr[äa]ge?|aufgaben?|bestellungen?|tarefas?|задач\w*|заказ\w*|сборк\w*)(?![\w-])")
 # A naming word that names nothing: "commit" as a verb, whose object is what is committed ("never
@@ -2249,6 +2251,10 @@ SECRECY_REACH = 80  # characters around a token read for such a warning
 # length (a KSUID's 27, a Salesforce id's 18, a JWKS kid's 22) and a 32-byte public key's base58
 # (BASE58_KEY); a longer one only in an id's forms (hex, UUID, ULID): keys run longer.
 ID_FORM_MAX = 28
+# A record's id as its own noun's letters and an underscore open it (prefix_named), the noun
+# right before it.
+ID_PREFIX = Lazy(r"([a-z]{2,8})_[A-Za-z0-9]{8," + str(ID_FORM_MAX) + r"}")
+NOUN_BEFORE = Lazy(r"([^\W\d_]{3,})[ \t]+\Z")
 PROSE_NAMED = Lazy(r"(?:[^\w\0]|_)?[^\W\d_]+(?:\s*(?:(?<=\s)(?:" + _IS + r")|[:=]))?[\s`'\"“«(]*")
 BASE58_KEY = Lazy(r"[1-9A-HJ-NP-Za-km-z]{43,44}")
 # "Public" alone after its token is said of it, not its name, and may be denied or wished for
@@ -5159,6 +5165,8 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
         return True  # a file's path names it too (`dist/assets/index-0B3gZeCM.js`)
     if HEX.fullmatch(token) and FILE_FRAGMENT.search(text, max(0, start - 8), start):
         return True  # the checksum after a file's URL (yarn.lock's `ms-2.1.3.tgz#<sha1>`)
+    if prefix_named(text, start, token):
+        return True  # `dispute dp_...`, `assistant asst_...`: a record's id by its own noun
     ranges = REVISION_RANGE.finditer(text, max(0, start - RANGE_REACH), end + RANGE_REACH)
     if HEX.fullmatch(token) and any(r.start() <= start and end <= r.end() for r in ranges):
         return True  # `A..B` names two commits
@@ -5250,7 +5258,22 @@ def harmless_context(text: str, start: int, end: int, token: str, dots: bool = F
     if family == "digest":
         value = token.rstrip("=").rsplit("=", 1)[-1]  # after its own `name=`
         return bool(HEX.fullmatch(body)) and not odd or len(value) in DIGEST_BASE64_LENGTHS
+    if family == "public" and word.startswith(("address", "wallet")) and credential_ends:
+        return False  # "address <WIF> is the hot wallet's private key": a key said of it
     return family in ("opaque", "public")
+
+
+def prefix_named(text: str, start: int, token: str) -> bool:
+    """Whether the noun right before a token spells its prefix, its letters in order (`dispute
+    dp_...`, `assistant asst_...`, `order order_...`): a record's id as Stripe, OpenAI and TypeID
+    write them, no longer than ids are (ID_FORM_MAX); not a credential's or a session's noun
+    (`token tok_...`, `password pw_...`)."""
+    prefix, noun = ID_PREFIX.fullmatch(token), NOUN_BEFORE.search(text, 0, start)
+    if not prefix or not noun:
+        return False
+    word, letters = noun[1].lower(), iter(noun[1].lower())
+    return word[0] == prefix[1][0] and all(c in letters for c in prefix[1]) \
+        and name_family(word) not in ("secret", "session")
 
 
 def name_family(name: str) -> str:

@@ -1185,6 +1185,9 @@ CLASSES = [
     _row("seed-twenty-five-quoted", f'import -m "{_SEED25}" on the node', _SEED25, frame="{s}"),
     _row("seed-accents-decomposed", f"frase semilla de la cartera de pruebas: {_SEED_NFD}", _SEED_NFD, frame="{s}"),
     _row("seed-kana-ideographic-spaces", f"ウォレットの復元フレーズ: {_SEED_KANA}", _SEED_KANA, frame="{s}"),
+    _row("credential-noun-before-its-prefix", f"the token tok_{_B62[:20]} is live", f"tok_{_B62[:20]}"),
+    _row("address-said-a-private-key", f"address {_B62[:30]}{_HEX32[:21]} is the private key of the hot wallet",
+         f"{_B62[:30]}{_HEX32[:21]}", frame="{s}"),
 ]
 
 
@@ -2157,6 +2160,13 @@ LOOKALIKES = [
     _row("hyphen-model-number", "QA tests on a Dell-Latitude-7420 laptop", "Dell-Latitude-7420"),
     _row("hyphen-model-version-first", "the eval runs Qwen2-Math-Instruct on two GPUs", "Qwen2-Math-Instruct"),
     _row("update-flag-then-profile", "release with `mvn -U -PReleaseProfile2 deploy`", "ReleaseProfile2"),
+    # From probe11: a record's id whose prefix its noun before it spells (`refund re_...`,
+    # `message msg_...`, TypeID's `team team_...`); a credential's noun before one is no such.
+    _row("record-noun-spells-the-prefix", f"the refund re_{_B62[:24]} failed twice", f"re_{_B62[:24]}"),
+    _row("record-noun-abbreviated", f"the message msg_{_B62[4:26]} arrived late", f"msg_{_B62[4:26]}"),
+    _row("record-noun-repeated", f"see team team_{_B62[8:34].lower()} in the admin", f"team_{_B62[8:34].lower()}"),
+    _row("payment-record-noun", f"the payout {_B62[2:19].upper()} bounced on Monday", _B62[2:19].upper()),
+    _row("wallet-address", f"tips go to the address {_B62}{_B62[:20]} on the site", f"{_B62}{_B62[:20]}"),
 ]
 
 
