@@ -5268,8 +5268,9 @@ def prefix_named(text: str, start: int, token: str) -> bool:
     dp_...`, `assistant asst_...`, `order order_...`): a record's id as Stripe, OpenAI and TypeID
     write them, no longer than ids are (ID_FORM_MAX); not a credential's or a session's noun
     (`token tok_...`, `password pw_...`)."""
-    prefix, noun = ID_PREFIX.fullmatch(token), NOUN_BEFORE.search(text, 0, start)
-    if not prefix or not noun:
+    prefix = ID_PREFIX.fullmatch(token)
+    noun = NOUN_BEFORE.search(text, max(0, start - NAMING_REACH), start) if prefix else None
+    if not noun:
         return False
     word, letters = noun[1].lower(), iter(noun[1].lower())
     return word[0] == prefix[1][0] and all(c in letters for c in prefix[1]) \
