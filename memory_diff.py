@@ -165,6 +165,15 @@ NOISE_RULES: tuple[tuple[str, str], ...] = (
     ("task-scope", r"^(?:please )?(?:do not|don't|dont)\s+(?:modify|change|touch|edit|alter)\b\s*"
                    r"(?:anything|any\b|(?:the )?code\b|existing\b|"  # ... or, after a comma:
                    r"[^.;]*?[,;—–]\s*(?:(?:i|we) )?(?:just|only)\b)"),
+    # The answer's caveat about itself ("a simplified example", "may need adjustments",
+    # "a placeholder for the real call"): about the code just shown, not the project.
+    ("hedge", r"\b(?:simplified (?:example|version|implementation)"
+              r"|(?:may|might) need (?:some )?(?:adjust|tweak)"
+              r"|uses? a placeholder|placeholder for the (?:actual|real)"
+              r"|ejemplo simplificado|puede necesitar ajustes"
+              r"|exemplo simplificado|pode precisar de ajustes"
+              r"|exemple simplifié|vereinfachtes beispiel)"
+              r"|简化(?:的)?(?:示例|例子|版本)|可能需要(?:根据[^，。]*)?(?:调整|修改)"),
     # A template's blank ("Root Cause: [identified cause]"): no link, checkbox or citation.
     ("placeholder", r"\[[a-z]+(?:[ /,-]+[a-z]+){2,}(?:\.\.\.|…)?\](?![(\[])"),
     # A clause cut from its sentence ("to reflect the new storage"); "to X, ..." is a whole one.

@@ -282,6 +282,14 @@ JUDGE = [
                  id="keep-never-modify-a-named-thing"),
     pytest.param("src/page.tsx 中选择节点后列表不会显示了，为什么，怎么修复一下", "dropped_noise", "question",
                  id="drop-zh-why-without-a-mark"),
+    pytest.param("Keep in mind this is a simplified example and may need adjustments for your traffic.",
+                 "dropped_noise", "hedge", id="drop-an-answers-caveat"),
+    pytest.param("示例代码是简化版本，可能需要根据负载调整，不要直接用于生产。",
+                 "dropped_noise", "hedge", id="drop-an-answers-caveat-zh"),
+    pytest.param("The handler uses a placeholder for the actual payment call, which must be replaced later.",
+                 "dropped_noise", "hedge", id="drop-a-placeholder-in-the-code-shown"),
+    pytest.param("The placeholder image must always be 1x1 so the layout never shifts.", "candidate", None,
+                 id="keep-a-placeholder-as-a-thing"),
     # weak: a marker, but not worth a reviewer's time
     pytest.param(WEAK, "dropped_weak", None, id="drop-weak"),
     # length
