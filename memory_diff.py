@@ -1433,6 +1433,8 @@ CJK_WORD = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]{1,8}"
 # ... and under a phrase's name, a word in any script: accented (its marks composed or not, as
 # BIP39's lists are), kana, hangul, one hanzi (BIP39's lists in Spanish, Japanese, Korean,
 # Chinese), numbered too (`1) word`).
+# ... and a passphrase's word, longer, accented too
+_PHRASE_WORD = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-zà-öø-ÿ]{3,12}"
 _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
     + r"|(?=[a-z]*[^\x00-\x7f])(?:[^\W\d_][\u0300-\u036f]?){3,8}|" + CJK_WORD + r")"
 # A recovery phrase by its form, whatever names it: 12 to 33 such words (BIP39's 12 to 24,
@@ -1824,12 +1826,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
     # A passphrase unquoted after its name and a colon or "is": four to ten words in small
-    # letters to the clause's end or a conjunction, as diceware makes them (the "diceware" check).
-    ("generic_secret", "passphrase|pass phrase|password|passwort",
-     r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt])(?![a-z0-9])[^\n:：.;!?]{0,40}?"
-     r"(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
-     r"((?-i:" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){3,9}))(?=\s*(?:[.,;!]|$)| +"
-     + PHRASE_STOPS + ")", "diceware"),
+    # letters (accented too), a number after them or none, to the clause's end or a conjunction,
+    # as diceware and people make them (the "diceware" check).
+    ("generic_secret", "passphrase|pass phrase|password|passwort|secret phrase|frase|senha|"
+                       "contraseña",
+     r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt]|secret phrase|frase (?:secreta|segreta)|"
+     r"senha|contraseña)(?![a-z0-9])[^\n:：.;!?]{0,40}?(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
+     r"((?-i:" + _PHRASE_WORD + r"(?: " + _PHRASE_WORD + r"){3,9}(?: \d{1,4})?))"
+     r"(?=\s*(?:[.,;!]|$)| +" + PHRASE_STOPS + ")", "diceware"),
     # ... or any three to ten words right after "passphrase is" or "passphrase:" ("the SSH key
     # passphrase is kettle on the windowsill at dawn"), to the clause's end or a conjunction, the
     # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
@@ -4618,8 +4622,9 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "diceware":  # not words that tell of a password ("is rotated every ninety
         # days"): the first, or two, a word prose needs (PROSE_WORD), a participle or an adverb
         telling = [bool(PROSE_WORD.fullmatch(word)) or word.endswith(("ed", "ly"))
-                   for word in value.split()]
-        return credible(value, "seed", whole) and not telling[0] and sum(telling) < 2
+                   for word in value.split()]  # (in small letters: a noun's capital is German prose)
+        return credible(value, "seed", whole) and not telling[0] and sum(telling) < 2 \
+            and value == value.lower()
     if check == "seed":  # BIP39's and diceware's words of three letters are few: a run of them
         words = re.findall(r"[a-z]+", value.lower())  # is code's (`mov add sub mul div ...`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)

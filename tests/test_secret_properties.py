@@ -1186,6 +1186,13 @@ CLASSES = [
     _row("seed-accents-decomposed", f"frase semilla de la cartera de pruebas: {_SEED_NFD}", _SEED_NFD, frame="{s}"),
     _row("seed-kana-ideographic-spaces", f"ウォレットの復元フレーズ: {_SEED_KANA}", _SEED_KANA, frame="{s}"),
     _row("credential-noun-before-its-prefix", f"the token tok_{_B62[:20]} is live", f"tok_{_B62[:20]}"),
+    # ... a passphrase of longer words and a number after them, after its name in Portuguese or
+    # Spanish too.
+    _row("passphrase-long-words-and-a-number", "the passphrase of the offsite encrypted NAS backup is "
+         "marmalade lighthouse cobblestone violet 71, all lowercase", "marmalade lighthouse cobblestone violet 71",
+         frame="{s}"),
+    _row("senha-words", "a senha do cofre é girassol telhado caneca vermelha 12, sem acentos",
+         "girassol telhado caneca vermelha 12", frame="{s}"),
     _row("address-said-a-private-key", f"address {_B62[:30]}{_HEX32[:21]} is the private key of the hot wallet",
          f"{_B62[:30]}{_HEX32[:21]}", frame="{s}"),
 ]
@@ -2167,6 +2174,7 @@ LOOKALIKES = [
     _row("record-noun-repeated", f"see team team_{_B62[8:34].lower()} in the admin", f"team_{_B62[8:34].lower()}"),
     _row("payment-record-noun", f"the payout {_B62[2:19].upper()} bounced on Monday", _B62[2:19].upper()),
     _row("wallet-address", f"tips go to the address {_B62}{_B62[:20]} on the site", f"{_B62}{_B62[:20]}"),
+    _row("senha-said-of", "a senha padrão é trocada pelo script antes do deploy", "trocada pelo script antes"),
 ]
 
 
