@@ -1122,7 +1122,8 @@ PHRASE_OPENS = ("a|an|the|this|that|these|those|my|our|your|his|her|its|their|it
                 "much|being|both|either|neither|two|three|four|five|six|seven|eight|nine|ten|"
                 "eleven|twelve|\\d+")
 PHRASE_STOPS = (r"(?:and|but|so|because|since|when|if|which|while|unless|before|after|until|once|"
-                r"though|although)(?![\w'’])")  # a conjunction ends the words of a passphrase
+                r"though|although|y|e|et|und|ed|ou|oder|и)"
+                r"(?![\w'’])")  # a conjunction ends the words of a passphrase
 PROSE_WORD = Lazy(r"(?:" + PHRASE_OPENS + r"|" + PHRASE_STOPS + ")")  # (fullmatch a word)
 _COPULA_COLON = "|".join(f"(?<={word}):[ \t]*"  # a colon a copula opens ("Passwort lautet:")
                          for word in ("lautet", "is", "ist", "est", "es", "was"))
@@ -1428,13 +1429,19 @@ _NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|be
                    "your|these|those|should|each|using|runs|new|which|while|who|how|why|here|had|"
                    "does|did|done|get|got|makes|made|most|some|after|through|against|being|both|"
                    "down|further|too|out|per|via|yet")
-_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,8}"
+_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,9}"  # (BIP39's Italian has nine)
 CJK_WORD = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]{1,8}"
 # ... and under a phrase's name, a word in any script: accented (its marks composed or not, as
 # BIP39's lists are), kana, hangul, one hanzi (BIP39's lists in Spanish, Japanese, Korean,
 # Chinese), numbered too (`1) word`).
 # ... and a passphrase's word, longer, accented too
-_PHRASE_WORD = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-zà-öø-ÿ]{3,12}"
+_PHRASE_WORD = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))" \
+    r"[a-zà-öø-ÿ\u0100-\u017f\u0430-\u044f\u0451]{3,12}"
+# ... after a passphrase's name in the languages the probes wrote, or a password's.
+PASSPHRASE_NAMES = ("pass ?phrases?|passwor[dt]|secret phrase|"
+                    "frase (?:secreta|segreta|de contraseña)|phrase de passe|phrase secrète|"
+                    "passwortsatz|wachtzin|fraza hasła|кодовая фраза|парольная фраза|senha|"
+                    "contraseña")
 _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
     + r"|(?=[a-z]*[^\x00-\x7f])(?:[^\W\d_][\u0300-\u036f]?){3,8}|" + CJK_WORD + r")"
 # A recovery phrase by its form, whatever names it: 12 to 33 such words (BIP39's 12 to 24,
@@ -1443,7 +1450,7 @@ _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
 # "is"; in a sentence naming no wallet (WALLET_WORD), SEED_ALONE of them. The pattern opens with
 # the character before the words and a plain look at twelve of them: quick to rule a place out.
 # A bare "seed:" is a wallet's word and the colon a lead: the same rule.
-SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,8}(?: [a-z]{3,8}){11})"
+SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,9}(?: [a-z]{3,9}){11})"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11,32})(?![\w-])(?=( +[A-Za-z])?)")
 # ... and with a word after them, under a recovery phrase's name earlier in its sentence ("Seed
 # phrase of the test wallet, keep it in the safe: <words> by hand ...").
@@ -1470,8 +1477,9 @@ WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger
                    r"cüzdan|محفظ|वॉलेट|portefeuille|cartera|carteira|portafoglio|portfel|peněžen|"
                    r"tárc|πορτοφόλ|钱包|錢包|ウォレット|지갑|\bví\b|dompet|plånbok|lommebok|"
                    r"lompakko|portofel|novčanik|ארנק|کیف پول|กระเป๋า")
-SEED_LEAD = Lazy(r"(?:[:=：—–\"'`“„「«(（]|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono)"
-                 r"(?![^\W\d_]))[ \t]*\Z")
+SEED_LEAD = Lazy(r"[:=：—–\"'`“„「«(（][ \t]*|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono"
+                 r"|reads|says|diz|dice|dit|sagt|lautet)"  # ... or what a backup's paper says
+                 r"[ \t]+")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
 PASSWORD_FLAGS: tuple[tuple[str, str], ...] = (
@@ -1829,9 +1837,9 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     # letters (accented too), a number after them or none, to the clause's end or a conjunction,
     # as diceware and people make them (the "diceware" check).
     ("generic_secret", "passphrase|pass phrase|password|passwort|secret phrase|frase|senha|"
-                       "contraseña",
-     r"(?i)(?<![a-z0-9])(?:pass ?phrases?|passwor[dt]|secret phrase|frase (?:secreta|segreta)|"
-     r"senha|contraseña)(?![a-z0-9])[^\n:：.;!?]{0,40}?(?:[:：]|\s(?:is|ist|es|est|è|é))\s*"
+                       "contraseña|phrase de passe|phrase secrète|wachtzin|fraza|фраза",
+     r"(?i)(?<![a-z0-9])(?:" + PASSPHRASE_NAMES + r")(?![a-z0-9])[^\n:：.;!?]{0,40}?"
+     r"(?:[:：]|\s(?:is|ist|es|est|è|é|lautet|jest))\s*"
      r"((?-i:" + _PHRASE_WORD + r"(?: " + _PHRASE_WORD + r"){3,9}(?: \d{1,4})?))"
      r"(?=\s*(?:[.,;!]|$)| +" + PHRASE_STOPS + ")", "diceware"),
     # ... or any three to ten words right after "passphrase is" or "passphrase:" ("the SSH key
@@ -4304,14 +4312,16 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
 
 
 def seed_phrases(text: str, named: bool = False) -> list[SecretHit]:
-    """Recovery phrases by their form (SEED_RUN) after a lead (SEED_LEAD); `named` (under a
+    """Recovery phrases by their form (SEED_RUN) right after a lead (SEED_LEAD); `named` (under a
     phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`); a word
-    after them only under a phrase's name earlier in the sentence (SEED_NAMED)."""
-    return [SecretHit("seed_phrase", m.start(1), m.end(1), False) for m in SEED_RUN.finditer(text)
-            if (credible(m.group(1), "seed", m.group(1)) if named else seed_run(m.group(1)))
-            and SEED_LEAD.search(text, max(0, m.start(1) - 12), m.start(1))
-            and (not m.group(2)
-                 or SEED_NAMED.search(text, max(0, m.start(1) - SEED_REACH), m.start(1)))]
+    after them only under a phrase's name earlier in the sentence (SEED_NAMED) or after SEED_ALONE
+    words (no sentence runs so long without a word BIP39 lacks)."""
+    runs = (SEED_RUN.match(text, lead.end() - 1) for lead in SEED_LEAD.finditer(text))
+    hits = {m.span(1): SecretHit("seed_phrase", m.start(1), m.end(1), False) for m in runs
+            if m and (credible(m[1], "seed", m[1]) if named else seed_run(m[1]))
+            and (not m[2] or m[1].count(" ") >= SEED_ALONE - 1
+                 or SEED_NAMED.search(text, max(0, m.start(1) - SEED_REACH), m.start(1)))}
+    return list(hits.values())
 
 
 def link_spaced(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
@@ -4622,7 +4632,7 @@ def credible(value: str, check: str, whole: str) -> bool:
     if check == "diceware":  # not words that tell of a password ("is rotated every ninety
         # days"): the first, or two, a word prose needs (PROSE_WORD), a participle or an adverb
         telling = [bool(PROSE_WORD.fullmatch(word)) or word.endswith(("ed", "ly"))
-                   for word in value.split()]  # (in small letters: a noun's capital is German prose)
+                   for word in value.split()]  # in small letters (a noun's capital: German prose)
         return credible(value, "seed", whole) and not telling[0] and sum(telling) < 2 \
             and value == value.lower()
     if check == "seed":  # BIP39's and diceware's words of three letters are few: a run of them
@@ -5063,11 +5073,13 @@ def mixed_groups(value: str) -> bool:
 
 def seed_run(value: str) -> bool:
     """Whether words unnamed read as a recovery phrase (SEED_RUN): few of three letters, as
-    `credible` asks of a named one, and at most one plural's `s` (29 of BIP39's 2,048 words end
-    so; a list of tables or a sentence's verbs and nouns end so more often)."""
+    `credible` asks of a named one, and a plural's `s` on at most one word in ten, one of twelve
+    (29 of BIP39's 2,048 words end so; a list of tables or a sentence's verbs and nouns end so
+    more often)."""
     words = value.replace(",", " ").split()
     return credible(value, "seed", value) \
-        and sum(word.endswith("s") and not word.endswith("ss") for word in words) <= 1
+        and sum(word.endswith("s") and not word.endswith("ss") for word in words) \
+        <= max(1, len(words) // 10)
 
 
 def apart(hits: list[SecretHit], found: list[SecretHit]) -> list[SecretHit]:

@@ -1193,6 +1193,24 @@ CLASSES = [
          frame="{s}"),
     _row("senha-words", "a senha do cofre é girassol telhado caneca vermelha 12, sem acentos",
          "girassol telhado caneca vermelha 12", frame="{s}"),
+    # From probe12 (a blind list aimed at the above; read after its run): a long run right after
+    # what a paper says, with prose after it and a plural or two; words of nine letters; a
+    # passphrase after its name in Italian, German ("lautet") and Russian, a conjunction after it.
+    _row("seed-after-what-the-paper-says", f"the backup card says {_SEED20} and the date under it",
+         _SEED20, frame="{s}"),
+    _row("seed-long-with-plurals", f"share 3 of 5: {_SEED20} cabins {_SEED[:26]}",
+         f"{_SEED20} cabins {_SEED[:26]}", frame="{s}"),
+    _row("seed-nine-letters", "il portafoglio si ripristina con: " + " ".join(
+        ["scrivania", "ombrello", "tartaruga", "candela", "giraffa", "pennello", "lucertola", "cammello",
+         "forbici", "zucchero", "lanterna", "biscotto"]), "scrivania ombrello tartaruga candela", frame="{s}"),
+    _row("passphrase-italian", "la frase segreta del disco è lupo grigio corre veloce 12, non committarla",
+         "lupo grigio corre veloce 12", frame="{s}"),
+    _row("passphrase-german-lautet", "der Passwortsatz für das Backup lautet roter fuchs springt hoch 4, bitte",
+         "roter fuchs springt hoch 4", frame="{s}"),
+    _row("passphrase-russian", "кодовая фраза для ключа: зелёный кот пьёт молоко", "зелёный кот пьёт молоко",
+         frame="{s}"),
+    _row("passphrase-spanish-then-y", "la frase de contraseña del gpg es tortuga roja come pera y caduca pronto",
+         "tortuga roja come pera", frame="{s}"),
     _row("address-said-a-private-key", f"address {_B62[:30]}{_HEX32[:21]} is the private key of the hot wallet",
          f"{_B62[:30]}{_HEX32[:21]}", frame="{s}"),
 ]
