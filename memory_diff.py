@@ -1447,9 +1447,11 @@ _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
 # A recovery phrase by its form, whatever names it: 12 to 33 such words (BIP39's 12 to 24,
 # SLIP-39's 20 and 33, Monero's and Algorand's 25) in small letters, spaced (commas part a
 # list's), no word after them, and before them (SEED_LEAD) a colon, a quote, a bracket, a dash or
-# "is"; in a sentence naming no wallet (WALLET_WORD), SEED_ALONE of them. The pattern opens with
-# the character before the words and a plain look at twelve of them: quick to rule a place out.
-# A bare "seed:" is a wallet's word and the colon a lead: the same rule.
+# "is"; in a sentence naming no wallet (WALLET_WORD), SEED_ALONE of them. A plain look at twelve
+# such words (SEED_LOOK) rules most texts out; the pattern is tried right after each lead, and
+# opens with the character before the words. A bare "seed:" is a wallet's word and the colon a
+# lead: the same rule.
+SEED_LOOK = Lazy(r"[a-z]{3,9}(?: [a-z]{3,9}){11}")
 SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,9}(?: [a-z]{3,9}){11})"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11,32})(?![\w-])(?=( +[A-Za-z])?)")
 # ... and with a word after them, under a recovery phrase's name earlier in its sentence ("Seed
@@ -4316,6 +4318,8 @@ def seed_phrases(text: str, named: bool = False) -> list[SecretHit]:
     phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`); a word
     after them only under a phrase's name earlier in the sentence (SEED_NAMED) or after SEED_ALONE
     words (no sentence runs so long without a word BIP39 lacks)."""
+    if not SEED_LOOK.search(text):
+        return []  # (a plain look at twelve words first: most texts hold none)
     runs = (SEED_RUN.match(text, lead.end() - 1) for lead in SEED_LEAD.finditer(text))
     hits = {m.span(1): SecretHit("seed_phrase", m.start(1), m.end(1), False) for m in runs
             if m and (credible(m[1], "seed", m[1]) if named else seed_run(m[1]))
