@@ -4224,15 +4224,14 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
             found += apart([hit._replace(start=hit.start + key.start(), end=hit.end + key.start())
                             for hit in scan_secrets(spaced, decode, True)
                             if hit.kind != RANDOM_KIND], found)  # what it names; random: above
-    wallet = WALLET_WORD.search(lowered)
-    if wallet or text.count(" ") >= SEED_ALONE - 1:
-        if text.count(" ") >= 11:
-            found += apart([hit for hit in seed_phrases(text) if wallet
-                            or text.count(" ", hit.start, hit.end) >= SEED_ALONE - 1], found)
-        if LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
-            spaced, pieces = link_spaced(text)
-            found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced, named=True)
-                            if SEED_KEY.search(spaced, max(0, hit.start - 40), hit.start)], found)
+    wallet = bool(WALLET_WORD.search(lowered))
+    if text.count(" ") >= (11 if wallet else SEED_ALONE - 1):  # a phrase's spaces at least
+        found += apart([hit for hit in seed_phrases(text) if wallet
+                        or text.count(" ", hit.start, hit.end) >= SEED_ALONE - 1], found)
+    if wallet and LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
+        spaced, pieces = link_spaced(text)
+        found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced, named=True)
+                        if SEED_KEY.search(spaced, max(0, hit.start - 40), hit.start)], found)
     found += apart([SecretHit("grouped_code", m.start(1), m.end(1), False)
                     for m in CODE_NUMBER.finditer(text) if code_value(m.group(1))
                     and CODE_WORD_BEFORE.search(text, max(0, m.start(1) - 60), m.start(1))], found)
