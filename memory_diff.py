@@ -1434,6 +1434,8 @@ CJK_WORD = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]{1,8}"
 # ... and under a phrase's name, a word in any script: accented (its marks composed or not, as
 # BIP39's lists are), kana, hangul, one hanzi (BIP39's lists in Spanish, Japanese, Korean,
 # Chinese), numbered too (`1) word`).
+_SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
+    + r"|(?=[a-z]*[^\x00-\x7f])(?:[^\W\d_][\u0300-\u036f]?){3,8}|" + CJK_WORD + r")"
 # ... and a passphrase's word, longer, accented too
 _PHRASE_WORD = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))" \
     r"[a-zà-öø-ÿ\u0100-\u017f\u0430-\u044f\u0451]{3,12}"
@@ -1442,8 +1444,6 @@ PASSPHRASE_NAMES = ("pass ?phrases?|passwor[dt]|secret phrase|"
                     "frase (?:secreta|segreta|de contraseña)|phrase de passe|phrase secrète|"
                     "passwortsatz|wachtzin|fraza hasła|кодовая фраза|парольная фраза|senha|"
                     "contraseña")
-_SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
-    + r"|(?=[a-z]*[^\x00-\x7f])(?:[^\W\d_][\u0300-\u036f]?){3,8}|" + CJK_WORD + r")"
 # A recovery phrase by its form, whatever names it: 12 to 33 such words (BIP39's 12 to 24,
 # SLIP-39's 20 and 33, Monero's and Algorand's 25) in small letters, spaced (commas part a
 # list's), no word after them, and before them (SEED_LEAD) a colon, a quote, a bracket, a dash or
@@ -1451,8 +1451,9 @@ _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
 # such words (SEED_LOOK) rules most texts out; the pattern is tried right after each lead, and
 # opens with the character before the words. A bare "seed:" is a wallet's word and the colon a
 # lead: the same rule.
-SEED_LOOK = Lazy(r"[a-z]{3,9}(?: [a-z]{3,9}){11}")
-SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=[a-z]{3,9}(?: [a-z]{3,9}){11})"
+_TWELVE = r"[a-z]{3,9}(?: [a-z]{3,9}){11}"
+SEED_LOOK = Lazy(_TWELVE)
+SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=" + _TWELVE + ")"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11,32})(?![\w-])(?=( +[A-Za-z])?)")
 # ... and with a word after them, under a recovery phrase's name earlier in its sentence ("Seed
 # phrase of the test wallet, keep it in the safe: <words> by hand ...").
@@ -1535,7 +1536,7 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"-{4,5} ?BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?(?:-{4,5} ?END[ A-Z0-9]*PRIVATE KEY"
      r"(?: BLOCK)? ?-{4,5}|\Z)|PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
      "body"),
-    # A wallet's recovery phrase: 12 to 33 short words (BIP39's have three to eight letters) given
+    # A wallet's recovery phrase: 12 to 33 short words (BIP39's have three to nine letters) given
     # right after its name or a few words on after a copula, a colon, a dash or a quote; spaced,
     # wrapped, between commas or numbered (`1) word`), with no word of a sentence among them
     # (_NOT_SEED_WORDS) and not mostly words of three letters (the "seed" check).
@@ -2226,7 +2227,7 @@ NAMING_WORD = Lazy(
     r"blake\d*[bs]?|"
     r"b3sum|murmur\w*)|"
     r"(public(?:[ _-]?(?:keys?|ids?))?|pub(?:[ _-]?keys?)?|publishable(?:[ _-]?keys?)?|"
-    r"site[ _-]?keys?|client[ _-]?ids?|(?:wallet[ _-]?)?address(?:es)?|"  # a wallet's, to pay
+    r"site[ _-]?keys?|client[ _-]?ids?|(?:wallet[ _-]?)?address(?:es)?|"  # one pays to it
     r"ssh-(?:rsa|ed25519|dss)|"
     r"ecdsa-sha2-\w+|data:[\w.+-]+/[\w.+-]+;base64)|"
     r"(secret[ _-]?id|" + literal_trie(SECRET_WORDS) + r"|signing|signature|sig|hmac|pin|passcode)|"
@@ -4226,8 +4227,7 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
                             if hit.kind != RANDOM_KIND], found)  # what it names; random: above
     wallet = bool(WALLET_WORD.search(lowered))
     if text.count(" ") >= (11 if wallet else SEED_ALONE - 1):  # a phrase's spaces at least
-        found += apart([hit for hit in seed_phrases(text) if wallet
-                        or text.count(" ", hit.start, hit.end) >= SEED_ALONE - 1], found)
+        found += apart(seed_phrases(text, wallet=wallet), found)
     if wallet and LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
         spaced, pieces = link_spaced(text)
         found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced, named=True)
@@ -4312,18 +4312,23 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
     return merged
 
 
-def seed_phrases(text: str, named: bool = False) -> list[SecretHit]:
+def seed_phrases(text: str, named: bool = False, wallet: bool = True) -> list[SecretHit]:
     """Recovery phrases by their form (SEED_RUN) right after a lead (SEED_LEAD); `named` (under a
     phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`); a word
     after them only under a phrase's name earlier in the sentence (SEED_NAMED) or after SEED_ALONE
-    words (no sentence runs so long without a word BIP39 lacks)."""
+    words (no sentence runs so long without a word BIP39 lacks); where no `wallet` is named, only
+    so many."""
     if not SEED_LOOK.search(text):
         return []  # (a plain look at twelve words first: most texts hold none)
-    runs = (SEED_RUN.match(text, lead.end() - 1) for lead in SEED_LEAD.finditer(text))
-    hits = {m.span(1): SecretHit("seed_phrase", m.start(1), m.end(1), False) for m in runs
-            if m and (credible(m[1], "seed", m[1]) if named else seed_run(m[1]))
-            and (not m[2] or m[1].count(" ") >= SEED_ALONE - 1
-                 or SEED_NAMED.search(text, max(0, m.start(1) - SEED_REACH), m.start(1)))}
+    hits: dict[tuple[int, int], SecretHit] = {}  # (two leads may open one run: "is: <words>")
+    for lead in SEED_LEAD.finditer(text):
+        m = SEED_RUN.match(text, lead.end() - 1)
+        if not m or not (credible(m[1], "seed", m[1]) if named else seed_run(m[1])):
+            continue
+        long = m[1].count(" ") >= SEED_ALONE - 1
+        if (wallet or long) and (not m[2] or long or SEED_NAMED.search(
+                text, max(0, m.start(1) - SEED_REACH), m.start(1))):
+            hits[m.span(1)] = SecretHit("seed_phrase", m.start(1), m.end(1), False)
     return list(hits.values())
 
 
