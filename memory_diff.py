@@ -1431,11 +1431,11 @@ _NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|be
                    "down|further|too|out|per|via|yet")
 _SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,9}"  # (BIP39's Italian has nine)
 CJK_WORD = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]{1,8}"
-# ... and under a phrase's name, a word in any script: accented (its marks composed or not, as
-# BIP39's lists are), kana, hangul, one hanzi (BIP39's lists in Spanish, Japanese, Korean,
-# Chinese), numbered too (`1) word`).
+# ... and under a phrase's name, a word in any script: accented, kana, hangul, one hanzi (BIP39's
+# lists in Spanish, Japanese, Korean, Chinese, written decomposed: secret_view composes them),
+# numbered too (`1) word`).
 _SEED_WORD = r"(?:\d{1,2}[.):]\s*)?(?:" + _SEED_PLAIN \
-    + r"|(?=[a-z]*[^\x00-\x7f])(?:[^\W\d_][\u0300-\u036f]?){3,8}|" + CJK_WORD + r")"
+    + r"|(?=[a-z]*[^\x00-\x7f])[^\W\d_]{3,8}|" + CJK_WORD + r")"
 # ... and a passphrase's word, longer, accented too
 _PHRASE_WORD = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))" \
     r"[a-zà-öø-ÿ\u0100-\u017f\u0430-\u044f\u0451]{3,12}"
@@ -1446,14 +1446,19 @@ PASSPHRASE_NAMES = ("pass ?phrases?|passwor[dt]|secret phrase|"
                     "contraseña")
 # A recovery phrase by its form, whatever names it: 12 to 33 such words (BIP39's 12 to 24,
 # SLIP-39's 20 and 33, Monero's and Algorand's 25) in small letters, spaced (commas part a
-# list's), no word after them, and before them (SEED_LEAD) a colon, a quote, a bracket, a dash or
-# "is"; in a sentence naming no wallet (WALLET_WORD), SEED_ALONE of them. A plain look at twelve
-# such words (SEED_LOOK) rules most texts out; the pattern is tried right after each lead, and
-# opens with the character before the words. A bare "seed:" is a wallet's word and the colon a
-# lead: the same rule.
+# list's), no word after them, and before them (SEED_LEAD) a colon, a quote, a bracket, a dash,
+# a path's slash (_LEAD_SIGN) or "is"; in a sentence naming no wallet (WALLET_WORD), SEED_ALONE of
+# them. A plain look at twelve such words (SEED_LOOK) rules most texts out; the pattern is tried
+# right after each lead, and opens with the character before the words. A bare "seed:" is a
+# wallet's word and the colon a lead: the same rule.
 _TWELVE = r"[a-z]{3,9}(?: [a-z]{3,9}){11}"
-SEED_LOOK = Lazy(_TWELVE)
-SEED_RUN = Lazy(r"[\s:=：—–\"'`“„「«(（](?=" + _TWELVE + ")"
+_LEAD_SIGN = "[:=：—–\"'`“„「«(（/]"
+# ... and in kana, hanzi or hangul, twelve words (CJK_WORD) spaced after a lead's character,
+# with a word after them or none; where no wallet is named, SEED_ALONE of them (a poem's line is
+# spaced so for a slide: "两 个 黄 鹂 鸣 翠 柳 ...").
+SEED_CJK = Lazy(_LEAD_SIGN + r"[ \t]*(" + CJK_WORD + r"(?: " + CJK_WORD + r"){11,32})(?![\w-])")
+SEED_LOOK = Lazy(_TWELVE + "|" + CJK_WORD + "(?: " + CJK_WORD + "){11}")
+SEED_RUN = Lazy(r"(?:\s|" + _LEAD_SIGN + ")(?=" + _TWELVE + ")"
                 r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11,32})(?![\w-])(?=( +[A-Za-z])?)")
 # ... and with a word after them, under a recovery phrase's name earlier in its sentence ("Seed
 # phrase of the test wallet, keep it in the safe: <words> by hand ...").
@@ -1474,14 +1479,17 @@ AS_COLON = str.maketrans({"=": ":", "\"": " ", "'": " "})  # ... its sign, a col
 KEY_REACH = 200  # characters after such a key read with it: its value (a token is never cut)
 SPACE = Lazy(r"\s")
 SEED_KEY = Lazy(r"(?i)(?:seed|phrase|mnemonic|words|recovery|backup|srp)[\w.-]*(?:=|%3D)\Z")
-# ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not).
+# ... in a sentence about a wallet (a list of twelve fruits, tags or commands is not), or about
+# what words restore or log in to ("restore with: <words>", "用这十二个字恢复").
 WALLET_WORD = Lazy(r"wallet|seed|mnemonic|bip-?39|crypto|bitcoin|ethereum|ledger|metamask|кошел|"
                    r"гаманц|"
                    r"cüzdan|محفظ|वॉलेट|portefeuille|cartera|carteira|portafoglio|portfel|peněžen|"
                    r"tárc|πορτοφόλ|钱包|錢包|ウォレット|지갑|\bví\b|dompet|plånbok|lommebok|"
-                   r"lompakko|portofel|novčanik|ארנק|کیف پول|กระเป๋า")
-SEED_LEAD = Lazy(r"[:=：—–\"'`“„「«(（][ \t]*|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono"
-                 r"|reads|says|diz|dice|dit|sagt|lautet)"  # ... or what a backup's paper says
+                   r"lompakko|portofel|novčanik|ארנק|کیف پول|กระเป๋า|"
+                   r"restore with|recover with|log in with|\d+ words|恢复|恢復|復元|복원")
+SEED_LEAD = Lazy(_LEAD_SIGN + r"[ \t]*|(?<![^\W\d_])(?:" + _IS + r"|are|sind|sont|son|são|sono"
+                 r"|reads|says|diz|dice|dit|sagt|lautet"  # ... or what a backup's paper says
+                 r"|\d+ words)"  # ... or how many ("the 13 words <words>")
                  r"[ \t]+")
 # Commands that take a password after an option, and the option: a command is named by its start
 # (`ldap`: ldapsearch), glued only for mysql and 7z (`mysql -p app` prompts).
@@ -2332,9 +2340,10 @@ ASIDE = Lazy(r",\s*(?:(?:which|that) (?:is|was) (?:just |only )?(?:(?:the|a|an|i
 # `\uXXXX` (`\u5bc6\u7801` is 密码), HTML's character references (SpecStory's `&#96;`) and
 # Markdown's escapes inside a word (`sk\_live`, `a\|b` in a table) decoded, so a disguised token
 # is still found and an escape glued to a word is no token; only such texts need it.
-CHAR_REFERENCE = r"&#(?:\d{2,3}|x[0-9A-Fa-f]{2});|&(?:quot|amp|lt|gt|apos);"
+CHAR_REFERENCE = r"&#(?:\d{2,7}|x[0-9A-Fa-f]{2,6});|&(?:quot|amp|lt|gt|apos);"
 MARKDOWN_ESCAPE = r"(?<=[A-Za-z0-9])\\[_|*~](?=[A-Za-z0-9])"
-VIEW_CHANGE = Lazy(r"[^\x00-\x7f]+|" + PERCENT_ESCAPE.pattern + r"|\\u(?!00[01])[0-9A-Fa-f]{4}|"
+VIEW_CHANGE = Lazy(r"(?:[A-Za-z](?=[\u0300-\u036f]))?[^\x00-\x7f]+|"  # (with a mark's letter)
+                   + PERCENT_ESCAPE.pattern + r"|\\u(?!00[01])[0-9A-Fa-f]{4}|"
                    + CHAR_REFERENCE + "|" + MARKDOWN_ESCAPE)
 # ... a space's escape too (a phrase's words, `%20`, `&#32;`), but for a link's own: its words
 # stay one run, as the link is one (`/wiki/Implementation%20Status#status-12`).
@@ -2398,9 +2407,20 @@ NOT_VALUE_REST = Lazy(r"[|@(\[<{#>$\\]|v?\d+(?:[.:]\d+)*:?\Z|.*[/\\(]")
 WRAP_NAMED = Lazy(literal_trie((*SECRET_WORDS, *PASSWORD_HINTS.split("|"),
                                 *SECRET_WORDS_ZH.split("|"))))
 WRAP_PIECE = 4
+PHRASE_NAMED = Lazy("|".join((WRAP_NAMED.pattern, PASSPHRASE_NAMES, _SEED_NAMES)))  # or a phrase's
 WRAP_CONTEXT = 80  # characters read either side of a wrapped value: a name stands near it
 WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a value's
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
+# ... and a phrase a line break wraps (a paste hard-wrapped at a terminal's width, a recovery
+# phrase or passphrase among its words): read with the break as the space it stands for, or as
+# nothing where it cuts a word (word_cut), by what a rule finds across it near a credential's word
+# or twelve words (wrapped_phrases).
+LINE_WRAP = Lazy(r"(?<=[^\W_]|,)[ \t]*\n[ \t]*(?=[^\W_])")  # (not a sentence's end, a list's item)
+WORD_CUT = 3  # letters of a word's piece: fewer is no word of a phrase (BIP39's have three or more)
+UNSPACED = Lazy(r"[\u3040-\u30ff\u3400-\u9fff]")
+WORD_END, WORD_START = Lazy(r"[^\W_]+\Z"), Lazy(r"[^\W_]+")
+WRAP_BEFORE, WRAP_AFTER = 120, 400  # characters before and after a credential's word or twelve
+# words that such a phrase, its name and its lead may take (33 words of nine letters)
 QUOTE_WRAPPED = Lazy(r"([\"'])[^\"'\n]*\n[^\"'\n]*\1")  # a quoted value a line break split
 WRAPPED_URL = Lazy(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*\n\S+")  # a link a break split
 # ... whose line ends in a user and password (`smb://CORP;jdoe:pw`), not a host and port: the
@@ -4155,9 +4175,13 @@ def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, i
             changed.append((unescaped(run, percent, linked), start, match.end()))
         elif unicodedata.is_normalized("NFKC", run) and not FORMAT_CHAR.search(run):
             changed.append((run, start, match.end()))
-        else:
-            changed += [("" if FORMAT_CHAR.match(c) else unicodedata.normalize("NFKC", c),
-                         start + n, start + n + 1) for n, c in enumerate(run)]
+        else:  # letter by letter, to place a finding, but where marks compose with their letters
+            # (`か` and `゙`, hangul's jamo: BIP39's lists are written decomposed): the run whole
+            letters = [("" if FORMAT_CHAR.match(c) else unicodedata.normalize("NFKC", c),
+                        start + n, start + n + 1) for n, c in enumerate(run)]
+            whole = unicodedata.normalize("NFKC", FORMAT_CHAR.sub("", run))
+            composed = whole != "".join(letter for letter, _, _ in letters)
+            changed += [(whole, start, match.end())] if composed else letters
         at = match.end()
     changed.append((text[at:], at, len(text)))
     pieces: list[tuple[int, int, int, bool]] = []
@@ -4170,20 +4194,19 @@ def secret_view(text: str, percent: bool = True) -> tuple[str, list[tuple[int, i
 
 
 def unescaped(run: str, percent: bool, linked: bool = False) -> str:
-    """The printable ASCII character an escape stands for (VIEW_CHANGE), a JSON escape's letter of
-    another script (NFKC) or nothing for its format character, or the escape as written (a `%`
-    one unless `percent`, a space's in a link)."""
-    if run[0] == "&":
-        code = ord(html.unescape(run))
-    elif run[0] == "\\":
-        code = ord(run[1]) if len(run) == 2 else int(run[2:], 16)
-        char = chr(code)
+    """The printable ASCII character an escape stands for (VIEW_CHANGE), a JSON escape's or a
+    character reference's letter of another script (NFKC) or nothing for its format character,
+    or the escape as written (a `%` one unless `percent`, a space's in a link)."""
+    if run[0] == "%":
+        code = int(run[-2:], 16) if percent else 0
+    else:
+        char = html.unescape(run) if run[0] == "&" else run[1] if len(run) == 2 \
+            else chr(int(run[2:], 16))
+        code = ord(char)
         if code > 0x7f and FORMAT_CHAR.match(char):
             return ""
-        if code > 0x7f and char.isprintable() and not 0xD800 <= code < 0xE000:
+        if code > 0x7f and (char.isprintable() or char.isspace()) and not 0xD800 <= code < 0xE000:
             return unicodedata.normalize("NFKC", char)
-    else:
-        code = int(run[-2:], 16) if percent else 0
     return chr(code) if 0x20 < code < 0x7f or code == 0x20 and not linked else run
 
 
@@ -4226,8 +4249,10 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
                             for hit in scan_secrets(spaced, decode, True)
                             if hit.kind != RANDOM_KIND], found)  # what it names; random: above
     wallet = bool(WALLET_WORD.search(lowered))
-    if text.count(" ") >= (11 if wallet else SEED_ALONE - 1):  # a phrase's spaces at least
+    if text.count(" ") >= 11:  # a phrase's spaces at least
         found += apart(seed_phrases(text, wallet=wallet), found)
+    if "\n" in text:  # ... or a phrase a line break wraps (merged with a hit it holds)
+        found += wrapped_phrases(text, decode)
     if wallet and LINK_SPACE.search(text):  # ... or its words joined as a link's query joins them
         spaced, pieces = link_spaced(text)
         found += apart([in_original(hit, pieces) for hit in seed_phrases(spaced, named=True)
@@ -4317,7 +4342,7 @@ def seed_phrases(text: str, named: bool = False, wallet: bool = True) -> list[Se
     phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`); a word
     after them only under a phrase's name earlier in the sentence (SEED_NAMED) or after SEED_ALONE
     words (no sentence runs so long without a word BIP39 lacks); where no `wallet` is named, only
-    so many."""
+    so many. In kana, hanzi or hangul, by SEED_CJK."""
     if not SEED_LOOK.search(text):
         return []  # (a plain look at twelve words first: most texts hold none)
     hits: dict[tuple[int, int], SecretHit] = {}  # (two leads may open one run: "is: <words>")
@@ -4328,6 +4353,10 @@ def seed_phrases(text: str, named: bool = False, wallet: bool = True) -> list[Se
         long = m[1].count(" ") >= SEED_ALONE - 1
         if (wallet or long) and (not m[2] or long or SEED_NAMED.search(
                 text, max(0, m.start(1) - SEED_REACH), m.start(1))):
+            hits[m.span(1)] = SecretHit("seed_phrase", m.start(1), m.end(1), False)
+    for m in SEED_CJK.finditer(text) if not text.isascii() else ():
+        words = m[1].split(" ")
+        if wallet or len(words) >= SEED_ALONE:
             hits[m.span(1)] = SecretHit("seed_phrase", m.start(1), m.end(1), False)
     return list(hits.values())
 
@@ -4349,6 +4378,74 @@ def link_spaced(text: str) -> tuple[str, list[tuple[int, int, int, bool]]]:
                 size += len(piece)
         at = end
     return "".join(view), pieces
+
+
+def wrapped_phrases(text: str, decode: bool) -> list[SecretHit]:
+    """What a rule finds across a line break in a phrase (LINE_WRAP) once the text's breaks read as
+    what they stand for (break_readings): around a credential's word or twelve words."""
+    matches = [m for m in LINE_WRAP.finditer(text)  # (not before a line of its own: a record's key,
+               if not text[m.end()].isupper() and not ASSIGNS.match(text, m.end())]  # a sentence)
+    readings = [break_readings(text[max(0, m.start() - WORD_CUT):m.start()], m.group(),
+                               text[m.end():m.end() + WORD_CUT]) for m in matches]
+    found = unwrapped_hits(text, matches, [first for first, *_ in readings], decode)
+    if any(len(reading) > 1 for reading in readings):  # ... each way
+        found += unwrapped_hits(text, matches, [reading[-1] for reading in readings], decode)
+    return found
+
+
+def break_readings(before: str, brk: str, after: str) -> tuple[str, ...]:
+    """What a line break with these either side stands for: nothing where it cuts a word (a piece
+    of fewer than WORD_CUT letters either side: `sp` / `argere`, `is` / `lupo`, no word of a
+    phrase; digits both sides; a script written without spaces), either between two words'
+    letters (`mos` / `quito`, `vivid` / `olive`), else a space."""
+    if brk != "\n" or before.endswith(","):
+        return (" ",)
+    left, right = WORD_END.search(before).group(), WORD_START.match(after).group()
+    if UNSPACED.match(left[-1]) or UNSPACED.match(right[0]) \
+            or any(len(piece) < WORD_CUT and piece.isalpha() for piece in (left, right)) \
+            or left.isdigit() and right.isdigit():
+        return ("",)
+    return (" ", "") if left.isalpha() and right.isalpha() else (" ",)
+
+
+def unwrapped_hits(text: str, matches: list[re.Match[str]], readings: list[str],
+                   decode: bool) -> list[SecretHit]:
+    """What a rule finds across a break once each break (matches) reads as given, in the text
+    around a credential's word (PHRASE_NAMED), twelve words (SEED_LOOK) or a key's groups."""
+    view: list[str] = []
+    pieces: list[tuple[int, int, int, bool]] = []
+    breaks: list[int] = []  # where each break stands in the view
+    size = at = 0
+    for match, reading in zip(matches, readings):
+        for piece, first, last in ((text[at:match.start()], at, match.start()),
+                                   (reading, match.start(), match.end())):
+            pieces.append((size, first, last, len(piece) == last - first))
+            view.append(piece)
+            size += len(piece)
+        breaks.append(size)
+        at = match.end()
+    pieces.append((size, at, len(text), True))
+    view.append(text[at:])
+    spaced = "".join(view)
+    lowered = folded_lower(spaced)
+    anchors = sorted([m.span() for shape in (SEED_LOOK, GROUPED) for m in shape.finditer(spaced)]
+                     + [m.span() for m in PHRASE_NAMED.finditer(lowered)])
+    if anchors and len(lowered) != len(spaced):  # (a letter lower-cased to two: read it all)
+        anchors = [(0, len(spaced))]
+    windows: list[list[int]] = []  # the text around each, read once where they overlap
+    for start, end in anchors:
+        start, end = spaced.rfind(" ", 0, max(0, start - WRAP_BEFORE)) + 1, end + WRAP_AFTER
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], end)
+        else:
+            windows.append([start, end])
+    found = []
+    for start, end in windows:
+        if any(start < at < end for at in breaks):
+            found += [in_original(hit._replace(start=start + hit.start, end=start + hit.end),
+                                  pieces) for hit in scan_secrets(spaced[start:end], decode)
+                      if not hit.example and any(hit.start < at - start < hit.end for at in breaks)]
+    return found
 
 
 def wrapped_urls(text: str, decode: bool) -> list[SecretHit]:

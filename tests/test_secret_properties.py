@@ -521,6 +521,8 @@ _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("01234
 _SEED = "ladder orchid pencil vivid mosquito rescue bamboo drift olive canvas timber glue"
 _SEED20 = _SEED + " anchor badge cliff dune ember flock grape hinge"
 _SEED25 = _SEED20 + " ivory jolly kettle lunar mango"
+_SEED_HANGUL = unicodedata.normalize("NFD", "가격 가끔 가난 가능 가득 가르침 가뭄 가방 가상 가슴 가운데 가을")
+_SEED_HANZI = "的 一 是 在 不 了 有 和 人 这 中 大"
 _SEED_NFD = unicodedata.normalize("NFD", "árbol cometa jardín pícaro mármol océano túnel lápiz nómada bisonte "
                                   "ráfaga cúpula")
 _SEED_KANA = "\u3000".join(["さくら", "みずうみ", "ひこうき", "おんがく", "たまご", "きつね", "かえる", "ゆうびん",
@@ -1211,6 +1213,19 @@ CLASSES = [
          frame="{s}"),
     _row("passphrase-spanish-then-y", "la frase de contraseña del gpg es tortuga roja come pera y caduca pronto",
          "tortuga roja come pera", frame="{s}"),
+    # Written after probe12's blind run (read after it): a phrase's words as its list writes them
+    # (kana's voicing marks, hangul's jamo apart: secret_view composes them), in kana, hanzi or
+    # hangul spaced after a lead; after what restores with them or how many they are; a path's
+    # slash as a lead; a letter of another script as a character reference.
+    _row("seed-kana-marks-apart", "ウォレットの復元: " + unicodedata.normalize("NFD", _SEED_KANA.replace("さくら", "だんご")),
+         unicodedata.normalize("NFD", "だんご"), frame="{s}"),
+    _row("seed-hangul-jamo-apart", "지갑 복구: " + _SEED_HANGUL, _SEED_HANGUL, frame="{s}"),
+    _row("seed-hanzi-after-restore", f"恢复的时候输入：{_SEED_HANZI}，然后检查余额。", _SEED_HANZI, frame="{s}"),
+    _row("seed-after-restore-with", f"to restore with: {_SEED}", _SEED, frame="{s}"),
+    _row("seed-after-how-many-words", f"sign in with the 12 words {_SEED}.", _SEED, frame="{s}"),
+    _row("seed-after-a-path-slash", f"https://ci.example.net/restore/{_SEED20} by hand", _SEED20, frame="{s}"),
+    _row("passphrase-reference-cyrillic", "кодовая фраза: &#1079;елёный кот пьёт молоко", "елёный кот пьёт молоко",
+         frame="{s}"),
     _row("address-said-a-private-key", f"address {_B62[:30]}{_HEX32[:21]} is the private key of the hot wallet",
          f"{_B62[:30]}{_HEX32[:21]}", frame="{s}"),
 ]
@@ -1221,6 +1236,34 @@ def test_class_prints_no_window(message: str, value: str) -> None:
     for role in ("user", "assistant"):
         outputs = all_outputs([(role, message)])
         assert not leaks(outputs, value), (ascii(message), role, leaks(outputs, value))
+
+
+# -- property 3b: a phrase a line break wraps ---------------------------------------------------
+
+# The phrases of CLASSES (four words or more), each a line of its message.
+PHRASES = [p for p in CLASSES if len(p.values[1].split()) >= 4 and p.values[1] in p.values[0]
+           and "\n" not in p.values[0]]
+
+
+@st.composite
+def wrapped_phrase(draw: st.DrawFn) -> tuple[str, str, str]:
+    """A phrase of CLASSES with a line break where a hard wrap may put it: for a space, or inside
+    a word (between two letters or digits, as a terminal's width cuts; not before a letter's mark
+    or a sign, which a terminal keeps with what they follow)."""
+    message, value = draw(st.sampled_from(PHRASES)).values
+    places = [k for k in range(1, len(value)) if value[k] == " " or value[k - 1:k + 1].isalnum()
+              and not unicodedata.combining(value[k])]
+    k = draw(st.sampled_from(places))
+    wrapped = value[:k] + "\n" + value[k + (value[k] == " "):]
+    return draw(st.sampled_from(["user", "assistant"])), message.replace(value, wrapped), value
+
+
+@SETTINGS
+@given(wrapped_phrase())
+def test_a_wrapped_phrase_prints_no_window(case: tuple[str, str, str]) -> None:
+    role, message, value = case
+    outputs = all_outputs([(role, message)])
+    assert not leaks(outputs, value), (ascii(message), role, leaks(outputs, value))
 
 
 # -- property 4: a chosen password in a password's place ---------------------------------------
@@ -2244,6 +2287,12 @@ MULTILINE_LOOKALIKES = [
     pytest.param("Deployed commit 4f9c2a1b\nVERSION=1.4.2", id="prose-then-a-record"),
     pytest.param("<usage>total_tokens: 71001\ntool_uses: 38\nduration_ms: 1880", id="usage-block"),
     pytest.param("export PGPASSWORD=$POSTGRES_PASSWORD\n$PSQL -f schema.sql", id="variable-then-a-command"),
+    # Prose a line break wraps is read as one line (wrapped_phrases): no more than it holds.
+    pytest.param("the password rotation runbook now lives in the ops wiki under access and is\n"
+                 "reviewed each quarter by the platform team", id="prose-wrapped-after-a-password-word"),
+    pytest.param("the recovery phrase stays on paper in the office safe and nobody types it\n"
+                 "into a laptop or a phone", id="prose-wrapped-after-a-phrase-name"),
+    pytest.param("课件第二页要显示这句：白 日 依 山 尽 黄 河 入 海 流 欲 穷 千 里 目", id="hanzi-spaced-for-a-slide"),
     # A checksum wrapped over two lines: both are the checksum (wrapped_tokens).
     pytest.param("the tarball's sha256 checksum is 9f2c41e8b07d3a65c1e48f0b92d7a3c6\n"
                  "5e08b1f4a97c2d63e0b5f18a4c7d92e3 per SHA256SUMS", id="checksum-wrapped"),
