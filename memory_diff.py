@@ -1113,8 +1113,12 @@ CHOSEN_WORD_GIVEN = Lazy(r"(?i)^[^.!?;\n]{0,40}(?:(?<![^\W\d_])(?:is|was|it['’
 _STILL_VALUE = r"(?=\S*[a-z])(?=\S*\d)|[a-z]{" + str(CHOSEN_WORD) + "}|" + _CHOSEN
 _STILL_JOIN = r" +(?:" + _STILL + r") +(?=" + _STILL_VALUE + r")"
 # What opens words that describe a password rather than give it, after "is" or a colon: an
-# article or a pronoun, a preposition, an adverb, a verb (an -ed or -able word: DESCRIBING_END).
+# article or a pronoun, a preposition, an adverb, a verb (an -ed or -able word: DESCRIBING_END);
+# in other languages, their articles and prepositions (two make words prose: "diceware").
 PHRASE_OPENS = ("a|an|the|this|that|these|those|my|our|your|his|her|its|their|it|one|no|not|"
+                "de|la|le|les|los|las|el|del|des|du|un|une|una|um|uma|der|die|das|den|dem|ein|"
+                "eine|het|een|van|op|voor|met|para|pela|pelo|por|com|con|per|di|da|nel|na|em|zu|"
+                "mit|auf|für|nach|dans|sur|avec|pour|en|il|lo|gli|w|z|do|od|za|в|на|с|по|для|"
                 "never|now|still|also|again|only|just|already|always|too|very|so|then|there|here|"
                 "set|kept|known|shown|given|written|sent|hidden|in|on|at|for|from|with|by|of|to|"
                 "under|inside|into|what|where|whatever|see|ask|use|check|read|enter|type|get|"
@@ -1429,7 +1433,8 @@ _NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|be
                    "your|these|those|should|each|using|runs|new|which|while|who|how|why|here|had|"
                    "does|did|done|get|got|makes|made|most|some|after|through|against|being|both|"
                    "down|further|too|out|per|via|yet")
-_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))[a-z]{3,9}"  # (BIP39's Italian has nine)
+_SEED_LETTER = "[a-zà-öø-ÿ\u0100-\u017f]"  # (accented too: BIP39's Spanish, French, Czech lists)
+_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))" + _SEED_LETTER + "{3,9}"  # (Italian's: 9)
 CJK_WORD = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]{1,8}"
 # ... and under a phrase's name, a word in any script: accented, kana, hangul, one hanzi (BIP39's
 # lists in Spanish, Japanese, Korean, Chinese, written decomposed: secret_view composes them),
@@ -1451,15 +1456,19 @@ PASSPHRASE_NAMES = ("pass ?phrases?|passwor[dt]|secret phrase|"
 # them. A plain look at twelve such words (SEED_LOOK) rules most texts out; the pattern is tried
 # right after each lead, and opens with the character before the words. A bare "seed:" is a
 # wallet's word and the colon a lead: the same rule.
-_TWELVE = r"[a-z]{3,9}(?: [a-z]{3,9}){11}"
-_LEAD_SIGN = "[:=：—–\"'`“„「«(（/]"
+_NUMBERED = r"(?:\d{1,2}[.)] )?"  # a list's number before each word (`1. word 2. word`, `1) word`)
+_TWELVE = (r"(?<![^\W_])" + _NUMBERED + _SEED_LETTER + "{3,9}(?: " + _NUMBERED + _SEED_LETTER
+           + "{3,9}){11}")
+_LEAD_SIGN = "[:=：—–\"'`“„「«(（\\[/]"
 # ... and in kana, hanzi or hangul, twelve words (CJK_WORD) spaced after a lead's character,
 # with a word after them or none; where no wallet is named, SEED_ALONE of them (a poem's line is
 # spaced so for a slide: "两 个 黄 鹂 鸣 翠 柳 ...").
 SEED_CJK = Lazy(_LEAD_SIGN + r"[ \t]*(" + CJK_WORD + r"(?: " + CJK_WORD + r"){11,32})(?![\w-])")
 SEED_LOOK = Lazy(_TWELVE + "|" + CJK_WORD + "(?: " + CJK_WORD + "){11}")
 SEED_RUN = Lazy(r"(?:\s|" + _LEAD_SIGN + ")(?=" + _TWELVE + ")"
-                r"(" + _SEED_PLAIN + r"(?: " + _SEED_PLAIN + r"){11,32})(?![\w-])(?=( +[A-Za-z])?)")
+                r"(" + _NUMBERED + _SEED_PLAIN + r"(?: " + _NUMBERED + _SEED_PLAIN + r"){11,32})"
+                r"(?![\w-])(?=( +[A-Za-z])?)")
+STOP_AFTER = Lazy(r" +" + PHRASE_STOPS)
 # ... and with a word after them, under a recovery phrase's name earlier in its sentence ("Seed
 # phrase of the test wallet, keep it in the safe: <words> by hand ...").
 SEED_NAMED = Lazy(r"(?i)(?:" + _SEED_NAMES + r")[^\n.!?。！？]*\Z")
@@ -1844,15 +1853,16 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)(?<![a-z0-9])(?<!public[ _-])(?<!publishable[ _-])(?:" + literal_trie(SECRET_WORDS)
      + r")s?(?![a-z0-9])[^\n.,;!?。，；！？]{0,32}?"
      r"(?<![A-Za-z0-9+/=_-])([A-Za-z0-9+/=_-]{16,})", "random"),
-    # A passphrase unquoted after its name and a colon or "is": four to ten words in small
-    # letters (accented too), a number after them or none, to the clause's end or a conjunction,
-    # as diceware and people make them (the "diceware" check).
-    ("generic_secret", "passphrase|pass phrase|password|passwort|secret phrase|frase|senha|"
-                       "contraseña|phrase de passe|phrase secrète|wachtzin|fraza|фраза",
-     r"(?i)(?<![a-z0-9])(?:" + PASSPHRASE_NAMES + r")(?![a-z0-9])[^\n:：.;!?]{0,40}?"
-     r"(?:[:：]|\s(?:is|ist|es|est|è|é|lautet|jest))\s*"
-     r"((?-i:" + _PHRASE_WORD + r"(?: " + _PHRASE_WORD + r"){3,9}(?: \d{1,4})?))"
-     r"(?=\s*(?:[.,;!]|$)| +" + PHRASE_STOPS + ")", "diceware"),
+    # A passphrase unquoted after its name or a password's and a colon or a copula in its clause
+    # ("is", "to", "ist", _IS): four to ten words in small letters (accented too), a number after
+    # them or none, to the clause's end, a dash, a bracket or a conjunction, as diceware and
+    # people make them (the "diceware" check).
+    ("generic_secret", PASSWORD_NAMES + "|pass phrase|frase|wachtzin|fraza|фраза",
+     r"(?i)(?<![a-z0-9])(?:" + PASSPHRASE_NAMES + "|" + PASSWORD_NAMES + r")(?![a-z0-9])"
+     r"[^\n:：.;!?]{0,60}?"
+     r"(?:[:：]|\s(?:" + _IS + r"|to)(?!\S))\s*"
+     r"(" + _PHRASE_WORD + r"(?: " + _PHRASE_WORD + r"){3,9}(?: \d{1,4})?)"
+     r"(?=\s*(?:[.,;!—–()]|$)| +" + PHRASE_STOPS + ")", "diceware"),
     # ... or any three to ten words right after "passphrase is" or "passphrase:" ("the SSH key
     # passphrase is kettle on the windowsill at dawn"), to the clause's end or a conjunction, the
     # first none that describes one (PHRASE_OPENS, DESCRIBING_END: "is stored in the vault").
@@ -2417,7 +2427,7 @@ WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-
 # or twelve words (wrapped_phrases).
 LINE_WRAP = Lazy(r"(?<=[^\W_]|,)[ \t]*\n[ \t]*(?=[^\W_])")  # (not a sentence's end, a list's item)
 WORD_CUT = 3  # letters of a word's piece: fewer is no word of a phrase (BIP39's have three or more)
-UNSPACED = Lazy(r"[\u3040-\u30ff\u3400-\u9fff]")
+UNSPACED, HANGUL = Lazy(r"[\u3040-\u30ff\u3400-\u9fff]"), Lazy(r"[\uac00-\ud7a3]")
 WORD_END, WORD_START = Lazy(r"[^\W_]+\Z"), Lazy(r"[^\W_]+")
 WRAP_BEFORE, WRAP_AFTER = 120, 400  # characters before and after a credential's word or twelve
 # words that such a phrase, its name and its lead may take (33 words of nine letters)
@@ -4338,21 +4348,27 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
 
 
 def seed_phrases(text: str, named: bool = False, wallet: bool = True) -> list[SecretHit]:
-    """Recovery phrases by their form (SEED_RUN) right after a lead (SEED_LEAD); `named` (under a
-    phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`, `canvas`); a word
-    after them only under a phrase's name earlier in the sentence (SEED_NAMED) or after SEED_ALONE
-    words (no sentence runs so long without a word BIP39 lacks); where no `wallet` is named, only
-    so many. In kana, hanzi or hangul, by SEED_CJK."""
+    """Recovery phrases by their form (SEED_RUN) right after a lead (SEED_LEAD), or where a
+    `wallet` is named, wherever twelve words start (SEED_LOOK: "type <words> and ..."); `named`
+    (under a phrase's name: SEED_KEY), plurals' `s` are a phrase's words too (`cactus`,
+    `canvas`); a word after them only under a phrase's name earlier in the sentence (SEED_NAMED),
+    a conjunction where a wallet is named, or any after SEED_ALONE words (no sentence runs so long
+    without a word BIP39 lacks); where no wallet is named, only so many. In kana, hanzi or
+    hangul, by SEED_CJK."""
     if not SEED_LOOK.search(text):
         return []  # (a plain look at twelve words first: most texts hold none)
     hits: dict[tuple[int, int], SecretHit] = {}  # (two leads may open one run: "is: <words>")
-    for lead in SEED_LEAD.finditer(text):
-        m = SEED_RUN.match(text, lead.end() - 1)
+    starts = [lead.end() - 1 for lead in SEED_LEAD.finditer(text)]
+    if wallet:  # ... or wherever twelve words start
+        starts += [look.start() - 1 for look in SEED_LOOK.finditer(text) if look.start()]
+    for start in starts:
+        m = SEED_RUN.match(text, start)
         if not m or not (credible(m[1], "seed", m[1]) if named else seed_run(m[1])):
             continue
-        long = m[1].count(" ") >= SEED_ALONE - 1
-        if (wallet or long) and (not m[2] or long or SEED_NAMED.search(
-                text, max(0, m.start(1) - SEED_REACH), m.start(1))):
+        long = len(seed_words(m[1])) >= SEED_ALONE
+        if (wallet or long) and (not m[2] or long or wallet and STOP_AFTER.match(text, m.end(1))
+                                 or SEED_NAMED.search(text, max(0, m.start(1) - SEED_REACH),
+                                                      m.start(1))):
             hits[m.span(1)] = SecretHit("seed_phrase", m.start(1), m.end(1), False)
     for m in SEED_CJK.finditer(text) if not text.isascii() else ():
         words = m[1].split(" ")
@@ -4396,16 +4412,19 @@ def wrapped_phrases(text: str, decode: bool) -> list[SecretHit]:
 def break_readings(before: str, brk: str, after: str) -> tuple[str, ...]:
     """What a line break with these either side stands for: nothing where it cuts a word (a piece
     of fewer than WORD_CUT letters either side: `sp` / `argere`, `is` / `lupo`, no word of a
-    phrase; digits both sides; a script written without spaces), either between two words'
-    letters (`mos` / `quito`, `vivid` / `olive`), else a space."""
+    phrase; digits both sides), a space where a blank or a comma is beside it, and else either:
+    between two words (`mos` / `quito`, `vivid` / `olive`, `7` / `cor`), hangul's syllables, or
+    in a script written without spaces (its phrase is spaced)."""
     if brk != "\n" or before.endswith(","):
         return (" ",)
     left, right = WORD_END.search(before).group(), WORD_START.match(after).group()
-    if UNSPACED.match(left[-1]) or UNSPACED.match(right[0]) \
-            or any(len(piece) < WORD_CUT and piece.isalpha() for piece in (left, right)) \
-            or left.isdigit() and right.isdigit():
+    if UNSPACED.match(left[-1]) or UNSPACED.match(right[0]):
+        return ("", " ")
+    syllables = HANGUL.match(left[-1]) or HANGUL.match(right[0])  # (two make a word)
+    if not syllables and (any(len(piece) < WORD_CUT and piece.isalpha() for piece in (left, right))
+                          or left.isdigit() and right.isdigit()):
         return ("",)
-    return (" ", "") if left.isalpha() and right.isalpha() else (" ",)
+    return (" ", "")
 
 
 def unwrapped_hits(text: str, matches: list[re.Match[str]], readings: list[str],
@@ -4741,7 +4760,7 @@ def credible(value: str, check: str, whole: str) -> bool:
         return credible(value, "seed", whole) and not telling[0] and sum(telling) < 2 \
             and value == value.lower()
     if check == "seed":  # BIP39's and diceware's words of three letters are few: a run of them
-        words = re.findall(r"[a-z]+", value.lower())  # is code's (`mov add sub mul div ...`)
+        words = re.findall(_SEED_LETTER + "+", value.lower())  # is code's (`mov add sub mul`)
         return 3 * sum(len(word) == 3 for word in words) <= len(words)
     if check == "letters":
         return random_letters(value)
@@ -5180,11 +5199,21 @@ def seed_run(value: str) -> bool:
     """Whether words unnamed read as a recovery phrase (SEED_RUN): few of three letters, as
     `credible` asks of a named one, and a plural's `s` on at most one word in ten, one of twelve
     (29 of BIP39's 2,048 words end so; a list of tables or a sentence's verbs and nouns end so
-    more often)."""
-    words = value.replace(",", " ").split()
+    more often), and not twelve in alphabetical order."""
+    words = seed_words(value)
+    ordered = 1  # the words in alphabetical order so far: twelve are a word list's, not a phrase's
+    for a, b in zip(words, words[1:]):
+        ordered = ordered + 1 if a < b else 1
+        if ordered == 12:
+            return False
     return credible(value, "seed", value) \
         and sum(word.endswith("s") and not word.endswith("ss") for word in words) \
         <= max(1, len(words) // 10)
+
+
+def seed_words(value: str) -> list[str]:
+    """A phrase's words, without commas or a list's numbers."""
+    return [word for word in value.replace(",", " ").split() if not word[0].isdigit()]
 
 
 def apart(hits: list[SecretHit], found: list[SecretHit]) -> list[SecretHit]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import html
 import io
 import json
@@ -519,9 +520,12 @@ _APP_PW = " ".join(_chars("apppw", 16, "lower36").translate(str.maketrans("01234
                    for i in range(0, 16, 4))
 # Twelve words of BIP39's list, drawn once.
 _SEED = "ladder orchid pencil vivid mosquito rescue bamboo drift olive canvas timber glue"
-_SEED20 = _SEED + " anchor badge cliff dune ember flock grape hinge"
-_SEED25 = _SEED20 + " ivory jolly kettle lunar mango"
+_SEED20 = _SEED + " ember cliff hinge anchor grape dune flock badge"  # (drawn: in no order)
+_SEED25 = _SEED20 + " kettle mango ivory lunar jolly"
 _SEED_HANGUL = unicodedata.normalize("NFD", "가격 가끔 가난 가능 가득 가르침 가뭄 가방 가상 가슴 가운데 가을")
+_SEED_HANGUL3 = "고양이 사무실 자동차 바나나 도서관 운동장 비행기 냉장고 컴퓨터 선생님 대학교 무지개"
+_SEED_ES = ("cueva prisión célebre monja azúcar golpe tibio fusil torre garaje jeringa correr brisa innato "
+            "prado oruga talar faja")
 _SEED_HANZI = "的 一 是 在 不 了 有 和 人 这 中 大"
 _SEED_NFD = unicodedata.normalize("NFD", "árbol cometa jardín pícaro mármol océano túnel lápiz nómada bisonte "
                                   "ráfaga cúpula")
@@ -1226,6 +1230,23 @@ CLASSES = [
     _row("seed-after-a-path-slash", f"https://ci.example.net/restore/{_SEED20} by hand", _SEED20, frame="{s}"),
     _row("passphrase-reference-cyrillic", "кодовая фраза: &#1079;елёный кот пьёт молоко", "елёный кот пьёт молоко",
          frame="{s}"),
+    # ... and after probe13's: a phrase where a wallet is named after a verb that gives it
+    # ("type <words> and ..."), numbered, accented, in brackets; a named phrase's hangul words of
+    # three syllables; a passphrase after a password's name in Polish or Swedish, or before a
+    # bracket.
+    _row("seed-after-a-verb", f"in the wallet app, type {_SEED} and then confirm the PIN", _SEED, frame="{s}"),
+    _row("seed-numbered-unnamed", "copied from the backup card: "
+         + " ".join(f"{n}. {word}" for n, word in enumerate(_SEED20.split(), 1)), "1. ladder 2. orchid 3. pencil",
+         frame="{s}"),
+    _row("seed-accented-unnamed", f"para la cuenta de pruebas: {_SEED_ES} y nada más", _SEED_ES, frame="{s}"),
+    _row("seed-in-brackets", f"the words I copied [{_SEED20}] may be out of order", _SEED20, frame="{s}"),
+    _row("seed-hangul-three-syllables", "복구 문구 " + _SEED_HANGUL3 + " 이거 입력해 주세요", _SEED_HANGUL3, frame="{s}"),
+    _row("passphrase-polish-to", "hasło do serwera testowego to modry ptak lata nisko 7, nie zapisuj go",
+         "modry ptak lata nisko 7", frame="{s}"),
+    _row("passphrase-swedish-ar", "lösenordet till labbet är blå katten dricker mjölk varje morgon",
+         "blå katten dricker mjölk", frame="{s}"),
+    _row("passphrase-before-a-bracket", "the passphrase for the signing key is quiet harbor lamp violin (lowercase)",
+         "quiet harbor lamp violin", frame="{s}"),
     _row("address-said-a-private-key", f"address {_B62[:30]}{_HEX32[:21]} is the private key of the hot wallet",
          f"{_B62[:30]}{_HEX32[:21]}", frame="{s}"),
 ]
@@ -1248,11 +1269,12 @@ PHRASES = [p for p in CLASSES if len(p.values[1].split()) >= 4 and p.values[1] i
 @st.composite
 def wrapped_phrase(draw: st.DrawFn) -> tuple[str, str, str]:
     """A phrase of CLASSES with a line break where a hard wrap may put it: for a space, or inside
-    a word (between two letters or digits, as a terminal's width cuts; not before a letter's mark
-    or a sign, which a terminal keeps with what they follow)."""
+    a word (between two letters or digits, as a terminal's width cuts; not inside what a terminal
+    shows as one character, a letter and its mark or a syllable's jamo, nor before a sign)."""
     message, value = draw(st.sampled_from(PHRASES)).values
+    nfc = functools.partial(unicodedata.normalize, "NFC")
     places = [k for k in range(1, len(value)) if value[k] == " " or value[k - 1:k + 1].isalnum()
-              and not unicodedata.combining(value[k])]
+              and nfc(value[:k]) + nfc(value[k:]) == nfc(value)]
     k = draw(st.sampled_from(places))
     wrapped = value[:k] + "\n" + value[k + (value[k] == " "):]
     return draw(st.sampled_from(["user", "assistant"])), message.replace(value, wrapped), value
@@ -2236,6 +2258,17 @@ LOOKALIKES = [
     _row("payment-record-noun", f"the payout {_B62[2:19].upper()} bounced on Monday", _B62[2:19].upper()),
     _row("wallet-address", f"tips go to the address {_B62}{_B62[:20]} on the site", f"{_B62}{_B62[:20]}"),
     _row("senha-said-of", "a senha padrão é trocada pelo script antes do deploy", "trocada pelo script antes"),
+    # Written after probe13's blind run: words in alphabetical order are a list's (a glossary, a
+    # word list's start), not a phrase drawn at random; prose after a password's name in other
+    # languages holds their articles and prepositions.
+    _row("glossary-in-order", "our wallet glossary covers account address balance block chain coin deposit "
+         "exchange fee gas hash key ledger mining", "account address balance block chain coin deposit", frame="{s}"),
+    _row("contraseña-prose", "la contraseña es obligatoria para todos los usuarios nuevos",
+         "obligatoria para todos los usuarios", frame="{s}"),
+    _row("senha-prose-of-a-team", "a senha é trocada todo mês pela equipe de infra", "trocada todo mês pela equipe",
+         frame="{s}"),
+    _row("wachtzin-prose", "de wachtzin is vier woorden lang en staat nergens op papier", "vier woorden lang",
+         frame="{s}"),
 ]
 
 
