@@ -4285,10 +4285,20 @@ def scan_secrets(text: str, decode: bool = True, viewed: bool = False) -> list[S
     if len(text) >= RANDOM_MIN:
         wrapped = list(wrapped_tokens(text)) if "\n" in text else []
         excused = [hit for hit, harmless in wrapped if harmless]  # a wrapped checksum's lines
+        named, unnamed = set(), []  # values a harmless context names, and the others
         for match in RANDOM_TOKEN.finditer(text):
             if credential_shaped(match.group()) and not overlaps(found, match.start(), match.end()) \
-                    and not overlaps(excused, match.start(), match.end()) \
-                    and not harmless_context(text, match.start(), match.end(), match.group()):
+                    and not overlaps(excused, match.start(), match.end()):
+                if harmless_context(text, match.start(), match.end(), match.group()):
+                    named.add(match.group())
+                else:
+                    unnamed.append(match)
+        for match in unnamed:  # a value named so once is that thing where it repeats (`/w/<id>/`)
+            repeated = any(value in match.group()
+                           and not credential_shaped(match.group().replace(value, "-"))
+                           for value in named)
+            if not repeated or SECRECY.search(
+                    text, max(0, match.start() - SECRECY_REACH), match.end() + SECRECY_REACH):
                 # A documentation's example (AWS's `...bPxRfiCYEXAMPLEKEY`), as for a named kind.
                 example = bool(EXAMPLE_SECRET.search(match.group()))
                 found.append(SecretHit(RANDOM_KIND, match.start(), match.end(), example))

@@ -1234,6 +1234,11 @@ CLASSES = [
     # ("type <words> and ..."), numbered, accented, in brackets; a named phrase's hangul words of
     # three syllables; a passphrase after a password's name in Polish or Swedish, or before a
     # bracket.
+    # ... and a value named as an id once is still a credential where a credential's word names it.
+    _row("id-repeated-as-a-token", f"the request id is {_B62[3:27]}; export API_TOKEN={_B62[3:27]} before the run",
+         _B62[3:27], frame="{s}"),
+    _row("id-repeated-after-secrecy", f"the run id is {_B62[5:29]}, keep it secret: {_B62[5:29]} unlocks the runner",
+         _B62[5:29], frame="{s}"),
     _row("seed-after-a-verb", f"in the wallet app, type {_SEED} and then confirm the PIN", _SEED, frame="{s}"),
     _row("seed-numbered-unnamed", "copied from the backup card: "
          + " ".join(f"{n}. {word}" for n, word in enumerate(_SEED20.split(), 1)), "1. ladder 2. orchid 3. pencil",
@@ -2267,6 +2272,9 @@ LOOKALIKES = [
          "obligatoria para todos los usuarios", frame="{s}"),
     _row("senha-prose-of-a-team", "a senha é trocada todo mês pela equipe de infra", "trocada todo mês pela equipe",
          frame="{s}"),
+    # ... a value named as harmless once (a workspace's id) is that thing where it repeats (a path).
+    _row("named-id-repeated-in-a-path", f"the workspace id is ws_{_B62[:26].lower()}, so the page is "
+         f"/w/ws_{_B62[:26].lower()}/overview", f"ws_{_B62[:26].lower()}", frame="{s}"),
     _row("wachtzin-prose", "de wachtzin is vier woorden lang en staat nergens op papier", "vier woorden lang",
          frame="{s}"),
 ]
