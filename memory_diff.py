@@ -1434,7 +1434,7 @@ _NOT_SEED_WORDS = ("the|and|are|for|with|from|was|were|our|them|their|its|has|be
                    "does|did|done|get|got|makes|made|most|some|after|through|against|being|both|"
                    "down|further|too|out|per|via|yet")
 _SEED_LETTER = "[a-zà-öø-ÿ\u0100-\u017f]"  # (accented too: BIP39's Spanish, French, Czech lists)
-_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))" + _SEED_LETTER + "{3,9}"  # (Italian's: 9)
+_SEED_PLAIN = r"(?!(?:" + _NOT_SEED_WORDS + r")(?![a-z]))" + _SEED_LETTER + "{3,9}"  # (Italian: 9)
 CJK_WORD = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]{1,8}"
 # ... and under a phrase's name, a word in any script: accented, kana, hangul, one hanzi (BIP39's
 # lists in Spanish, Japanese, Korean, Chinese, written decomposed: secret_view composes them),
