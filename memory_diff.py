@@ -2423,8 +2423,8 @@ WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a val
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
 # ... and a phrase a line break wraps (a paste hard-wrapped at a terminal's width, a recovery
 # phrase or passphrase among its words): read with the break as the space it stands for, or as
-# nothing where it cuts a word (word_cut), by what a rule finds across it near a credential's word
-# or twelve words (wrapped_phrases).
+# nothing where it cuts a word (break_readings), by what a rule finds across it near a
+# credential's word or twelve words (wrapped_phrases).
 LINE_WRAP = Lazy(r"(?<=[^\W_]|,)[ \t]*\n[ \t]*(?=[^\W_])")  # (not a sentence's end, a list's item)
 WORD_CUT = 3  # letters of a word's piece: fewer is no word of a phrase (BIP39's have three or more)
 UNSPACED, HANGUL = Lazy(r"[\u3040-\u30ff\u3400-\u9fff]"), Lazy(r"[\uac00-\ud7a3]")
@@ -4411,6 +4411,8 @@ def wrapped_phrases(text: str, decode: bool) -> list[SecretHit]:
     what they stand for (break_readings): around a credential's word or twelve words."""
     matches = [m for m in LINE_WRAP.finditer(text)  # (not before a line of its own: a record's key,
                if not text[m.end()].isupper() and not ASSIGNS.match(text, m.end())]  # a sentence)
+    if not matches:
+        return []
     readings = [break_readings(text[max(0, m.start() - WORD_CUT):m.start()], m.group(),
                                text[m.end():m.end() + WORD_CUT]) for m in matches]
     found = unwrapped_hits(text, matches, [first for first, *_ in readings], decode)
@@ -4470,11 +4472,17 @@ def unwrapped_hits(text: str, matches: list[re.Match[str]], readings: list[str],
             windows.append([start, end])
     found = []
     for start, end in windows:
-        if any(start < at < end for at in breaks):
+        if crosses(breaks, start, end):
             found += [in_original(hit._replace(start=start + hit.start, end=start + hit.end),
                                   pieces) for hit in scan_secrets(spaced[start:end], decode)
-                      if not hit.example and any(hit.start < at - start < hit.end for at in breaks)]
+                      if not hit.example and crosses(breaks, start + hit.start, start + hit.end)]
     return found
+
+
+def crosses(breaks: list[int], start: int, end: int) -> bool:
+    """Whether a break (its place, in order) stands inside start..end."""
+    at = bisect.bisect_right(breaks, start)
+    return at < len(breaks) and breaks[at] < end
 
 
 def wrapped_urls(text: str, decode: bool) -> list[SecretHit]:
