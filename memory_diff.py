@@ -2417,7 +2417,12 @@ NOT_VALUE_REST = Lazy(r"[|@(\[<{#>$\\]|v?\d+(?:[.:]\d+)*:?\Z|.*[/\\(]")
 WRAP_NAMED = Lazy(literal_trie((*SECRET_WORDS, *PASSWORD_HINTS.split("|"),
                                 *SECRET_WORDS_ZH.split("|"))))
 WRAP_PIECE = 4
-PHRASE_NAMED = Lazy("|".join((WRAP_NAMED.pattern, PASSPHRASE_NAMES, _SEED_NAMES)))  # or a phrase's
+# ... and where a phrase across one may stand: after a password's or a phrase's name, a recovery
+# phrase's, or a wallet's (not a key's or a token's: a token a break splits is WRAPPED's).
+PHRASE_NAMED = Lazy(literal_trie((*PASSWORD_NAMES.split("|"), *SECRET_WORDS_ZH.split("|"),
+                                  "phrase", "frase", "fraza", "фраза", "wachtzin", "seed",
+                                  "mnemonic", "words", "wallet", "mots", "parole", "palavras",
+                                  "フレーズ", "문구", "助记")))
 WRAP_CONTEXT = 80  # characters read either side of a wrapped value: a name stands near it
 WRAP_JOINS = 32  # breaks so read in one text: more is a pasted log's, not a value's
 WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-Za-z0-9+/=_-])")
@@ -2427,7 +2432,8 @@ WRAPPED = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]+\n[A-Za-z0-9+/=_-]+(?![A-
 # credential's word or twelve words (wrapped_phrases).
 LINE_WRAP = Lazy(r"(?<=[^\W_]|,)[ \t]*\n[ \t]*(?=[^\W_])")  # (not a sentence's end, a list's item)
 WORD_CUT = 3  # letters of a word's piece: fewer is no word of a phrase (BIP39's have three or more)
-UNSPACED, HANGUL = Lazy(r"[\u3040-\u30ff\u3400-\u9fff]"), Lazy(r"[\uac00-\ud7a3]")
+WRAP_WIDTH = 40  # characters of a line a wrap ends, at least: a terminal's or an editor's width
+CJK_LETTER = Lazy(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")  # (a word of two is whole)
 WORD_END, WORD_START = Lazy(r"[^\W_]+\Z"), Lazy(r"[^\W_]+")
 WRAP_BEFORE, WRAP_AFTER = 120, 400  # characters before and after a credential's word or twelve
 # words that such a phrase, its name and its lead may take (33 words of nine letters)
@@ -4410,14 +4416,15 @@ def wrapped_phrases(text: str, decode: bool) -> list[SecretHit]:
     """What a rule finds across a line break in a phrase (LINE_WRAP) once the text's breaks read as
     what they stand for (break_readings): around a credential's word or twelve words."""
     matches = [m for m in LINE_WRAP.finditer(text)  # (not before a line of its own: a record's key,
-               if not text[m.end()].isupper() and not ASSIGNS.match(text, m.end())]  # a sentence)
+               if not text[m.end()].isupper() and not ASSIGNS.match(text, m.end())  # a sentence)
+               and m.start() - text.rfind("\n", 0, m.start()) > WRAP_WIDTH]
     if not matches:
         return []
     readings = [break_readings(text[max(0, m.start() - WORD_CUT):m.start()], m.group(),
                                text[m.end():m.end() + WORD_CUT]) for m in matches]
-    found = unwrapped_hits(text, matches, [first for first, *_ in readings], decode)
-    if any(len(reading) > 1 for reading in readings):  # ... each way
-        found += unwrapped_hits(text, matches, [reading[-1] for reading in readings], decode)
+    found, read = unwrapped_hits(text, matches, [first for first, *_ in readings], decode)
+    if read and any(len(reading) > 1 for reading in readings):  # ... each way, where one is read
+        found += unwrapped_hits(text, matches, [reading[-1] for reading in readings], decode)[0]
     return found
 
 
@@ -4425,24 +4432,21 @@ def break_readings(before: str, brk: str, after: str) -> tuple[str, ...]:
     """What a line break with these either side stands for: nothing where it cuts a word (a piece
     of fewer than WORD_CUT letters either side: `sp` / `argere`, `is` / `lupo`, no word of a
     phrase; digits both sides), a space where a blank or a comma is beside it, and else either:
-    between two words (`mos` / `quito`, `vivid` / `olive`, `7` / `cor`), hangul's syllables, or
-    in a script written without spaces (its phrase is spaced)."""
+    between two words (`mos` / `quito`, `vivid` / `olive`, `7` / `cor`) or kana, hanzi or hangul
+    (a phrase's words there are one to three)."""
     if brk != "\n" or before.endswith(","):
         return (" ",)
     left, right = WORD_END.search(before).group(), WORD_START.match(after).group()
-    if UNSPACED.match(left[-1]) or UNSPACED.match(right[0]):
-        return ("", " ")
-    syllables = HANGUL.match(left[-1]) or HANGUL.match(right[0])  # (two make a word)
-    if not syllables and (any(len(piece) < WORD_CUT and piece.isalpha() for piece in (left, right))
-                          or left.isdigit() and right.isdigit()):
-        return ("",)
-    return (" ", "")
+    cjk = CJK_LETTER.match(left[-1]) or CJK_LETTER.match(right[0])
+    short = any(len(piece) < WORD_CUT and piece.isalpha() for piece in (left, right))
+    return ("",) if not cjk and (short or left.isdigit() and right.isdigit()) else (" ", "")
 
 
 def unwrapped_hits(text: str, matches: list[re.Match[str]], readings: list[str],
-                   decode: bool) -> list[SecretHit]:
+                   decode: bool) -> tuple[list[SecretHit], bool]:
     """What a rule finds across a break once each break (matches) reads as given, in the text
-    around a credential's word (PHRASE_NAMED), twelve words (SEED_LOOK) or a key's groups."""
+    around a credential's word (PHRASE_NAMED), twelve words (SEED_LOOK) or a key's groups, and
+    whether any such text holds a break."""
     view: list[str] = []
     pieces: list[tuple[int, int, int, bool]] = []
     breaks: list[int] = []  # where each break stands in the view
@@ -4459,10 +4463,18 @@ def unwrapped_hits(text: str, matches: list[re.Match[str]], readings: list[str],
     view.append(text[at:])
     spaced = "".join(view)
     lowered = folded_lower(spaced)
-    anchors = sorted([m.span() for shape in (SEED_LOOK, GROUPED) for m in shape.finditer(spaced)]
-                     + [m.span() for m in PHRASE_NAMED.finditer(lowered)])
-    if anchors and len(lowered) != len(spaced):  # (a letter lower-cased to two: read it all)
-        anchors = [(0, len(spaced))]
+    if len(lowered) != len(spaced):  # (a letter lower-cased to two: read it all)
+        lowered = spaced.lower() if len(spaced.lower()) == len(spaced) else spaced
+    near: list[list[int]] = []  # the text a phrase across a break may take: its anchors' places
+    for at in breaks:
+        start, end = max(0, at - WRAP_AFTER - WRAP_BEFORE), at + WRAP_AFTER + WRAP_BEFORE
+        if near and start <= near[-1][1]:
+            near[-1][1] = end
+        else:
+            near.append([start, end])
+    anchors = sorted([m.span() for start, end in near for shape, read in
+                      ((SEED_LOOK, spaced), (GROUPED, spaced), (PHRASE_NAMED, lowered))
+                      for m in shape.finditer(read, start, end)])
     windows: list[list[int]] = []  # the text around each, read once where they overlap
     for start, end in anchors:
         start, end = spaced.rfind(" ", 0, max(0, start - WRAP_BEFORE)) + 1, end + WRAP_AFTER
@@ -4470,13 +4482,14 @@ def unwrapped_hits(text: str, matches: list[re.Match[str]], readings: list[str],
             windows[-1][1] = max(windows[-1][1], end)
         else:
             windows.append([start, end])
-    found = []
+    found, read = [], False
     for start, end in windows:
         if crosses(breaks, start, end):
+            read = True
             found += [in_original(hit._replace(start=start + hit.start, end=start + hit.end),
                                   pieces) for hit in scan_secrets(spaced[start:end], decode)
                       if not hit.example and crosses(breaks, start + hit.start, start + hit.end)]
-    return found
+    return found, read
 
 
 def crosses(breaks: list[int], start: int, end: int) -> bool:

@@ -1268,18 +1268,21 @@ def test_class_prints_no_window(message: str, value: str) -> None:
 
 # The phrases of CLASSES (four words or more), each a line of its message.
 PHRASES = [p for p in CLASSES if len(p.values[1].split()) >= 4 and p.values[1] in p.values[0]
-           and "\n" not in p.values[0]]
+           and "\n" not in p.values[0] and p.values[0].index(p.values[1]) + len(p.values[1]) > 48]
 
 
 @st.composite
 def wrapped_phrase(draw: st.DrawFn) -> tuple[str, str, str]:
-    """A phrase of CLASSES with a line break where a hard wrap may put it: for a space, or inside
-    a word (between two letters or digits, as a terminal's width cuts; not inside what a terminal
-    shows as one character, a letter and its mark or a syllable's jamo, nor before a sign)."""
+    """A phrase of CLASSES with a line break where a hard wrap may put it: past a terminal's
+    width (md.WRAP_WIDTH), for a space, or inside a word (between two letters or digits; not
+    inside what a terminal shows as one character, a letter and its mark or a syllable's jamo,
+    nor before a sign)."""
     message, value = draw(st.sampled_from(PHRASES)).values
     nfc = functools.partial(unicodedata.normalize, "NFC")
-    places = [k for k in range(1, len(value)) if value[k] == " " or value[k - 1:k + 1].isalnum()
-              and nfc(value[:k]) + nfc(value[k:]) == nfc(value)]
+    at = message.index(value)
+    places = [k for k in range(1, len(value)) if len(nfc(message[:at + k])) > md.WRAP_WIDTH
+              and (value[k] == " " or value[k - 1:k + 1].isalnum()
+                   and nfc(value[:k]) + nfc(value[k:]) == nfc(value))]
     k = draw(st.sampled_from(places))
     wrapped = value[:k] + "\n" + value[k + (value[k] == " "):]
     return draw(st.sampled_from(["user", "assistant"])), message.replace(value, wrapped), value
