@@ -4463,8 +4463,8 @@ def unwrapped_hits(text: str, matches: list[re.Match[str]], readings: list[str],
     view.append(text[at:])
     spaced = "".join(view)
     lowered = folded_lower(spaced)
-    if len(lowered) != len(spaced):  # (a letter lower-cased to two: read it all)
-        lowered = spaced.lower() if len(spaced.lower()) == len(spaced) else spaced
+    if len(lowered) != len(spaced):  # (a letter lower-cased to two: its names as written)
+        lowered = spaced
     near: list[list[int]] = []  # the text a phrase across a break may take: its anchors' places
     for at in breaks:
         start, end = max(0, at - WRAP_AFTER - WRAP_BEFORE), at + WRAP_AFTER + WRAP_BEFORE
